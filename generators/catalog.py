@@ -1,0 +1,176 @@
+"""The parts catalog: switches, servers, NICs, CPUs, cables and optics, racks, PDUs, licenses.
+
+The catalog is data (designs/catalog.yaml); this module only describes its shape so a typo in a part
+fails loudly with the YAML line instead of silently pricing or cabling the wrong thing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from generators.errors import DesignError, Problem
+from generators.yamlload import load_yaml_file, where
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Price(_Strict):
+    usd: float = Field(ge=0)
+    source: str = Field(min_length=3)  # where the figure comes from, or "estimate: why"
+    date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+
+
+class PortGroup(_Strict):
+    """A run of identical front-panel ports. Names are str.format patterns over
+    n (1-based port number on the switch), i (0-based), cage, sub (1-based port within the cage) and
+    lane (first SerDes lane, 0-based, the way SONiC names Ethernet ports)."""
+
+    count: int = Field(gt=0)
+    speed_gbps: int = Field(gt=0)  # native speed
+    speeds_gbps: list[int] = Field(default_factory=list)  # other speeds a port can be set to
+    connector: str  # cage type: osfp, qsfp112, qsfp56, qsfp28, sfp28, rj45
+    ports_per_cage: int = Field(default=1, ge=1, le=8)
+    lanes: int = Field(default=1, ge=1)
+    name: str = "{n}"
+    role: Literal["any", "down", "up"] = "any"
+
+    def supports(self, speed: int) -> bool:
+        return speed == self.speed_gbps or speed in self.speeds_gbps
+
+
+class Switch(_Strict):
+    vendor: str
+    sku: str
+    description: str
+    technology: Literal["infiniband", "ethernet"]
+    os: str  # mlnx-os, sonic, eos, cumulus
+    port_groups: list[PortGroup] = Field(min_length=1)
+    rack_units: int = Field(ge=1)
+    power_w: float = Field(gt=0)  # typical with optics, for rack power budgets
+    mgmt_port: str = "mgmt0"
+    price: Price
+
+    @property
+    def ports(self) -> int:
+        return sum(g.count for g in self.port_groups)
+
+
+class Nic(_Strict):
+    description: str
+    ports: int = Field(ge=1)
+    speed_gbps: int = Field(gt=0)
+    speeds_gbps: list[int] = Field(default_factory=list)
+    connector: str
+    is_dpu: bool = False
+    price: Price
+
+
+class Cpu(_Strict):
+    description: str
+    cores: int = Field(ge=1)
+    price: Price
+
+
+class Memory(_Strict):
+    description: str
+    gb_per_dimm: int = Field(ge=1)
+    price: Price  # per DIMM
+
+
+class ServerConfig(_Strict):
+    """A server's configurable parts. The playbook's chassis choices (CPU, RAM, DPUs) live here."""
+
+    cpu: str
+    memory_gb: int = Field(ge=64)
+    frontend_nic: str
+    frontend_nic_count: int = Field(default=1, ge=0, le=4)
+    nvme_tb: float = Field(default=0, ge=0)
+
+
+class BackendPorts(_Strict):
+    nic: str
+    count: int = Field(ge=1, le=16)
+    name: str = "mlx5_{i}"
+
+
+class ServerModel(_Strict):
+    description: str
+    gpus: int = Field(ge=0)
+    gpu_model: str = ""
+    rack_units: int = Field(ge=1)
+    power_kw: float = Field(gt=0)
+    cpu_sockets: int = Field(default=2, ge=1)
+    backend: BackendPorts | None = None
+    frontend_port_name: str = "eth{i}"
+    bmc_port: str = "bmc"
+    defaults: ServerConfig
+    price: Price  # the chassis with GPUs and baseboard, without the configurable parts above
+    nvme_usd_per_tb: float = 0.0
+
+
+class StorageModel(_Strict):
+    description: str
+    rack_units: int = Field(ge=1)
+    power_kw: float = Field(gt=0)
+    raw_tb: float = Field(gt=0)  # raw NVMe capacity per server, fully populated
+    usable_fraction: float = Field(gt=0, le=1)  # after erasure coding / protection
+    throughput_gbps: float = Field(gt=0)  # large-block read throughput per server, GB/s
+    nic: str
+    nic_count: int = Field(default=1, ge=1)
+    frontend_port_name: str = "eth{i}"
+    bmc_port: str = "bmc"
+    price: Price
+
+
+class License(_Strict):
+    description: str
+    unit: Literal["endpoint", "gpu_year", "tb", "switch", "server"]
+    price: Price
+
+
+class Catalog(_Strict):
+    version: int = 1
+    notes: str = ""
+    switches: dict[str, Switch]
+    nics: dict[str, Nic]
+    cpus: dict[str, Cpu]
+    memory: dict[str, Memory]
+    servers: dict[str, ServerModel]
+    storage_servers: dict[str, StorageModel]
+    licenses: dict[str, License] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _references_exist(self) -> Catalog:
+        for key, s in self.servers.items():
+            if s.backend and s.backend.nic not in self.nics:
+                raise ValueError(f"servers.{key}.backend.nic: unknown NIC {s.backend.nic!r}")
+            d = s.defaults
+            if d.cpu not in self.cpus:
+                raise ValueError(f"servers.{key}.defaults.cpu: unknown CPU {d.cpu!r}")
+            if d.frontend_nic not in self.nics:
+                raise ValueError(f"servers.{key}.defaults.frontend_nic: unknown NIC {d.frontend_nic!r}")
+        for key, st in self.storage_servers.items():
+            if st.nic not in self.nics:
+                raise ValueError(f"storage_servers.{key}.nic: unknown NIC {st.nic!r}")
+        return self
+
+
+DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "designs" / "catalog.yaml"
+
+
+def load_catalog(path: Path = DEFAULT_CATALOG) -> Catalog:
+    data, src = load_yaml_file(path)
+    try:
+        return Catalog.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            Problem(".".join(str(p) for p in err["loc"]) or "(catalog)", err["msg"],
+                    "fix the catalog entry", where(src, err["loc"]))
+            for err in exc.errors()
+        ]
+        raise DesignError(problems) from None

@@ -1,0 +1,41 @@
+"""The compiler pipeline: design (validated) -> fabric graph -> invariants -> plan.
+
+Each stage is a plain function of the previous stage's output; later stages (placement, cabling)
+append themselves to STAGES. Nothing here writes files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from generators import invariants
+from generators.catalog import Catalog
+from generators.design import Design, load_design
+from generators.errors import DesignError
+from generators.fabric import build_fabric
+from generators.plan import Plan
+from generators.yamlload import where
+
+# A stage refines the plan in place or raises DesignError; it reads only the plan and the catalog.
+Stage = Callable[[Plan, Catalog], None]
+STAGES: list[Stage] = [invariants.check]
+
+
+def compile_design(design: Design, catalog: Catalog) -> Plan:
+    plan = build_fabric(design, catalog)
+    for stage in STAGES:
+        stage(plan, catalog)
+    return plan
+
+
+def compile_file(path: Path, overrides: list[str] | None = None) -> tuple[Plan, Design, Catalog]:
+    design, catalog, src = load_design(path, overrides)
+    try:
+        return compile_design(design, catalog), design, catalog
+    except DesignError as exc:
+        # stages name fields; point each at the YAML line that set it (or its section)
+        exc.problems = [p if p.where else replace(p, where=where(src, tuple(p.field.split("."))))
+                        for p in exc.problems]
+        raise

@@ -1,0 +1,348 @@
+"""The cluster design: one pydantic schema that validates YAML, documents fields and feeds `railyard schema`.
+
+Everything a user writes is checked here, first for shape (pydantic) and then against the parts
+catalog (`check_against_catalog`), so later stages can trust their input and stay plain functions.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import hostlist
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from generators.catalog import DEFAULT_CATALOG, Catalog, ServerConfig, load_catalog
+from generators.errors import DesignError, Problem
+from generators.yamlload import SourceMap, apply_overrides, load_with_extends, where
+
+
+def _ratio(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = f"{v}:1"
+    if not isinstance(v, str) or not re.fullmatch(r"\s*\d+(\.\d+)?\s*:\s*\d+(\.\d+)?\s*", v):
+        raise ValueError('must be a ratio written "N:1", e.g. "1:1" (non-blocking) or "2:1" (quote it in YAML)')
+    down, up = (Fraction(x.strip()) for x in v.split(":"))
+    if up == 0 or down < up:
+        raise ValueError("must be at least 1:1 (downlink bandwidth over uplink bandwidth)")
+    return f"{_fmt(down)}:{_fmt(up)}"
+
+
+def _fmt(f: Fraction) -> str:
+    return str(f.numerator) if f.denominator == 1 else str(float(f))
+
+
+def _speed(v: Any) -> int:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str) and (m := re.fullmatch(r"\s*(\d+)\s*[gG](b|bps|bE|be)?\s*", v)):
+        return int(m.group(1))
+    raise ValueError('must be a speed such as "100G" or "200G"')
+
+
+Ratio = Annotated[str, BeforeValidator(_ratio)]
+SpeedGbps = Annotated[int, BeforeValidator(_speed), Field(gt=0)]
+Name = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=32)]
+
+
+def ratio_value(r: str) -> Fraction:
+    down, up = r.split(":")
+    return Fraction(down) / Fraction(up)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerConfigOverrides(_Model):
+    """Chassis choices; any field left out takes the server model's default from the catalog."""
+
+    cpu: str | None = None
+    memory_gb: int | None = Field(default=None, ge=64)
+    frontend_nic: str | None = None
+    frontend_nic_count: int | None = Field(default=None, ge=0, le=4)
+    nvme_tb: float | None = Field(default=None, ge=0)
+
+
+class Compute(_Model):
+    server: str = Field(default="hgx-h100", description="server model key in the catalog")
+    count: int = Field(ge=1, le=16384, description="number of GPU servers")
+    config: ServerConfigOverrides = ServerConfigOverrides()
+    hostname_prefix: Name = "gpu"
+
+
+class Backend(_Model):
+    technology: Literal["infiniband", "roce"] = "infiniband"
+    switch: str = Field(default="QM9700", description="leaf/spine/core switch model key in the catalog")
+    topology: Literal["rail_optimized", "top_of_rack"] = "rail_optimized"
+    placement: Literal["dedicated_racks", "virtual_modular_switch", "top_of_rack"] = Field(
+        default="dedicated_racks",
+        description="where leaves and spines stand: separate network racks (NVIDIA reference), "
+        "leaf racks flanking a spine rack mid-row (virtual modular switch), or a leaf in each server rack",
+    )
+    su_size: int = Field(default=32, ge=1, description="servers per scalable unit")
+    rails: int | None = Field(default=None, ge=1, description="backend NICs per server; default: the server's")
+    oversubscription: Ratio = Field(default="1:1", description="leaf downlink to uplink bandwidth")
+    spine_grouping: Literal["shared", "per_rail"] = Field(
+        default="shared", description="spines shared by all rails, or one spine plane per rail")
+    tiers: Literal["auto", 2, 3] = Field(default="auto", description="2 while the radix allows, else 3")
+    servers_per_leaf: int | None = Field(default=None, ge=1, description="top_of_rack only; default fills "
+                                         "the leaf's downlink ports")
+    sus_per_pod: int | None = Field(default=None, ge=1, description="3-tier only; default fills the spines")
+
+
+class Frontend(_Model):
+    switch: str = Field(default="SN4600", description="frontend leaf switch model")
+    spine_switch: str | None = Field(default=None, description="frontend spine model; default: the leaf model")
+    ports_per_server: Literal[1, 2] = Field(default=2, description="2 = dual-homed to two different leaves")
+    speed: SpeedGbps = Field(default=200, description='per server port, e.g. "100G" or "200G"')
+    oversubscription: Ratio = "1:1"
+
+
+class Oob(_Model):
+    switch: str = Field(default="SN2201", description="1GbE out-of-band access switch model")
+    aggregation_switch: str | None = Field(default=None, description="default: the frontend spine model")
+    uplinks_per_switch: int = Field(default=2, ge=1, le=4)
+
+
+class Storage(_Model):
+    server: str = "nvme-storage-1u"
+    count: int = Field(default=8, ge=1, description="storage servers; vendors want at least 8 for HA")
+    ports_per_server: Literal[1, 2] = 2
+    speed: SpeedGbps = 200
+
+
+class Management(_Model):
+    server: str = "mgmt-1u"
+    count: int = Field(default=3, ge=1)
+    backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (subnet manager)")
+
+
+class Tenant(_Model):
+    name: Name
+    scalable_units: list[int] = Field(default_factory=list, description="1-based scalable unit numbers")
+    servers: list[str] = Field(default_factory=list, description='hostlists, e.g. "gpu[001-016]"')
+
+
+class RackSpec(_Model):
+    units: int = Field(default=42, ge=10, le=60)
+    power_kw: float = Field(default=41.0, gt=0)
+    width_mm: int = Field(default=600, ge=400)
+    depth_mm: int = Field(default=1200, ge=600)
+
+
+class Row(_Model):
+    name: Name
+    positions: int = Field(ge=1, le=200)
+
+
+class Site(_Model):
+    name: Name = "site1"
+    rack: RackSpec = RackSpec()
+    rows: list[Row] = Field(default_factory=list)
+
+
+class Design(_Model):
+    name: Name
+    description: str = ""
+    compute: Compute
+    backend: Backend = Backend()
+    frontend: Frontend = Frontend()
+    oob: Oob = Oob()
+    storage: Storage = Storage()
+    management: Management = Management()
+    tenants: list[Tenant] = Field(default_factory=list)
+    site: Site = Site()
+
+    @model_validator(mode="after")
+    def _shape(self) -> Design:
+        if self.backend.topology == "top_of_rack" and self.backend.spine_grouping == "per_rail":
+            raise ValueError("backend.spine_grouping: per_rail needs a rail_optimized topology")
+        if (self.backend.topology == "top_of_rack") != (self.backend.placement == "top_of_rack"):
+            raise ValueError("backend.placement: top_of_rack placement goes with (and only with) "
+                             "topology top_of_rack")
+        if self.management.backend_attached > self.management.count:
+            raise ValueError("management.backend_attached: more than management.count")
+        return self
+
+
+def server_width(count: int) -> int:
+    return max(3, len(str(count)))
+
+
+def server_names(design: Design) -> list[str]:
+    w = server_width(design.compute.count)
+    return [f"{design.compute.hostname_prefix}{i:0{w}d}" for i in range(1, design.compute.count + 1)]
+
+
+def resolved_config(design: Design, catalog: Catalog) -> ServerConfig:
+    base = catalog.servers[design.compute.server].defaults
+    over = {k: v for k, v in design.compute.config.model_dump().items() if v is not None}
+    return base.model_copy(update=over)
+
+
+def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[str, ...], str, str]]:
+    """Cross-field rules that need the catalog. Returns (field path, message, fix) triples."""
+    out: list[tuple[tuple[str, ...], str, str]] = []
+
+    def bad(path: str, msg: str, fix: str) -> None:
+        out.append((tuple(path.split(".")), msg, fix))
+
+    def known(path: str, key: str | None, table: dict[str, Any], what: str) -> bool:
+        if key is not None and key not in table:
+            bad(path, f"unknown {what} {key!r}", f"use one of: {', '.join(sorted(table))}")
+            return False
+        return True
+
+    c, b, f = design.compute, design.backend, design.frontend
+    if known("compute.server", c.server, catalog.servers, "server model"):
+        model = catalog.servers[c.server]
+        if not model.gpus or model.backend is None:
+            bad("compute.server", f"{c.server} has no GPUs or no backend NICs", "pick a GPU server model")
+
+        cfg = resolved_config(design, catalog)
+        known("compute.config.cpu", cfg.cpu, catalog.cpus, "CPU")
+        if known("compute.config.frontend_nic", cfg.frontend_nic, catalog.nics, "NIC"):
+            nic = catalog.nics[cfg.frontend_nic]
+            if nic.ports * cfg.frontend_nic_count < f.ports_per_server:
+                bad("frontend.ports_per_server", f"{f.ports_per_server} ports but the server has "
+                    f"{cfg.frontend_nic_count} x {cfg.frontend_nic} ({nic.ports} ports each)",
+                    "add frontend NICs in compute.config or use fewer ports")
+            if f.speed != nic.speed_gbps and f.speed not in nic.speeds_gbps:
+                bad("frontend.speed", f"{f.speed}G is not a speed of {cfg.frontend_nic}",
+                    f"use {nic.speed_gbps}G or a NIC that runs {f.speed}G")
+        mem = cfg.memory_gb
+        if mem % 64:
+            bad("compute.config.memory_gb", f"{mem} GB is not a whole number of 64 GB DIMMs", "e.g. 1024 or 2048")
+        if c.count % b.su_size:
+            bad("compute.count", f"{c.count} servers is not a whole number of {b.su_size}-server scalable units",
+                f"use a multiple of backend.su_size ({b.su_size}) or change backend.su_size")
+
+    if known("backend.switch", b.switch, catalog.switches, "switch model"):
+        sw = catalog.switches[b.switch]
+        want = "infiniband" if b.technology == "infiniband" else "ethernet"
+        if sw.technology != want:
+            bad("backend.switch", f"{b.switch} is an {sw.technology} switch but backend.technology is "
+                f"{b.technology}", "pick a switch of the backend's technology")
+    for path, key in (("frontend.switch", f.switch), ("frontend.spine_switch", f.spine_switch),
+                      ("oob.switch", design.oob.switch), ("oob.aggregation_switch", design.oob.aggregation_switch)):
+        if known(path, key, catalog.switches, "switch model") and key is not None:
+            if catalog.switches[key].technology != "ethernet":
+                bad(path, f"{key} is not an Ethernet switch", "pick an Ethernet switch")
+
+    st = design.storage
+    if known("storage.server", st.server, catalog.storage_servers, "storage server model"):
+        snic = catalog.nics[catalog.storage_servers[st.server].nic]
+        sm = catalog.storage_servers[st.server]
+        if snic.ports * sm.nic_count < st.ports_per_server:
+            bad("storage.ports_per_server", f"{st.server} has {snic.ports * sm.nic_count} frontend ports",
+                "use fewer ports per storage server")
+        if st.speed != snic.speed_gbps and st.speed not in snic.speeds_gbps:
+            bad("storage.speed", f"{st.speed}G is not a speed of {sm.nic}", f"use {snic.speed_gbps}G")
+    m = design.management
+    if known("management.server", m.server, catalog.servers, "server model") and m.backend_attached:
+        if catalog.servers[m.server].backend is None:
+            bad("management.backend_attached", f"{m.server} has no backend NIC", "set it to 0 or pick another model")
+
+    _check_tenants(design, bad)
+    return out
+
+
+def _check_tenants(design: Design, bad: Any) -> None:
+    names = set(server_names(design))
+    sus = design.compute.count // design.backend.su_size if design.backend.su_size else 0
+    owner: dict[str, str] = {}
+    seen_names: set[str] = set()
+    for i, t in enumerate(design.tenants):
+        base = f"tenants.{i}"
+        if t.name in seen_names:
+            bad(f"{base}.name", f"tenant {t.name!r} is declared twice", "give each tenant one entry")
+        seen_names.add(t.name)
+        members: list[str] = []
+        for j, su in enumerate(t.scalable_units):
+            if not 1 <= su <= sus:
+                bad(f"{base}.scalable_units.{j}", f"scalable unit {su} does not exist (1..{sus})",
+                    "use a unit number within the design")
+                continue
+            w = server_width(design.compute.count)
+            first = (su - 1) * design.backend.su_size + 1
+            members += [f"{design.compute.hostname_prefix}{k:0{w}d}"
+                        for k in range(first, first + design.backend.su_size)]
+        for j, expr in enumerate(t.servers):
+            try:
+                expanded = hostlist.expand_hostlist(expr)
+            except hostlist.BadHostlist as exc:
+                bad(f"{base}.servers.{j}", f"bad hostlist {expr!r}: {exc}", 'write e.g. "gpu[001-016]"')
+                continue
+            unknown = [h for h in expanded if h not in names]
+            if unknown:
+                bad(f"{base}.servers.{j}", f"{len(unknown)} unknown servers, e.g. {unknown[0]}",
+                    "name compute servers of this design")
+            members += [h for h in expanded if h in names]
+        if not members:
+            bad(base, f"tenant {t.name!r} rents no servers", "list scalable_units or servers")
+        for h in members:
+            if h in owner and owner[h] != t.name:
+                bad(base, f"server {h} is rented by both {owner[h]!r} and {t.name!r}",
+                    "a server belongs to at most one tenant; remove it from one of them")
+                break
+            owner[h] = t.name
+
+
+def tenant_members(design: Design) -> dict[str, list[str]]:
+    """Servers of each tenant, in server order (the design is already validated)."""
+    order = {h: i for i, h in enumerate(server_names(design))}
+    out: dict[str, list[str]] = {}
+    for t in design.tenants:
+        members: set[str] = set()
+        for su in t.scalable_units:
+            first = (su - 1) * design.backend.su_size
+            members.update(list(order)[first:first + design.backend.su_size])
+        for expr in t.servers:
+            members.update(h for h in hostlist.expand_hostlist(expr) if h in order)
+        out[t.name] = sorted(members, key=order.__getitem__)
+    return out
+
+
+def load_design(path: Path, overrides: list[str] | None = None,
+                catalog_path: Path | None = None) -> tuple[Design, Catalog, SourceMap]:
+    """Load, merge `extends:`, apply `--set`, validate shape and catalog rules. Raises DesignError."""
+    data, src = load_with_extends(Path(path))
+    data = apply_overrides(data, src, overrides or [])
+    try:
+        design = Design.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = err["loc"]
+            msg = err["msg"].removeprefix("Value error, ")
+            field = ".".join(str(p) for p in loc) or "(design)"
+            # model-level rules name their field at the start of the message
+            if not loc and (m := re.match(r"([a-z_.]+): (.*)", msg)):
+                field, msg = m.group(1), m.group(2)
+                loc = tuple(field.split("."))
+            if err["type"] == "extra_forbidden":
+                msg = "unknown field"
+                fix = "check the spelling; `railyard schema` lists every field"
+            elif err["type"] == "missing":
+                fix = "add this field"
+            else:
+                fix = _fix_for(err)
+            problems.append(Problem(field, msg, fix, where(src, loc)))
+        raise DesignError(problems) from None
+    catalog = load_catalog(catalog_path or DEFAULT_CATALOG)
+    issues = check_against_catalog(design, catalog)
+    if issues:
+        raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
+    return design, catalog, src
+
+
+def _fix_for(err: dict[str, Any]) -> str:
+    ctx = err.get("ctx") or {}
+    if "expected" in ctx:
+        return f"use one of {ctx['expected']}"
+    if err["type"].startswith(("greater", "less")):
+        return "use a value in range"
+    return "see `railyard schema` for the allowed values"

@@ -1,0 +1,27 @@
+"""Renderers: plan -> files. Each renderer is a pure function returning {relative path: text};
+`render_all` gathers them so the writer can commit everything at once or nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from generators.plan import Plan, dumps
+
+Renderer = Callable[[Plan], dict[str, str]]
+
+
+def render_plan_json(plan: Plan) -> dict[str, str]:
+    return {"plan.json": dumps(plan)}
+
+
+RENDERERS: list[Renderer] = [render_plan_json]
+
+
+def render_all(plan: Plan) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for r in RENDERERS:
+        for path, text in r(plan).items():
+            if path in files:
+                raise RuntimeError(f"two renderers write {path}")
+            files[path] = text
+    return dict(sorted(files.items()))

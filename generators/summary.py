@@ -1,0 +1,61 @@
+"""Counts a reviewer reads first: derived from the plan only, shared by `compile` and reports."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rich.table import Table
+
+from generators.plan import Plan
+
+NETWORKS = ("backend", "frontend", "oob")
+
+
+def counts(plan: Plan) -> dict[str, Any]:
+    servers = [d for d in plan.devices if d.kind == "server"]
+    gpus_per = plan.catalog["servers"][plan.design["compute"]["server"]]["gpus"]
+    switches: Counter[tuple[str, str]] = Counter()
+    for d in plan.devices:
+        if d.kind == "switch":
+            switches[(d.network or "", d.role)] += 1
+    links: Counter[tuple[str, str]] = Counter((lk.network, lk.tier) for lk in plan.links)
+    return {
+        "servers": len(servers),
+        "gpus": len(servers) * gpus_per,
+        "storage_servers": sum(d.kind == "storage" for d in plan.devices),
+        "management_nodes": sum(d.kind == "management" for d in plan.devices),
+        "switches": {f"{n}/{r}": c for (n, r), c in sorted(switches.items())},
+        "links": {f"{n}/{t}": c for (n, t), c in sorted(links.items())},
+    }
+
+
+def summary_table(plan: Plan) -> Table:
+    c = counts(plan)
+    t = Table(title=f"railyard: {plan.design['name']}", show_lines=False)
+    t.add_column("what")
+    t.add_column("network")
+    t.add_column("count", justify="right")
+    t.add_row("servers", "", f"{c['servers']:,}")
+    t.add_row("GPUs", "", f"{c['gpus']:,}")
+    t.add_row("storage servers", "", str(c["storage_servers"]))
+    t.add_row("management nodes", "", str(c["management_nodes"]))
+    for key, n in c["switches"].items():
+        net, role = key.split("/")
+        t.add_row(f"switches: {role}", net, f"{n:,}")
+    for key, n in c["links"].items():
+        net, tier = key.split("/")
+        t.add_row(f"links: {tier}", net, f"{n:,}")
+    for net in NETWORKS:
+        info = plan.networks.get(net, {})
+        if "oversubscription" in info:
+            o = info["oversubscription"]
+            t.add_row("oversubscription", net, f"{o['requested']} (measured {o.get('measured', '?')})")
+        if "tiers" in info:
+            t.add_row("tiers", net, str(info["tiers"]))
+        if "spare_ports" in info:
+            t.add_row("spare switch ports", net, f"{info['spare_ports']:,}")
+    bis = plan.networks.get("backend", {}).get("bisection")
+    if bis:
+        t.add_row("bisection (max-flow)", "backend", f"{bis['ratio']:.0%} of {bis['demand_gbps']:,} Gb/s")
+    return t
