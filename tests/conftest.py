@@ -1,0 +1,57 @@
+"""Shared fixtures: compiled example designs (cached per session) and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from generators.compiler import compile_file
+from generators.plan import Plan
+
+ROOT = Path(__file__).resolve().parent.parent
+DESIGNS = ROOT / "designs"
+EXAMPLES = sorted(p.stem for p in DESIGNS.glob("h100-*.yaml"))
+
+
+def require_tool(binary: str, package: str) -> str:
+    """Path of a real tool; skip without it, unless RAILYARD_REQUIRE_TOOLS=1 (CI), where it fails."""
+    path = shutil.which(binary)
+    if path:
+        return path
+    msg = f"{binary} not found (Debian package {package}; scripts/test.sh installs it)"
+    if os.environ.get("RAILYARD_REQUIRE_TOOLS") == "1":
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+_PLANS: dict[tuple[str, tuple[str, ...]], Plan] = {}
+
+
+@pytest.fixture(scope="session")
+def compiled() -> Callable[..., Plan]:
+    """compiled("h100-1024-reference", "backend.oversubscription=2:1", ...) -> Plan (cached)."""
+
+    def get(name: str, *overrides: str) -> Plan:
+        key = (name, overrides)
+        if key not in _PLANS:
+            _PLANS[key] = compile_file(DESIGNS / f"{name}.yaml", list(overrides))[0]
+        return _PLANS[key]
+
+    return get
+
+
+@pytest.fixture
+def cli() -> Callable[..., object]:
+    from generators.cli import app
+
+    runner = CliRunner()
+
+    def run(*args: str) -> object:
+        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+    return run
