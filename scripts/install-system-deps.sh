@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs the real tools railyard's generated files are proven against (tests/realtools.py),
+# and makes sure none of them is left running as a system service: a packaged slurmctld,
+# opensm, frr or kea started by postinst would hold ports, sockets and pid files the tests
+# use, and an OpenSM would sweep whatever it finds.
+#
+# Idempotent and quiet: when every package is already installed apt is not touched at all,
+# so re-running it (e.g. from .ci/run) costs well under a second.
+set -euo pipefail
+
+export DEBIAN_FRONTEND=noninteractive
+
+PACKAGES=(
+  slurmctld slurm-client            # slurmctld -D -c -i parses slurm.conf + topology.conf
+  opensm ibsim-utils infiniband-diags  # OpenSM sweeping an ibsim fabric, ibnetdiscover/smpquery
+  frr frr-pythontools               # vtysh -C -f; frr-reload.py for config diffs
+  kea-dhcp4-server                  # kea-dhcp4 -t
+  iproute2                          # ip netns for FRR tests in namespaces
+  chromium                          # headless print-to-pdf of reports
+  fonts-dejavu-core                 # chromium pulls no fonts without recommends; text needs one
+  poppler-utils                     # pdfinfo/pdftoppm: page counts and looking at PDFs
+)
+
+# Services that the packages above install (munge comes with slurm).
+SERVICES=(slurmctld munge opensm frr kea-dhcp4-server)
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-system-deps.sh: must run as root" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if [[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true) != installed ]]; then
+    missing+=("$p")
+  fi
+done
+
+log=$(mktemp /tmp/install-system-deps.XXXXXX.log)
+cleanup_policy=0
+cleanup() {
+  # Only remove a policy-rc.d that this script created; an image's own one stays.
+  if [[ $cleanup_policy -eq 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
+}
+trap cleanup EXIT
+
+if ((${#missing[@]})); then
+  # Without systemd as PID 1 the postinst scripts go through invoke-rc.d, which starts the
+  # daemons unless policy-rc.d says 101 ("action forbidden"). Container images often ship one;
+  # create it for the duration of the install when they don't.
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    cleanup_policy=1
+  fi
+  apt_opts=(-y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold
+            --no-install-recommends)
+  echo "install-system-deps.sh: installing ${missing[*]}"
+  if ! { apt-get -q update && apt-get "${apt_opts[@]}" install "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "install-system-deps.sh: apt-get failed (log above)" >&2
+    exit 1
+  fi
+fi
+
+# Stop and disable whatever the packages registered, whether or not this run installed them:
+# a machine handed back from an earlier session may have had them started by hand.
+for s in "${SERVICES[@]}"; do
+  if [[ -d /run/systemd/system ]]; then
+    systemctl disable --now "$s" >>"$log" 2>&1 || true
+  elif [[ -x /etc/init.d/$s ]]; then
+    # `service` runs the init script directly (policy-rc.d only gates invoke-rc.d), so stop works.
+    service "$s" stop >>"$log" 2>&1 || true
+    update-rc.d "$s" disable >>"$log" 2>&1 || true
+  fi
+done
+
+rm -f "$log"
