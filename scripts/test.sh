@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what the tests need, then runs pytest.
-# Real-tool tests (daemons, engine, browser) run too; RAILYARD_REQUIRE_TOOLS=1 makes a missing
-# tool fail the run instead of skipping the test.
+# Real-tool tests (daemons, engine, browser) run too, and fail (never skip) when a tool is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-export RAILYARD_REQUIRE_TOOLS=1
+bash scripts/install-system-deps.sh
 set +e
 .venv/bin/python -m pytest -q "$@"
 rc=$?

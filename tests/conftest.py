@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,17 +14,6 @@ from generators.plan import Plan
 ROOT = Path(__file__).resolve().parent.parent
 DESIGNS = ROOT / "designs"
 EXAMPLES = sorted(p.stem for p in DESIGNS.glob("h100-*.yaml"))
-
-
-def require_tool(binary: str, package: str) -> str:
-    """Path of a real tool; skip without it, unless RAILYARD_REQUIRE_TOOLS=1 (CI), where it fails."""
-    path = shutil.which(binary)
-    if path:
-        return path
-    msg = f"{binary} not found (Debian package {package}; scripts/test.sh installs it)"
-    if os.environ.get("RAILYARD_REQUIRE_TOOLS") == "1":
-        pytest.fail(msg)
-    pytest.skip(msg)
 
 
 _PLANS: dict[tuple[str, tuple[str, ...]], Plan] = {}
