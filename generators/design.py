@@ -228,9 +228,9 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
                 f"{b.technology}", "pick a switch of the backend's technology")
     for path, key in (("frontend.switch", f.switch), ("frontend.spine_switch", f.spine_switch),
                       ("oob.switch", design.oob.switch), ("oob.aggregation_switch", design.oob.aggregation_switch)):
-        if known(path, key, catalog.switches, "switch model") and key is not None:
-            if catalog.switches[key].technology != "ethernet":
-                bad(path, f"{key} is not an Ethernet switch", "pick an Ethernet switch")
+        if (known(path, key, catalog.switches, "switch model") and key is not None
+                and catalog.switches[key].technology != "ethernet"):
+            bad(path, f"{key} is not an Ethernet switch", "pick an Ethernet switch")
 
     st = design.storage
     if known("storage.server", st.server, catalog.storage_servers, "storage server model"):
@@ -242,9 +242,9 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
         if st.speed != snic.speed_gbps and st.speed not in snic.speeds_gbps:
             bad("storage.speed", f"{st.speed}G is not a speed of {sm.nic}", f"use {snic.speed_gbps}G")
     m = design.management
-    if known("management.server", m.server, catalog.servers, "server model") and m.backend_attached:
-        if catalog.servers[m.server].backend is None:
-            bad("management.backend_attached", f"{m.server} has no backend NIC", "set it to 0 or pick another model")
+    if (known("management.server", m.server, catalog.servers, "server model") and m.backend_attached
+            and catalog.servers[m.server].backend is None):
+        bad("management.backend_attached", f"{m.server} has no backend NIC", "set it to 0 or pick another model")
 
     _check_tenants(design, bad)
     return out
