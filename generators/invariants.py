@@ -219,9 +219,17 @@ def check(plan: Plan, catalog: Catalog) -> None:
     # a wiring that fits the switches, so they run once the port checks pass
     g = _capacity_graph(plan, "backend")
     wiring_ok = not (c.kinds["port-count"] or c.kinds["double"] or c.kinds["speed"])
-    if wiring_ok and g.number_of_nodes() and not nx.is_connected(g):
-        c.add("connect", "backend.spine_grouping", "the backend fabric is not connected",
-              "use shared spines or connect the planes")
+    if wiring_ok and g.number_of_nodes():
+        # shared spines make one fabric; rail planes make one fabric (one subnet) per rail
+        parts = list(nx.connected_components(g))
+        planes = be["spine_grouping"] == "per_rail"
+        want_parts = plan.networks["backend"]["rails"] if planes else 1
+        mixed = planes and any(len({devs[n].attrs.get("rail") for n in part if devs[n].role == "leaf"}) != 1
+                               for part in parts)
+        if len(parts) != want_parts or mixed:
+            c.add("connect", "backend.spine_grouping",
+                  f"the backend fabric falls into {len(parts)} disconnected parts, expected {want_parts}",
+                  "every leaf must reach every other leaf of its plane through the spines")
     bisection = None
     if wiring_ok and not c.kinds["connect"]:
         bisection = _bisection(plan, g, down_bw)
