@@ -102,5 +102,16 @@ class Plan:
 
 
 def dumps(plan: Plan) -> str:
-    """Deterministic JSON: stable key order from construction, fixed separators, trailing newline."""
-    return json.dumps(plan.to_dict(), indent=1, ensure_ascii=False) + "\n"
+    """Deterministic JSON, shaped for review diffs and speed: small sections indented, and one line
+    per element of the large lists (devices, links, cables, ...) so a changed link is a changed
+    line. Indented encoding is pure Python in the json module; per-line compact encoding is not."""
+    doc = plan.to_dict()
+    parts = []
+    for key, value in doc.items():
+        if isinstance(value, list) and len(value) > 8:
+            rows = ",\n".join("  " + json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in value)
+            parts.append(f"{json.dumps(key)}: [\n{rows}\n ]")
+        else:
+            text = json.dumps(value, indent=1, ensure_ascii=False)
+            parts.append(f"{json.dumps(key)}: " + text.replace("\n", "\n "))
+    return "{\n " + ",\n ".join(parts) + "\n}\n"
