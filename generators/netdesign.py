@@ -42,6 +42,9 @@ class Evpn(_Model):
     l2vni_base: Vni = Field(default=100000, description="L2VNI of a VLAN = base + VLAN id")
     l3vni_base: Vni = Field(default=50000, description="L3VNI of network k = base + k")
     l3vni_vlan_base: Vlan = Field(default=3000, description="SONiC binds an L3VNI to a VLAN: network k uses base + k")
+    route_target_admin: int = Field(default=64512, ge=1, le=65535, description="administrator field of every "
+                                    "route target (<admin>:<VNI>); explicit RTs, since auto-derived ones embed each "
+                                    "leaf's own ASN and differ between vendors")
     anycast_gateway_mac: str = Field(default="02:00:00:00:01:01", pattern=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$",
                                      description="static anycast gateway MAC shared by every leaf's SVIs "
                                      "(locally administered)")
