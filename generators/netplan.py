@@ -225,13 +225,18 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
 
     lo_pool = ad.loopbacks
     routers = fe + oob_routers
-    if len(routers) > lo_pool.num_addresses - 2:
+    # EOS (AVD) sources VXLAN from its own Loopback1; SONiC uses the router-id loopback as VTEP
+    vtep_leaves = [d for d in fe if d.role == "leaf"] if design.frontend.vendor == "eos" else []
+    need = len(routers) + len(vtep_leaves)
+    loopbacks: dict[str, str] = {}
+    vteps: dict[str, str] = {}
+    if need > lo_pool.num_addresses - 2:
         problems.append(Problem("addressing.loopbacks", f"{lo_pool} has {lo_pool.num_addresses - 2:,} addresses "
-                                f"but {len(routers):,} routers need a loopback",
-                                f"use a larger pool, e.g. /{_prefix_for(len(routers) + 2)}"))
-        loopbacks: dict[str, str] = {}
+                                f"but {need:,} loopbacks are needed ({len(routers):,} routers, {len(vtep_leaves):,} "
+                                f"VTEPs)", f"use a larger pool, e.g. /{_prefix_for(need + 2)}"))
     else:
         loopbacks = {d.name: f"{host(lo_pool, i + 1)}/32" for i, d in enumerate(routers)}
+        vteps = {d.name: f"{host(lo_pool, len(routers) + i + 1)}/32" for i, d in enumerate(vtep_leaves)}
 
     # ---- networks (VRFs)
     nets, id_problems = network_ids(design)
@@ -302,6 +307,7 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
         "anycast_gateway_mac": design.frontend.evpn.anycast_gateway_mac,
         "asn": asn,
         "loopbacks": loopbacks,
+        "vteps": vteps,
         "networks": net_out,
         "hosts": host_addr,
         "storage_addresses": dict(storage_addr),

@@ -38,7 +38,9 @@ def ip_rows(plan: Plan) -> list[dict[str, str]]:
                      "role": role, "dns_name": dns, "description": description})
 
     for name, lo in np_["loopbacks"].items():
-        add(lo, f"{name} Loopback0 (router-id, VTEP)", role="loopback", dns=f"{name}.{dom}")
+        add(lo, f"{name} Loopback0 (router-id)", role="loopback", dns=f"{name}.{dom}")
+    for name, lo in np_["vteps"].items():
+        add(lo, f"{name} Loopback1 (VXLAN tunnel source)", role="loopback", dns=f"{name}-vtep.{dom}")
     for n in np_["networks"]:
         for seg in ("hosts", "storage"):
             s = n[seg]

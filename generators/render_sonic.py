@@ -253,6 +253,8 @@ def render_oob(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
     for name, v in oob_views(plan).items():
         os_ = catalog.switches[v.device.model].os
+        if os_ == "eos":
+            continue  # rendered through pyavd by render_eos.render_oob_eos
         if os_ == "cumulus":
             files[f"oob/{name}/startup.yaml"] = oob_nvue(plan, v)
         else:
