@@ -99,7 +99,8 @@ def avd_inputs(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
         for kind in ("hosts", "storage"):
             s = n[kind]
             svis.append({"id": s["vlan"], "name": f"{n['name']}-{kind}", "enabled": True,
-                         "tags": [f"{n['name']}-{kind}"], "ip_address_virtual": f"{s['gateway']}/{s['subnet'].split('/')[1]}", "mtu": mtu})
+                         "tags": [f"{n['name']}-{kind}"], "mtu": mtu,
+                         "ip_address_virtual": f"{s['gateway']}/{s['subnet'].split('/')[1]}"})
         vrfs.append({"name": n["vrf"], "vrf_vni": n["l3vni"], "svis": svis})
 
     servers: list[dict[str, Any]] = []
