@@ -174,9 +174,13 @@ def check_isolation(nets: list[NetworkIds], design: Design) -> list[Problem]:
                 if v in owner and (owner[v][0].name != n.name or owner[v][1] != a):
                     o, oa = owner[v]
                     who = "both" if o.name == n.name else f"{o.name} and {n.name}"
+                    fa, fb = _id_field(design, o, oa), _id_field(design, n, a)
+                    # name a tenant's pin when there is one (the likelier mistake), else the later field
+                    field = fa if fa.startswith("tenants.") and not fb.startswith("tenants.") else fb
+                    set_by = fa if fa == fb else f"{fa} and {fb}"
                     problems.append(Problem(
-                        _id_field(design, n, a), f"{space} {v} is shared by {who} ({oa.replace('_', ' ')} and "
-                        f"{a.replace('_', ' ')}): networks must not share a {space}",
+                        field, f"{space} {v} is shared by {who} ({oa.replace('_', ' ')} and "
+                        f"{a.replace('_', ' ')}, set by {set_by}): networks must not share a {space}",
                         f"give each tenant its own {space}; leave the pins out to number them from frontend.evpn"))
                 owner.setdefault(v, (n, a))
     return problems
@@ -470,3 +474,27 @@ def storage_bandwidth(plan: Plan, catalog: Catalog) -> tuple[dict[str, Any], lis
                 "over more service leaves"))
     return {"throughput_gbytes": total_tp, "nic_limited_gbytes": total_nic, "uplink_gbytes": total_up,
             "pairs": pairs}, problems
+
+
+def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
+    """Rows for the compile summary: vendor, ASNs, VRFs, storage bandwidth, OOB reservations."""
+    np_ = plan.extra.get("netplan")
+    if not np_:
+        return []
+    fe = plan.networks["frontend"]
+    bw = fe["storage_bandwidth"]
+    asn = fe["asn"]
+    asns = ", ".join(f"{k} {v}" for k, v in asn.items() if v)
+    tenants = sum(1 for n in np_["networks"] if n["tenant"])
+    rows = [
+        ("frontend vendor", "frontend", "SONiC (config_db.json + frr.conf)" if np_["vendor"] == "sonic"
+         else "Arista EOS (AVD via pyavd)"),
+        ("ASNs", "frontend", asns),
+        ("VRFs (infra + tenants)", "frontend", f"1 + {tenants}"),
+        ("storage throughput", "frontend", f"{bw['throughput_gbytes']:,.0f} GB/s (NIC-limited "
+         f"{bw['nic_limited_gbytes']:,.0f} GB/s)"),
+        ("storage leaf uplinks", "frontend", f"{bw['uplink_gbytes']:,.0f} GB/s "
+         f"({bw['throughput_gbytes'] / bw['uplink_gbytes']:.0%} used)" if bw["uplink_gbytes"] else "none"),
+        ("DHCP reservations", "oob", f"{len(np_['oob']['ports']):,} (by relay circuit-id)"),
+    ]
+    return rows
