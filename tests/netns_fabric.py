@@ -27,6 +27,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -105,7 +106,11 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
     t0 = time.monotonic()
     token = uuid.uuid4().hex[:6]
     wd = Path(workdir).resolve()
-    switches = {name: Switch(name, f"ry{token}-{name}", wd / name) for name in configs}
+    # the daemons run as user frr, which cannot enter pytest's 0700 tmp dirs: run from a 0755 dir
+    # of our own and copy the logs into workdir at the end
+    runroot = Path(tempfile.mkdtemp(prefix=f"railyard-frr-{token}-"))
+    runroot.chmod(0o755)
+    switches = {name: Switch(name, f"ry{token}-{name}", runroot / name) for name in configs}
     created: list[str] = []
     try:
         for sw in switches.values():
@@ -160,6 +165,12 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
                     p.wait(timeout=10)
         for ns in created:
             _run(["ip", "netns", "del", ns], check=False)
+        for sw in switches.values():
+            if sw.rundir.exists():
+                (wd / sw.name).mkdir(parents=True, exist_ok=True)
+                for f in sw.rundir.glob("*.log"):
+                    shutil.copy(f, wd / sw.name / f.name)
+        shutil.rmtree(runroot, ignore_errors=True)
 
 
 def wait_until(predicate, timeout: float, interval: float = 1.0) -> bool:  # type: ignore[no-untyped-def]
