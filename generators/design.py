@@ -16,6 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from generators.catalog import DEFAULT_CATALOG, Catalog, ServerConfig, load_catalog
 from generators.errors import DesignError, Problem
+from generators.netdesign import Addressing, Evpn, FrontendBgp, OobNetwork, Vendor
 from generators.yamlload import SourceMap, apply_overrides, load_with_extends, where
 
 
@@ -99,12 +100,19 @@ class Frontend(_Model):
     ports_per_server: Literal[1, 2] = Field(default=2, description="2 = dual-homed to two different leaves")
     speed: SpeedGbps = Field(default=200, description='per server port, e.g. "100G" or "200G"')
     oversubscription: Ratio = "1:1"
+    vendor: Vendor = Field(default="sonic", description="sonic: config_db.json + frr.conf; eos: AVD inputs "
+                           "rendered to EOS CLI by pyavd (the switch models must run that OS)")
+    mtu: int | None = Field(default=None, ge=1500, le=9216, description="fabric and server port MTU; default "
+                            "the vendor's jumbo MTU (SONiC 9100, EOS 9214)")
+    bgp: FrontendBgp = FrontendBgp()
+    evpn: Evpn = Evpn()
 
 
 class Oob(_Model):
     switch: str = Field(default="SN2201", description="1GbE out-of-band access switch model")
     aggregation_switch: str | None = Field(default=None, description="default: the frontend spine model")
     uplinks_per_switch: int = Field(default=2, ge=1, le=4)
+    network: OobNetwork = OobNetwork()
 
 
 class Storage(_Model):
@@ -124,6 +132,11 @@ class Tenant(_Model):
     name: Name
     scalable_units: list[int] = Field(default_factory=list, description="1-based scalable unit numbers")
     servers: list[str] = Field(default_factory=list, description='hostlists, e.g. "gpu[001-016]"')
+    vrf: str | None = Field(default=None, pattern=r"^Vrf[A-Za-z0-9_-]{1,12}$",
+                            description="VRF name; default Vrf_<name> (SONiC wants the Vrf prefix, Linux 15 chars)")
+    vlan: int | None = Field(default=None, ge=2, le=4094, description="hosts VLAN; default from frontend.evpn")
+    storage_vlan: int | None = Field(default=None, ge=2, le=4094, description="storage VLAN; default hosts VLAN + 1")
+    l3vni: int | None = Field(default=None, ge=1, le=16777215, description="L3VNI; default from frontend.evpn")
 
 
 class RackSpec(_Model):
@@ -155,6 +168,7 @@ class Design(_Model):
     management: Management = Management()
     tenants: list[Tenant] = Field(default_factory=list)
     site: Site = Site()
+    addressing: Addressing = Addressing()
 
     @model_validator(mode="after")
     def _shape(self) -> Design:
@@ -232,6 +246,12 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
                 and catalog.switches[key].technology != "ethernet"):
             bad(path, f"{key} is not an Ethernet switch", "pick an Ethernet switch")
 
+    want_os = {"sonic": "sonic", "eos": "eos"}[f.vendor]
+    for path, key in (("frontend.switch", f.switch), ("frontend.spine_switch", f.spine_switch)):
+        if key in catalog.switches and catalog.switches[key].os != want_os:
+            bad(path, f"{key} runs {catalog.switches[key].os}, but frontend.vendor is {f.vendor}",
+                f"pick a {want_os} switch model or set frontend.vendor to match the switch")
+
     st = design.storage
     if known("storage.server", st.server, catalog.storage_servers, "storage server model"):
         snic = catalog.nics[catalog.storage_servers[st.server].nic]
@@ -257,6 +277,9 @@ def _check_tenants(design: Design, bad: Any) -> None:
     seen_names: set[str] = set()
     for i, t in enumerate(design.tenants):
         base = f"tenants.{i}"
+        if t.name == "infra":
+            bad(f"{base}.name", "'infra' is the provider's own VRF (management nodes, unassigned servers)",
+                "give the tenant another name")
         if t.name in seen_names:
             bad(f"{base}.name", f"tenant {t.name!r} is declared twice", "give each tenant one entry")
         seen_names.add(t.name)

@@ -6,6 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generators.plan import Plan, dumps
+from generators.render_eos import render_frontend_eos, render_oob_eos
+from generators.render_ipam import render_ipam
+from generators.render_oob_dhcp import render_kea
+from generators.render_sonic import render_frontend_sonic, render_oob
+from generators.render_storage_tenants import render_storage_tenants
 
 Renderer = Callable[[Plan], dict[str, str]]
 
@@ -14,7 +19,8 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
     return {"plan.json": dumps(plan)}
 
 
-RENDERERS: list[Renderer] = [render_plan_json]
+RENDERERS: list[Renderer] = [render_plan_json, render_frontend_sonic, render_frontend_eos, render_oob, render_oob_eos,
+                             render_kea, render_ipam, render_storage_tenants]
 
 
 def render_all(plan: Plan) -> dict[str, str]:

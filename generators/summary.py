@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
+from generators.netplan import summary_rows
 from generators.plan import Plan
 
 NETWORKS = ("backend", "frontend", "oob")
@@ -58,4 +59,6 @@ def summary_table(plan: Plan) -> Table:
     bis = plan.networks.get("backend", {}).get("bisection")
     if bis:
         t.add_row("bisection (max-flow)", "backend", f"{bis['ratio']:.0%} of {bis['demand_gbps']:,} Gb/s")
+    for row in summary_rows(plan):
+        t.add_row(*row)
     return t

@@ -16,6 +16,7 @@ PACKAGES=(
   frr frr-pythontools               # vtysh -C -f; frr-reload.py for config diffs
   kea-dhcp4-server                  # kea-dhcp4 -t
   iproute2                          # ip netns for FRR tests in namespaces
+  iputils-ping                      # ping between loopbacks of the namespace fabric
   chromium                          # headless print-to-pdf of reports
   fonts-dejavu-core                 # chromium pulls no fonts without recommends; text needs one
   poppler-utils                     # pdfinfo/pdftoppm: page counts and looking at PDFs

@@ -134,6 +134,7 @@ PACKAGE_OF: dict[str, str] = {
     "chromium": "chromium",
     "pdfinfo": "poppler-utils",
     "ip": "iproute2",
+    "ping": "iputils-ping",
 }
 
 # Daemons live in sbin, which a CI environment or a non-login shell may leave off PATH.

@@ -1,0 +1,82 @@
+"""Design fields of the frontend, out-of-band and IP plan: ASNs, EVPN segment numbering, address pools.
+
+Kept apart from design.py so the network plan's schema reads in one place; design.py only hangs these
+models on the design. Every field has a default chosen so the example designs compile unchanged.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address, IPv4Network
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# RFC 6996 private ASNs: 2-byte 64512-65534, 4-byte 4200000000-4294967294.
+PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
+Asn = Annotated[int, Field(ge=1, le=4294967294)]
+Vlan = Annotated[int, Field(ge=2, le=4094)]
+Vni = Annotated[int, Field(ge=1, le=16777215)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FrontendBgp(_Model):
+    """RFC 7938 ASN plan: one ASN per spine layer of a pod, one for the core layer, one per leaf.
+
+    One ASN per leaf (not per leaf pair): the two leaves of a pair have no peer link, so a shared
+    ASN would make each reject the other's routes as an AS-path loop (or need allowas-in)."""
+
+    core_asn: Asn = Field(default=4200000000, description="3-tier frontends: the ASN all cores share")
+    spine_asn_base: Asn = Field(default=4200000000, description="spines of pod p get base + p "
+                                "(a 2-tier frontend is one pod: base + 1)")
+    leaf_asn_base: Asn = Field(default=4201000000, description="leaf fe-leafNN gets base + NN")
+
+
+class Evpn(_Model):
+    """Numbering of the EVPN segments. Network k is the provider's infra VRF (k = 0) or the k-th
+    tenant (design order); each has a hosts VLAN and a storage VLAN, and one VRF with an L3VNI."""
+
+    vlan_base: Vlan = Field(default=1000, description="network k: hosts VLAN base + 10k, storage VLAN base + 10k + 1")
+    l2vni_base: Vni = Field(default=100000, description="L2VNI of a VLAN = base + VLAN id")
+    l3vni_base: Vni = Field(default=50000, description="L3VNI of network k = base + k")
+    l3vni_vlan_base: Vlan = Field(default=3000, description="SONiC binds an L3VNI to a VLAN: network k uses base + k")
+    route_target_admin: int = Field(default=64512, ge=1, le=65535, description="administrator field of every "
+                                    "route target (<admin>:<VNI>); explicit RTs, since auto-derived ones embed each "
+                                    "leaf's own ASN and differ between vendors")
+    anycast_gateway_mac: str = Field(default="02:00:00:00:01:01", pattern=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$",
+                                     description="static anycast gateway MAC shared by every leaf's SVIs "
+                                     "(locally administered)")
+
+
+class Addressing(_Model):
+    """IPv4 pools the IP plan is carved from. Pools must not overlap; each error names its pool."""
+
+    loopbacks: IPv4Network = Field(default=IPv4Network("10.255.0.0/20"),
+                                   description="router-id / VTEP /32s of frontend and out-of-band routers")
+    management: IPv4Network = Field(default=IPv4Network("10.254.0.0/16"),
+                                    description="switch (and PDU) management ports: one subnet per OOB access switch")
+    bmc: IPv4Network = Field(default=IPv4Network("10.253.0.0/16"),
+                             description="BMCs: one subnet per OOB access switch")
+    tenants: IPv4Network = Field(default=IPv4Network("10.64.0.0/11"),
+                                 description="hosts subnet of each VRF (infra first, then tenants in design order)")
+    storage: IPv4Network = Field(default=IPv4Network("10.96.0.0/16"),
+                                 description="storage subnet of each VRF, where the storage front-ends answer")
+    domain: str | None = Field(default=None, pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$",  # noqa: E501
+                               description="DNS domain for ipam.csv dns_name and DHCP; default <site.name>.internal")
+
+
+class OobNetwork(_Model):
+    """Out-of-band routing and DHCP: access switches route their management VLANs (L3 at the access
+    switch, so its DHCP relay can stamp the ingress port into option 82) to the aggregation pair."""
+
+    bmc_vlan: Vlan = Field(default=10, description="access VLAN of BMC ports")
+    mgmt_vlan: Vlan = Field(default=20, description="access VLAN of switch and PDU management ports")
+    asn_base: Asn = Field(default=4202000000, description="aggregation pair: base; access switch oobNN: base + NN")
+    dhcp_servers: list[IPv4Address] = Field(
+        default_factory=list, max_length=8,
+        description="Kea servers the relays forward to; default: the first two management nodes' infra addresses")
+
+
+Vendor = Literal["sonic", "eos"]

@@ -1,0 +1,184 @@
+"""Build a switch fabric out of Linux network namespaces and run the generated FRR configs in it.
+
+One namespace per switch, one veth pair per cabled link with the switch-side port names as the
+interface names (SONiC's ``Ethernet<lane>`` names are valid Linux interface names, so no name map is
+needed; a name Linux cannot take is refused rather than silently renamed), and zebra + bgpd + bfdd
+per namespace, each with its own vty socket directory (FRR's ``--vty_socket``) so the instances
+never meet. The generated ``frr.conf`` is applied as is with ``vtysh -f``.
+
+Behaviour found on Debian 12 (FRR 8.4.4):
+  * the daemons refuse ``-u root`` (root is not in group ``frrvty``); they run as ``frr``, so each
+    instance's directory is chowned to it.
+  * eBGP unnumbered sessions over veth come up in ~5 s (the first router advertisements carry the
+    peer's link-local address); IPv4 routes are installed with IPv6 link-local next hops.
+  * VRFs named in the config but absent from the kernel leave those BGP instances inactive, which
+    is harmless for the underlay.
+
+Everything is torn down on exit, also on failure: daemons by process group, namespaces (and with
+them every veth) by name. Traffic never leaves the namespaces made here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.realtools import ToolFailed, require
+
+FRR_LIB = Path("/usr/lib/frr")
+DAEMONS = ("zebra", "bgpd", "bfdd")
+_IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+
+
+def _run(args: Sequence[str], timeout: float = 20.0, check: bool = True) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise ToolFailed(f"{' '.join(args)} exited {r.returncode}", r.stdout + r.stderr)
+    return r
+
+
+@dataclass
+class Switch:
+    name: str
+    netns: str
+    rundir: Path
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def vtysh(self, command: str, timeout: float = 20.0) -> str:
+        r = _run(["ip", "netns", "exec", self.netns, require("vtysh"), "--vty_socket", str(self.rundir),
+                  "-c", command], timeout=timeout)
+        return r.stdout
+
+    def vtysh_json(self, command: str) -> dict:
+        return json.loads(self.vtysh(command) or "{}")
+
+    def ping(self, source: str, target: str, timeout: float = 2.0) -> bool:
+        r = _run(["ip", "netns", "exec", self.netns, require("ping"), "-n", "-q", "-c", "1", "-W",
+                  str(int(timeout)), "-I", source, target], timeout=timeout + 5, check=False)
+        return r.returncode == 0
+
+    def log(self) -> str:
+        return "\n".join(f"--- {p.name} ---\n{p.read_text(errors='replace')[-4000:]}"
+                         for p in sorted(self.rundir.glob("*.log")))
+
+
+@dataclass
+class Fabric:
+    switches: dict[str, Switch]
+    setup_seconds: float = 0.0
+
+    def bgp_peers(self, name: str, afi: str = "ipv4") -> dict[str, str]:
+        """Peer (interface) -> state, from ``show bgp <afi> summary json``."""
+        cmd = "show bgp summary json" if afi == "ipv4" else "show bgp l2vpn evpn summary json"
+        doc = self.switches[name].vtysh_json(cmd)
+        peers = doc.get("ipv4Unicast", doc).get("peers", {})
+        return {p: v.get("state", "?") for p, v in peers.items()}
+
+
+def check_ifname(name: str) -> str:
+    if not _IFNAME.match(name):
+        raise ValueError(f"{name!r} is not a valid Linux interface name; the namespace test needs the config's "
+                         "interface names as they are")
+    return name
+
+
+@contextlib.contextmanager
+def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, str]], workdir: Path,
+               *, start_timeout: float = 30.0) -> Iterator[Fabric]:
+    """Namespaces, veths and FRR for ``configs`` (switch -> frr.conf text) wired by ``links``
+    ((a switch, a port, b switch, b port)); yields a :class:`Fabric`, tears everything down after."""
+    for binary in ("ip", "vtysh", "ping"):
+        require(binary)
+    for d in DAEMONS:
+        if not (FRR_LIB / d).exists():
+            raise ToolFailed(f"{FRR_LIB / d} missing: install Debian package 'frr'")
+    t0 = time.monotonic()
+    token = uuid.uuid4().hex[:6]
+    wd = Path(workdir).resolve()
+    # the daemons run as user frr, which cannot enter pytest's 0700 tmp dirs: run from a 0755 dir
+    # of our own and copy the logs into workdir at the end
+    runroot = Path(tempfile.mkdtemp(prefix=f"railyard-frr-{token}-"))
+    runroot.chmod(0o755)
+    switches = {name: Switch(name, f"ry{token}-{name}", runroot / name) for name in configs}
+    created: list[str] = []
+    try:
+        for sw in switches.values():
+            _run(["ip", "netns", "add", sw.netns])
+            created.append(sw.netns)
+            _run(["ip", "-n", sw.netns, "link", "set", "lo", "up"])
+            for key in ("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"):
+                _run(["ip", "netns", "exec", sw.netns, "sysctl", "-qw", key])
+        for a, ap, b, bp in links:
+            _run(["ip", "link", "add", check_ifname(ap), "netns", switches[a].netns, "type", "veth", "peer", "name",
+                  check_ifname(bp), "netns", switches[b].netns])
+            _run(["ip", "-n", switches[a].netns, "link", "set", ap, "up"])
+            _run(["ip", "-n", switches[b].netns, "link", "set", bp, "up"])
+        for name, sw in switches.items():
+            sw.rundir.mkdir(parents=True, exist_ok=True)
+            shutil.chown(sw.rundir, "frr", "frr")
+            conf = sw.rundir / "frr.conf"
+            conf.write_text(configs[name])
+            shutil.chown(conf, "frr", "frr")
+            for d in DAEMONS:
+                args = ["ip", "netns", "exec", sw.netns, str(FRR_LIB / d), "-F", "datacenter",
+                        "--vty_socket", str(sw.rundir), "-i", str(sw.rundir / f"{d}.pid"),
+                        "--log", f"file:{sw.rundir / f'{d}.log'}", "-f", "/dev/null",
+                        "-z", str(sw.rundir / "zserv.api")]
+                sw.procs.append(subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                 stderr=subprocess.DEVNULL, start_new_session=True))
+        deadline = time.monotonic() + start_timeout
+        for sw in switches.values():
+            while not all((sw.rundir / f"{d}.vty").exists() for d in DAEMONS):
+                dead = [p for p in sw.procs if p.poll() is not None]
+                if dead or time.monotonic() > deadline:
+                    raise ToolFailed(f"FRR daemons of {sw.name} did not start", sw.log())
+                time.sleep(0.1)
+        for name, sw in switches.items():
+            r = _run(["ip", "netns", "exec", sw.netns, require("vtysh"), "--vty_socket", str(sw.rundir),
+                      "-f", str(sw.rundir / "frr.conf")], check=False, timeout=60)
+            if r.returncode != 0:
+                raise ToolFailed(f"vtysh could not apply {name}'s frr.conf", r.stdout + r.stderr)
+        yield Fabric(switches, time.monotonic() - t0)
+    finally:
+        for sw in switches.values():
+            for p in sw.procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGTERM)
+        for sw in switches.values():
+            for p in sw.procs:
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(p.pid, signal.SIGKILL)
+                    p.wait(timeout=10)
+        for ns in created:
+            _run(["ip", "netns", "del", ns], check=False)
+        for sw in switches.values():
+            if sw.rundir.exists():
+                (wd / sw.name).mkdir(parents=True, exist_ok=True)
+                for f in sw.rundir.glob("*.log"):
+                    shutil.copy(f, wd / sw.name / f.name)
+        shutil.rmtree(runroot, ignore_errors=True)
+
+
+def wait_until(predicate, timeout: float, interval: float = 1.0) -> bool:  # type: ignore[no-untyped-def]
+    """Poll ``predicate`` until it is true or ``timeout`` seconds pass (bounded waits on 2 cores)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(interval)

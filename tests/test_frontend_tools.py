@@ -1,0 +1,133 @@
+"""The generated frontend and out-of-band configs against the real tools: FRR's vtysh, Kea, and a
+live BGP fabric of FRR instances in network namespaces wired exactly as the plan cables it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from generators.plan import Plan
+from generators.render import render_all
+from tests.netns_fabric import frr_fabric, wait_until
+from tests.realtools import frr_check, kea_check, require
+
+pytestmark = pytest.mark.daemons
+
+DONE_WHEN = ["h100-1024-reference", "h100-1024-optimized", "h100-256"]
+_FILES: dict[str, dict[str, str]] = {}
+
+
+def files_of(compiled: Callable[..., Plan], name: str) -> dict[str, str]:
+    if name not in _FILES:
+        _FILES[name] = render_all(compiled(name))
+    return _FILES[name]
+
+
+@pytest.mark.parametrize("name", DONE_WHEN)
+def test_every_frr_conf_passes_vtysh(compiled: Callable[..., Plan], name: str, tmp_path: Path) -> None:
+    files = files_of(compiled, name)
+    confs = sorted(p for p in files if p.endswith("frr.conf"))
+    plan = compiled(name)
+    sonic_switches = [d.name for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")
+                      and plan.catalog["switches"][d.model]["os"] == "sonic"]
+    assert len(confs) == len(sonic_switches)  # every SONiC switch of both networks has one
+    for rel in confs:
+        path = tmp_path / rel.replace("/", "_")
+        path.write_text(files[rel])
+        ok, out = frr_check(path)
+        assert ok, f"{rel}: {out}"
+
+
+def test_a_broken_frr_conf_fails_vtysh(compiled: Callable[..., Plan], tmp_path: Path) -> None:
+    text = files_of(compiled, "h100-256")["frontend/fe-leaf01/frr.conf"]
+    bad = tmp_path / "frr.conf"
+    lines = text.splitlines()
+    n = next(i for i, ln in enumerate(lines) if ln == " neighbor FABRIC remote-as external")
+    lines[n] = " neighbor FABRIC remote-as externall"
+    bad.write_text("\n".join(lines) + "\n")
+    ok, out = frr_check(bad)
+    assert not ok
+    assert f"line {n + 1}: % Unknown command" in out
+
+
+@pytest.mark.parametrize("name", DONE_WHEN)
+def test_kea_accepts_the_generated_config(compiled: Callable[..., Plan], name: str, tmp_path: Path) -> None:
+    text = files_of(compiled, name)["oob/kea-dhcp4.conf"]
+    conf = tmp_path / "kea-dhcp4.conf"
+    conf.write_text(text)
+    ok, out = kea_check(conf)
+    assert ok, out
+    doc = json.loads(text)["Dhcp4"]
+    n = sum(len(s["reservations"]) for s in doc["subnet4"])
+    assert n == len(compiled(name).extra["netplan"]["oob"]["ports"])
+    # the same port planned twice would hand two BMCs one address: Kea must refuse that file
+    sub = next(s for s in doc["subnet4"] if len(s["reservations"]) >= 2)
+    sub["reservations"][1]["ip-address"] = sub["reservations"][0]["ip-address"]
+    dup = tmp_path / "dup.conf"
+    dup.write_text(json.dumps({"Dhcp4": doc}))
+    ok, out = kea_check(dup)
+    assert not ok
+    assert "There's already a reservation for this address" in out
+
+
+def test_h100_256_frontend_runs_in_namespaces(compiled: Callable[..., Plan], tmp_path: Path) -> None:
+    """One namespace per frontend switch, a veth per cabled leaf-spine link named as the config names
+    the ports, FRR per namespace on the generated frr.conf: every session Established (IPv4 and
+    EVPN), every loopback reachable from every leaf; all torn down afterwards."""
+    require("ip")
+    plan = compiled("h100-256")
+    files = files_of(compiled, "h100-256")
+    fe = sorted(d.name for d in plan.devices if d.kind == "switch" and d.network == "frontend")
+    configs = {n: files[f"frontend/{n}/frr.conf"] for n in fe}
+    links = [(lk.a_device, lk.a_port, lk.b_device, lk.b_port) for lk in plan.links
+             if lk.network == "frontend" and lk.a_device in configs and lk.b_device in configs]
+    assert len(links) == 128
+    lo = {n: a.split("/")[0] for n, a in plan.extra["netplan"]["loopbacks"].items() if n in configs}
+    leaves = [n for n in fe if n.startswith("fe-leaf")]
+    expected = {n: sum(n in (a, b) for a, _, b, _ in links) for n in fe}
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    with frr_fabric(configs, links, tmp_path / "fabric") as fab:
+        timings["setup"] = fab.setup_seconds
+        netns = [sw.netns for sw in fab.switches.values()]
+
+        def all_established(afi: str) -> bool:
+            for n in fe:
+                st = fab.bgp_peers(n, afi)
+                if len(st) != expected[n] or set(st.values()) != {"Established"}:
+                    return False
+            return True
+
+        ok = wait_until(lambda: all_established("ipv4"), timeout=120)
+        timings["ipv4_established"] = time.monotonic() - t0
+        assert ok, {n: fab.bgp_peers(n) for n in fe}
+        assert wait_until(lambda: all_established("evpn"), timeout=60), {n: fab.bgp_peers(n, "evpn") for n in fe}
+        timings["evpn_established"] = time.monotonic() - t0
+
+        def routes_in(n: str) -> bool:
+            sw = fab.switches[n]
+            table = sw.vtysh_json("show ip route json")
+            return all(f"{lo[o]}/32" in table for o in fe if o != n)
+
+        assert wait_until(lambda: all(routes_in(n) for n in leaves), timeout=60)
+        # ECMP across every parallel uplink: a leaf reaches a spine loopback over its 16 links to it
+        route = fab.switches["fe-leaf01"].vtysh_json(f"show ip route {lo['fe-spine01']}/32 json")
+        hops = route[f"{lo['fe-spine01']}/32"][0]["nexthops"]
+        assert len([h for h in hops if h.get("active")]) == 16
+        failed = []
+        for a in leaves:
+            for b in fe:
+                if a != b and not wait_until(lambda a=a, b=b: fab.switches[a].ping(lo[a], lo[b]), timeout=10,
+                                             interval=0.5):
+                    failed.append(f"{a} -> {b}")
+        assert not failed, failed
+        timings["reachable"] = time.monotonic() - t0
+    timings["torn_down"] = time.monotonic() - t0
+    listed = subprocess.run([require("ip"), "netns", "list"], capture_output=True, text=True, check=True).stdout
+    assert not [ns for ns in netns if ns in listed], "namespaces left behind"
+    print("namespace fabric timings (s):", {k: round(v, 1) for k, v in timings.items()})
