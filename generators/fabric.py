@@ -177,7 +177,8 @@ def build_upper(b: Builder, network: str, planes: list[tuple[str, list[str]]], u
 def _two_tier(n_leaves: int, uplinks: int, ports: int) -> int | None:
     if uplinks == 0:
         return None
-    s = _smallest_divisor_at_least(uplinks, math.ceil(n_leaves * uplinks / ports))
+    # never fewer than two spines: one spine is a single point of failure for the whole fabric
+    s = _smallest_divisor_at_least(uplinks, max(2, math.ceil(n_leaves * uplinks / ports)))
     if s is None or n_leaves * (uplinks // s) > ports:
         return None
     return s
@@ -394,10 +395,21 @@ def build_frontend(b: Builder, design: Design, servers: list[str], storage: list
     up_speed = native_speed(model, "up")
     sd = fe.speed
     total = len(eligible(model, sd, "down"))
+
+    def uplinks_for(n: int) -> int:
+        return math.ceil(Fraction(n * sd) / (ratio * up_speed))
+
     down = total
-    while down > 1 and down + math.ceil(Fraction(down * sd) / (ratio * up_speed)) > total:
+    while down > 1 and down + uplinks_for(down) > total:
         down -= 1
-    up = math.ceil(Fraction(down * sd) / (ratio * up_speed))
+    up = uplinks_for(down)
+    # an even uplink count spreads over at least two spines (more uplinks only lowers the ratio);
+    # when the leaf is full, give one downlink back to make room
+    if up % 2:
+        if down + up == total:
+            down -= 1
+            up = uplinks_for(down)
+        up += up % 2
     downs, ups = _layout(model, sd, down, up_speed, up)
     srv = b.catalog.servers[design.compute.server]
     stm = b.catalog.storage_servers[design.storage.server]
