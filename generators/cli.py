@@ -64,6 +64,32 @@ def compile_(design: DesignArg,
 
 
 @app.command()
+def verify(design: DesignArg,
+           ibnetdiscover: Annotated[Path, typer.Option("--ibnetdiscover", help="output of `ibnetdiscover` on site",
+                                                       show_default=False)],
+           set_: SetOpt = None,
+           speed: Annotated[str | None, typer.Option("--speed", help="expected link speed instead of the plan's, "
+                                                     "e.g. 4xHDR on a simulator")] = None,
+           node_name_map: Annotated[Path | None, typer.Option("--node-name-map", help="GUID -> name map for "
+                                                              "devices whose node description is not set")] = None,
+           as_json: Annotated[bool, typer.Option("--json", help="machine-readable report")] = False) -> None:
+    """Compare a discovered InfiniBand fabric with the plan: missing, extra, swapped and slow links.
+    Exits 1 when the fabric differs from the plan, 2 on bad input."""
+    from generators.verify import run_verify
+
+    try:
+        plan, _, _ = compile_file(design, set_)
+        report = run_verify(plan, ibnetdiscover, speed, node_name_map)
+    except DesignError as exc:
+        _fail(exc)
+        return
+    out_console.print(json.dumps(report.to_dict(), indent=1) if as_json else report.text().rstrip(), markup=False,
+                      soft_wrap=True)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
 def schema() -> None:
     """Print the JSON Schema of a design (for editor completion in YAML)."""
     sys.stdout.write(json.dumps(Design.model_json_schema(), indent=2) + "\n")

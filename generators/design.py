@@ -120,10 +120,20 @@ class Management(_Model):
     backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (subnet manager)")
 
 
+def _pkey(v: Any) -> Any:
+    if isinstance(v, str) and re.fullmatch(r"\s*0[xX][0-9a-fA-F]{1,4}\s*", v):
+        return int(v, 16)
+    return v
+
+
 class Tenant(_Model):
     name: Name
     scalable_units: list[int] = Field(default_factory=list, description="1-based scalable unit numbers")
     servers: list[str] = Field(default_factory=list, description='hostlists, e.g. "gpu[001-016]"')
+    pkey: Annotated[int | None, BeforeValidator(_pkey)] = Field(
+        default=None, ge=0x0001, le=0x7FFE,
+        description="InfiniBand partition key (15 bits, e.g. 0x1001); default 0x1000 + the tenant's "
+        "position. Pin it on a live site so reordering tenants never changes a key")
 
 
 class RackSpec(_Model):

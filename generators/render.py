@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from generators.infiniband import render_infiniband
 from generators.plan import Plan, dumps
+from generators.slurm import render_slurm
 
 Renderer = Callable[[Plan], dict[str, str]]
 
@@ -15,6 +17,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
 
 
 RENDERERS: list[Renderer] = [render_plan_json]
+RENDERERS += [render_slurm, render_infiniband]
 
 
 def render_all(plan: Plan) -> dict[str, str]:

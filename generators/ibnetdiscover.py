@@ -1,0 +1,158 @@
+"""The ibnetdiscover topology format: written for the expected fabric, read back from a discovered one.
+
+One format serves both directions on purpose: `infiniband/topology.net` is what `ibnetdiscover`
+should print on the finished site (so the two can be compared line by line, and so ibsim can load
+the plan), and `railyard verify` reads the real output. The reader accepts what infiniband-diags
+prints (``vendid=``/``devid=``/``sysimgguid=`` lines, port GUIDs in parentheses, LIDs in comments,
+``S-<guid>``/``H-<guid>`` node ids) as well as hand-written files.
+
+Record shape (a blank line ends a record; every link appears at both of its ends)::
+
+    switchguid=0x0200000000000010
+    Switch 64 "S-0200000000000010" # "su1-rail0-leaf" enhanced port 0 lid 0 lmc 0
+    [1] "H-0200000000000020"[1](200000000000021) # "gpu001 mlx5_0" lid 0 4xNDR
+
+    caguid=0x0200000000000020
+    Ca 1 "H-0200000000000020" # "gpu001 mlx5_0"
+    [1](200000000000021) "S-0200000000000010"[1] # lid 0 lmc 0 "su1-rail0-leaf" lid 0 4xNDR
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+# Per-lane signalling names InfiniBand uses for a 4x port's total speed (what ibnetdiscover prints).
+IB_SPEED_NAMES: dict[int, str] = {800: "XDR", 400: "NDR", 200: "HDR", 100: "EDR", 56: "FDR", 40: "QDR", 20: "DDR",
+                                  10: "SDR"}
+# ibsim 0.10 parses speeds up to HDR; faster links are simulated at HDR (routing does not care).
+IBSIM_MAX_SPEED_GBPS = 200
+
+
+def ib_speed(gbps: int, width: int = 4) -> str:
+    """'4xNDR' for a 400G port: what ibnetdiscover prints for a link at that speed."""
+    name = IB_SPEED_NAMES.get(gbps)
+    if name is None:
+        raise ValueError(f"no InfiniBand speed name for {gbps} Gb/s")
+    return f"{width}x{name}"
+
+
+@dataclass(slots=True)
+class NetLink:
+    port: int
+    peer: str  # the peer's quoted id
+    peer_port: int
+    speed: str | None = None  # "4xNDR"; None when the line does not say
+
+
+@dataclass(slots=True)
+class NetNode:
+    kind: str  # "Switch", "Ca" or "Rt"
+    ident: str  # the quoted id, e.g. "S-0200000000000010"
+    guid: int  # node GUID
+    nports: int
+    desc: str  # node description: the name that survives a round trip
+    links: dict[int, NetLink] = field(default_factory=dict)
+
+    def port_guid(self, port: int) -> int:
+        """A switch's ports share its node GUID (port 0); a CA port's GUID is node GUID + port (ibsim does
+        the same, and railyard's GUIDs leave the low bits free for it)."""
+        return self.guid if self.kind == "Switch" else self.guid + port
+
+
+_ID_PREFIX = {"Switch": "S", "Ca": "H", "Rt": "R"}
+
+
+def node_ident(kind: str, guid: int) -> str:
+    """The id ibnetdiscover gives a node: S-/H-/R- and the 16-digit GUID."""
+    return f"{_ID_PREFIX[kind]}-{guid:016x}"
+
+
+def format_net(nodes: Iterable[NetNode], header: Iterable[str] = ()) -> str:
+    """Write records in the given order. Peers must be among `nodes` (their descriptions are quoted)."""
+    nodes = list(nodes)
+    by_id = {n.ident: n for n in nodes}
+    out: list[str] = [f"# {h}" if h else "#" for h in header]
+    if out:
+        out.append("")
+    for n in nodes:
+        if n.kind == "Switch":
+            out.append(f"switchguid=0x{n.guid:016x}")
+            out.append(f'Switch\t{n.nports} "{n.ident}"\t\t# "{n.desc}" enhanced port 0 lid 0 lmc 0')
+            for p in sorted(n.links):
+                lk = n.links[p]
+                peer = by_id[lk.peer]
+                pg = f"({peer.port_guid(lk.peer_port):x})" if peer.kind != "Switch" else ""
+                out.append(f'[{p}]\t"{lk.peer}"[{lk.peer_port}]{pg}\t\t# "{peer.desc}" lid 0 {lk.speed}')
+        else:
+            out.append(f"{'caguid' if n.kind == 'Ca' else 'rtguid'}=0x{n.guid:016x}")
+            out.append(f'{n.kind}\t{n.nports} "{n.ident}"\t\t# "{n.desc}"')
+            for p in sorted(n.links):
+                lk = n.links[p]
+                peer = by_id[lk.peer]
+                out.append(f'[{p}]({n.port_guid(p):x}) \t"{lk.peer}"[{lk.peer_port}]\t\t'
+                           f'# lid 0 lmc 0 "{peer.desc}" lid 0 {lk.speed}')
+        out.append("")
+    return "\n".join(out)
+
+
+_GUID_LINE = re.compile(r"^(switchguid|caguid|rtguid)=(0x[0-9a-fA-F]+)")
+_NODE_LINE = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"([^"]*)")?')
+_PORT_LINE = re.compile(r'^\[(\d+)\](?:\([0-9a-fA-Fx]+\))?\s*"([^"]+)"\[(\d+)\](?:\([0-9a-fA-Fx]+\))?\s*(?:#(.*))?$')
+_SPEED = re.compile(r"\b(\d+x[A-Z0-9]+)\s*$")
+
+
+class NetParseError(ValueError):
+    """The text is not ibnetdiscover topology output; the message names the line."""
+
+
+def parse_net(text: str) -> dict[str, NetNode]:
+    """Parse topology text into {ident: NetNode}. Raises NetParseError on records it cannot place."""
+    nodes: dict[str, NetNode] = {}
+    guid: int | None = None
+    node: NetNode | None = None
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            node = None
+            continue
+        if line.startswith("#") or line.startswith(("vendid=", "devid=", "sysimgguid=")):
+            continue
+        if m := _GUID_LINE.match(line):
+            guid = int(m.group(2), 16)
+            continue
+        if m := _NODE_LINE.match(line):
+            if guid is None:
+                raise NetParseError(f"line {lineno}: node record without a preceding *guid= line")
+            ident = m.group(3)
+            if ident in nodes:
+                raise NetParseError(f"line {lineno}: node {ident} appears twice")
+            node = NetNode(m.group(1), ident, guid, int(m.group(2)),
+                           m.group(4) if m.group(4) is not None else ident)
+            nodes[ident] = node
+            guid = None
+            continue
+        if m := _PORT_LINE.match(line):
+            if node is None:
+                raise NetParseError(f"line {lineno}: port line outside a node record")
+            speed = _SPEED.search(m.group(4) or "")
+            node.links[int(m.group(1))] = NetLink(int(m.group(1)), m.group(2), int(m.group(3)),
+                                                  speed.group(1) if speed else None)
+            continue
+        raise NetParseError(f"line {lineno}: not ibnetdiscover topology output: {line[:80]!r}")
+    for n in nodes.values():
+        for lk in n.links.values():
+            if lk.peer not in nodes:
+                raise NetParseError(f"{n.ident} ({n.desc!r}) port {lk.port} names {lk.peer}, which has no record")
+    return nodes
+
+
+def links_of(nodes: dict[str, NetNode]) -> list[tuple[NetNode, int, NetNode, int, str | None]]:
+    """Each link once: (node, port, peer, peer_port, speed), taken from the end whose (ident, port) sorts first."""
+    out = []
+    for n in nodes.values():
+        for p, lk in n.links.items():
+            if (n.ident, p) <= (lk.peer, lk.peer_port):
+                out.append((n, p, nodes[lk.peer], lk.peer_port, lk.speed))
+    return out

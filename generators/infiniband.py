@@ -1,0 +1,449 @@
+"""InfiniBand subnet-manager configuration from the plan: partitions (tenant isolation), OpenSM options,
+ftree root GUIDs, a node-name map, the expected fabric in ibnetdiscover format and UFM REST bodies.
+
+Tenant isolation is the point of this module. Each tenant gets one partition key over every backend
+port (all rails) of the servers it rents, as full members; every other port is only a *limited*
+member of the default partition 0x7fff and the subnet-manager ports are full members of it, so
+tenants reach the SM (SA queries, multicast joins) but never each other: two limited members cannot
+talk, and with ``part_enforce both`` the leaf ports drop what the HCA would not. The checks in
+`isolation_problems` run on every compile and refuse a plan in which a port is in two tenant
+partitions, a key is used twice, or a tenant partition holds a port of someone else's server.
+
+GUIDs are burned into hardware and unknown until the site is built. The plan gets placeholders
+derived from the names (a hash under the locally administered EUI-64 prefix 0x02, low 4 bits left
+free for port numbers) so the files are complete, deterministic and loadable in ibsim. On site,
+`railyard verify` compares by node description, not GUID, and `render_infiniband(plan, guids=...)`
+re-renders the same files with the as-built GUIDs of a discovered fabric.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import hostlist
+
+from generators.catalog import Catalog
+from generators.design import Design, tenant_members
+from generators.errors import DesignError, Problem
+from generators.fabric import port_table
+from generators.ibnetdiscover import NetLink, NetNode, format_net, ib_speed, node_ident
+from generators.plan import Plan
+
+GUID_PREFIX = 0x02 << 56  # EUI-64 with the U/L bit set: locally administered, never a vendor's OUI
+GUID_HASH_MASK = 0x00FF_FFFF_FFFF_FFF0  # low nibble left for port numbers (CA port GUID = node + port)
+DEFAULT_PKEY = 0x7FFF
+TENANT_PKEY_BASE = 0x1000  # default key of the tenant at (1-based) position i: 0x1000 + i
+OPENSM_DIR = "/etc/opensm"  # where opensm.conf expects its companion files on the SM hosts
+# NVIDIA states the switch-embedded SM of Quantum/Quantum-2 managed switches for fabrics up to about
+# 2,000 nodes (QM9700 product brief); above that the SM belongs on a server (OpenSM or UFM).
+EMBEDDED_SM_MAX_NODES = 2000
+
+
+# --------------------------------------------------------------------------------------------- GUIDs
+
+
+def name_guids(names: Iterable[str]) -> dict[str, int]:
+    """Deterministic node GUIDs from node names. Collisions (about 1 in 10^6 at 65k names) are resolved
+    by rehashing with a counter, in sorted-name order, so the result never depends on input order."""
+    out: dict[str, int] = {}
+    used: set[int] = set()
+    for name in sorted(set(names)):
+        salt = 0
+        while True:
+            key = name if salt == 0 else f"{name}#{salt}"
+            h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
+            guid = GUID_PREFIX | (h & GUID_HASH_MASK)
+            if guid not in used:
+                break
+            salt += 1
+        used.add(guid)
+        out[name] = guid
+    return out
+
+
+# --------------------------------------------------------------------------------------------- model
+
+
+@dataclass(slots=True)
+class SmHost:
+    """Where a subnet manager runs: a management node's HCA port, or a managed switch's port 0."""
+
+    device: str
+    node: str  # node description: "mgmt01 mlx5_0" or "spine01"
+    port_guid: int
+    on_switch: bool
+
+
+@dataclass(slots=True)
+class Subnet:
+    """The backend InfiniBand subnet and everything its SM needs. (The invariants refuse a backend that
+    is not connected, so there is exactly one.)"""
+
+    nodes: list[NetNode]  # SM host first: ibsim and OpenSM attach to the first node of a net file
+    roots: list[str]  # top-tier switch names (ftree roots)
+    sm_hosts: list[SmHost]
+    ports: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)  # plan end -> (node id, IB port)
+
+    @property
+    def by_desc(self) -> dict[str, NetNode]:
+        return {n.desc: n for n in self.nodes}
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    label: str  # "gpu001 mlx5_0"
+    device: str
+    port_guid: int
+    full: bool
+
+
+@dataclass(slots=True)
+class Partition:
+    name: str  # tenant name, or "Default"
+    pkey: int
+    members: list[Member]
+    tenant_index: int | None = None  # position in design.tenants (for error fields)
+    servers: list[str] = field(default_factory=list)
+
+
+def ca_desc(device: str, port: str) -> str:
+    """The node description an HCA reports: rdma-core sets "<hostname> <ibdev>"."""
+    return f"{device} {port}"
+
+
+def is_infiniband(plan: Plan) -> bool:
+    return plan.networks.get("backend", {}).get("technology") == "infiniband"
+
+
+def switch_port_numbers(catalog: Catalog, model: str) -> dict[str, int]:
+    """Front-panel port name -> IB port number. Quantum-2 numbers ports 1..64 in cage order (cage c,
+    sub-port s is 2(c-1)+s), which is the order of the catalog's port table."""
+    return {p.name: i + 1 for i, p in enumerate(port_table(catalog.switches[model]))}
+
+
+_ROLE_RANK = {"leaf": 0, "spine": 1, "core": 2}
+
+
+def subnet(plan: Plan, guids: Mapping[str, int] | None = None) -> Subnet:
+    """The backend as an InfiniBand subnet. `guids` (node description -> node GUID, e.g. from a
+    discovered fabric) replaces the name-derived placeholders; it must cover every node."""
+    catalog = Catalog.model_validate(plan.catalog)
+    idx = plan.index()
+    links = [lk for lk in plan.links if lk.network == "backend"]
+    numbers: dict[str, dict[str, int]] = {}
+    kinds: dict[str, tuple[str, int]] = {}  # node description -> (kind, nports)
+    end_node: dict[tuple[str, str], tuple[str, int]] = {}  # plan end -> (node description, IB port)
+    for lk in links:
+        for dev, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
+            if (dev, port) in end_node:
+                continue
+            d = idx[dev]
+            if d.kind == "switch":
+                nums = numbers.get(d.model)
+                if nums is None:
+                    nums = numbers[d.model] = switch_port_numbers(catalog, d.model)
+                end_node[(dev, port)] = (dev, nums[port])
+                kinds[dev] = ("Switch", d.ports)
+            else:
+                desc = ca_desc(dev, port)
+                end_node[(dev, port)] = (desc, 1)
+                kinds[desc] = ("Ca", 1)
+    if guids is None:
+        guid_of = name_guids(kinds)
+    else:
+        missing = sorted(set(kinds) - set(guids))
+        if missing:
+            raise DesignError.one("--guids", f"{len(missing)} fabric nodes have no GUID, e.g. {missing[0]!r}",
+                                  "map every node description of the plan to its as-built GUID")
+        guid_of = {k: guids[k] for k in kinds}
+
+    nodes: dict[str, NetNode] = {}
+    for desc, (kind, nports) in kinds.items():
+        g = guid_of[desc]
+        nodes[desc] = NetNode(kind, node_ident(kind, g), g, nports, desc)
+    speeds: dict[int, str] = {}
+    for lk in links:
+        (a, ap), (b, bp) = end_node[(lk.a_device, lk.a_port)], end_node[(lk.b_device, lk.b_port)]
+        sp = speeds.get(lk.speed_gbps) or speeds.setdefault(lk.speed_gbps, ib_speed(lk.speed_gbps))
+        nodes[a].links[ap] = NetLink(ap, nodes[b].ident, bp, sp)
+        nodes[b].links[bp] = NetLink(bp, nodes[a].ident, ap, sp)
+
+    order = {d.name: i for i, d in enumerate(plan.devices)}
+    switches = sorted((d for d in nodes if nodes[d].kind == "Switch"), key=order.__getitem__)
+    top = max((_ROLE_RANK.get(idx[s].role, 0) for s in switches), default=0)
+    roots = [s for s in switches if _ROLE_RANK.get(idx[s].role, 0) == top] if top > 0 else []
+    sm_names = {d.name for d in plan.devices if d.kind == "management" and d.attrs.get("subnet_manager")}
+    hosts = [SmHost(dev, desc, nodes[desc].port_guid(1), on_switch=False)
+             for (dev, _port), (desc, _) in end_node.items() if dev in sm_names]
+    hosts.sort(key=lambda h: (order[h.device], h.node))
+    if not hosts:
+        # management.backend_attached: 0: the SM runs embedded in managed switches; the top tier sees
+        # the whole subnet at equal distance, so the first two roots host master and standby
+        hosts = [SmHost(s, s, nodes[s].guid, on_switch=True) for s in (roots or switches)[:2]]
+    first = hosts[0].node if hosts else None
+    ordered = [*([first] if first else []), *(s for s in switches if s != first),
+               *(c for c in nodes if nodes[c].kind != "Switch" and c != first)]
+    return Subnet([nodes[d] for d in ordered], roots, hosts,
+                  {e: (nodes[desc].ident, p) for e, (desc, p) in end_node.items()})
+
+
+# ---------------------------------------------------------------------------------------- partitions
+
+
+def tenant_pkeys(design: Mapping[str, Any]) -> list[tuple[int, str, int]]:
+    """(tenant index, name, pkey) in design order: the pinned key, else 0x1000 + position, skipping keys
+    another tenant pinned. Duplicate pinned keys are left for `isolation_problems` to report."""
+    tenants = design.get("tenants", [])
+    pinned = {t["pkey"] for t in tenants if t.get("pkey") is not None}
+    out = []
+    nxt = TENANT_PKEY_BASE + 1
+    for i, t in enumerate(tenants):
+        if t.get("pkey") is not None:
+            out.append((i, t["name"], int(t["pkey"])))
+            continue
+        while nxt in pinned:
+            nxt += 1
+        out.append((i, t["name"], nxt))
+        pinned.add(nxt)
+        nxt += 1
+    return out
+
+
+def partitions(plan: Plan, subnet: Subnet) -> list[Partition]:
+    """Default (SM full, everyone else limited) and one full-membership partition per tenant."""
+    design = Design.model_validate(plan.design)
+    members = tenant_members(design)
+    nodes = {n.ident: n for n in subnet.nodes}
+    ports_of: dict[str, list[tuple[str, int]]] = {}
+    for (dev, port), (ident, p) in subnet.ports.items():
+        n = nodes[ident]
+        if n.kind != "Switch":
+            ports_of.setdefault(dev, []).append((ca_desc(dev, port), n.port_guid(p)))
+    default = Partition("Default", DEFAULT_PKEY,
+                        [Member(h.node, h.device, h.port_guid, True) for h in subnet.sm_hosts])
+    out = [default]
+    for i, name, pkey in tenant_pkeys(plan.design):
+        servers = [s for s in members.get(name, []) if s in ports_of]
+        if not servers:
+            continue
+        ms = [Member(label, s, g, True) for s in servers for label, g in sorted(ports_of[s])]
+        out.append(Partition(name, pkey, ms, i, servers))
+    return out
+
+
+def isolation_problems(parts: list[Partition], owner: Mapping[str, str]) -> list[Problem]:
+    """What would let one tenant reach another: a key used twice or the default key taken, a port in two
+    tenant partitions, a tenant partition holding a port of a server the tenant does not rent (`owner`:
+    server -> tenant), or a tenant port made a full member of the default partition."""
+    problems: list[Problem] = []
+
+    def field_of(p: Partition, leaf: str = "") -> str:
+        return f"tenants.{p.tenant_index}{leaf}" if p.tenant_index is not None else "tenants"
+
+    seen_key: dict[int, Partition] = {}
+    seen_port: dict[int, tuple[Partition, Member]] = {}
+    for p in parts:
+        if p.name == "Default":
+            continue
+        if not 0 < p.pkey < DEFAULT_PKEY:
+            problems.append(Problem(field_of(p, ".pkey"), f"pkey 0x{p.pkey:04x} of tenant {p.name!r} is not a "
+                                    "tenant key (0x0001-0x7ffe; 0x7fff is the default partition)",
+                                    "pick another key"))
+        if p.pkey in seen_key:
+            problems.append(Problem(field_of(p, ".pkey"), f"tenants {seen_key[p.pkey].name!r} and {p.name!r} share "
+                                    f"partition key 0x{p.pkey:04x}: their servers would reach each other",
+                                    "give every tenant its own pkey"))
+        seen_key.setdefault(p.pkey, p)
+        for m in p.members:
+            if owner.get(m.device) != p.name:
+                problems.append(Problem(field_of(p), f"partition {p.name!r} (0x{p.pkey:04x}) holds {m.label}, a "
+                                        f"port of {m.device}, which {p.name!r} does not rent "
+                                        f"(owner: {owner.get(m.device, 'nobody')})",
+                                        "a tenant partition may only hold its own servers' ports"))
+            if m.port_guid in seen_port and seen_port[m.port_guid][0] is not p:
+                other = seen_port[m.port_guid][0]
+                problems.append(Problem(field_of(p), f"port {m.label} (0x{m.port_guid:016x}) is a member of both "
+                                        f"{other.name!r} and {p.name!r}: the two tenants share it",
+                                        "a server belongs to at most one tenant; remove it from one of them"))
+            seen_port.setdefault(m.port_guid, (p, m))
+            if not m.full:
+                problems.append(Problem(field_of(p), f"{m.label} is only a limited member of its tenant "
+                                        f"partition {p.name!r}", "tenant members are full members"))
+    default = next((p for p in parts if p.name == "Default"), None)
+    if default is not None:
+        for m in default.members:
+            if m.full and m.port_guid in seen_port:
+                problems.append(Problem(field_of(seen_port[m.port_guid][0]), f"{m.label} is a full member of the "
+                                        "default partition: as a full member it could reach every tenant",
+                                        "only subnet-manager ports are full members of 0x7fff"))
+    return problems
+
+
+def tenant_owner(plan: Plan) -> dict[str, str]:
+    """server -> tenant, from the design (the source the partitions must agree with)."""
+    members = tenant_members(Design.model_validate(plan.design))
+    return {s: t for t, servers in members.items() for s in servers}
+
+
+def check(plan: Plan, catalog: Catalog) -> None:
+    """Compiler stage: refuse a plan whose InfiniBand partitions would not isolate tenants, and record
+    the keys and subnet managers in plan.extra["infiniband"] for later consumers (UFM, Pulumi)."""
+    if not is_infiniband(plan):
+        return
+    owner = tenant_owner(plan)
+    problems: list[Problem] = []
+    sn = subnet(plan)
+    parts = partitions(plan, sn)
+    problems += isolation_problems(parts, owner)
+    if problems:
+        raise DesignError(problems)
+    plan.extra["infiniband"] = {
+        "root_switches": sn.roots,
+        "subnet_managers": [{"device": h.device, "node": h.node, "on_switch": h.on_switch} for h in sn.sm_hosts],
+        "partitions": [{"name": p.name, "pkey": f"0x{p.pkey:04x}", "ports": len(p.members),
+                        "servers": hostlist.collect_hostlist(p.servers) if p.servers else ""} for p in parts],
+    }
+
+
+# ----------------------------------------------------------------------------------------- rendering
+
+
+def _partitions_conf(plan: Plan, sn: Subnet, parts: list[Partition]) -> str:
+    name = plan.design["name"]
+    lines = [
+        f"# OpenSM partitions for {name}: generated by railyard, do not edit.",
+        "# Isolation: each tenant has one partition key over every backend port (all rails) of its servers,",
+        "# as full members. Every other port is only a limited member of the default partition 0x7fff;",
+        "# the subnet-manager ports are full members of it, so tenants reach the SM but never each other",
+        "# (limited members cannot talk to limited members; part_enforce both makes the leaf ports drop it).",
+        "# Members are port GUIDs: an HCA port's GUID is its node GUID + 1, a switch's port 0 is its node GUID.",
+    ]
+    default = parts[0]
+    if sn.sm_hosts and sn.sm_hosts[0].on_switch:
+        lines.append("# The subnet manager runs on managed switches (management.backend_attached: 0): its port is the")
+        lines.append("# switch management port 0, whose port GUID is the switch node GUID, listed below as full.")
+    lines += ["", "Default=0x7fff, ipoib, defmember=limited : ALL, SELF=full,"]
+    for i, m in enumerate(default.members):
+        end = " ;" if i == len(default.members) - 1 else ","
+        lines.append(f"  0x{m.port_guid:016x}=full{end}  # {m.label} (subnet manager)")
+    if not default.members:
+        lines[-1] = lines[-1].rstrip(",") + " ;"
+    for p in parts[1:]:
+        lines += ["", f"# tenant {p.name}: {hostlist.collect_hostlist(p.servers)} ({len(p.servers)} servers, "
+                      f"{len(p.members)} ports)",
+                  f"{p.name}=0x{p.pkey:04x}, ipoib, mtu=5, defmember=full :"]
+        by_server: dict[str, list[Member]] = {}
+        for m in p.members:
+            by_server.setdefault(m.device, []).append(m)
+        servers = list(by_server)
+        # one server per line: OpenSM reads the file with a fixed-size line buffer
+        for si, s in enumerate(servers):
+            guids = ", ".join(f"0x{m.port_guid:016x}" for m in by_server[s])
+            end = " ;" if si == len(servers) - 1 else ","
+            lines.append(f"  {guids}{end}  # {s}")
+    return "\n".join(lines) + "\n"
+
+
+def _opensm_conf(plan: Plan, sn: Subnet, base: str) -> str:
+    n_nodes = len(sn.nodes)
+    hosts = ", ".join(h.node for h in sn.sm_hosts)
+    lines = [f"# OpenSM options for {plan.design['name']}: generated by railyard.",
+             f"# Fabric: {sum(n.kind == 'Switch' for n in sn.nodes)} switches, "
+             f"{sum(n.kind != 'Switch' for n in sn.nodes)} HCA ports."]
+    if sn.sm_hosts and sn.sm_hosts[0].on_switch:
+        lines += [
+            "# Subnet manager: embedded in the managed switches " + hosts + " (management.backend_attached: 0).",
+            "# MLNX-OS runs OpenSM on the switch: give it these same settings (ftree, the root GUIDs, the",
+            "# partitions) through the switch's SM configuration. The SM port is the switch management",
+            "# port 0; partitions.conf lists it as a full member of the default partition.",
+        ]
+        if n_nodes > EMBEDDED_SM_MAX_NODES:
+            lines += [f"# WARNING: {n_nodes} nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} NVIDIA states for a "
+                      "switch-embedded SM;", "# attach management nodes to the backend (management.backend_attached) "
+                      "and run OpenSM or UFM there."]
+    else:
+        lines += [f"# Subnet manager hosts: {hosts} (backend-attached management nodes). All run this file;",
+                  "# with equal sm_priority the lowest port GUID is master and the others stand by."]
+    lines += [
+        "",
+        "routing_engine ftree",
+        f"root_guid_file {base}/root_guids",
+        f"partition_config_file {base}/partitions.conf",
+        f"node_name_map_name {base}/node-name-map",
+        "# tenant isolation: enforce partitions on switch ports facing HCAs, inbound and outbound",
+        "no_partition_enforcement FALSE",
+        "part_enforce both",
+        "allow_both_pkeys FALSE",
+        "lmc 0",
+        "sm_priority 14",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _root_guids(sn: Subnet) -> str:
+    by_desc = sn.by_desc
+    lines = ["# ftree root switches: the top tier of the fat tree (one node GUID per line)"]
+    lines += [f"0x{by_desc[r].guid:016x}  # {r}" for r in sn.roots]
+    return "\n".join(lines) + "\n"
+
+
+def _node_name_map(sn: Subnet) -> str:
+    lines = ["# node GUID -> name, for ibnetdiscover/ibtracert/OpenSM --node-name-map"]
+    lines += [f'0x{n.guid:016x} "{n.desc}"' for n in sn.nodes]
+    return "\n".join(lines) + "\n"
+
+
+def _topology_net(plan: Plan, sn: Subnet) -> str:
+    header = [
+        f"Expected InfiniBand fabric of {plan.design['name']}, in ibnetdiscover format: generated by railyard.",
+        "Node descriptions are plan names (HCAs: '<host> <ibdev>'); GUIDs are placeholders derived from the names",
+        "until the as-built GUIDs are known. Compare a discovered fabric with `railyard verify`.",
+        f"The first node is the subnet manager host ({sn.sm_hosts[0].node if sn.sm_hosts else 'none'}): ibsim "
+        "attaches OpenSM there.",
+        "Speeds are the real ones (4xNDR = 400G). ibsim 0.10 parses speeds up to HDR: to rehearse this fabric",
+        "in ibsim, load a copy with 4xNDR/4xXDR replaced by 4xHDR (routing and partitions do not depend on speed).",
+    ]
+    return format_net(sn.nodes, header)
+
+
+def _ufm(parts: list[Partition]) -> dict[str, str]:
+    """Bodies for UFM Enterprise's PKey REST API (/ufmRest/resources/pkeys): create each tenant key, then
+    set its members. UFM manages the default key 0x7fff itself."""
+    files: dict[str, str] = {}
+    requests: list[dict[str, Any]] = []
+    for p in parts[1:]:
+        create = {"pkey": f"0x{p.pkey:04x}", "partition_name": p.name, "index0": False, "ip_over_ib": True}
+        members = {"pkey": f"0x{p.pkey:04x}", "guids": [f"{m.port_guid:016x}" for m in p.members],
+                   "membership": "full", "index0": False, "ip_over_ib": True}
+        files[f"ufm/{p.name}-create.json"] = json.dumps(create, indent=1) + "\n"
+        files[f"ufm/{p.name}-members.json"] = json.dumps(members, indent=1) + "\n"
+        requests += [{"method": "POST", "path": "/ufmRest/resources/pkeys/add", "body": f"{p.name}-create.json"},
+                     {"method": "POST", "path": "/ufmRest/resources/pkeys", "body": f"{p.name}-members.json"}]
+    files["ufm/requests.json"] = json.dumps(requests, indent=1) + "\n"
+    return files
+
+
+def render_infiniband(plan: Plan, guids: Mapping[str, int] | None = None) -> dict[str, str]:
+    """DIR/infiniband/: OpenSM files, the expected fabric and UFM bodies (nothing for a RoCE backend)."""
+    if not is_infiniband(plan):
+        return {}
+    owner = tenant_owner(plan)
+    sn = subnet(plan, guids)
+    parts = partitions(plan, sn)
+    problems = isolation_problems(parts, owner)
+    if problems:
+        raise DesignError(problems)
+    files = {
+        "infiniband/partitions.conf": _partitions_conf(plan, sn, parts),
+        "infiniband/opensm.conf": _opensm_conf(plan, sn, OPENSM_DIR),
+        "infiniband/root_guids": _root_guids(sn),
+        "infiniband/node-name-map": _node_name_map(sn),
+        "infiniband/topology.net": _topology_net(plan, sn),
+    }
+    files.update({f"infiniband/{rel}": text for rel, text in _ufm(parts).items()})
+    return files
