@@ -289,7 +289,7 @@ def _topology_conf(plan: Plan, tree: list[SlurmSwitch]) -> str:
         "# slurm.conf: TopologyPlugin=topology/tree",
     ]
     for sw in tree:
-        real = f"  # {_hl(sw.members)}" if sw.members != [sw.name] else ""
+        real = f"  # {hostlist.collect_hostlist(sw.members)}" if sw.members != [sw.name] else ""  # a comment: any form
         if sw.level == 0:
             lines.append(f"SwitchName={sw.name} Nodes={_hl(sw.nodes)}{real}")
         else:

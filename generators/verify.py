@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +134,7 @@ class LinkReport:
     label: str | None = None
     planned_speed: str | None = None
     found_speed: str | None = None
+    note: str | None = None  # e.g. where an extra link's cable was planned to go
 
     def text(self) -> str:
         cab = ""
@@ -190,7 +191,7 @@ class VerifyReport:
         for lk in self.missing:
             lines.append(f"MISSING  {lk.text()}: not cabled, or the link is down (check and clean both ends)")
         for lk in self.extra:
-            lines.append(f"EXTRA    {lk.text()}: not in the plan")
+            lines.append(f"EXTRA    {lk.text()}: not in the plan{f' ({lk.note})' if lk.note else ''}")
         for lk in self.slow:
             lines.append(f"SLOW     {lk.text()}: up at {lk.found_speed}, planned {lk.planned_speed} "
                          "(clean or replace the optics/cable)")
@@ -243,10 +244,19 @@ def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = Non
         planned[frozenset((a, b))] = (a, b, expect_speed or ib_speed(lk.speed_gbps))
 
     def ib_of(end: End) -> int | None:
+        """IB port number of a switch port (an HCA's single port needs no number)."""
         d = idx.get(end[0])
         if d is not None and d.kind == "switch":
             return nums(d.model).get(end[1])
-        return 1
+        return None
+
+    rank = {"leaf": 1, "spine": 2, "core": 3}
+
+    def shown(a: End, b: End) -> tuple[End, End]:
+        """Servers first, then up the tiers, as planned links are written."""
+        ra = rank.get(idx[a[0]].role, 0) if a[0] in idx else 0
+        rb = rank.get(idx[b[0]].role, 0) if b[0] in idx else 0
+        return (b, a) if rb < ra else (a, b)
 
     unknown: set[str] = set()
 
@@ -259,18 +269,21 @@ def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = Non
                 nums(d.model)
                 return (name, names_by_number[d.model].get(p, f"port {p}")), True
             unknown.add(f"switch {desc!r} (GUID 0x{n.guid:016x})")
-            return (desc, f"port {p}"), False
+            return (f"{desc} (GUID 0x{n.guid:016x})", f"port {p}"), False
         host, _, dev = desc.partition(" ")
         if host in idx and dev:
             return (host, dev if p == 1 else f"{dev} port {p}"), True
         unknown.add(f"HCA {desc!r} (GUID 0x{n.guid:016x})")
-        return (desc, f"port {p}"), False
+        # unknown devices may share a description (factory defaults): the GUID keeps them apart
+        return (f"{desc} (GUID 0x{n.guid:016x})", f"port {p}"), False
 
     nodes = parse_net(discovered)
     found: dict[frozenset[End], tuple[End, End, str | None, bool, bool]] = {}
     ib_found: dict[End, int] = {}
     for n, p, peer, pp, speed in links_of(nodes):
         (a, ka), (b, kb) = end_of(n, p), end_of(peer, pp)
+        if a == b:  # a port cabled to itself cannot happen; two identical unknown ends would collapse
+            b = (f"{b[0]} (peer)", b[1])
         ib_found[a], ib_found[b] = p, pp
         found[frozenset((a, b))] = (a, b, speed, ka, kb)
 
@@ -292,10 +305,6 @@ def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = Non
         for e in k:
             missing_by_end.setdefault(e, []).append(k)
     extra_set, missing_set = set(extra_keys), set(missing_keys)
-    lower_end = {pa for pa, _pb, _ in planned.values()}
-
-    def shown(a: End, b: End) -> tuple[End, End]:
-        return (b, a) if b in lower_end and a not in lower_end else (a, b)
 
     def find_swap(x: End, y: End) -> tuple[End, End, frozenset[End], frozenset[End]] | None:
         """For found {x,y}: a missing {x,y1}, a missing {x1,y} and a found {x1,y1}."""
@@ -339,9 +348,17 @@ def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = Non
     for k in extra_keys:
         if k in extra_set:
             a, b, sp, ka, kb = found[k]
-            if not ka and kb:
+            if (a, b) != shown(a, b):
                 a, b, ka, kb = b, a, kb, ka
-            rep.extra.append(report(a, b, ka, kb, speed=sp))
+            lk = report(a, b, ka, kb, speed=sp)
+            # a cable in the wrong port: one end is also an end of a missing link
+            notes = []
+            for e in (a, b):
+                for m in missing_by_end.get(e, []):
+                    if m in missing_set:
+                        (other,) = m - {e}
+                        notes.append(f"{e[0]} {e[1]} was planned to {port(other[0], other[1], ib_of(other)).text()}")
+            rep.extra.append(replace(lk, note="; ".join(notes) or None))
     for k, (a, b, sp) in planned.items():
         got = found.get(k)
         if got is not None and got[2] is not None and got[2] != sp:
