@@ -380,9 +380,15 @@ def _opensm_conf(plan: Plan, sn: Subnet, base: str) -> str:
         "allow_both_pkeys FALSE",
         "lmc 0",
         "sm_priority 14",
-        "",
     ]
-    return "\n".join(lines)
+    if sn.sm_hosts and sn.sm_hosts[0].on_switch:
+        lines += [
+            "# The SM sits on a root switch. ftree's up/down routes never turn root-leaf-root, so without this",
+            "# the other roots are unreachable by LID from it (LID-routed management: PerfMgr, diagnostics).",
+            "# The added root-to-root routes carry management traffic only.",
+            "connect_roots TRUE",
+        ]
+    return "\n".join([*lines, ""])
 
 
 def _root_guids(sn: Subnet) -> str:

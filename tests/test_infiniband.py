@@ -181,6 +181,11 @@ def test_switch_embedded_sm_is_documented(compiled: Compiled) -> None:
     assert "WARNING: 17664 nodes exceed the ~2,000 NVIDIA states for a switch-embedded SM" in big
 
 
+def test_connect_roots_only_when_the_sm_sits_on_a_root(compiled: Compiled) -> None:
+    assert "\nconnect_roots TRUE\n" in files(compiled("h100-1024-reference"))["infiniband/opensm.conf"]
+    assert "connect_roots" not in files(compiled("h100-1024-optimized"))["infiniband/opensm.conf"]
+
+
 def test_opensm_conf_options(compiled: Compiled) -> None:
     text = files(compiled("h100-256"))["infiniband/opensm.conf"]
     opts = dict(ln.split(None, 1) for ln in text.splitlines() if ln and not ln.startswith("#"))
