@@ -20,7 +20,7 @@ Record shape (a blank line ends a record; every link appears at both of its ends
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 # Per-lane signalling names InfiniBand uses for a 4x port's total speed (what ibnetdiscover prints).
@@ -69,32 +69,44 @@ def node_ident(kind: str, guid: int) -> str:
     return f"{_ID_PREFIX[kind]}-{guid:016x}"
 
 
-def format_net(nodes: Iterable[NetNode], header: Iterable[str] = ()) -> str:
-    """Write records in the given order. Peers must be among `nodes` (their descriptions are quoted)."""
-    nodes = list(nodes)
-    by_id = {n.ident: n for n in nodes}
+# A node to write: (key, number of ports, [(port, peer key, peer port, speed)]); keys index `NodeInfo`.
+Record = tuple[str, int, list[tuple[int, str, int, str | None]]]
+NodeInfo = tuple[str, str, int, str]  # (kind, quoted id, node GUID, description)
+
+
+def format_records(records: Iterable[Record], info: Mapping[str, NodeInfo], header: Iterable[str] = ()) -> str:
+    """Write records in the given order; every peer must be in `info`. Plain tuples rather than NetNode
+    objects, so a 65k-HCA fabric is written without building an object per port."""
     out: list[str] = [f"# {h}" if h else "#" for h in header]
     if out:
         out.append("")
-    for n in nodes:
-        if n.kind == "Switch":
-            out.append(f"switchguid=0x{n.guid:016x}")
-            out.append(f'Switch\t{n.nports} "{n.ident}"\t\t# "{n.desc}" enhanced port 0 lid 0 lmc 0')
-            for p in sorted(n.links):
-                lk = n.links[p]
-                peer = by_id[lk.peer]
-                pg = f"({peer.port_guid(lk.peer_port):x})" if peer.kind != "Switch" else ""
-                out.append(f'[{p}]\t"{lk.peer}"[{lk.peer_port}]{pg}\t\t# "{peer.desc}" lid 0 {lk.speed}')
+    for key, nports, links in records:
+        kind, ident, guid, desc = info[key]
+        links = sorted(links)
+        if kind == "Switch":
+            out.append(f"switchguid=0x{guid:016x}")
+            out.append(f'Switch\t{nports} "{ident}"\t\t# "{desc}" enhanced port 0 lid 0 lmc 0')
+            for port, peer, peer_port, speed in links:
+                pk, pid, pguid, pdesc = info[peer]
+                pg = f"({pguid + peer_port:x})" if pk != "Switch" else ""
+                out.append(f'[{port}]\t"{pid}"[{peer_port}]{pg}\t\t# "{pdesc}" lid 0 {speed}')
         else:
-            out.append(f"{'caguid' if n.kind == 'Ca' else 'rtguid'}=0x{n.guid:016x}")
-            out.append(f'{n.kind}\t{n.nports} "{n.ident}"\t\t# "{n.desc}"')
-            for p in sorted(n.links):
-                lk = n.links[p]
-                peer = by_id[lk.peer]
-                out.append(f'[{p}]({n.port_guid(p):x}) \t"{lk.peer}"[{lk.peer_port}]\t\t'
-                           f'# lid 0 lmc 0 "{peer.desc}" lid 0 {lk.speed}')
+            out.append(f"{'caguid' if kind == 'Ca' else 'rtguid'}=0x{guid:016x}")
+            out.append(f'{kind}\t{nports} "{ident}"\t\t# "{desc}"')
+            for port, peer, peer_port, speed in links:
+                _, pid, _, pdesc = info[peer]
+                out.append(f'[{port}]({guid + port:x}) \t"{pid}"[{peer_port}]\t\t# lid 0 lmc 0 "{pdesc}" lid 0 {speed}')
         out.append("")
     return "\n".join(out)
+
+
+def format_net(nodes: Iterable[NetNode], header: Iterable[str] = ()) -> str:
+    """Write NetNode records in the given order. Peers must be among `nodes`."""
+    nodes = list(nodes)
+    info = {n.ident: (n.kind, n.ident, n.guid, n.desc) for n in nodes}
+    records = [(n.ident, n.nports, [(p, lk.peer, lk.peer_port, lk.speed) for p, lk in n.links.items()])
+               for n in nodes]
+    return format_records(records, info, header)
 
 
 _GUID_LINE = re.compile(r"^(switchguid|caguid|rtguid)=(0x[0-9a-fA-F]+)")

@@ -30,7 +30,7 @@ from generators.catalog import Catalog
 from generators.design import Design, tenant_members
 from generators.errors import DesignError, Problem
 from generators.fabric import port_table
-from generators.ibnetdiscover import NetLink, NetNode, format_net, ib_speed, node_ident
+from generators.ibnetdiscover import format_records, ib_speed, node_ident
 from generators.plan import Plan
 
 GUID_PREFIX = 0x02 << 56  # EUI-64 with the U/L bit set: locally administered, never a vendor's OUI
@@ -81,16 +81,33 @@ class SmHost:
 @dataclass(slots=True)
 class Subnet:
     """The backend InfiniBand subnet and everything its SM needs. (The invariants refuse a backend that
-    is not connected, so there is exactly one.)"""
+    is not connected, so there is exactly one.) Plain tables: the compile stage needs only the GUIDs,
+    and topology.net is written from them without an object per port (65k HCAs at 64k GPUs)."""
 
-    nodes: list[NetNode]  # SM host first: ibsim and OpenSM attach to the first node of a net file
+    order: list[str]  # node descriptions, SM host first: ibsim and OpenSM attach to the first node
+    kind: dict[str, tuple[str, int]]  # node description -> ("Switch" | "Ca", number of ports)
+    guid: dict[str, int]  # node description -> node GUID
+    ends: dict[tuple[str, str], tuple[str, int]]  # plan (device, port) -> (node description, IB port)
     roots: list[str]  # top-tier switch names (ftree roots)
     sm_hosts: list[SmHost]
-    ports: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)  # plan end -> (node id, IB port)
 
-    @property
-    def by_desc(self) -> dict[str, NetNode]:
-        return {n.desc: n for n in self.nodes}
+    def port_guid(self, desc: str, port: int = 1) -> int:
+        """A switch's ports share its node GUID; an HCA port's GUID is node GUID + port (as in ibsim)."""
+        return self.guid[desc] if self.kind[desc][0] == "Switch" else self.guid[desc] + port
+
+    def net_text(self, plan: Plan, header: list[str]) -> str:
+        """The fabric in ibnetdiscover format, nodes in `order`, every link at both ends."""
+        info = {d: (k, node_ident(k, self.guid[d]), self.guid[d], d) for d, (k, _) in self.kind.items()}
+        links: dict[str, list[tuple[int, str, int, str | None]]] = {d: [] for d in self.order}
+        speeds: dict[int, str] = {}
+        for lk in plan.links:
+            if lk.network != "backend":
+                continue
+            (a, ap), (b, bp) = self.ends[(lk.a_device, lk.a_port)], self.ends[(lk.b_device, lk.b_port)]
+            sp = speeds.get(lk.speed_gbps) or speeds.setdefault(lk.speed_gbps, ib_speed(lk.speed_gbps))
+            links[a].append((ap, b, bp, sp))
+            links[b].append((bp, a, ap, sp))
+        return format_records(((d, self.kind[d][1], links[d]) for d in self.order), info, header)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,24 +150,25 @@ def subnet(plan: Plan, guids: Mapping[str, int] | None = None) -> Subnet:
     discovered fabric) replaces the name-derived placeholders; it must cover every node."""
     catalog = Catalog.model_validate(plan.catalog)
     idx = plan.index()
-    links = [lk for lk in plan.links if lk.network == "backend"]
     numbers: dict[str, dict[str, int]] = {}
-    kinds: dict[str, tuple[str, int]] = {}  # node description -> (kind, nports)
-    end_node: dict[tuple[str, str], tuple[str, int]] = {}  # plan end -> (node description, IB port)
-    for lk in links:
+    kinds: dict[str, tuple[str, int]] = {}
+    ends: dict[tuple[str, str], tuple[str, int]] = {}
+    for lk in plan.links:
+        if lk.network != "backend":
+            continue
         for dev, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
-            if (dev, port) in end_node:
+            if (dev, port) in ends:
                 continue
             d = idx[dev]
             if d.kind == "switch":
                 nums = numbers.get(d.model)
                 if nums is None:
                     nums = numbers[d.model] = switch_port_numbers(catalog, d.model)
-                end_node[(dev, port)] = (dev, nums[port])
+                ends[(dev, port)] = (dev, nums[port])
                 kinds[dev] = ("Switch", d.ports)
             else:
                 desc = ca_desc(dev, port)
-                end_node[(dev, port)] = (desc, 1)
+                ends[(dev, port)] = (desc, 1)
                 kinds[desc] = ("Ca", 1)
     if guids is None:
         guid_of = name_guids(kinds)
@@ -161,34 +179,22 @@ def subnet(plan: Plan, guids: Mapping[str, int] | None = None) -> Subnet:
                                   "map every node description of the plan to its as-built GUID")
         guid_of = {k: guids[k] for k in kinds}
 
-    nodes: dict[str, NetNode] = {}
-    for desc, (kind, nports) in kinds.items():
-        g = guid_of[desc]
-        nodes[desc] = NetNode(kind, node_ident(kind, g), g, nports, desc)
-    speeds: dict[int, str] = {}
-    for lk in links:
-        (a, ap), (b, bp) = end_node[(lk.a_device, lk.a_port)], end_node[(lk.b_device, lk.b_port)]
-        sp = speeds.get(lk.speed_gbps) or speeds.setdefault(lk.speed_gbps, ib_speed(lk.speed_gbps))
-        nodes[a].links[ap] = NetLink(ap, nodes[b].ident, bp, sp)
-        nodes[b].links[bp] = NetLink(bp, nodes[a].ident, ap, sp)
-
     order = {d.name: i for i, d in enumerate(plan.devices)}
-    switches = sorted((d for d in nodes if nodes[d].kind == "Switch"), key=order.__getitem__)
+    switches = sorted((d for d, (k, _) in kinds.items() if k == "Switch"), key=order.__getitem__)
     top = max((_ROLE_RANK.get(idx[s].role, 0) for s in switches), default=0)
     roots = [s for s in switches if _ROLE_RANK.get(idx[s].role, 0) == top] if top > 0 else []
     sm_names = {d.name for d in plan.devices if d.kind == "management" and d.attrs.get("subnet_manager")}
-    hosts = [SmHost(dev, desc, nodes[desc].port_guid(1), on_switch=False)
-             for (dev, _port), (desc, _) in end_node.items() if dev in sm_names]
+    hosts = [SmHost(dev, desc, guid_of[desc] + 1, on_switch=False)
+             for (dev, _port), (desc, _) in ends.items() if dev in sm_names]
     hosts.sort(key=lambda h: (order[h.device], h.node))
     if not hosts:
         # management.backend_attached: 0: the SM runs embedded in managed switches; the top tier sees
         # the whole subnet at equal distance, so the first two roots host master and standby
-        hosts = [SmHost(s, s, nodes[s].guid, on_switch=True) for s in (roots or switches)[:2]]
+        hosts = [SmHost(s, s, guid_of[s], on_switch=True) for s in (roots or switches)[:2]]
     first = hosts[0].node if hosts else None
     ordered = [*([first] if first else []), *(s for s in switches if s != first),
-               *(c for c in nodes if nodes[c].kind != "Switch" and c != first)]
-    return Subnet([nodes[d] for d in ordered], roots, hosts,
-                  {e: (nodes[desc].ident, p) for e, (desc, p) in end_node.items()})
+               *(c for c, (k, _) in kinds.items() if k != "Switch" and c != first)]
+    return Subnet(ordered, kinds, guid_of, ends, roots, hosts)
 
 
 # ---------------------------------------------------------------------------------------- partitions
@@ -213,25 +219,20 @@ def tenant_pkeys(design: Mapping[str, Any]) -> list[tuple[int, str, int]]:
     return out
 
 
-def partitions(plan: Plan, subnet: Subnet) -> list[Partition]:
+def partitions(plan: Plan, sn: Subnet) -> list[Partition]:
     """Default (SM full, everyone else limited) and one full-membership partition per tenant."""
-    design = Design.model_validate(plan.design)
-    members = tenant_members(design)
-    nodes = {n.ident: n for n in subnet.nodes}
+    members = tenant_members(Design.model_validate(plan.design))
     ports_of: dict[str, list[tuple[str, int]]] = {}
-    for (dev, port), (ident, p) in subnet.ports.items():
-        n = nodes[ident]
-        if n.kind != "Switch":
-            ports_of.setdefault(dev, []).append((ca_desc(dev, port), n.port_guid(p)))
-    default = Partition("Default", DEFAULT_PKEY,
-                        [Member(h.node, h.device, h.port_guid, True) for h in subnet.sm_hosts])
+    for (dev, _port), (desc, p) in sn.ends.items():
+        if sn.kind[desc][0] != "Switch":
+            ports_of.setdefault(dev, []).append((desc, sn.port_guid(desc, p)))
+    default = Partition("Default", DEFAULT_PKEY, [Member(h.node, h.device, h.port_guid, True) for h in sn.sm_hosts])
     out = [default]
     for i, name, pkey in tenant_pkeys(plan.design):
         servers = [s for s in members.get(name, []) if s in ports_of]
-        if not servers:
-            continue
-        ms = [Member(label, s, g, True) for s in servers for label, g in sorted(ports_of[s])]
-        out.append(Partition(name, pkey, ms, i, servers))
+        if servers:
+            out.append(Partition(name, pkey, [Member(label, s, g, True) for s in servers for label, g in ports_of[s]],
+                                 i, servers))
     return out
 
 
@@ -349,11 +350,11 @@ def _partitions_conf(plan: Plan, sn: Subnet, parts: list[Partition]) -> str:
 
 
 def _opensm_conf(plan: Plan, sn: Subnet, base: str) -> str:
-    n_nodes = len(sn.nodes)
+    n_nodes = len(sn.order)
+    n_switches = sum(k == "Switch" for k, _ in sn.kind.values())
     hosts = ", ".join(h.node for h in sn.sm_hosts)
     lines = [f"# OpenSM options for {plan.design['name']}: generated by railyard.",
-             f"# Fabric: {sum(n.kind == 'Switch' for n in sn.nodes)} switches, "
-             f"{sum(n.kind != 'Switch' for n in sn.nodes)} HCA ports."]
+             f"# Fabric: {n_switches} switches, {n_nodes - n_switches} HCA ports."]
     if sn.sm_hosts and sn.sm_hosts[0].on_switch:
         lines += [
             "# Subnet manager: embedded in the managed switches " + hosts + " (management.backend_attached: 0).",
@@ -392,15 +393,14 @@ def _opensm_conf(plan: Plan, sn: Subnet, base: str) -> str:
 
 
 def _root_guids(sn: Subnet) -> str:
-    by_desc = sn.by_desc
     lines = ["# ftree root switches: the top tier of the fat tree (one node GUID per line)"]
-    lines += [f"0x{by_desc[r].guid:016x}  # {r}" for r in sn.roots]
+    lines += [f"0x{sn.guid[r]:016x}  # {r}" for r in sn.roots]
     return "\n".join(lines) + "\n"
 
 
 def _node_name_map(sn: Subnet) -> str:
     lines = ["# node GUID -> name, for ibnetdiscover/ibtracert/OpenSM --node-name-map"]
-    lines += [f'0x{n.guid:016x} "{n.desc}"' for n in sn.nodes]
+    lines += [f'0x{sn.guid[d]:016x} "{d}"' for d in sn.order]
     return "\n".join(lines) + "\n"
 
 
@@ -414,7 +414,7 @@ def _topology_net(plan: Plan, sn: Subnet) -> str:
         "Speeds are the real ones (4xNDR = 400G). ibsim 0.10 parses speeds up to HDR: to rehearse this fabric",
         "in ibsim, load a copy with 4xNDR/4xXDR replaced by 4xHDR (routing and partitions do not depend on speed).",
     ]
-    return format_net(sn.nodes, header)
+    return sn.net_text(plan, header)
 
 
 def _ufm(parts: list[Partition]) -> dict[str, str]:

@@ -136,9 +136,9 @@ def test_node_name_map_names_every_node(compiled: Compiled) -> None:
 
 def _port_guids(plan: Plan) -> dict[str, list[str]]:
     """host -> its backend port GUIDs as written in partitions.conf (node GUID + 1)."""
-    sn = subnet(plan)
+    nodes = parse_net(files(plan)["infiniband/topology.net"])
     out: dict[str, list[str]] = {}
-    for n in sn.nodes:
+    for n in nodes.values():
         if n.kind == "Ca":
             out.setdefault(n.desc.split()[0], []).append(f"0x{n.guid + 1:016x}")
     return out
@@ -149,10 +149,10 @@ def test_reference_partitions(compiled: Compiled) -> None:
     parts = parse_partitions(files(plan)["infiniband/partitions.conf"])
     guids = _port_guids(plan)
     assert list(parts) == ["Default", "acme", "globex", "initech"]
-    sn = {n.desc: n for n in subnet(plan).nodes}
+    sn = subnet(plan)
     assert parts["Default"] == (0x7FFF, "ipoib, defmember=limited",
-                                ["ALL", "SELF=full", f"0x{sn['spine01'].guid:016x}=full",
-                                 f"0x{sn['spine02'].guid:016x}=full"])
+                                ["ALL", "SELF=full", f"0x{sn.guid['spine01']:016x}=full",
+                                 f"0x{sn.guid['spine02']:016x}=full"])
     for name, pkey, hosts in (("acme", 0x1001, range(1, 65)), ("globex", 0x1002, range(65, 97)),
                               ("initech", 0x1003, range(97, 113))):
         key, flags, members = parts[name]
