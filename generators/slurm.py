@@ -247,11 +247,15 @@ def check_blocks(blocks: list[Block], sizes: list[int], nodes: list[str]) -> lis
 def check(plan: Plan, catalog: Catalog) -> None:
     """Compiler stage: the Slurm topology the plan implies must be one Slurm accepts without warnings."""
     nodes = [d.name for d in plan.devices if d.kind == "server"]
-    problems = check_tree(slurm_tree(plan), nodes)
+    tree = slurm_tree(plan)
+    problems = check_tree(tree, nodes)
     blocks, sizes = slurm_blocks(plan)
     problems += check_blocks(blocks, sizes, nodes)
     if problems:
         raise DesignError(problems)
+    levels = Counter(sw.level for sw in tree)
+    plan.extra["slurm"] = {"switches_per_level": [levels[lv] for lv in sorted(levels)], "blocks": len(blocks),
+                           "block_sizes": sizes}
 
 
 # ----------------------------------------------------------------------------------------- rendering

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import hostlist
 import pytest
@@ -23,6 +24,7 @@ from generators.slurm import (
     slurm_hostlist,
     slurm_tree,
 )
+from tests.conftest import DESIGNS
 
 Compiled = Callable[..., Plan]
 
@@ -253,3 +255,14 @@ def test_slurm_files_are_deterministic(compiled: Compiled) -> None:
     a = {k: v for k, v in render_all(plan).items() if k.startswith(("slurm/", "infiniband/"))}
     b = {k: v for k, v in render_all(plan).items() if k.startswith(("slurm/", "infiniband/"))}
     assert a == b and len(a) >= 10
+
+
+def test_plan_and_summary_carry_the_slurm_shape(compiled: Compiled, cli: Callable[..., object],
+                                                tmp_path: Path) -> None:
+    assert compiled("h100-16k").extra["slurm"] == {
+        "switches_per_level": [64, 16, 1], "blocks": 64, "block_sizes": [32, 64, 128, 256, 512, 1024, 2048]}
+    r = cli("compile", DESIGNS / "h100-1024-reference.yaml", "-o", tmp_path / "out")
+    assert r.exit_code == 0  # type: ignore[attr-defined]
+    out = r.output  # type: ignore[attr-defined]
+    assert "slurm switches by level" in out and "4 / 1" in out
+    assert "subnet managers" in out and "spine01, spine02" in out
