@@ -44,6 +44,7 @@ class NetLink:
     peer: str  # the peer's quoted id
     peer_port: int
     speed: str | None = None  # "4xNDR"; None when the line does not say
+    port_guid: int | None = None  # this port's own GUID, printed on HCA port lines ("[1](guid)")
 
 
 @dataclass(slots=True)
@@ -56,8 +57,11 @@ class NetNode:
     links: dict[int, NetLink] = field(default_factory=dict)
 
     def port_guid(self, port: int) -> int:
-        """A switch's ports share its node GUID (port 0); a CA port's GUID is node GUID + port (ibsim does
-        the same, and railyard's GUIDs leave the low bits free for it)."""
+        """The GUID printed for the port, else the convention: a switch's ports share its node GUID (port
+        0); a CA port's is node GUID + port (ibsim's rule; railyard's GUIDs leave the low bits free)."""
+        lk = self.links.get(port)
+        if lk is not None and lk.port_guid is not None:
+            return lk.port_guid
         return self.guid if self.kind == "Switch" else self.guid + port
 
 
@@ -74,12 +78,18 @@ Record = tuple[str, int, list[tuple[int, str, int, str | None]]]
 NodeInfo = tuple[str, str, int, str]  # (kind, quoted id, node GUID, description)
 
 
-def format_records(records: Iterable[Record], info: Mapping[str, NodeInfo], header: Iterable[str] = ()) -> str:
+def format_records(records: Iterable[Record], info: Mapping[str, NodeInfo], header: Iterable[str] = (),
+                   port_guids: Mapping[tuple[str, int], int] | None = None) -> str:
     """Write records in the given order; every peer must be in `info`. Plain tuples rather than NetNode
-    objects, so a 65k-HCA fabric is written without building an object per port."""
+    objects, so a 65k-HCA fabric is written without building an object per port. HCA port GUIDs come
+    from `port_guids` ((key, port) -> GUID) when given, else node GUID + port."""
     out: list[str] = [f"# {h}" if h else "#" for h in header]
     if out:
         out.append("")
+
+    def pg(key: str, guid: int, port: int) -> int:
+        return port_guids.get((key, port), guid + port) if port_guids else guid + port
+
     for key, nports, links in records:
         kind, ident, guid, desc = info[key]
         links = sorted(links)
@@ -88,14 +98,15 @@ def format_records(records: Iterable[Record], info: Mapping[str, NodeInfo], head
             out.append(f'Switch\t{nports} "{ident}"\t\t# "{desc}" enhanced port 0 lid 0 lmc 0')
             for port, peer, peer_port, speed in links:
                 pk, pid, pguid, pdesc = info[peer]
-                pg = f"({pguid + peer_port:x})" if pk != "Switch" else ""
-                out.append(f'[{port}]\t"{pid}"[{peer_port}]{pg}\t\t# "{pdesc}" lid 0 {speed}')
+                ppg = f"({pg(peer, pguid, peer_port):x})" if pk != "Switch" else ""
+                out.append(f'[{port}]\t"{pid}"[{peer_port}]{ppg}\t\t# "{pdesc}" lid 0 {speed}')
         else:
             out.append(f"{'caguid' if kind == 'Ca' else 'rtguid'}=0x{guid:016x}")
             out.append(f'{kind}\t{nports} "{ident}"\t\t# "{desc}"')
             for port, peer, peer_port, speed in links:
                 _, pid, _, pdesc = info[peer]
-                out.append(f'[{port}]({guid + port:x}) \t"{pid}"[{peer_port}]\t\t# lid 0 lmc 0 "{pdesc}" lid 0 {speed}')
+                out.append(f'[{port}]({pg(key, guid, port):x}) \t"{pid}"[{peer_port}]\t\t'
+                           f'# lid 0 lmc 0 "{pdesc}" lid 0 {speed}')
         out.append("")
     return "\n".join(out)
 
@@ -106,12 +117,13 @@ def format_net(nodes: Iterable[NetNode], header: Iterable[str] = ()) -> str:
     info = {n.ident: (n.kind, n.ident, n.guid, n.desc) for n in nodes}
     records = [(n.ident, n.nports, [(p, lk.peer, lk.peer_port, lk.speed) for p, lk in n.links.items()])
                for n in nodes]
-    return format_records(records, info, header)
+    port_guids = {(n.ident, p): lk.port_guid for n in nodes for p, lk in n.links.items() if lk.port_guid is not None}
+    return format_records(records, info, header, port_guids)
 
 
 _GUID_LINE = re.compile(r"^(switchguid|caguid|rtguid)=(0x[0-9a-fA-F]+)")
 _NODE_LINE = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"([^"]*)")?')
-_PORT_LINE = re.compile(r'^\[(\d+)\](?:\([0-9a-fA-Fx]+\))?\s*"([^"]+)"\[(\d+)\](?:\([0-9a-fA-Fx]+\))?\s*(?:#(.*))?$')
+_PORT_LINE = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-Fx]+)\))?\s*"([^"]+)"\[(\d+)\](?:\([0-9a-fA-Fx]+\))?\s*(?:#(.*))?$')
 _SPEED = re.compile(r"\b(\d+x[A-Z0-9]+)\s*$")
 
 
@@ -148,9 +160,10 @@ def parse_net(text: str) -> dict[str, NetNode]:
         if m := _PORT_LINE.match(line):
             if node is None:
                 raise NetParseError(f"line {lineno}: port line outside a node record")
-            speed = _SPEED.search(m.group(4) or "")
-            node.links[int(m.group(1))] = NetLink(int(m.group(1)), m.group(2), int(m.group(3)),
-                                                  speed.group(1) if speed else None)
+            speed = _SPEED.search(m.group(5) or "")
+            node.links[int(m.group(1))] = NetLink(int(m.group(1)), m.group(3), int(m.group(4)),
+                                                  speed.group(1) if speed else None,
+                                                  int(m.group(2), 16) if m.group(2) else None)
             continue
         raise NetParseError(f"line {lineno}: not ibnetdiscover topology output: {line[:80]!r}")
     for n in nodes.values():

@@ -392,3 +392,51 @@ def run_verify(plan: Plan, discovered: Path, speed: str | None = None, node_name
     except NetParseError as exc:
         raise DesignError.one("--ibnetdiscover", f"{discovered}: {exc}",
                               "pass the unmodified output of `ibnetdiscover`") from None
+
+
+def as_built_guids(plan: Plan, discovered: str, node_names: Mapping[int, str] | None = None
+                   ) -> tuple[dict[str, int], dict[str, int]]:
+    """(node description -> node GUID, HCA description -> port GUID) of the plan's devices in a discovered
+    fabric, for rendering the SM files with the hardware's GUIDs. Raises DesignError when a plan node was
+    not discovered (its GUID is unknown) or a description appears twice (two devices claim one name)."""
+    idx = plan.index()
+    guids: dict[str, int] = {}
+    ports: dict[str, int] = {}
+    twice: set[str] = set()
+    for n in parse_net(discovered).values():
+        desc = node_names.get(n.guid, n.desc) if node_names else n.desc
+        if n.kind == "Switch":
+            name = switch_name(desc)
+            if name not in idx:
+                continue
+        else:
+            host, _, dev = desc.partition(" ")
+            if host not in idx or not dev:
+                continue
+            name = f"{host} {dev}"
+            ports[name] = n.port_guid(1)
+        if name in guids and guids[name] != n.guid:
+            twice.add(name)
+        guids[name] = n.guid
+    if twice:
+        raise DesignError.one("--ibnetdiscover", f"{len(twice)} node descriptions belong to several devices, e.g. "
+                              f"{sorted(twice)[0]!r}", "give every switch and host its planned name")
+    return guids, ports
+
+
+def write_as_built(plan: Plan, discovered: str, out: Path, node_names: Mapping[int, str] | None = None) -> int:
+    """`verify --write-config DIR`: plan.json and infiniband/ with the discovered GUIDs. Returns the file count."""
+    from generators.infiniband import render_infiniband
+    from generators.output import write_tree
+    from generators.plan import dumps
+
+    guids, ports = as_built_guids(plan, discovered, node_names)
+    try:
+        files = {"plan.json": dumps(plan), **render_infiniband(plan, guids, ports)}
+    except DesignError as exc:
+        if exc.problems and exc.problems[0].field == "--guids":
+            raise DesignError.one("--write-config", exc.problems[0].message.replace("have no GUID", "were not "
+                                  "discovered"), "cable and power them, then discover again") from None
+        raise
+    write_tree(files, out)
+    return len(files)

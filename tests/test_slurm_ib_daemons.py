@@ -244,9 +244,15 @@ def test_verify_round_trip_through_ibnetdiscover(sim: Sim, cli: Callable[..., ob
     """What the real ibnetdiscover reports of the rehearsal fabric verifies clean (at the simulated speed)."""
     discovered = tmp_path / "discovered.net"
     discovered.write_text(sim.fab.ibnetdiscover())
-    r = cli("verify", DESIGNS / f"{sim.name}.yaml", "--ibnetdiscover", discovered, "--speed", "4xHDR")
+    out = tmp_path / "as-built"
+    r = cli("verify", DESIGNS / f"{sim.name}.yaml", "--ibnetdiscover", discovered, "--speed", "4xHDR",
+            "--write-config", out)
     assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
     assert "OK: the discovered fabric matches the plan" in r.output  # type: ignore[attr-defined]
+    # the simulated hardware carries the planned GUIDs, so the as-built SM files are the generated ones
+    for rel, text in sim.files.items():
+        if rel.startswith("infiniband/") and rel != "infiniband/topology.net":
+            assert (out / rel).read_text() == text, rel
 
 
 @pytest.mark.parametrize("name", IB_DESIGNS)

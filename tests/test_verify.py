@@ -177,3 +177,42 @@ def test_verify_cli(cli: Callable[..., object], plan256: Plan, fabric: dict[str,
     assert "--ibnetdiscover" in r.output and "line 1: not ibnetdiscover topology output" in r.output  # type: ignore
     r = cli("verify", design, "--ibnetdiscover", tmp_path / "absent.net")
     assert r.exit_code == 2 and "cannot read" in r.output  # type: ignore[attr-defined]
+
+
+def test_write_config_with_the_hardware_guids(cli: Callable[..., object], fabric: dict[str, NetNode],
+                                              tmp_path: Path) -> None:
+    """After discovery the SM files get the real GUIDs: node GUIDs from the records, HCA port GUIDs as printed
+    (mlx5 HCAs report a port GUID equal to the node GUID, not node + 1 as ibsim does)."""
+    from generators.ibnetdiscover import NetLink
+
+    for i, n in enumerate(sorted(fabric.values(), key=lambda n: n.desc)):
+        n.guid = 0x0C42A10300000000 + 0x100 * i
+        if n.kind == "Ca":
+            lk = n.links[1]
+            n.links[1] = NetLink(lk.port, lk.peer, lk.peer_port, lk.speed, port_guid=n.guid)
+    discovered = tmp_path / "site.net"
+    discovered.write_text(text(fabric))
+    out = tmp_path / "as-built"
+    r = cli("verify", DESIGNS / "h100-256.yaml", "--ibnetdiscover", discovered, "--write-config", out)
+    assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
+    parts = (out / "infiniband/partitions.conf").read_text()
+    assert f"  0x{by_desc(fabric, 'gpu001 mlx5_0').guid:016x}, 0x{by_desc(fabric, 'gpu001 mlx5_1').guid:016x}," in parts
+    assert f"0x{by_desc(fabric, 'mgmt01 mlx5_0').guid:016x}=full" in parts
+    roots = (out / "infiniband/root_guids").read_text()
+    assert f"0x{by_desc(fabric, 'spine02').guid:016x}  # spine02" in roots
+    written = parse_net((out / "infiniband/topology.net").read_text())
+    assert {n.desc: (n.guid, n.port_guid(1)) for n in written.values()} == {
+        n.desc: (n.guid, n.port_guid(1)) for n in fabric.values()}
+    assert (out / "plan.json").exists()
+    members = json.loads((out / "infiniband/ufm/acme-members.json").read_text())["guids"]
+    assert members[0] == f"{by_desc(fabric, 'gpu001 mlx5_0').guid:016x}"
+
+    # a server that was not discovered has no GUID: refuse rather than write a partial partitions.conf
+    ca = by_desc(fabric, "gpu032 mlx5_7")
+    drop(fabric, ("gpu032 mlx5_7", 1))
+    del fabric[ca.ident]
+    discovered.write_text(text(fabric))
+    r = cli("verify", DESIGNS / "h100-256.yaml", "--ibnetdiscover", discovered, "--write-config", tmp_path / "x")
+    assert r.exit_code == 2  # type: ignore[attr-defined]
+    assert "--write-config: 1 fabric nodes were not discovered, e.g. 'gpu032 mlx5_7'" in r.output  # type: ignore
+    assert not (tmp_path / "x").exists()
