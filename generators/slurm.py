@@ -27,6 +27,8 @@ from generators.design import Design, resolved_config, tenant_members
 from generators.errors import DesignError, Problem
 from generators.plan import Plan
 
+# "DEFAULT" sets partition defaults in slurm.conf and "all" is the operators' partition in nodes.conf
+RESERVED_PARTITIONS = {"default", "all"}
 MAX_BLOCK_LEVEL = 15  # slurmctld rejects BlockSizes beyond 2^15 times the base block
 _ROLE_RANK = {"leaf": 0, "spine": 1, "core": 2}
 # Installed memory the kernel and firmware keep: RealMemory above what slurmd measures drains the node
@@ -249,6 +251,11 @@ def check(plan: Plan, catalog: Catalog) -> None:
     nodes = [d.name for d in plan.devices if d.kind == "server"]
     tree = slurm_tree(plan)
     problems = check_tree(tree, nodes)
+    for i, t in enumerate(plan.design.get("tenants", [])):
+        if t["name"].lower() in RESERVED_PARTITIONS:
+            problems.append(Problem(f"tenants.{i}.name", f"{t['name']!r} names a Slurm partition railyard "
+                                    f"already writes ({', '.join(sorted(RESERVED_PARTITIONS))})",
+                                    "rename the tenant"))
     blocks, sizes = slurm_blocks(plan)
     problems += check_blocks(blocks, sizes, nodes)
     if problems:

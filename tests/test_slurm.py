@@ -266,3 +266,10 @@ def test_plan_and_summary_carry_the_slurm_shape(compiled: Compiled, cli: Callabl
     out = r.output  # type: ignore[attr-defined]
     assert "slurm switches by level" in out and "4 / 1" in out
     assert "subnet managers" in out and "spine01, spine02" in out
+
+
+@pytest.mark.parametrize("name", ["all", "default"])
+def test_tenant_names_slurm_uses_are_refused(cli: Callable[..., object], name: str) -> None:
+    r = cli("validate", DESIGNS / "h100-256.yaml", "--set", f"tenants.0.name={name}")
+    assert r.exit_code == 2  # type: ignore[attr-defined]
+    assert f"tenants.0.name: '{name}' names a Slurm partition railyard already writes" in r.output  # type: ignore

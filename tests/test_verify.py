@@ -216,3 +216,15 @@ def test_write_config_with_the_hardware_guids(cli: Callable[..., object], fabric
     assert r.exit_code == 2  # type: ignore[attr-defined]
     assert "--write-config: 1 fabric nodes were not discovered, e.g. 'gpu032 mlx5_7'" in r.output  # type: ignore
     assert not (tmp_path / "x").exists()
+
+
+def test_verify_needs_an_infiniband_backend(cli: Callable[..., object], fabric: dict[str, NetNode],
+                                            tmp_path: Path) -> None:
+    f = tmp_path / "f.net"
+    f.write_text(text(fabric))
+    r = cli("verify", DESIGNS / "h100-256.yaml", "--set", "backend.technology=roce", "--set", "backend.switch=SN5600",
+            "--ibnetdiscover", f)
+    assert r.exit_code == 2  # type: ignore[attr-defined]
+    assert "backend.technology: verify reads ibnetdiscover output: the backend is not InfiniBand" in r.output  # type: ignore
+    r = cli("verify", DESIGNS / "h100-256.yaml", "--ibnetdiscover", f, "--speed", "fast")
+    assert r.exit_code == 2 and "--speed: 'fast' is not an InfiniBand link speed" in r.output  # type: ignore
