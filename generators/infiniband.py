@@ -12,8 +12,8 @@ partitions, a key is used twice, or a tenant partition holds a port of someone e
 GUIDs are burned into hardware and unknown until the site is built. The plan gets placeholders
 derived from the names (a hash under the locally administered EUI-64 prefix 0x02, low 4 bits left
 free for port numbers) so the files are complete, deterministic and loadable in ibsim. On site,
-`railyard verify` compares by node description, not GUID, and `render_infiniband(plan, guids=...)`
-re-renders the same files with the as-built GUIDs of a discovered fabric.
+`railyard verify` compares by node description, not GUID, and `verify --write-config` re-renders the
+same files with the node and port GUIDs of the discovered fabric (`render_infiniband(plan, guids, ...)`).
 """
 
 from __future__ import annotations
