@@ -182,7 +182,8 @@ class VerifyReport:
         if self.ok:
             lines.append("OK: the discovered fabric matches the plan")
             return "\n".join(lines) + "\n"
-        lines.append(f"FAULTS: {self.faulty_links} links ({len(self.swapped)} swapped pairs, {len(self.missing)} "
+        pairs = f"{len(self.swapped)} swapped pair{'' if len(self.swapped) == 1 else 's'}"
+        lines.append(f"FAULTS: {self.faulty_links} links ({pairs}, {len(self.missing)} "
                      f"missing, {len(self.extra)} extra, {len(self.slow)} slow)")
         for s in self.swapped:
             lines.append(f"SWAPPED  exchange the cables at {s.at[0].text()} and {s.at[1].text()}")
