@@ -64,6 +64,40 @@ def compile_(design: DesignArg,
 
 
 @app.command()
+def verify(design: DesignArg,
+           ibnetdiscover: Annotated[Path, typer.Option("--ibnetdiscover", help="output of `ibnetdiscover` on site",
+                                                       show_default=False)],
+           set_: SetOpt = None,
+           speed: Annotated[str | None, typer.Option("--speed", help="expected link speed instead of the plan's, "
+                                                     "e.g. 4xHDR on a simulator")] = None,
+           node_name_map: Annotated[Path | None, typer.Option("--node-name-map", help="GUID -> name map for "
+                                                              "devices whose node description is not set")] = None,
+           as_json: Annotated[bool, typer.Option("--json", help="machine-readable report")] = False,
+           write_config: Annotated[Path | None, typer.Option("--write-config", help="also write plan.json and "
+                                                             "infiniband/ with the discovered GUIDs to this "
+                                                             "directory")] = None) -> None:
+    """Compare a discovered InfiniBand fabric with the plan: missing, extra, swapped and slow links.
+    Exits 1 when the fabric differs from the plan, 2 on bad input."""
+    from generators.verify import parse_node_name_map, run_verify, write_as_built
+
+    try:
+        plan, _, _ = compile_file(design, set_)
+        report = run_verify(plan, ibnetdiscover, speed, node_name_map)
+        if write_config is not None:
+            names = parse_node_name_map(node_name_map.read_text()) if node_name_map else None
+            write_as_built(plan, ibnetdiscover.read_text(errors="replace"), write_config, names)
+    except DesignError as exc:
+        _fail(exc)
+        return
+    out_console.print(json.dumps(report.to_dict(), indent=1) if as_json else report.text().rstrip(), markup=False,
+                      soft_wrap=True)
+    if write_config is not None:
+        err_console.print(f"wrote the subnet-manager files with the discovered GUIDs to {write_config}/")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
 def schema() -> None:
     """Print the JSON Schema of a design (for editor completion in YAML)."""
     sys.stdout.write(json.dumps(Design.model_json_schema(), indent=2) + "\n")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from generators import invariants, netplan
+from generators import infiniband, invariants, netplan, slurm
 from generators.catalog import Catalog
 from generators.design import Design, load_design
 from generators.errors import DesignError
@@ -21,6 +21,7 @@ from generators.yamlload import where
 # A stage refines the plan in place or raises DesignError; it reads only the plan and the catalog.
 Stage = Callable[[Plan, Catalog], None]
 STAGES: list[Stage] = [invariants.check, netplan.plan_network]
+STAGES += [slurm.check, infiniband.check]  # Slurm topology rules, tenant isolation on InfiniBand
 
 
 def compile_design(design: Design, catalog: Catalog) -> Plan:

@@ -128,6 +128,12 @@ class Management(_Model):
     backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (subnet manager)")
 
 
+def _pkey(v: Any) -> Any:
+    if isinstance(v, str) and re.fullmatch(r"\s*0[xX][0-9a-fA-F]{1,4}\s*", v):
+        return int(v, 16)
+    return v
+
+
 class Tenant(_Model):
     name: Name
     scalable_units: list[int] = Field(default_factory=list, description="1-based scalable unit numbers")
@@ -137,6 +143,10 @@ class Tenant(_Model):
     vlan: int | None = Field(default=None, ge=2, le=4094, description="hosts VLAN; default from frontend.evpn")
     storage_vlan: int | None = Field(default=None, ge=2, le=4094, description="storage VLAN; default hosts VLAN + 1")
     l3vni: int | None = Field(default=None, ge=1, le=16777215, description="L3VNI; default from frontend.evpn")
+    pkey: Annotated[int | None, BeforeValidator(_pkey)] = Field(
+        default=None, ge=0x0001, le=0x7FFE,
+        description="InfiniBand partition key (15 bits, e.g. 0x1001); default 0x1000 + the tenant's "
+        "position. Pin it on a live site so reordering tenants never changes a key")
 
 
 class RackSpec(_Model):

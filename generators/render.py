@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from generators.infiniband import render_infiniband
 from generators.plan import Plan, dumps
 from generators.render_eos import render_frontend_eos, render_oob_eos
 from generators.render_ipam import render_ipam
 from generators.render_oob_dhcp import render_kea
 from generators.render_sonic import render_frontend_sonic, render_oob
 from generators.render_storage_tenants import render_storage_tenants
+from generators.slurm import render_slurm
 
 Renderer = Callable[[Plan], dict[str, str]]
 
@@ -21,6 +23,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
 
 RENDERERS: list[Renderer] = [render_plan_json, render_frontend_sonic, render_frontend_eos, render_oob, render_oob_eos,
                              render_kea, render_ipam, render_storage_tenants]
+RENDERERS += [render_slurm, render_infiniband]
 
 
 def render_all(plan: Plan) -> dict[str, str]:

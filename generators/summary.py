@@ -56,6 +56,14 @@ def summary_table(plan: Plan) -> Table:
             t.add_row("tiers", net, str(info["tiers"]))
         if "spare_ports" in info:
             t.add_row("spare switch ports", net, f"{info['spare_ports']:,}")
+    sl = plan.extra.get("slurm")
+    if sl:
+        t.add_row("slurm switches by level", "backend", " / ".join(str(n) for n in sl["switches_per_level"]))
+        t.add_row("slurm blocks (sizes)", "backend", f"{sl['blocks']} ({','.join(map(str, sl['block_sizes']))})")
+    ib = plan.extra.get("infiniband")
+    if ib:
+        t.add_row("subnet managers", "backend", ", ".join(s["node"] for s in ib["subnet_managers"]))
+        t.add_row("partition keys", "backend", ", ".join(f"{p['name']} {p['pkey']}" for p in ib["partitions"]))
     bis = plan.networks.get("backend", {}).get("bisection")
     if bis:
         t.add_row("bisection (max-flow)", "backend", f"{bis['ratio']:.0%} of {bis['demand_gbps']:,} Gb/s")

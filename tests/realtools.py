@@ -27,7 +27,15 @@ slurmctld
     ``No nodes in the system`` unless ``PrivateData=cloud`` is set: it is added when absent.
   * ``scontrol`` against a controller that died retries for ~10 s, so the helper watches the
     process itself while it waits.
-  * topology.conf, gres.conf, ... are read from the directory of ``SLURM_CONF``.
+  * topology.conf, gres.conf, ... are read from the directory of ``SLURM_CONF``; so is a relative
+    ``Include nodes.conf``.
+  * Nodes not declared ``State=CLOUD``/``FUTURE`` are resolved by DNS at startup, ~10 s per
+    unknown host (``slurm_set_addr: Unable to resolve "gpu001"``) before ``scontrol`` answers: put
+    ``NodeName=DEFAULT State=CLOUD`` in front of generated node lines.
+  * Hostlists allow one numeric range per term: ``su[1-4]-leaf[01-08]`` is ``Invalid hostlist``
+    (``scontrol show hostnames``), ``su1-leaf[01-08],su2-leaf[01-08]`` is fine.
+  * ``AllowGroups=`` naming a group this machine lacks logs ``error: _get_group_members: Could
+    not find configured group``; ``AllowAccounts=`` is not checked at startup.
 
 ibsim / OpenSM
   * ibsim ignores port GUIDs written in the net file (``[1](guid)``): a CA's port GUID is its
@@ -53,7 +61,15 @@ ibsim / OpenSM
   * Log lines look like ``Nov 29 14:30:22 030635 [1AF1D6C0] 0x02 -> text``; level 0x01 is
     an error.
   * OpenSM and every diag tool attach to the *first* node of the net file (the log says
-    ``sim_connect: attached as client 0 at node "S-spine"``).
+    ``sim_connect: attached as client 0 at node "S-spine"``), or to the node whose quoted id is
+    in ``SIM_HOST``.
+  * A speed ibsim does not know (``4xNDR``) logs ``parse_port_link_width_and_speed: cannot parse
+    speed / invalid speed`` per port and loads anyway: write ``4xHDR`` for the simulation.
+  * ``opensm -o -F opensm.conf`` honours ``root_guid_file`` and ``partition_config_file`` from the
+    options file. Pkeys show the *last* sweep: a run without partitions leaves every port a full
+    member (0xffff) of the default partition.
+  * ftree (like updn) never routes root-leaf-root: from a root switch's port 0 the other roots are
+    unreachable by LID (``smpquery ... node info query failed``) unless ``connect_roots TRUE``.
 
 FRR / Kea / Chromium
   * ``vtysh -C -f`` exits 2 with ``line N: % Unknown command[..]: <text>`` on bad grammar;

@@ -1,0 +1,230 @@
+"""`railyard verify`: the diff between a discovered fabric and the plan (no daemons; the ibsim round trip is
+in tests/test_slurm_ib_daemons.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from generators.ibnetdiscover import NetNode, format_net, parse_net
+from generators.infiniband import render_infiniband
+from generators.plan import Plan
+from generators.verify import PlanLocator, switch_name, verify_fabric
+from tests.conftest import DESIGNS
+from tests.ibfaults import by_desc, drop, set_speed, swap
+
+Compiled = Callable[..., Plan]
+
+
+@pytest.fixture(scope="module")
+def plan256() -> Plan:
+    from generators.compiler import compile_file
+
+    return compile_file(DESIGNS / "h100-256.yaml")[0]
+
+
+@pytest.fixture
+def fabric(plan256: Plan) -> dict[str, NetNode]:
+    """The expected fabric of h100-256, freshly parsed (tests damage it)."""
+    return parse_net(render_infiniband(plan256)["infiniband/topology.net"])
+
+
+def text(nodes: dict[str, NetNode]) -> str:
+    return format_net(nodes.values())
+
+
+def test_the_plan_itself_verifies(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    rep = verify_fabric(plan256, text(fabric))
+    assert rep.ok and rep.faulty_links == 0
+    assert rep.planned_links == rep.discovered_links == 8 * 32 + 2 + 8 * 16
+    assert "OK: the discovered fabric matches the plan" in rep.text()
+
+
+def test_rails_crossed_at_a_server(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    swap(fabric, ("gpu001 mlx5_0", 1), ("gpu001 mlx5_1", 1))
+    rep = verify_fabric(plan256, text(fabric))
+    assert not rep.missing and not rep.extra and not rep.slow
+    (s,) = rep.swapped
+    assert [(p.device, p.port) for p in s.at] == [("gpu001", "mlx5_0"), ("gpu001", "mlx5_1")]
+    assert [(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in s.planned] == [
+        ("gpu001", "mlx5_0", "su1-rail0-leaf", "1/1/1"), ("gpu001", "mlx5_1", "su1-rail1-leaf", "1/1/1")]
+    assert sorted((lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in s.found) == [
+        ("gpu001", "mlx5_0", "su1-rail1-leaf", "1/1/1"), ("gpu001", "mlx5_1", "su1-rail0-leaf", "1/1/1")]
+    assert rep.faulty_links == 2
+    assert "SWAPPED  exchange the cables at gpu001 mlx5_0 and gpu001 mlx5_1" in rep.text()
+
+
+def test_two_servers_crossed_at_a_leaf(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    swap(fabric, ("su1-rail3-leaf", 1), ("su1-rail3-leaf", 2))
+    (s,) = verify_fabric(plan256, text(fabric)).swapped
+    assert sorted((p.device, p.port, p.ib_port) for p in s.at) == [("su1-rail3-leaf", "1/1/1", 1),
+                                                                   ("su1-rail3-leaf", "1/1/2", 2)]
+
+
+def test_missing_link_names_both_ends(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    up = next(p for p, lk in by_desc(fabric, "su1-rail2-leaf").links.items() if fabric[lk.peer].desc == "spine02")
+    drop(fabric, ("su1-rail2-leaf", up))
+    rep = verify_fabric(plan256, text(fabric))
+    (m,) = rep.missing
+    assert (m.a.device, m.a.port, m.a.ib_port) == ("su1-rail2-leaf", "1/21/1", up)
+    assert m.b.device == "spine02" and m.b.ib_port is not None
+    assert m.planned_speed == "4xNDR"
+    assert rep.faulty_links == 1 and not rep.extra and not rep.swapped
+    assert "MISSING  su1-rail2-leaf 1/21/1 (IB port 41) <-> spine02" in rep.text()
+
+
+def test_cable_in_the_wrong_port_is_missing_plus_extra(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    leaf = by_desc(fabric, "su1-rail0-leaf")
+    lk = leaf.links.pop(5)  # gpu005 mlx5_0 moved from port 5 to the free port 60
+    leaf.links[60] = replace(lk, port=60)
+    ca = fabric[lk.peer]
+    ca.links[1] = replace(ca.links[1], peer_port=60)
+    rep = verify_fabric(plan256, text(fabric))
+    assert [(m.a.device, m.b.port) for m in rep.missing] == [("gpu005", "1/3/1")]
+    assert [(e.a.device, e.a.port, e.b.device, e.b.port, e.b.ib_port) for e in rep.extra] == [
+        ("gpu005", "mlx5_0", "su1-rail0-leaf", "1/30/2", 60)]
+    assert rep.extra[0].note == "gpu005 mlx5_0 was planned to su1-rail0-leaf 1/3/1 (IB port 5)"
+
+
+def test_unknown_device_is_extra(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    leaf = by_desc(fabric, "su1-rail0-leaf")
+    stranger = NetNode("Ca", "H-00000000000000a0", 0xA0, 1, "laptop mlx5_0")
+    fabric[stranger.ident] = stranger
+    from generators.ibnetdiscover import NetLink
+
+    stranger.links[1] = NetLink(1, leaf.ident, 61, "4xNDR")
+    leaf.links[61] = NetLink(61, stranger.ident, 1, "4xNDR")
+    rep = verify_fabric(plan256, text(fabric))
+    (e,) = rep.extra
+    assert not e.a.known and e.a.device == "laptop mlx5_0 (GUID 0x00000000000000a0)" and e.b.device == "su1-rail0-leaf"
+    assert rep.unknown_nodes == ["HCA 'laptop mlx5_0' (GUID 0x00000000000000a0)"]
+
+
+def test_slow_link(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    set_speed(fabric, ("gpu007 mlx5_3", 1), "4xHDR")
+    rep = verify_fabric(plan256, text(fabric))
+    (s,) = rep.slow
+    assert (s.a.device, s.a.port, s.found_speed, s.planned_speed) == ("gpu007", "mlx5_3", "4xHDR", "4xNDR")
+    # on a simulator the expectation is HDR: then it is every other link that is "slow"
+    assert len(verify_fabric(plan256, text(fabric), expect_speed="4xHDR").slow) == rep.planned_links - 1
+
+
+def test_mlnx_os_switch_descriptions(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    assert switch_name("MF0;su1-rail0-leaf:MQM9700/U1") == "su1-rail0-leaf"
+    for n in fabric.values():
+        if n.kind == "Switch":
+            n.desc = f"MF0;{n.desc}:MQM9700/U1"
+    assert verify_fabric(plan256, text(fabric)).ok
+
+
+def test_node_name_map_names_undescribed_devices(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    names = {}
+    for n in fabric.values():
+        names[n.guid] = n.desc
+        n.desc = "MT4129 ConnectX7 Mellanox Technologies" if n.kind == "Ca" else "Quantum-2 Mellanox Technologies"
+    assert not verify_fabric(plan256, text(fabric)).ok
+    assert verify_fabric(plan256, text(fabric), node_names=names).ok
+
+
+def test_rack_unit_and_label_from_the_cable_plan(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    """Issue 3 adds the cable plan to plan.extra["cables"] (cables.csv columns) and racks to devices;
+    verify reports them when present."""
+    plan = replace(plan256, devices=[replace(d, attrs={**d.attrs, "rack": "r07", "u": 14}) if d.name == "gpu001"
+                                     else d for d in plan256.devices],
+                   extra={**plan256.extra, "cables": [
+                       {"cable_id": "C0001", "label": "r07U14-mlx5_0/n02U40-1/1/1", "a_device": "gpu001",
+                        "a_port": "mlx5_0", "a_rack": "r07", "a_u": 14, "b_device": "su1-rail0-leaf",
+                        "b_port": "1/1/1", "b_rack": "n02", "b_u": 40},
+                       {"cable_id": "C0002", "label": "r07U14-mlx5_1/n02U39-1/1/1",
+                        "a": {"device": "gpu001", "port": "mlx5_1", "rack": "r07", "u": 14},
+                        "b": {"device": "su1-rail1-leaf", "port": "1/1/1", "rack": "n02", "u": 39}}]})
+    loc = PlanLocator(plan)
+    assert loc.location(("su1-rail1-leaf", "1/1/1")).rack == "n02"
+    assert loc.location(("gpu001", "bmc")).unit == 14  # device placement when no cable names the port
+    swap(fabric, ("gpu001 mlx5_0", 1), ("gpu001 mlx5_1", 1))
+    rep = verify_fabric(plan, text(fabric))
+    (s,) = rep.swapped
+    assert [(lk.cable_id, lk.label) for lk in s.planned] == [("C0001", "r07U14-mlx5_0/n02U40-1/1/1"),
+                                                             ("C0002", "r07U14-mlx5_1/n02U39-1/1/1")]
+    out = rep.text()
+    assert ("planned gpu001 mlx5_0 [rack r07 U14] <-> su1-rail0-leaf 1/1/1 (IB port 1) [rack n02 U40]  cable C0001 "
+            "label 'r07U14-mlx5_0/n02U40-1/1/1'") in out
+
+
+def test_verify_cli(cli: Callable[..., object], plan256: Plan, fabric: dict[str, NetNode], tmp_path: Path) -> None:
+    design = DESIGNS / "h100-256.yaml"
+    good = tmp_path / "good.net"
+    good.write_text(text(fabric))
+    r = cli("verify", design, "--ibnetdiscover", good)
+    assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
+    swap(fabric, ("gpu001 mlx5_0", 1), ("gpu001 mlx5_1", 1))
+    drop(fabric, ("gpu009 mlx5_4", 1))
+    bad = tmp_path / "bad.net"
+    bad.write_text(text(fabric))
+    r = cli("verify", design, "--ibnetdiscover", bad, "--json")
+    assert r.exit_code == 1  # type: ignore[attr-defined]
+    rep = json.loads(r.output)  # type: ignore[attr-defined]
+    assert rep["faulty_links"] == 3 and len(rep["swapped"]) == 1 and len(rep["missing"]) == 1
+    assert rep["missing"][0]["a"]["device"] == "gpu009" and rep["missing"][0]["b"]["port"] == "1/5/1"
+    garbage = tmp_path / "garbage.net"
+    garbage.write_text("this is not ibnetdiscover output\n")
+    r = cli("verify", design, "--ibnetdiscover", garbage)
+    assert r.exit_code == 2  # type: ignore[attr-defined]
+    assert "--ibnetdiscover" in r.output and "line 1: not ibnetdiscover topology output" in r.output  # type: ignore
+    r = cli("verify", design, "--ibnetdiscover", tmp_path / "absent.net")
+    assert r.exit_code == 2 and "cannot read" in r.output  # type: ignore[attr-defined]
+
+
+def test_write_config_with_the_hardware_guids(cli: Callable[..., object], fabric: dict[str, NetNode],
+                                              tmp_path: Path) -> None:
+    """After discovery the SM files get the real GUIDs: node GUIDs from the records, HCA port GUIDs as printed
+    (mlx5 HCAs report a port GUID equal to the node GUID, not node + 1 as ibsim does)."""
+    from generators.ibnetdiscover import NetLink
+
+    for i, n in enumerate(sorted(fabric.values(), key=lambda n: n.desc)):
+        n.guid = 0x0C42A10300000000 + 0x100 * i
+        if n.kind == "Ca":
+            lk = n.links[1]
+            n.links[1] = NetLink(lk.port, lk.peer, lk.peer_port, lk.speed, port_guid=n.guid)
+    discovered = tmp_path / "site.net"
+    discovered.write_text(text(fabric))
+    out = tmp_path / "as-built"
+    r = cli("verify", DESIGNS / "h100-256.yaml", "--ibnetdiscover", discovered, "--write-config", out)
+    assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
+    parts = (out / "infiniband/partitions.conf").read_text()
+    assert f"  0x{by_desc(fabric, 'gpu001 mlx5_0').guid:016x}, 0x{by_desc(fabric, 'gpu001 mlx5_1').guid:016x}," in parts
+    assert f"0x{by_desc(fabric, 'mgmt01 mlx5_0').guid:016x}=full" in parts
+    roots = (out / "infiniband/root_guids").read_text()
+    assert f"0x{by_desc(fabric, 'spine02').guid:016x}  # spine02" in roots
+    written = parse_net((out / "infiniband/topology.net").read_text())
+    assert {n.desc: (n.guid, n.port_guid(1)) for n in written.values()} == {
+        n.desc: (n.guid, n.port_guid(1)) for n in fabric.values()}
+    assert (out / "plan.json").exists()
+    members = json.loads((out / "infiniband/ufm/acme-members.json").read_text())["guids"]
+    assert members[0] == f"{by_desc(fabric, 'gpu001 mlx5_0').guid:016x}"
+
+    # a server that was not discovered has no GUID: refuse rather than write a partial partitions.conf
+    ca = by_desc(fabric, "gpu032 mlx5_7")
+    drop(fabric, ("gpu032 mlx5_7", 1))
+    del fabric[ca.ident]
+    discovered.write_text(text(fabric))
+    r = cli("verify", DESIGNS / "h100-256.yaml", "--ibnetdiscover", discovered, "--write-config", tmp_path / "x")
+    assert r.exit_code == 2  # type: ignore[attr-defined]
+    assert "--write-config: 1 fabric nodes were not discovered, e.g. 'gpu032 mlx5_7'" in r.output  # type: ignore
+    assert not (tmp_path / "x").exists()
+
+
+def test_verify_needs_an_infiniband_backend(cli: Callable[..., object], fabric: dict[str, NetNode],
+                                            tmp_path: Path) -> None:
+    f = tmp_path / "f.net"
+    f.write_text(text(fabric))
+    r = cli("verify", DESIGNS / "h100-256.yaml", "--set", "backend.technology=roce", "--set", "backend.switch=SN5600",
+            "--ibnetdiscover", f)
+    assert r.exit_code == 2  # type: ignore[attr-defined]
+    assert "backend.technology: verify reads ibnetdiscover output: the backend is not InfiniBand" in r.output  # type: ignore
+    r = cli("verify", DESIGNS / "h100-256.yaml", "--ibnetdiscover", f, "--speed", "fast")
+    assert r.exit_code == 2 and "--speed: 'fast' is not an InfiniBand link speed" in r.output  # type: ignore
