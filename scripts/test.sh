@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/install-system-deps.sh
+# the real Pulumi engine: an existing one, the cached build, or a ~15 min offline build from Go modules
+PATH="$(bash scripts/install-pulumi.sh | tail -1):$PATH"
+export PATH PULUMI_PYTHON_CMD="$PWD/.venv/bin/python"
 set +e
 .venv/bin/python -m pytest -q "$@"
 rc=$?
