@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from generators.cabling_render import render_cabling, render_floor
 from generators.plan import Plan, dumps
 
 Renderer = Callable[[Plan], dict[str, str]]
@@ -14,7 +15,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
     return {"plan.json": dumps(plan)}
 
 
-RENDERERS: list[Renderer] = [render_plan_json]
+RENDERERS: list[Renderer] = [render_plan_json, render_cabling, render_floor]
 
 
 def render_all(plan: Plan) -> dict[str, str]:
