@@ -57,7 +57,7 @@ def test_every_device_has_a_rack_and_units_do_not_collide(compiled, name: str) -
             assert d.unit is None  # zero-U, rear channel
             continue
         h = _units_of(plan, d.name)
-        assert 1 <= d.unit and d.unit + h - 1 <= racks[d.rack]["units"]
+        assert d.unit >= 1 and d.unit + h - 1 <= racks[d.rack]["units"]
         for u in range(d.unit, d.unit + h):
             assert u not in occupied[d.rack], f"{d.name} and {occupied[d.rack][u]} share U{u} of {d.rack}"
             occupied[d.rack][u] = d.name
