@@ -570,6 +570,17 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
     for bd in bundles:
         bd.routed = [routed[k] for k in bd.links]
         bd.routes = [route_kind[k] for k in bd.links]
+        # the check the issue asks for, kept independent of how the choice was made: every run fits
+        # its stocked cable, and every stocked cable is within its medium's reach
+        assert bd.choice is not None
+        for k, need, have in zip(bd.links, bd.routed, bd.choice.lengths, strict=True):
+            if not need <= have <= bd.choice.option.reach_m:
+                lk = links[k]
+                problems.append(Problem(f"{lk.network}.switch", f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
+                                        f"{lk.b_port}: {need} m routed on a {have} m {bd.choice.option.media} "
+                                        f"reaching {bd.choice.option.reach_m} m", "this is a railyard bug"))
+    if problems:
+        raise DesignError(problems[:MAX_REPORTED])
 
     # tray fill
     area: dict[tuple[str, str], float] = defaultdict(float)
@@ -641,6 +652,12 @@ def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends
         ks = [k for bd in comp for k in bd.links]
         i = ks[0]
         lk = links[i]
+        kinds = {(ends_a[k].connector, ends_a[k].ppc, ends_b[k].connector, ends_b[k].ppc) for k in ks}
+        if len(kinds) > 1:
+            problems.append(Problem(f"{lk.network}.switch", f"twin-port cages shared by {lk.a_device} {lk.a_port} "
+                                    "and others lead to different kinds of ports; one twin transceiver cannot "
+                                    "serve them", "keep the two ports of a cage on links of one kind"))
+            continue
         cages_a = {(links[k].a_device, ends_a[k].cage) for k in ks}
         cages_b = {(links[k].b_device, ends_b[k].cage) for k in ks} - cages_a
         ls = [routed[k] for k in ks]

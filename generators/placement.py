@@ -217,7 +217,8 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
     srv = catalog.servers[design.compute.server]
     by_power = math.floor((lim.kw + 1e-9) / srv.power_kw)
     by_units = lim.units // srv.rack_units
-    cap = min(by_power, by_units, design.site.rack.servers_per_rack or by_units)
+    # a rack's endpoints (BMCs and PDUs) must fit one access switch
+    cap = min(by_power, by_units, lim.endpoints, design.site.rack.servers_per_rack or by_units)
     if cap < 1:
         field_ = "site.rack.power_kw" if by_power < 1 else "site.rack.units"
         raise DesignError.one(field_, f"one {design.compute.server} ({srv.power_kw} kW, {srv.rack_units}U) does not "

@@ -137,6 +137,27 @@ def test_cable_id_is_shared_by_the_two_links_of_one_cable(compiled) -> None:
         assert group[0]["part"].startswith("MCP4Y10-")
 
 
+def test_three_tier_cages_split_across_spines_share_one_optic(compiled) -> None:
+    """At 16k GPUs a leaf has one link to each of 32 pod spines: the two ports of a leaf cage go to
+    different spines, so only optics fit, one twin transceiver per cage, counted once."""
+    plan = compiled("h100-16k")
+    mixed = [c for c in plan.extra["cables"] if c["shape"] == "mixed"]
+    assert mixed and all(c["media"] in ("mmf", "smf") for c in mixed)
+    for c in mixed[:200]:
+        a = {_cage(plan, plan.links[k].a_device, plan.links[k].a_port) for k in c["links"]}
+        b = {plan.links[k].b_device for k in c["links"]}
+        assert len(a) == 1 and len(b) == 2  # one leaf cage, two spines
+    cages = set()
+    for lk in plan.links:
+        if lk.network == "backend":
+            for dev, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
+                if (c := _cage(plan, dev, port)) is not None:
+                    cages.add(c)
+    copper_cages = 2 * sum(1 for c in plan.extra["cables"] if c["network"] == "backend" and c["media"] in COPPER)
+    parts = plan.extra["cabling"]["transceiver_parts"]
+    assert parts["MMA4Z00-NS"] + parts.get("MMS4X00-NM", 0) == len(cages) - copper_cages
+
+
 def test_labels_are_unique_and_name_both_ends(compiled) -> None:
     plan = compiled("h100-1024-reference")
     rows = list(link_rows(plan))
