@@ -71,39 +71,59 @@ def link_rows(plan: Plan) -> Iterator[dict[str, Any]]:
             }
 
 
+def _cable_table(plan: Plan) -> list[list[str]]:
+    """cables.csv rows (CABLE_COLUMNS) in cable-id order, plus the route as a last column."""
+    where = {d.name: (d.rack or "", _u(d)) for d in plan.devices}
+    links = plan.links
+    num: dict[float, str] = {}
+    rows: list[list[str]] = []
+    for cab in plan.extra.get("cables", []):
+        xa, xb = cab["a_transceiver"] or "", cab["b_transceiver"] or ""
+        cid, media, reach = cab["id"], cab["media"], cab["reach_m"]
+        reach_s = num.get(reach) or num.setdefault(reach, _num(reach))
+        for j, k in enumerate(cab["links"]):
+            lk = links[k]
+            ra, ua = where[lk.a_device]
+            rb, ub = where[lk.b_device]
+            length = cab["length_m"][j]
+            rows.append([cid, cab["labels"][j], lk.network, lk.tier, ra, ua, lk.a_device, lk.a_port, rb, ub,
+                         lk.b_device, lk.b_port, media, cab["parts"][j], num.get(length) or num.setdefault(
+                             length, _num(length)), reach_s, xa, xb, cab["route"][j]])
+    return rows
+
+
 def render_cabling(plan: Plan) -> dict[str, str]:
     if "cables" not in plan.extra:
         return {}
     site = plan.extra["floor"]["site"]
-    rows = list(link_rows(plan))
+    table = _cable_table(plan)
     out: dict[str, str] = {}
-    out["cabling/cables.csv"] = _csv(CABLE_COLUMNS, (
-        [r["cable_id"], r["label"], r["network"], r["tier"], r["a"].rack, _u(r["a"]), r["a"].name, r["a_port"],
-         r["b"].rack, _u(r["b"]), r["b"].name, r["b_port"], r["media"], r["part"], _num(r["length_m"]),
-         _num(r["reach_m"]), r["a_x"], r["b_x"]] for r in rows))
+    out["cabling/cables.csv"] = _csv(CABLE_COLUMNS, (r[:18] for r in table))
     out["cabling/netbox-cables.csv"] = _csv(NETBOX_COLUMNS, (
-        [site, r["a"].name, "dcim.interface", r["a_port"], site, r["b"].name, "dcim.interface", r["b_port"],
-         NETBOX_TYPE[r["media"]], "planned", r["label"], COLOR[r["media"]], _num(r["length_m"]), "m"]
-        for r in rows))
-    out.update(render_rack_sheets(plan, rows))
+        [site, r[6], "dcim.interface", r[7], site, r[10], "dcim.interface", r[11], NETBOX_TYPE[r[12]], "planned",
+         r[1], COLOR[r[12]], r[14], "m"] for r in table))
+    out.update(render_rack_sheets(plan, table))
     return out
 
 
-def _pull_key(r: dict[str, Any], local: Device) -> tuple[Any, ...]:
-    # long tray runs first (they lie at the bottom of the tray), then runs to the next rack, then
-    # in-rack patching bottom-up
-    rank = {"tray": 0, "adjacent": 1, "rack": 2}[r["route"]]
-    length = -r["length_m"] if rank == 0 else 0
-    return (rank, length, local.unit or 0, r["label"])
+_RANK = {"tray": 0, "adjacent": 1, "rack": 2}
 
 
-def render_rack_sheets(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, str]:
-    by_rack: dict[str, list[tuple[dict[str, Any], bool]]] = defaultdict(list)
-    for r in rows:
-        a, b = r["a"], r["b"]
-        by_rack[a.rack].append((r, True))
-        if b.rack != a.rack:
-            by_rack[b.rack].append((r, False))
+def render_rack_sheets(plan: Plan, table: list[list[str]]) -> dict[str, str]:
+    # pull order: long tray runs first (they lie at the bottom of the tray), then runs to the next
+    # rack, then in-rack patching bottom-up
+    by_rack: dict[str, list[tuple[tuple[Any, ...], list[str]]]] = defaultdict(list)
+    for r in table:
+        rank = _RANK[r[18]]
+        length = -float(r[14]) if rank == 0 else 0.0
+        # local end first: pull_order is filled in after sorting
+        by_rack[r[4]].append(((rank, length, int(r[5] or 0), r[1]),
+                              ["", r[0], r[1], r[2], r[3], r[18], r[5], r[6], r[7], r[16], r[8], r[9], r[10], r[11],
+                               r[17], r[12], r[13], r[14]]))
+        if r[8] != r[4]:
+            by_rack[r[8]].append(((rank, length, int(r[9] or 0), r[1]),
+                                  ["", r[0], r[1], r[2], r[3], r[18], r[9], r[10], r[11], r[17], r[4], r[5], r[6],
+                                   r[7], r[16], r[12], r[13], r[14]]))
     devices: dict[str, list[Device]] = defaultdict(list)
     for d in plan.devices:
         if d.rack is not None:
@@ -124,26 +144,23 @@ def render_rack_sheets(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, str]
     for rack in plan.extra["racks"]:
         name = rack["name"]
         entries = by_rack.get(name, [])
-        entries.sort(key=lambda e: _pull_key(e[0], e[0]["a"] if e[1] else e[0]["b"]))
-        table: list[list[str]] = []
-        for n, (r, local_is_a) in enumerate(entries, 1):
-            lo, lp, lx, re_, rp, rx = ((r["a"], r["a_port"], r["a_x"], r["b"], r["b_port"], r["b_x"]) if local_is_a
-                                       else (r["b"], r["b_port"], r["b_x"], r["a"], r["a_port"], r["a_x"]))
-            table.append([str(n), r["cable_id"], r["label"], r["network"], r["tier"], r["route"], _u(lo), lo.name, lp,
-                          lx, re_.rack, _u(re_), re_.name, rp, rx, r["media"], r["part"], _num(r["length_m"])])
-        out[f"cabling/racks/{name}.csv"] = _csv(RACK_COLUMNS, table)
+        entries.sort(key=lambda x: x[0])
+        rows = [row for _, row in entries]
+        for n, row in enumerate(rows, 1):
+            row[0] = str(n)
+        out[f"cabling/racks/{name}.csv"] = _csv(RACK_COLUMNS, rows)
         devs = sorted(devices[name], key=lambda d: (d.unit is None, -(d.unit or 0), d.name))
         body = "".join(
             f"<tr><td>{t[0]}</td><td>{escape(t[2])}</td><td>{e(t[3])}</td><td>{e(t[6])}</td>"
             f"<td>{e(t[7])}</td><td>{e(t[8])}</td><td>{e(t[10])}</td><td>{e(t[11])}</td>"
             f"<td>{e(t[12])}</td><td>{e(t[13])}</td><td>{e(t[15])}</td><td>{e(t[16])}</td>"
             f"<td class=n>{e(t[17])}</td><td>{e(t[9])}</td><td>{e(t[14])}</td></tr>\n"
-            for t in table)
+            for t in rows)
         out[f"cabling/racks/{name}.html"] = template.render(
             rack=rack, site=floor["site"], design=plan.design["name"], elevation=_elevation(rack, devs, catalog),
             devices=[{"u": d.unit, "name": d.name, "model": d.model, "kind": d.kind,
                       "slot": d.attrs.get("slot", "")} for d in devs],
-            cable_rows=body, cable_count=len(table))
+            cable_rows=body, cable_count=len(rows))
     return out
 
 
