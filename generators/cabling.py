@@ -34,7 +34,7 @@ from generators.catalog import COPPER, Cable, Catalog, Transceiver
 from generators.design import Design, resolved_config
 from generators.errors import DesignError, Problem
 from generators.fabric import port_table
-from generators.placement import rack_height_mm, unit_centre_mm
+from generators.placement import device_size, rack_height_mm, unit_centre_mm
 from generators.plan import Device, Plan
 
 MEDIA_ORDER = ("dac", "acc", "aoc", "mmf", "smf", "cat6")
@@ -493,7 +493,7 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
     def z_of(d: Device) -> float:
         if d.unit is None:
             return rack_h / 2
-        return unit_centre_mm(d.unit, _height(catalog, d))
+        return unit_centre_mm(d.unit, device_size(catalog, d)[0])
 
     where = {}
     for d in plan.devices:
@@ -612,16 +612,6 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
             "more cross trays (site.tray.cross_every)") for s in worst[:MAX_REPORTED]])
 
     _record(plan, bundles, links, ends_a, ends_b, trays, capacity, tray.fill_limit)
-
-
-def _height(catalog: Catalog, d: Device) -> int:
-    if d.kind in ("server", "management"):
-        return catalog.servers[d.model].rack_units
-    if d.kind == "storage":
-        return catalog.storage_servers[d.model].rack_units
-    if d.kind == "switch":
-        return catalog.switches[d.model].rack_units
-    return 1
 
 
 def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends_b: list[End], routed: list[float],

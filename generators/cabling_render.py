@@ -17,6 +17,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from generators.catalog import Catalog
+from generators.placement import device_size
 from generators.plan import Device, Plan
 
 CABLE_COLUMNS = ["cable_id", "label", "network", "tier", "a_rack", "a_u", "a_device", "a_port", "b_rack", "b_u",
@@ -129,7 +131,7 @@ def render_rack_sheets(plan: Plan, table: list[list[str]]) -> dict[str, str]:
         if d.rack is not None:
             devices[d.rack].append(d)
     floor = plan.extra["floor"]
-    catalog = plan.catalog
+    catalog = Catalog.model_validate(plan.catalog)
     template = _ENV.get_template("rack_sheet.html.j2")
     out: dict[str, str] = {}
     memo: dict[str, str] = {}
@@ -164,17 +166,7 @@ def render_rack_sheets(plan: Plan, table: list[list[str]]) -> dict[str, str]:
     return out
 
 
-def _height(catalog: dict[str, Any], d: Device) -> int:
-    if d.kind in ("server", "management"):
-        return catalog["servers"][d.model]["rack_units"]
-    if d.kind == "storage":
-        return catalog["storage_servers"][d.model]["rack_units"]
-    if d.kind == "switch":
-        return catalog["switches"][d.model]["rack_units"]
-    return 0
-
-
-def _elevation(rack: dict[str, Any], devs: list[Device], catalog: dict[str, Any]) -> str:
+def _elevation(rack: dict[str, Any], devs: list[Device], catalog: Catalog) -> str:
     """Front elevation of a rack as inline SVG: numbered units, devices by kind, PDUs in the rear channels."""
     units = rack["units"]
     uh, left, width = 14, 28, 230
@@ -192,7 +184,7 @@ def _elevation(rack: dict[str, Any], devs: list[Device], catalog: dict[str, Any]
         if d.unit is None:
             pdus.append(d)
             continue
-        hu = _height(catalog, d)
+        hu = device_size(catalog, d)[0]
         y = 10 + (units - (d.unit + hu - 1)) * uh
         parts.append(f'<rect x="{left + 2}" y="{y + 1}" width="{width - 4}" height="{hu * uh - 2}" '
                      f'fill="{fill.get(d.kind, "#ccc")}" stroke="#222"/>')

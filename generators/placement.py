@@ -512,6 +512,8 @@ def place(plan: Plan, catalog: Catalog) -> None:
         blocked: dict[str, set[int]] = {}
         for _ in range(6):
             src = _arrange(contents, design, blocked)
+            while src.manual and len(src.rows) < len(site.rows):
+                src.take()  # declared rows left empty still stand on the floor and carry trays
             width, depth = _geometry(src, design)
             again = _blocked(src.rows, design)
             if again == blocked:

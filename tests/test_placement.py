@@ -200,9 +200,12 @@ def test_rows_off_the_floor_or_overlapping_are_errors(tmp_path: Path) -> None:
 
     ok = write("    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
                "    - {name: b, positions: 10, x_mm: 1500, y_mm: 3600}\n"
-               "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n")
+               "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n"
+               "    - {name: spare, positions: 10, x_mm: 1500, y_mm: 8400}\n")
     plan, _, _ = compile_file(ok)
     assert {r["row"] for r in plan.extra["racks"]} == {"a", "b", "c"}
+    assert [r["name"] for r in plan.extra["floor"]["rows"]] == ["a", "b", "c", "spare"]
+    assert plan.extra["racks"][0]["x_mm"] == 1500 and plan.extra["racks"][0]["y_mm"] == 1200
     overlap = write("    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
                     "    - {name: b, positions: 10, x_mm: 1500, y_mm: 2000}\n"
                     "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n")
