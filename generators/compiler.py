@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from generators import infiniband, invariants, netplan, slurm
+from generators import cabling, infiniband, invariants, netplan, placement, slurm
 from generators.catalog import Catalog
 from generators.design import Design, load_design
 from generators.errors import DesignError
@@ -19,8 +19,10 @@ from generators.plan import Plan
 from generators.yamlload import where
 
 # A stage refines the plan in place or raises DesignError; it reads only the plan and the catalog.
+# Placement runs before the invariants because it rewires the out-of-band network rack-locally (and
+# adds the PDUs), so the invariants check the wiring that is built; cabling needs a sound graph.
 Stage = Callable[[Plan, Catalog], None]
-STAGES: list[Stage] = [invariants.check, netplan.plan_network]
+STAGES: list[Stage] = [placement.place, invariants.check, cabling.plan_cables, netplan.plan_network]
 STAGES += [slurm.check, infiniband.check]  # Slurm topology rules, tenant isolation on InfiniBand
 
 

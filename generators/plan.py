@@ -16,13 +16,15 @@ PLAN_SCHEMA = "railyard.plan/1"
 @dataclass(slots=True)
 class Device:
     name: str
-    kind: str  # server, switch, storage, management
+    kind: str  # server, switch, storage, management, pdu
     role: str  # compute, leaf, spine, core, storage, management, oob-leaf, oob-agg
     model: str  # catalog key
     network: str | None = None  # switches only: backend, frontend, oob
     ports: int = 0  # front-panel ports (switches)
     attrs: dict[str, Any] = field(default_factory=dict)  # su, rail, pod, plane, index, ...
     spare_ports: list[str] = field(default_factory=list)  # switches: ports left free for growth
+    rack: str | None = None  # placement: the rack it stands in
+    unit: int | None = None  # placement: lowest rack unit it occupies (1 = bottom); None for 0U (PDUs)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "kind": self.kind, "role": self.role, "model": self.model}
@@ -33,6 +35,9 @@ class Device:
             d["spare_ports"] = self.spare_ports
         if self.attrs:
             d["attrs"] = self.attrs
+        if self.rack is not None:
+            d["rack"] = self.rack
+            d["unit"] = self.unit
         return d
 
 
@@ -93,7 +98,8 @@ class Plan:
             design=d["design"],
             catalog=d["catalog"],
             devices=[Device(x["name"], x["kind"], x["role"], x["model"], x.get("network"), x.get("ports", 0),
-                            x.get("attrs", {}), x.get("spare_ports", [])) for x in d["devices"]],
+                            x.get("attrs", {}), x.get("spare_ports", []), x.get("rack"), x.get("unit"))
+                     for x in d["devices"]],
             links=[Link(x["network"], x["tier"], x["speed_gbps"], x["a"]["device"], x["a"]["port"],
                         x["b"]["device"], x["b"]["port"]) for x in d["links"]],
             networks=d["networks"],
@@ -102,16 +108,16 @@ class Plan:
 
 
 def dumps(plan: Plan) -> str:
-    """Deterministic JSON, shaped for review diffs and speed: small sections indented, and one line
-    per element of the large lists (devices, links, cables, ...) so a changed link is a changed
-    line. Indented encoding is pure Python in the json module; per-line compact encoding is not."""
-    doc = plan.to_dict()
+    """Deterministic JSON: stable key order from construction, fixed separators, trailing newline.
+    Lists of records (devices, links, cables, racks, ...) are written one compact record per line: a
+    diff then shows one line per changed device or cable, and the C encoder keeps a 65,536-GPU plan
+    (hundreds of thousands of records) fast; the other sections are indented."""
     parts = []
-    for key, value in doc.items():
-        if isinstance(value, list) and len(value) > 8:
-            rows = ",\n".join("  " + json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in value)
-            parts.append(f"{json.dumps(key)}: [\n{rows}\n ]")
+    for key, value in plan.to_dict().items():
+        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+            body = ",\n".join("  " + json.dumps(x, ensure_ascii=False, separators=(", ", ": ")) for x in value)
+            text = f"[\n{body}\n ]"
         else:
-            text = json.dumps(value, indent=1, ensure_ascii=False)
-            parts.append(f"{json.dumps(key)}: " + text.replace("\n", "\n "))
-    return "{\n " + ",\n ".join(parts) + "\n}\n"
+            text = json.dumps(value, indent=1, ensure_ascii=False).replace("\n", "\n ")
+        parts.append(f" {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"

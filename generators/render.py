@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from generators.cabling_render import render_cabling, render_floor
 from generators.infiniband import render_infiniband
 from generators.plan import Plan, dumps
 from generators.render_eos import render_frontend_eos, render_oob_eos
@@ -24,6 +25,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
 RENDERERS: list[Renderer] = [render_plan_json, render_frontend_sonic, render_frontend_eos, render_oob, render_oob_eos,
                              render_kea, render_ipam, render_storage_tenants]
 RENDERERS += [render_slurm, render_infiniband]
+RENDERERS += [render_cabling, render_floor]
 
 
 def render_all(plan: Plan) -> dict[str, str]:

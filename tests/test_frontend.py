@@ -285,7 +285,7 @@ def test_every_management_port_is_planned(compiled: Callable[..., Plan], name: s
     np_ = plan.extra["netplan"]
     rows = np_["oob"]["ports"]
     by_dev = Counter(r["device"] for r in rows)
-    want = [d.name for d in plan.devices if d.kind in ("server", "storage", "management")
+    want = [d.name for d in plan.devices if d.kind in ("server", "storage", "management", "pdu")
             or (d.kind == "switch" and (d.network in ("backend", "frontend") or d.role == "spine"))]
     assert sorted(by_dev) == sorted(want) and set(by_dev.values()) == {1}
     for r in rows:
