@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from generators import invariants
+from generators.bom import bom_stage
 from generators.catalog import Catalog
 from generators.design import Design, load_design
 from generators.errors import DesignError
@@ -21,6 +22,7 @@ from generators.yamlload import where
 # A stage refines the plan in place or raises DesignError; it reads only the plan and the catalog.
 Stage = Callable[[Plan, Catalog], None]
 STAGES: list[Stage] = [invariants.check]
+STAGES.append(bom_stage)  # last: prices the finished plan (counts, cables, racks)
 
 
 def compile_design(design: Design, catalog: Catalog) -> Plan:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from generators.bom_render import render_bom
 from generators.plan import Plan, dumps
 
 Renderer = Callable[[Plan], dict[str, str]]
@@ -15,6 +16,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
 
 
 RENDERERS: list[Renderer] = [render_plan_json]
+RENDERERS.append(render_bom)  # DIR/bom.csv, bom.json, bom.html
 
 
 def render_all(plan: Plan) -> dict[str, str]:
