@@ -75,6 +75,8 @@ def _context(bom: dict[str, Any], design: dict[str, Any]) -> dict[str, Any]:
     by_cat = bom["by_category"]
     cats = [c for c in CATEGORIES if by_cat.get(c, 0) > 0]
     main = _segments([(c, CATEGORY_TITLES[c], by_cat[c], COLORS[c]) for c in cats], 1000.0)
+    # the same bar without the compute nodes, whose ~90% share otherwise hides every other choice
+    rest = _segments([(c, CATEGORY_TITLES[c], by_cat[c], COLORS[c]) for c in cats if c != "compute"], 1000.0)
     networks = []
     for net in NETWORK_CATEGORIES:
         lines = [ln for ln in bom["lines"] if ln["category"] == net]
@@ -88,7 +90,8 @@ def _context(bom: dict[str, Any], design: dict[str, Any]) -> dict[str, Any]:
                                                1000.0 * by_cat[net] / max(by_cat[n] for n in NETWORK_CATEGORIES))})
     groups = [{"key": c, "title": CATEGORY_TITLES[c], "usd": by_cat[c], "color": COLORS[c],
                "lines": [ln for ln in bom["lines"] if ln["category"] == c]} for c in cats]
-    return {"bom": bom, "design": design, "main": main, "networks": networks, "groups": groups,
+    return {"bom": bom, "design": design, "main": main, "rest": rest,
+            "rest_usd": bom["total_usd"] - by_cat.get("compute", 0.0), "networks": networks, "groups": groups,
             "kind_colors": KIND_COLORS}
 
 

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.measure import Measurement
 
 from generators.bom import plan_bom
 from generators.compare import compare_markdown, compare_table
@@ -91,7 +92,11 @@ def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML file
     if markdown:
         sys.stdout.write(compare_markdown(boms))
     else:
-        Console(highlight=False, width=max(120, out_console.width)).print(compare_table(boms))
+        table = compare_table(boms)
+        # as wide as the table needs (never wrapped mid-figure), whatever the terminal says
+        wide = Console(highlight=False, width=1000)
+        need = Measurement.get(wide, wide.options, table).maximum
+        Console(highlight=False, width=max(need, out_console.width if sys.stdout.isatty() else 0)).print(table)
 
 
 @app.command()
