@@ -143,6 +143,90 @@ class License(_Strict):
     price: Price
 
 
+class Rack(_Strict):
+    """An empty rack enclosure; its geometry is what the floor plan and cable routing use."""
+
+    description: str
+    units: int = Field(ge=10, le=60)
+    width_mm: int = Field(ge=400)
+    depth_mm: int = Field(ge=600)
+    price: Price
+
+
+class Pdu(_Strict):
+    """A rack power distribution unit. PDUs are managed devices: their network port joins the OOB network."""
+
+    description: str
+    capacity_kw: float = Field(gt=0)  # continuous load one PDU may carry (already derated)
+    rack_units: int = Field(default=0, ge=0)  # 0 = vertical, mounted in the rear zero-U channel
+    mgmt_port: str = "net"
+    price: Price
+
+
+Media = Literal["dac", "acc", "aoc", "mmf", "smf", "cat6"]
+COPPER: frozenset[str] = frozenset({"dac", "acc"})
+FIBER: frozenset[str] = frozenset({"aoc", "mmf", "smf"})
+
+
+class StockedLength(_Strict):
+    """One orderable length of a cable family: its own SKU and its own price."""
+
+    m: float = Field(gt=0)
+    sku: str
+    price: Price
+
+
+class CableEnd(_Strict):
+    """A plug that goes straight into a port cage (direct-attach cables: DAC, ACC, AOC, RJ45 patch cords)."""
+
+    fits: list[str] = Field(min_length=1)  # cage connectors it plugs into (a QSFP28 plug fits a QSFP56 cage)
+    ports: int = Field(default=1, ge=1, le=2)  # switch ports the plug serves: 2 for a twin-port OSFP plug
+
+
+class Cable(_Strict):
+    """A cable family sold in stocked lengths. `direct` cables plug into cages at both ends (one
+    `a_end`, `legs` x `b_end`: legs 2 is a splitter); `fiber` cables join two transceivers."""
+
+    description: str
+    media: Media
+    kind: Literal["direct", "fiber"]
+    protocols: list[Literal["infiniband", "ethernet"]] = Field(min_length=1)
+    speeds_gbps: list[int] = Field(min_length=1)  # per port (per leg)
+    reach_m: float = Field(gt=0)
+    diameter_mm: float = Field(gt=0)  # outer diameter, for tray fill
+    a_end: CableEnd | None = None  # direct cables
+    b_end: CableEnd | None = None
+    legs: int = Field(default=1, ge=1, le=2)
+    fiber_connector: str | None = None  # fiber cables: mpo12-apc, lc-duplex, ...
+    lengths: list[StockedLength] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _shape(self) -> Cable:
+        if self.kind == "direct" and (self.a_end is None or self.b_end is None):
+            raise ValueError("a direct cable needs a_end and b_end")
+        if self.kind == "fiber" and not self.fiber_connector:
+            raise ValueError("a fiber cable needs fiber_connector")
+        ms = [x.m for x in self.lengths]
+        if ms != sorted(set(ms)):
+            raise ValueError("lengths must be listed shortest first, each once")
+        return self
+
+
+class Transceiver(_Strict):
+    """A pluggable optic. `ports` is how many switch ports it serves (2 = twin-port OSFP, one fiber per port)."""
+
+    description: str
+    fits: list[str] = Field(min_length=1)
+    ports: int = Field(default=1, ge=1, le=2)
+    protocols: list[Literal["infiniband", "ethernet"]] = Field(min_length=1)
+    speeds_gbps: list[int] = Field(min_length=1)
+    media: Literal["mmf", "smf"]
+    fiber_connector: str
+    reach_m: float = Field(gt=0)
+    power_w: float = Field(ge=0)
+    price: Price
+
+
 class Catalog(_Strict):
     version: int = 1
     notes: str = ""
@@ -153,6 +237,10 @@ class Catalog(_Strict):
     servers: dict[str, ServerModel]
     storage_servers: dict[str, StorageModel]
     licenses: dict[str, License] = Field(default_factory=dict)
+    racks: dict[str, Rack] = Field(default_factory=dict)
+    pdus: dict[str, Pdu] = Field(default_factory=dict)
+    cables: dict[str, Cable] = Field(default_factory=dict)
+    transceivers: dict[str, Transceiver] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _references_exist(self) -> Catalog:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from generators import invariants
+from generators import cabling, invariants, placement
 from generators.bom import bom_stage
 from generators.catalog import Catalog
 from generators.design import Design, load_design
@@ -20,8 +20,10 @@ from generators.plan import Plan
 from generators.yamlload import where
 
 # A stage refines the plan in place or raises DesignError; it reads only the plan and the catalog.
+# Placement runs before the invariants because it rewires the out-of-band network rack-locally (and
+# adds the PDUs), so the invariants check the wiring that is built; cabling needs a sound graph.
 Stage = Callable[[Plan, Catalog], None]
-STAGES: list[Stage] = [invariants.check]
+STAGES: list[Stage] = [placement.place, invariants.check, cabling.plan_cables]
 STAGES.append(bom_stage)  # last: prices the finished plan (counts, cables, racks)
 
 

@@ -107,6 +107,9 @@ class Oob(_Model):
     switch: str = Field(default="SN2201", description="1GbE out-of-band access switch model")
     aggregation_switch: str | None = Field(default=None, description="default: the frontend spine model")
     uplinks_per_switch: int = Field(default=2, ge=1, le=4)
+    racks_per_switch: int | None = Field(default=None, ge=1, description="racks one access switch serves (it "
+                                         "stands in one of them); default: as many neighbouring racks of a row "
+                                         "as its ports take")
 
 
 class Storage(_Model):
@@ -150,21 +153,84 @@ class Tenant(_Model):
 
 
 class RackSpec(_Model):
+    model: str | None = Field(default=None, description="catalog rack; default: the catalog rack with these "
+                              "units and footprint")
     units: int = Field(default=42, ge=10, le=60)
-    power_kw: float = Field(default=41.0, gt=0)
+    power_kw: float = Field(default=41.0, gt=0, description="power budget per rack (what the site provisions)")
     width_mm: int = Field(default=600, ge=400)
     depth_mm: int = Field(default=1200, ge=600)
+    pdu: str = Field(default="pdu-415v-60a-3ph", description="catalog PDU model")
+    pdus: int | None = Field(default=None, ge=1, le=8, description="PDUs per rack (A and B feeds); default: "
+                             "enough that either feed alone carries power_kw")
+    servers_per_rack: int | None = Field(default=None, ge=1, description="cap on GPU servers per rack; default: "
+                                         "as many as power and units allow")
 
 
 class Row(_Model):
     name: Name
     positions: int = Field(ge=1, le=200)
+    x_mm: int | None = Field(default=None, description="left end of the row (first rack's left edge); default: "
+                             "stacked automatically")
+    y_mm: int | None = Field(default=None, description="front edge of the row's racks")
+
+
+class Keepout(_Model):
+    """An area no rack may stand on: a building column, a CRAH unit, a ramp."""
+
+    name: Name
+    x_mm: int
+    y_mm: int
+    width_mm: int = Field(gt=0)
+    depth_mm: int = Field(gt=0)
+    blocks_trays: bool = Field(default=False, description="true for columns that reach the ceiling: overhead "
+                               "trays must route around them")
+
+
+class Floor(_Model):
+    width_mm: int | None = Field(default=None, gt=0, description="room outline (x); default: fits the rows")
+    depth_mm: int | None = Field(default=None, gt=0, description="room outline (y); default: fits the rows")
+    row_positions: int = Field(default=16, ge=4, le=200, description="rack positions per row when rows are "
+                               "generated (site.rows empty)")
+    aisle_mm: int = Field(default=1200, ge=600, description="aisle between rows (hot or cold)")
+    end_aisle_mm: int = Field(default=1500, ge=600, description="aisle at the row ends, where the cross trays run")
+    keepouts: list[Keepout] = Field(default_factory=list)
+
+
+class Tray(_Model):
+    width_mm: int = Field(default=600, ge=100)
+    depth_mm: int = Field(default=150, ge=50, description="usable fill depth")
+    levels: int = Field(default=1, ge=1, le=4, description="stacked tray levels along each route")
+    fill_limit: float = Field(default=0.5, gt=0, le=1, description="cable cross-section over tray cross-section "
+                              "allowed (TIA-569 recommends 40-50%)")
+    clearance_mm: int = Field(default=300, ge=0, description="height of the tray above the rack tops")
+    cross_every: int = Field(default=0, ge=0, description="extra cross-aisle trays every N positions (0: only at "
+                             "the row ends)")
+
+
+class Slack(_Model):
+    tray_m: float = Field(default=1.0, ge=0, description="service loops of a cable routed through the trays")
+    direct_m: float = Field(default=0.5, ge=0, description="slack of a run within a rack or to the next rack")
 
 
 class Site(_Model):
     name: Name = "site1"
     rack: RackSpec = RackSpec()
-    rows: list[Row] = Field(default_factory=list)
+    rows: list[Row] = Field(default_factory=list, description="rows of rack positions; empty: generated from "
+                            "floor.row_positions")
+    floor: Floor = Floor()
+    tray: Tray = Tray()
+    slack: Slack = Slack()
+    spine_rack_position: Literal["middle", "start", "end"] | None = Field(
+        default=None, description="where the backend spine racks stand in their network row; default per "
+        "backend.placement: middle (virtual modular switch, top-of-rack) or end (dedicated racks)")
+
+
+class Cabling(_Model):
+    max_copper_m: float | None = Field(default=None, gt=0, description="no DAC or ACC on a route longer than this")
+    prefer_acc_switch_to_switch: bool = Field(default=False, description="active copper instead of passive between "
+                                              "switches where it reaches (thinner, better airflow)")
+    forbidden_media: list[Literal["dac", "acc", "aoc", "mmf", "smf", "cat6"]] = Field(
+        default_factory=list, description="media never chosen")
 
 
 class Design(_Model):
@@ -178,6 +244,7 @@ class Design(_Model):
     management: Management = Management()
     tenants: list[Tenant] = Field(default_factory=list)
     site: Site = Site()
+    cabling: Cabling = Cabling()
     software: Software = Software()
 
     @model_validator(mode="after")
@@ -282,6 +349,7 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
             and catalog.servers[m.server].backend is None):
         bad("management.backend_attached", f"{m.server} has no backend NIC", "set it to 0 or pick another model")
 
+    _check_site(design, catalog, bad, known)
     _check_tenants(design, bad)
     return out
 
@@ -296,6 +364,39 @@ def _check_license(bad: Any, catalog: Catalog, path: str, key: str | None, unit:
         bad(path, f"{key} is priced per {lic.unit}, not per {unit}",
             f"use a license priced per {unit}: "
             f"{', '.join(sorted(k for k, v in catalog.licenses.items() if v.unit == unit)) or 'none in the catalog'}")
+
+
+def rack_model_key(design: Design, catalog: Catalog) -> str | None:
+    """The catalog rack a design uses: the named one, else the one matching its units and footprint."""
+    r = design.site.rack
+    if r.model is not None:
+        return r.model
+    for key, m in sorted(catalog.racks.items()):
+        if (m.units, m.width_mm, m.depth_mm) == (r.units, r.width_mm, r.depth_mm):
+            return key
+    return None
+
+
+def _check_site(design: Design, catalog: Catalog, bad: Any, known: Any) -> None:
+    r = design.site.rack
+    key = rack_model_key(design, catalog)
+    if key is None:
+        bad("site.rack", f"no catalog rack is {r.units}U {r.width_mm} x {r.depth_mm} mm",
+            f"set site.rack.model to one of {', '.join(sorted(catalog.racks))} or add the rack to the catalog")
+    elif known("site.rack.model", key, catalog.racks, "rack model"):
+        m = catalog.racks[key]
+        if r.model is not None and (m.units, m.width_mm, m.depth_mm) != (r.units, r.width_mm, r.depth_mm):
+            bad("site.rack.model", f"{key} is {m.units}U {m.width_mm} x {m.depth_mm} mm but site.rack says "
+                f"{r.units}U {r.width_mm} x {r.depth_mm} mm", "make site.rack.units/width_mm/depth_mm match the model")
+    known("site.rack.pdu", r.pdu, catalog.pdus, "PDU model")
+    names = [row.name for row in design.site.rows]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            bad(f"site.rows.{i}.name", f"row {n!r} is declared twice", "give each row its own name")
+    placed = [row.x_mm is not None and row.y_mm is not None for row in design.site.rows]
+    if any(placed) and not all(placed):
+        i = placed.index(False)
+        bad(f"site.rows.{i}", "some rows have x_mm/y_mm and this one does not", "place every row or none")
 
 
 def _check_tenants(design: Design, bad: Any) -> None:

@@ -455,56 +455,90 @@ def build_frontend(b: Builder, design: Design, servers: list[str], storage: list
 # ----------------------------------------------------------------------------------------------- oob
 
 
-def build_oob(b: Builder, design: Design) -> dict[str, Any]:
+def oob_port(catalog: Catalog, dev: Device) -> str | None:
+    """The management port a device connects to the out-of-band network with (None: it has none here).
+    OOB switches are managed in-band through their uplinks."""
+    if dev.kind in ("server", "management"):
+        return catalog.servers[dev.model].bmc_port
+    if dev.kind == "storage":
+        return catalog.storage_servers[dev.model].bmc_port
+    if dev.kind == "pdu":
+        return catalog.pdus[dev.model].mgmt_port
+    if dev.kind == "switch" and dev.network in ("backend", "frontend"):
+        return catalog.switches[dev.model].mgmt_port
+    return None
+
+
+def oob_sizing(catalog: Catalog, design: Design, sizes: list[int], agg_group: int) -> tuple[int, int]:
+    """(access switches per aggregation pair, aggregation pairs) for groups of `sizes` endpoints.
+    Access switches hang off aggregation pairs, half their uplinks to each switch of the pair; the
+    aggregation switches' own management ports need access ports too (in group `agg_group`), so the
+    two are sized together."""
+    oob = design.oob
+    model = catalog.switches[oob.switch]
+    agg_key = oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
+    down_speed = min(g.speed_gbps for g in model.port_groups if g.role in ("down", "any"))
+    downs = len(eligible(model, down_speed, "down"))
+    agg_ports = len(eligible(catalog.switches[agg_key], native_speed(model, "up"), "down"))
+    per_pair = max(1, agg_ports // math.ceil(oob.uplinks_per_switch / 2))
+    n_pairs = 1
+    for _ in range(8):
+        n_sw = sum(math.ceil((s + (2 * n_pairs if i == agg_group else 0)) / downs) for i, s in enumerate(sizes))
+        if math.ceil(n_sw / per_pair) == n_pairs:
+            break
+        n_pairs = math.ceil(n_sw / per_pair)
+    return per_pair, n_pairs
+
+
+def build_oob(b: Builder, design: Design, groups: list[list[tuple[str, str]]] | None = None,
+              agg_group: int = 0) -> dict[str, Any]:
+    """Access switches and their aggregation pairs. Without `groups` every endpoint is served in device
+    order (servers' BMCs first, then switches). Placement passes rack-local `groups` instead (one or more
+    access switches per group, tagged with attrs["group"]); the aggregation switches' own management
+    ports join group `agg_group`, the group of the rack they will stand in."""
     oob = design.oob
     model = b.catalog.switches[oob.switch]
     agg_key = oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
     agg_model = b.catalog.switches[agg_key]
     down_speed = min(g.speed_gbps for g in model.port_groups if g.role in ("down", "any"))
     up_speed = native_speed(model, "up")
-    # everything with a management port, in the order technicians meet it: servers, storage and
-    # management nodes (their BMCs), then switches (their management ports)
-    endpoints: list[tuple[str, str]] = []
-    for d in b.devices:
-        if d.kind == "server":
-            endpoints.append((d.name, b.catalog.servers[d.model].bmc_port))
-        elif d.kind == "storage":
-            endpoints.append((d.name, b.catalog.storage_servers[d.model].bmc_port))
-        elif d.kind == "management":
-            endpoints.append((d.name, b.catalog.servers[d.model].bmc_port))
-    endpoints += [(d.name, b.catalog.switches[d.model].mgmt_port) for d in b.devices
-                  if d.kind == "switch" and d.network in ("backend", "frontend")]
+    grouped = groups is not None
+    if groups is None:
+        # in the order technicians meet them: servers, storage and management nodes, then switches
+        ordered = [d for d in b.devices if d.kind != "switch"] + [d for d in b.devices if d.kind == "switch"]
+        groups = [[(d.name, p) for d in ordered if (p := oob_port(b.catalog, d)) is not None]]
+    groups = [list(g) for g in groups]
     downs = eligible(model, down_speed, "down")
     ups = [i for i in eligible(model, up_speed, "up") if i not in set(downs)][:oob.uplinks_per_switch]
     agg_ports = eligible(agg_model, up_speed, "down")
-    # access switches hang off aggregation pairs, half their uplinks to each switch of the pair;
-    # the aggregation switches' own management ports need access ports too, so size them together
-    per_pair = max(1, len(agg_ports) // math.ceil(oob.uplinks_per_switch / 2))
-    n_sw = n_pairs = 1
-    for _ in range(8):
-        n_sw = math.ceil((len(endpoints) + 2 * n_pairs) / len(downs))
-        if math.ceil(n_sw / per_pair) == n_pairs:
-            break
-        n_pairs = math.ceil(n_sw / per_pair)
+    per_pair, n_pairs = oob_sizing(b.catalog, design, [len(g) for g in groups], agg_group)
     aggs = [b.switch(f"oob-agg{i + 1}", agg_key, "oob", "spine", index=i + 1, pair=i // 2 + 1)
             for i in range(2 * n_pairs)]
-    endpoints += [(a.name, agg_model.mgmt_port) for a in aggs]
+    n_sw = sum(math.ceil((len(g) + (2 * n_pairs if gi == agg_group else 0)) / len(downs))
+               for gi, g in enumerate(groups))
+    groups[agg_group] += [(a.name, agg_model.mgmt_port) for a in aggs]
     agg_next = [0] * len(aggs)
     w = _width(n_sw)
-    for n in range(n_sw):
-        sw = b.switch(f"oob{n + 1:0{w}d}", oob.switch, "oob", "leaf", index=n + 1)
-        for k, (dev, port) in enumerate(endpoints[n * len(downs):(n + 1) * len(downs)]):
-            b.link("oob", "mgmt-access", down_speed, dev, port, sw.name, b.port_name(sw.name, downs[k]))
-        pair = n // per_pair
-        for u in range(oob.uplinks_per_switch):
-            a = 2 * pair + u % 2
-            idx = agg_ports[agg_next[a]] if agg_next[a] < len(agg_ports) else agg_model.ports + agg_next[a]
-            agg_next[a] += 1
-            up_idx = ups[u] if u < len(ups) else model.ports + u
-            b.link("oob", "access-agg", up_speed, sw.name, b.port_name(sw.name, up_idx), aggs[a].name,
-                   b.port_name(aggs[a].name, idx))
-    return {"switch": oob.switch, "aggregation_switch": agg_key, "access_switches": n_sw,
-            "aggregation_switches": len(aggs), "endpoints": len(endpoints),
+    n = 0
+    for gi, group in enumerate(groups):
+        for c in range(math.ceil(len(group) / len(downs))):
+            attrs: dict[str, Any] = {"index": n + 1}
+            if grouped:
+                attrs["group"] = gi
+            sw = b.switch(f"oob{n + 1:0{w}d}", oob.switch, "oob", "leaf", **attrs)
+            for k, (dev, port) in enumerate(group[c * len(downs):(c + 1) * len(downs)]):
+                b.link("oob", "mgmt-access", down_speed, dev, port, sw.name, b.port_name(sw.name, downs[k]))
+            pair = n // per_pair
+            for u in range(oob.uplinks_per_switch):
+                a = 2 * pair + u % 2
+                idx = agg_ports[agg_next[a]] if agg_next[a] < len(agg_ports) else agg_model.ports + agg_next[a]
+                agg_next[a] += 1
+                up_idx = ups[u] if u < len(ups) else model.ports + u
+                b.link("oob", "access-agg", up_speed, sw.name, b.port_name(sw.name, up_idx), aggs[a].name,
+                       b.port_name(aggs[a].name, idx))
+            n += 1
+    return {"switch": oob.switch, "aggregation_switch": agg_key, "access_switches": n,
+            "aggregation_switches": len(aggs), "endpoints": sum(len(g) for g in groups),
             "uplinks_per_switch": oob.uplinks_per_switch,
             "uplink_speed_gbps": up_speed}
 

@@ -58,6 +58,8 @@ def _host_ports(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_cou
     """Ports a server-like device has, with the speeds each can run. Compute servers pass their
     configured frontend NIC; other devices use their model's."""
     out: dict[str, set[int]] = {}
+    if dev.kind == "pdu":
+        return {catalog.pdus[dev.model].mgmt_port: {1}}
     if dev.kind == "storage":
         st = catalog.storage_servers[dev.model]
         nic = catalog.nics[st.nic]

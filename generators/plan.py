@@ -16,13 +16,15 @@ PLAN_SCHEMA = "railyard.plan/1"
 @dataclass(slots=True)
 class Device:
     name: str
-    kind: str  # server, switch, storage, management
+    kind: str  # server, switch, storage, management, pdu
     role: str  # compute, leaf, spine, core, storage, management, oob-leaf, oob-agg
     model: str  # catalog key
     network: str | None = None  # switches only: backend, frontend, oob
     ports: int = 0  # front-panel ports (switches)
     attrs: dict[str, Any] = field(default_factory=dict)  # su, rail, pod, plane, index, ...
     spare_ports: list[str] = field(default_factory=list)  # switches: ports left free for growth
+    rack: str | None = None  # placement: the rack it stands in
+    unit: int | None = None  # placement: lowest rack unit it occupies (1 = bottom); None for 0U (PDUs)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "kind": self.kind, "role": self.role, "model": self.model}
@@ -33,6 +35,9 @@ class Device:
             d["spare_ports"] = self.spare_ports
         if self.attrs:
             d["attrs"] = self.attrs
+        if self.rack is not None:
+            d["rack"] = self.rack
+            d["unit"] = self.unit
         return d
 
 
@@ -93,7 +98,8 @@ class Plan:
             design=d["design"],
             catalog=d["catalog"],
             devices=[Device(x["name"], x["kind"], x["role"], x["model"], x.get("network"), x.get("ports", 0),
-                            x.get("attrs", {}), x.get("spare_ports", [])) for x in d["devices"]],
+                            x.get("attrs", {}), x.get("spare_ports", []), x.get("rack"), x.get("unit"))
+                     for x in d["devices"]],
             links=[Link(x["network"], x["tier"], x["speed_gbps"], x["a"]["device"], x["a"]["port"],
                         x["b"]["device"], x["b"]["port"]) for x in d["links"]],
             networks=d["networks"],

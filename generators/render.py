@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generators.bom_render import render_bom
+from generators.cabling_render import render_cabling, render_floor
 from generators.plan import Plan, dumps
 
 Renderer = Callable[[Plan], dict[str, str]]
@@ -15,7 +16,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
     return {"plan.json": dumps(plan)}
 
 
-RENDERERS: list[Renderer] = [render_plan_json]
+RENDERERS: list[Renderer] = [render_plan_json, render_cabling, render_floor]
 RENDERERS.append(render_bom)  # DIR/bom.csv, bom.json, bom.html
 
 
