@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from generators.cabling import _port_maps  # the cable plan's port -> cage map, so both count cages alike
 from generators.catalog import Catalog, Price, ServerConfig, ServerModel
 from generators.design import Design, resolved_config
 from generators.plan import Plan
@@ -189,6 +190,62 @@ def _switch_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
         out.add(network or "oob", "switch", model_key, sw.description, n, sw.price, sku=sw.sku)
 
 
+# ------------------------------------------------------------------------------ racks, cables, optics
+
+
+def _rack_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
+    racks = plan.extra.get("racks") or []
+    model_key = (plan.extra.get("floor") or {}).get("rack_model")
+    if racks and model_key:
+        rk = catalog.racks[model_key]
+        out.add("rack", "rack", model_key, rk.description, len(racks), rk.price)
+    for key, n in sorted(Counter(d.model for d in plan.devices if d.kind == "pdu").items()):
+        pdu = catalog.pdus[key]
+        out.add("rack", "pdu", key, pdu.description, n, pdu.price)
+
+
+def _stocked(catalog: Catalog) -> dict[str, tuple[str, float, Price]]:
+    """Cable SKU -> (family description, length in m, price)."""
+    return {ln.sku: (c.description, ln.m, ln.price) for c in catalog.cables.values() for ln in c.lengths}
+
+
+def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> dict[str, Any]:
+    """Cables and transceivers from the cable plan, in the category of the network they serve.
+
+    One line per stocked SKU (what procurement orders). A transceiver is counted once per cage:
+    the two ports of a twin-port OSFP cage share one twin-port transceiver, so counting per link
+    would double the switch-side optics."""
+    cables = plan.extra.get("cables")
+    if cables is None:  # a plan compiled without the cable plan has nothing to count here
+        return {}
+    stock = _stocked(catalog)
+    ports = _port_maps(plan, catalog, design)  # the cable plan's own port -> cage map
+    devs = plan.index()
+    seen_cages: set[tuple[str, int]] = set()
+    counts: Counter[tuple[str, str]] = Counter()
+    for c in cables:
+        net = c["network"]
+        for sku in c["parts"]:
+            desc, metres, price = stock[sku]
+            out.add(net, "cable", sku, f"{desc}, {metres:g} m", 1, price, sku=sku)
+            counts[(net, "cables")] += 1
+        for k, xa, xb in zip(c["links"], c["a_transceivers"], c["b_transceivers"], strict=True):
+            lk = plan.links[k]
+            for dev, port, part in ((lk.a_device, lk.a_port, xa), (lk.b_device, lk.b_port, xb)):
+                if not part:
+                    continue
+                d = devs[dev]
+                cage = (dev, ports[f"{d.kind}:{d.model}"][port].cage)
+                if cage in seen_cages:
+                    continue
+                seen_cages.add(cage)
+                x = catalog.transceivers[part]
+                out.add(net, "transceiver", part, x.description, 1, x.price, sku=part)
+                counts[(net, "transceivers")] += 1
+    return {net: {"cables": counts[(net, "cables")], "transceivers": counts[(net, "transceivers")]}
+            for net in NETWORK_CATEGORIES if counts[(net, "cables")] or counts[(net, "transceivers")]}
+
+
 # ------------------------------------------------------------------------------------------- storage
 
 
@@ -260,7 +317,9 @@ def build_bom(plan: Plan, catalog: Catalog | None = None) -> dict[str, Any]:
     gpus = servers * catalog.servers[design.compute.server].gpus
     out = _Lines()
     node = _compute_lines(out, plan, design, catalog)
+    _rack_lines(out, plan, catalog)
     _switch_lines(out, plan, catalog)
+    media = _cable_lines(out, plan, design, catalog)
     storage = _storage_lines(out, plan, design, catalog)
     _management_lines(out, plan, catalog)
     software = _software_lines(out, plan, design, catalog, gpus)
@@ -290,6 +349,7 @@ def build_bom(plan: Plan, catalog: Catalog | None = None) -> dict[str, Any]:
         "backend_fabric_usd": _money(by_category["backend"]),
         "by_category": {c: _money(v) for c, v in by_category.items()},
         "node": node,
+        "networks": media,
         "storage": storage,
         "software": software,
         "warnings": warnings,

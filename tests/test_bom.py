@@ -252,3 +252,62 @@ def test_bom_html_prints_in_a_real_browser(compiled, tmp_path: Path) -> None:
     html.write_text(render_bom(compiled(REF))["bom.html"], encoding="utf-8")
     pdf = chromium_print_pdf(html, tmp_path / "bom.pdf")
     assert pdf_page_count(pdf) >= 2
+
+
+# ------------------------------------------------------------------- cross-check with the cable plan
+
+CAGE = re.compile(r"^(1/\d+)/\d+$")  # QM9700 twin-port cages: 1/<cage>/<port>; other ports are their own cage
+
+
+@pytest.mark.parametrize("name", [REF, TOR, VMS, OPT])
+def test_bom_quantities_equal_plan_json_and_cables_csv(name: str, tmp_path: Path, cli) -> None:
+    """Read the written files, not the objects: switches from plan.json's devices, transceivers from
+    cables.csv (one per cage: both ports of a twin-port OSFP cage share one), cables from plan.json's
+    cable list and, for fiber, cables.csv's rows (one fiber per link)."""
+    out = tmp_path / name
+    r = cli("compile", DESIGNS / f"{name}.yaml", "--out", out, "-q")
+    assert r.exit_code == 0, r.output
+    plan = json.loads((out / "plan.json").read_text())
+    bom = json.loads((out / "bom.json").read_text())
+    rows = list(csv.DictReader((out / "cabling" / "cables.csv").open()))
+    assert len(rows) == len(plan["links"])
+
+    def bom_count(kind: str) -> Counter:
+        return Counter({(ln["category"], ln["part"]): ln["quantity"] for ln in bom["lines"] if ln["kind"] == kind})
+
+    switches = Counter((d["network"], d["model"]) for d in plan["devices"] if d["kind"] == "switch")
+    assert bom_count("switch") == switches
+
+    cages: dict[tuple[str, str], str] = {}
+    for row in rows:
+        for end in "ab":
+            part = row[f"{end}_transceiver"]
+            if part:
+                m = CAGE.match(row[f"{end}_port"])
+                cages[(row[f"{end}_device"], m.group(1) if m else row[f"{end}_port"])] = f"{row['network']}|{part}"
+    xcvrs = Counter(tuple(v.split("|")) for v in cages.values())
+    assert bom_count("transceiver") == xcvrs
+    assert sum(xcvrs.values()) == sum(plan["cabling"]["transceiver_parts"].values())
+
+    cables = Counter((c["network"], sku) for c in plan["cables"] for sku in c["parts"])
+    assert bom_count("cable") == cables
+    fibers = Counter((row["network"], row["part"]) for row in rows if row["media"] in ("mmf", "smf"))
+    assert fibers == Counter({k: v for k, v in cables.items() if k[1] in {p for _, p in fibers}})
+    per_sku: Counter[str] = Counter()
+    for (_, sku), n in cables.items():
+        per_sku[sku] += n
+    assert Counter(plan["cabling"]["cable_parts"]) == per_sku
+
+
+def test_backend_media_follow_the_playbook(compiled) -> None:
+    """What the backend percentages rest on: the reference is all optical, top-of-rack puts server-leaf
+    links on DAC splitters, the virtual modular switch puts leaf-spine links on twin-port copper, 2:1
+    halves the spines and the leaf-spine links."""
+    ref, tor, vms, opt = (compiled(n).extra["bom"] for n in (REF, TOR, VMS, OPT))
+    assert qty(ref, category="backend", kind="transceiver") == 1024 + 512 + 512 + 512  # NIC, leaf down, leaf up, spine
+    assert qty(tor, category="backend", part="MMA4Z00-NS400") == 0
+    assert sum(ln["quantity"] for ln in lines(tor, category="backend") if ln["part"].startswith("MCP7Y00")) == 512
+    assert qty(vms, category="backend", part="MMA4Z00-NS") == 512  # only the leaves' server-facing cages
+    assert sum(ln["quantity"] for ln in lines(vms, category="backend") if ln["part"].startswith("MCP4Y10")) == 512
+    assert qty(opt, category="backend", part="QM9700") == 40 == qty(ref, category="backend", part="QM9700") - 8
+    assert sum(ln["quantity"] for ln in lines(opt, category="backend") if ln["part"].startswith("MCP4Y10")) == 256
