@@ -25,6 +25,7 @@ from generators.storage import HA_MIN_SERVERS, size_storage
 BOM_SCHEMA = "railyard.bom/1"
 CATEGORIES = ("compute", "rack", "backend", "frontend", "oob", "storage", "management", "software")
 NETWORK_CATEGORIES = ("backend", "frontend", "oob")
+KINDS = ("server", "component", "rack", "pdu", "switch", "transceiver", "cable", "license")
 CATEGORY_TITLES = {
     "compute": "Compute servers",
     "rack": "Racks and PDUs",
@@ -40,7 +41,7 @@ CATEGORY_TITLES = {
 @dataclass(frozen=True, slots=True)
 class Line:
     category: str
-    kind: str  # server, component, switch, transceiver, cable, rack, license
+    kind: str  # one of KINDS
     part: str  # catalog key
     sku: str  # vendor part number where the catalog has one, else the key
     description: str
@@ -97,9 +98,15 @@ class _Lines:
                                 price.source, price.date)
 
     def lines(self) -> list[Line]:
-        order = {c: i for i, c in enumerate(CATEGORIES)}
-        # stable sort: category order first, then the order parts were met
-        return sorted(self._lines.values(), key=lambda ln: order[ln.category])
+        cat = {c: i for i, c in enumerate(CATEGORIES)}
+        kind = {k: i for i, k in enumerate(KINDS)}
+        # category, then kind; network parts by name (a cable family's lengths side by side), the rest
+        # in the order they were met (a server's chassis, CPU, memory, NICs)
+        seen = {key: i for i, key in enumerate(self._lines)}
+        return [ln for _, ln in sorted(
+            self._lines.items(),
+            key=lambda kv: (cat[kv[1].category], kind[kv[1].kind],
+                            kv[1].part if kv[1].kind in ("switch", "transceiver", "cable") else "", seen[kv[0]]))]
 
 
 # ------------------------------------------------------------------------------------------- compute

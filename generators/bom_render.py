@@ -28,8 +28,7 @@ COLORS = {
     "management": "#76b7b2",
     "software": "#b07aa1",
 }
-KIND_COLORS = {"switch": "#4e79a7", "transceiver": "#e15759", "cable": "#59a14f", "license": "#b07aa1",
-               "server": "#2f5d8a", "component": "#76b7b2", "rack": "#9c755f"}
+KIND_COLORS = {"switch": "#4e79a7", "transceiver": "#e15759", "cable": "#59a14f"}
 
 
 def usd(x: float) -> str:
