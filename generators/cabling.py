@@ -212,17 +212,18 @@ class Router:
             partners[a] += 1
             partners[b] += 1
         self.hub_of: dict[tuple[str, str], str] = {}
-        hubs: set[str] = set()
+        targets: dict[str, set[int]] = defaultdict(set)
         for a, b in pairs:
             hub = a if (partners[a], b) >= (partners[b], a) else b
             self.hub_of[(a, b)] = hub
-            hubs.add(hub)
+            targets[hub].add(self.rack_node[b if hub == a else a])
         self.trees: dict[str, tuple[list[float], list[int], list[int], list[int]]] = {}
-        for hub in sorted(hubs):
-            self.trees[hub] = self._dijkstra(self.rack_node[hub])
+        for hub in sorted(targets):
+            self.trees[hub] = self._dijkstra(self.rack_node[hub], targets[hub])
 
-    def _dijkstra(self, src: int) -> tuple[list[float], list[int], list[int], list[int]]:
-        """(distance, predecessor, edge to predecessor, nodes in settling order) from src."""
+    def _dijkstra(self, src: int, targets: set[int]) -> tuple[list[float], list[int], list[int], list[int]]:
+        """(distance, predecessor, edge to predecessor, nodes in settling order) from src, stopping once
+        every target is settled (an access switch's racks are a few positions away)."""
         inf = math.inf
         n = len(self.adj)
         dist = [inf] * n
@@ -233,12 +234,15 @@ class Router:
         dist[src] = 0.0
         heap = [(0.0, src)]
         adj = self.adj
-        while heap:
+        left = len(targets)
+        while heap and left:
             d, u = heapq.heappop(heap)
             if done[u]:
                 continue
             done[u] = True
             order.append(u)
+            if u in targets:
+                left -= 1
             for v, w, eid in adj[u]:
                 nd = d + w
                 if nd < dist[v] - 1e-12:
@@ -596,7 +600,7 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
             "use wider or deeper trays (site.tray.width_mm, depth_mm), more levels (site.tray.levels), or "
             "more cross trays (site.tray.cross_every)") for s in worst[:MAX_REPORTED]])
 
-    _record(plan, catalog, bundles, links, ends_a, ends_b, devs, trays, capacity, tray.fill_limit)
+    _record(plan, bundles, links, ends_a, ends_b, trays, capacity, tray.fill_limit)
 
 
 def _height(catalog: Catalog, d: Device) -> int:
@@ -684,8 +688,10 @@ def port_label(d: Device, port: str) -> str:
     return f"{d.rack}.{_loc(d)}.{port}"
 
 
-def _record(plan: Plan, catalog: Catalog, bundles: list[Bundle], links: list[Any], ends_a: list[End],
-            ends_b: list[End], devs: dict[str, Device], trays: Trays, capacity: float, limit: float) -> None:
+def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[End], ends_b: list[End],
+            trays: Trays, capacity: float, limit: float) -> None:
+    """plan.extra["cables"]: one record per bundle (what one cable or one pair of optics serves), with
+    per-link arrays aligned to "links" (indices into plan.links); plus tray fill and the totals."""
     cables = []
     seen_cages: set[tuple[str, int]] = set()
     counts: Counter[tuple[str, str]] = Counter()
@@ -694,42 +700,36 @@ def _record(plan: Plan, catalog: Catalog, bundles: list[Bundle], links: list[Any
     parts: Counter[str] = Counter()
     w = max(6, len(str(len(bundles))))
     prefix = {d.name: f"{d.rack}.{_loc(d)}." for d in plan.devices if d.rack is not None}
+    a_dev = [lk.a_device for lk in links]
+    b_dev = [lk.b_device for lk in links]
+    a_port = [lk.a_port for lk in links]
+    b_port = [lk.b_port for lk in links]
+    fiber = {"aoc", "mmf", "smf"}
     for n, bd in enumerate(bundles):
         ch = bd.choice
         assert ch is not None
         o = ch.option
-        cid = f"C{n + 1:0{w}d}"
-        net = links[bd.links[0]].network
+        ks = bd.links
+        net = links[ks[0]].network
         optical = o.xa is not None
-        physical = len(bd.links) if optical or bd.shape in ("single", "mixed") else 1
+        physical = len(ks) if optical or bd.shape in ("single", "mixed") else 1
         counts[(net, o.media)] += physical
-        kind = "copper" if o.media in COPPER else ("fiber" if o.media in ("aoc", "mmf", "smf") else "cat6")
+        kind = "copper" if o.media in COPPER else ("fiber" if o.media in fiber else "cat6")
         metres[kind] += sum(ch.lengths) if physical > 1 else ch.lengths[0]
         for j in range(physical):
             parts[ch.skus[j]] += 1
-        xa_list: list[str] = []
-        xb_list: list[str] = []
-        for k in bd.links:
-            lk = links[k]
-            xa = xb = ""
-            if optical:
-                assert o.xa is not None and o.xb is not None
-                ca, cb = (lk.a_device, ends_a[k].cage), (lk.b_device, ends_b[k].cage)
-                xa, xb = o.xa, o.xb
-                for cage, part in ((ca, xa), (cb, xb)):
+        if optical:
+            for k in ks:
+                for cage, part in (((a_dev[k], ends_a[k].cage), o.xa), ((b_dev[k], ends_b[k].cage), o.xb)):
                     if cage not in seen_cages:
                         seen_cages.add(cage)
                         xcvrs[(net, part)] += 1
-            xa_list.append(xa)
-            xb_list.append(xb)
         cables.append({
-            "id": cid, "links": bd.links, "shape": bd.shape, "network": net, "media": o.media,
-            "catalog": o.cable, "parts": ch.skus if physical > 1 else ch.skus[:1],
-            "length_m": ch.lengths if physical > 1 else ch.lengths[:1], "reach_m": o.reach_m,
-            "routed_m": bd.routed, "route": bd.routes,
-            "labels": [f"{prefix[links[k].a_device]}{links[k].a_port} -- {prefix[links[k].b_device]}{links[k].b_port}"
-                       for k in bd.links],
-            "a_transceivers": xa_list, "b_transceivers": xb_list,
+            "id": f"C{n + 1:0{w}d}", "links": ks, "shape": bd.shape, "network": net, "media": o.media,
+            "catalog": o.cable, "physical": physical, "parts": ch.skus, "length_m": ch.lengths,
+            "reach_m": o.reach_m, "routed_m": bd.routed, "route": bd.routes,
+            "labels": [f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}" for k in ks],
+            "a_transceiver": o.xa, "b_transceiver": o.xb,
         })
     plan.extra["cables"] = cables
     plan.extra["trays"] = {"capacity_mm2": capacity, "fill_limit": limit, "segments": trays.segments}

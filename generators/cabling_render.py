@@ -59,15 +59,14 @@ def link_rows(plan: Plan) -> Iterator[dict[str, Any]]:
     devs = plan.index()
     links = plan.links
     for cab in plan.extra.get("cables", []):
-        n = len(cab["links"])
+        xa, xb = cab["a_transceiver"] or "", cab["b_transceiver"] or ""
         for j, k in enumerate(cab["links"]):
             lk = links[k]
-            idx = j if len(cab["parts"]) == n else 0
             yield {
                 "cable_id": cab["id"], "label": cab["labels"][j], "network": lk.network, "tier": lk.tier,
                 "a": devs[lk.a_device], "a_port": lk.a_port, "b": devs[lk.b_device], "b_port": lk.b_port,
-                "media": cab["media"], "part": cab["parts"][idx], "length_m": cab["length_m"][idx],
-                "reach_m": cab["reach_m"], "a_x": cab["a_transceivers"][j], "b_x": cab["b_transceivers"][j],
+                "media": cab["media"], "part": cab["parts"][j], "length_m": cab["length_m"][j],
+                "reach_m": cab["reach_m"], "a_x": xa, "b_x": xb,
                 "route": cab["route"][j], "routed_m": cab["routed_m"][j],
             }
 

@@ -27,6 +27,8 @@ def counts(plan: Plan) -> dict[str, Any]:
         "management_nodes": sum(d.kind == "management" for d in plan.devices),
         "switches": {f"{n}/{r}": c for (n, r), c in sorted(switches.items())},
         "links": {f"{n}/{t}": c for (n, t), c in sorted(links.items())},
+        "racks": dict(sorted(Counter(r["role"] for r in plan.extra.get("racks", [])).items())),
+        "cabling": plan.extra.get("cabling", {}),
     }
 
 
@@ -58,6 +60,20 @@ def summary_table(plan: Plan) -> Table:
     bis = plan.networks.get("backend", {}).get("bisection")
     if bis:
         t.add_row("bisection (max-flow)", "backend", f"{bis['ratio']:.0%} of {bis['demand_gbps']:,} Gb/s")
+    for role, n in c["racks"].items():
+        t.add_row(f"racks: {role}", "", f"{n:,}")
+    cab = c["cabling"]
+    if cab:
+        for key, n in cab["cables"].items():
+            net, media = key.split("/")
+            t.add_row(f"cables: {media}", net, f"{n:,}")
+        for net, n in cab["transceivers"].items():
+            if n:
+                t.add_row("transceivers", net, f"{n:,}")
+        t.add_row("copper (DAC/ACC)", "", f"{cab['copper_m']:,.0f} m")
+        t.add_row("fiber (AOC/MMF/SMF)", "", f"{cab['fiber_m']:,.0f} m")
+        t.add_row("Cat6", "", f"{cab['cat6_m']:,.0f} m")
+        t.add_row("fullest tray segment", "", f"{cab['max_tray_fill']:.0%}")
     _bom_rows(t, plan)
     return t
 
