@@ -232,11 +232,16 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
     counts: Counter[tuple[str, str]] = Counter()
     for c in cables:
         net = c["network"]
-        for sku in c["parts"]:
+        # "parts" names the stocked SKU of each physical cable: one per link for fibers and single
+        # cables, one for a twin-port DAC or splitter that serves two links
+        for sku in c["parts"][:c["physical"]]:
             desc, metres, price = stock[sku]
             out.add(net, "cable", sku, f"{desc}, {metres:g} m", 1, price, sku=sku)
             counts[(net, "cables")] += 1
-        for k, xa, xb in zip(c["links"], c["a_transceivers"], c["b_transceivers"], strict=True):
+        xa, xb = c.get("a_transceiver"), c.get("b_transceiver")
+        if not (xa or xb):
+            continue
+        for k in c["links"]:
             lk = plan.links[k]
             for dev, port, part in ((lk.a_device, lk.a_port, xa), (lk.b_device, lk.b_port, xb)):
                 if not part:
