@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = {
     1024: ["designs/h100-1024-reference.yaml"],
     16384: ["designs/h100-16k.yaml"],
+    # 64 pods' spine-to-core fibers need a third tray level into the core rows (tray fill check)
     65536: ["designs/h100-16k.yaml", "--set", "compute.count=8192", "--set", "storage.count=128",
-            "--set", "name=h100-64k", "--set", "tenants=[]"],
+            "--set", "name=h100-64k", "--set", "tenants=[]", "--set", "site.tray.levels=3"],
 }
 
 

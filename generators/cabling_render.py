@@ -112,6 +112,15 @@ def render_rack_sheets(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, str]
     catalog = plan.catalog
     template = _ENV.get_template("rack_sheet.html.j2")
     out: dict[str, str] = {}
+    memo: dict[str, str] = {}
+
+    def e(v: str) -> str:
+        # device, port, part and rack names repeat on thousands of rows: escape each once
+        r = memo.get(v)
+        if r is None:
+            r = memo[v] = escape(v)
+        return r
+
     for rack in plan.extra["racks"]:
         name = rack["name"]
         entries = by_rack.get(name, [])
@@ -125,10 +134,10 @@ def render_rack_sheets(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, str]
         out[f"cabling/racks/{name}.csv"] = _csv(RACK_COLUMNS, table)
         devs = sorted(devices[name], key=lambda d: (d.unit is None, -(d.unit or 0), d.name))
         body = "".join(
-            f"<tr><td>{t[0]}</td><td>{escape(t[2])}</td><td>{escape(t[3])}</td><td>{escape(t[6])}</td>"
-            f"<td>{escape(t[7])}</td><td>{escape(t[8])}</td><td>{escape(t[10])}</td><td>{escape(t[11])}</td>"
-            f"<td>{escape(t[12])}</td><td>{escape(t[13])}</td><td>{escape(t[15])}</td><td>{escape(t[16])}</td>"
-            f"<td class=n>{escape(t[17])}</td><td>{escape(t[9] or '')}</td><td>{escape(t[14] or '')}</td></tr>\n"
+            f"<tr><td>{t[0]}</td><td>{escape(t[2])}</td><td>{e(t[3])}</td><td>{e(t[6])}</td>"
+            f"<td>{e(t[7])}</td><td>{e(t[8])}</td><td>{e(t[10])}</td><td>{e(t[11])}</td>"
+            f"<td>{e(t[12])}</td><td>{e(t[13])}</td><td>{e(t[15])}</td><td>{e(t[16])}</td>"
+            f"<td class=n>{e(t[17])}</td><td>{e(t[9])}</td><td>{e(t[14])}</td></tr>\n"
             for t in table)
         out[f"cabling/racks/{name}.html"] = template.render(
             rack=rack, site=floor["site"], design=plan.design["name"], elevation=_elevation(rack, devs, catalog),
