@@ -229,15 +229,14 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
     ports = _port_maps(plan, catalog, design)  # the cable plan's own port -> cage map
     devs = plan.index()
     seen_cages: set[tuple[str, int]] = set()
-    counts: Counter[tuple[str, str]] = Counter()
+    cable_n: Counter[tuple[str, str]] = Counter()  # (network, SKU) -> physical cables
+    xcvr_n: Counter[tuple[str, str]] = Counter()  # (network, part) -> transceivers
     for c in cables:
         net = c["network"]
         # "parts" names the stocked SKU of each physical cable: one per link for fibers and single
         # cables, one for a twin-port DAC or splitter that serves two links
         for sku in c["parts"][:c["physical"]]:
-            desc, metres, price = stock[sku]
-            out.add(net, "cable", sku, f"{desc}, {metres:g} m", 1, price, sku=sku)
-            counts[(net, "cables")] += 1
+            cable_n[(net, sku)] += 1
         xa, xb = c.get("a_transceiver"), c.get("b_transceiver")
         if not (xa or xb):
             continue
@@ -248,14 +247,18 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
                     continue
                 d = devs[dev]
                 cage = (dev, ports[f"{d.kind}:{d.model}"][port].cage)
-                if cage in seen_cages:
-                    continue
-                seen_cages.add(cage)
-                x = catalog.transceivers[part]
-                out.add(net, "transceiver", part, x.description, 1, x.price, sku=part)
-                counts[(net, "transceivers")] += 1
-    return {net: {"cables": counts[(net, "cables")], "transceivers": counts[(net, "transceivers")]}
-            for net in NETWORK_CATEGORIES if counts[(net, "cables")] or counts[(net, "transceivers")]}
+                if cage not in seen_cages:
+                    seen_cages.add(cage)
+                    xcvr_n[(net, part)] += 1
+    for (net, sku), n in cable_n.items():
+        desc, metres, price = stock[sku]
+        out.add(net, "cable", sku, f"{desc}, {metres:g} m", n, price, sku=sku)
+    for (net, part), n in xcvr_n.items():
+        x = catalog.transceivers[part]
+        out.add(net, "transceiver", part, x.description, n, x.price, sku=part)
+    return {net: {"cables": sum(n for (nn, _), n in cable_n.items() if nn == net),
+                  "transceivers": sum(n for (nn, _), n in xcvr_n.items() if nn == net)}
+            for net in NETWORK_CATEGORIES if any(nn == net for nn, _ in (*cable_n, *xcvr_n))}
 
 
 # ------------------------------------------------------------------------------------------- storage
