@@ -175,6 +175,12 @@ def test_ufm_licensed_per_backend_endpoint(compiled) -> None:
     assert qty(opt, category="software", part="ufm-enterprise") == 1024 + 2  # plus the two UFM hosts' HCAs
 
 
+def test_roce_backend_needs_no_ufm(compiled) -> None:
+    bom = compiled("h100-256", "backend.technology=roce", "backend.switch=SN5600").extra["bom"]
+    assert lines(bom, category="software") == []
+    assert "backend_endpoints" not in bom["software"]
+
+
 def test_opensm_needs_no_license(compiled) -> None:
     bom = compiled(REF, "software.subnet_manager=opensm").extra["bom"]
     assert lines(bom, category="software") == []
