@@ -459,12 +459,12 @@ def _check_floor(src: RowSource, design: Design, room: Polygon) -> None:
     w, d = design.site.rack.width_mm, design.site.rack.depth_mm
     problems: list[Problem] = []
     rects = [box(r.x_mm, r.y_mm, r.x_mm + r.positions * w, r.y_mm + d) for r in src.rows]
-    fl = design.site.floor
     for r, rect in zip(src.rows, rects, strict=True):
         if not room.buffer(1e-6).contains(rect):
-            field_ = f"site.rows.{r.index}" if src.manual else ("site.floor.width_mm" if fl.width_mm
-                                                                  else "site.floor.depth_mm")
             minx, miny, maxx, maxy = rect.bounds
+            wide = maxx > room.bounds[2] or minx < room.bounds[0]
+            field_ = f"site.rows.{r.index}" if src.manual else (
+                "site.floor.width_mm" if wide else "site.floor.depth_mm")
             problems.append(Problem(field_, f"row {r.name} ({minx:.0f}..{maxx:.0f} x {miny:.0f}..{maxy:.0f} mm) "
                                     f"is off the floor ({room.bounds[2]:.0f} x {room.bounds[3]:.0f} mm)",
                                     "move the row inside the room, or enlarge site.floor"))
