@@ -110,21 +110,31 @@ class ServerModel(_Strict):
     bmc_port: str = "bmc"
     defaults: ServerConfig
     price: Price  # the chassis with GPUs and baseboard, without the configurable parts above
-    nvme_usd_per_tb: float = 0.0
+    nvme_per_tb: Price | None = None  # local NVMe, priced per TB so `compute.config.nvme_tb` is a knob
 
 
 class StorageModel(_Strict):
+    """A storage server sold with empty bays: the design's capacity target decides how many drives
+    go in (the playbook: start small and leave bays, ports and power for expansion)."""
+
     description: str
     rack_units: int = Field(ge=1)
     power_kw: float = Field(gt=0)
-    raw_tb: float = Field(gt=0)  # raw NVMe capacity per server, fully populated
+    drive_bays: int = Field(ge=1)
+    drive_tb: float = Field(gt=0)  # one NVMe drive, decimal TB
+    drive_price: Price
     usable_fraction: float = Field(gt=0, le=1)  # after erasure coding / protection
-    throughput_gbps: float = Field(gt=0)  # large-block read throughput per server, GB/s
+    drive_read_gbps: float = Field(default=6.0, gt=0)  # sequential read of one drive, GB/s
+    throughput_gbps: float = Field(gt=0)  # large-block read a server's software stack delivers, GB/s
     nic: str
     nic_count: int = Field(default=1, ge=1)
     frontend_port_name: str = "eth{i}"
     bmc_port: str = "bmc"
-    price: Price
+    price: Price  # chassis with CPUs and RAM, without drives and NICs (priced from their own entries)
+
+    @property
+    def max_raw_tb(self) -> float:
+        return self.drive_bays * self.drive_tb
 
 
 class License(_Strict):
@@ -242,6 +252,8 @@ class Catalog(_Strict):
                 raise ValueError(f"servers.{key}.defaults.cpu: unknown CPU {d.cpu!r}")
             if d.frontend_nic not in self.nics:
                 raise ValueError(f"servers.{key}.defaults.frontend_nic: unknown NIC {d.frontend_nic!r}")
+            if d.nvme_tb and s.nvme_per_tb is None:
+                raise ValueError(f"servers.{key}.nvme_per_tb: needed to price defaults.nvme_tb")
         for key, st in self.storage_servers.items():
             if st.nic not in self.nics:
                 raise ValueError(f"storage_servers.{key}.nic: unknown NIC {st.nic!r}")

@@ -9,11 +9,15 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.measure import Measurement
 
+from generators.bom import plan_bom
+from generators.compare import compare_markdown, compare_table
 from generators.compiler import compile_file
 from generators.design import Design
 from generators.errors import DesignError
 from generators.output import write_tree
+from generators.plan import Plan
 from generators.render import render_all
 from generators.summary import summary_table
 
@@ -34,6 +38,12 @@ def _fail(exc: DesignError) -> None:
     raise typer.Exit(2)
 
 
+def _warn(plan: Plan) -> None:
+    """Advice that does not stop a compile (e.g. fewer storage servers than vendors support for HA)."""
+    for w in plan_bom(plan).get("warnings", []):
+        err_console.print(f"[bold yellow]warning[/]: {w['field']}: {w['message']}", markup=True)
+
+
 @app.command()
 def validate(design: DesignArg, set_: SetOpt = None) -> None:
     """Check a design (shape, catalog, and every fabric invariant) without writing anything."""
@@ -42,6 +52,7 @@ def validate(design: DesignArg, set_: SetOpt = None) -> None:
     except DesignError as exc:
         _fail(exc)
         return
+    _warn(plan)
     out_console.print(f"ok: {plan.design['name']} is valid")
 
 
@@ -60,6 +71,7 @@ def compile_(design: DesignArg,
         return
     if not quiet:
         out_console.print(summary_table(plan))
+    _warn(plan)
     out_console.print(f"wrote {len(files)} files to {out}/")
 
 
@@ -95,6 +107,31 @@ def verify(design: DesignArg,
         err_console.print(f"wrote the subnet-manager files with the discovered GUIDs to {write_config}/")
     if not report.ok:
         raise typer.Exit(1)
+
+
+@app.command()
+def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML files; the first is the base",
+                                                          show_default=False)],
+            set_: SetOpt = None,
+            markdown: Annotated[bool, typer.Option("--markdown", help="print a Markdown table")] = False) -> None:
+    """Compare designs' costs by category side by side, with deltas against the first design.
+    Every --set applies to every design (e.g. price them all with a cluster-manager subscription)."""
+    boms = []
+    try:
+        for path in designs:
+            plan, _, _ = compile_file(path, set_)
+            boms.append(plan_bom(plan))
+    except DesignError as exc:
+        _fail(exc)
+        return
+    if markdown:
+        sys.stdout.write(compare_markdown(boms))
+    else:
+        table = compare_table(boms)
+        # as wide as the table needs (never wrapped mid-figure), whatever the terminal says
+        wide = Console(highlight=False, width=1000)
+        need = Measurement.get(wide, wide.options, table).maximum
+        Console(highlight=False, width=max(need, out_console.width if sys.stdout.isatty() else 0)).print(table)
 
 
 @app.command()

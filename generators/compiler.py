@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from generators import cabling, infiniband, invariants, netplan, placement, slurm
+from generators.bom import bom_stage
 from generators.catalog import Catalog
 from generators.design import Design, load_design
 from generators.errors import DesignError
@@ -24,6 +25,7 @@ from generators.yamlload import where
 Stage = Callable[[Plan, Catalog], None]
 STAGES: list[Stage] = [placement.place, invariants.check, cabling.plan_cables, netplan.plan_network]
 STAGES += [slurm.check, infiniband.check]  # Slurm topology rules, tenant isolation on InfiniBand
+STAGES.append(bom_stage)  # last: prices the finished plan (counts, cables, racks)
 
 
 def compile_design(design: Design, catalog: Catalog) -> Plan:

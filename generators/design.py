@@ -6,6 +6,7 @@ catalog (`check_against_catalog`), so later stages can trust their input and sta
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -17,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from generators.catalog import DEFAULT_CATALOG, Catalog, ServerConfig, load_catalog
 from generators.errors import DesignError, Problem
 from generators.netdesign import Addressing, Evpn, FrontendBgp, OobNetwork, Vendor
+from generators.storage import size_storage
 from generators.yamlload import SourceMap, apply_overrides, load_with_extends, where
 
 
@@ -123,6 +125,27 @@ class Storage(_Model):
     count: int = Field(default=8, ge=1, description="storage servers; vendors want at least 8 for HA")
     ports_per_server: Literal[1, 2] = 2
     speed: SpeedGbps = 200
+    capacity_pb: float = Field(default=2.0, gt=0, description="usable capacity target in PB (decimal); sizes the "
+                               "drives per server. The playbook starts a 1,024-GPU cluster at 2 PB and grows it, "
+                               "leaving bays free")
+    license: str | None = Field(default="storage-software", description="storage software license key in the "
+                                "catalog, priced per usable TB; null for none")
+
+
+class ClusterManager(_Model):
+    license: str = Field(default="base-command-manager", description="subscription key in the catalog, priced "
+                         "per GPU per year")
+    term_years: int = Field(ge=1, le=10, description="years of subscription bought up front")
+
+
+class Software(_Model):
+    subnet_manager: Literal["ufm", "opensm"] = Field(
+        default="ufm", description="InfiniBand subnet manager: ufm (NVIDIA UFM, licensed per backend endpoint, "
+        "REST API and UI) or opensm (free, command line only)")
+    ufm_license: str = Field(default="ufm-enterprise", description="UFM license key in the catalog")
+    cluster_manager: ClusterManager | None = Field(
+        default=None, description="optional cluster-manager subscription (e.g. Base Command Manager, MSRP $4,500 "
+        "per GPU per year); the playbook's optimized BoM drops it")
 
 
 class Management(_Model):
@@ -246,6 +269,7 @@ class Design(_Model):
     site: Site = Site()
     addressing: Addressing = Addressing()
     cabling: Cabling = Cabling()
+    software: Software = Software()
 
     @model_validator(mode="after")
     def _shape(self) -> Design:
@@ -338,6 +362,18 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
                 "use fewer ports per storage server")
         if st.speed != snic.speed_gbps and st.speed not in snic.speeds_gbps:
             bad("storage.speed", f"{st.speed}G is not a speed of {sm.nic}", f"use {snic.speed_gbps}G")
+        sizing = size_storage(sm, st.count, st.capacity_pb, st.ports_per_server, st.speed)
+        if not sizing.fits:
+            need = math.ceil(sizing.target_tb / sm.usable_fraction / (sm.drive_bays * sm.drive_tb))
+            bad("storage.capacity_pb", f"{st.capacity_pb:g} PB usable needs {sizing.drives_per_server} drives in each "
+                f"of {st.count} servers but {st.server} has {sm.drive_bays} bays",
+                f"set storage.count to at least {need} or lower the target")
+    _check_license(bad, catalog, "storage.license", st.license, "tb")
+    sw = design.software
+    if sw.subnet_manager == "ufm" and b.technology == "infiniband":
+        _check_license(bad, catalog, "software.ufm_license", sw.ufm_license, "endpoint")
+    if sw.cluster_manager is not None:
+        _check_license(bad, catalog, "software.cluster_manager.license", sw.cluster_manager.license, "gpu_year")
     m = design.management
     if (known("management.server", m.server, catalog.servers, "server model") and m.backend_attached
             and catalog.servers[m.server].backend is None):
@@ -346,6 +382,18 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
     _check_site(design, catalog, bad, known)
     _check_tenants(design, bad)
     return out
+
+
+def _check_license(bad: Any, catalog: Catalog, path: str, key: str | None, unit: str) -> None:
+    if key is None:
+        return
+    lic = catalog.licenses.get(key)
+    if lic is None:
+        bad(path, f"unknown license {key!r}", f"use one of: {', '.join(sorted(catalog.licenses))}")
+    elif lic.unit != unit:
+        bad(path, f"{key} is priced per {lic.unit}, not per {unit}",
+            f"use a license priced per {unit}: "
+            f"{', '.join(sorted(k for k, v in catalog.licenses.items() if v.unit == unit)) or 'none in the catalog'}")
 
 
 def rack_model_key(design: Design, catalog: Catalog) -> str | None:

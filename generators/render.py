@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from generators.bom_render import render_bom
 from generators.cabling_render import render_cabling, render_floor
 from generators.infiniband import render_infiniband
 from generators.plan import Plan, dumps
@@ -26,6 +27,7 @@ RENDERERS: list[Renderer] = [render_plan_json, render_frontend_sonic, render_fro
                              render_kea, render_ipam, render_storage_tenants]
 RENDERERS += [render_slurm, render_infiniband]
 RENDERERS += [render_cabling, render_floor]
+RENDERERS.append(render_bom)  # DIR/bom.csv, bom.json, bom.html
 
 
 def render_all(plan: Plan) -> dict[str, str]:

@@ -85,4 +85,20 @@ def summary_table(plan: Plan) -> Table:
         t.add_row("fiber (AOC/MMF/SMF)", "", f"{cab['fiber_m']:,.0f} m")
         t.add_row("Cat6", "", f"{cab['cat6_m']:,.0f} m")
         t.add_row("fullest tray segment", "", f"{cab['max_tray_fill']:.0%}")
+    _bom_rows(t, plan)
     return t
+
+
+def _bom_rows(t: Table, plan: Plan) -> None:
+    bom = plan.extra.get("bom")
+    if not bom:
+        return
+    t.add_row("cost: cluster total", "", f"${bom['total_usd']:,.0f}")
+    for net in NETWORKS:
+        t.add_row("cost: network", net, f"${bom['by_category'].get(net, 0):,.0f}")
+    t.add_row("cost: per compute server, excl. storage", "", f"${bom['per_server_excl_storage_usd']:,.0f}")
+    t.add_row("cost: per GPU", "", f"${bom['per_gpu_usd']:,.0f}")
+    st = bom.get("storage") or {}
+    if st:
+        t.add_row("storage: usable / bandwidth", "",
+                  f"{st['usable_tb'] / 1000:,.2f} PB / {st['bandwidth_gbps']:,.0f} GB/s")
