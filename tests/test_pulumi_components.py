@@ -230,12 +230,3 @@ def test_bad_design_is_a_clean_run_error(monitor, tmp_path, monkeypatch):
                                    "railyard:overrides": json.dumps(["backend.oversubscription=1:2"])})
     with pytest.raises(pulumi.RunError, match=r"backend\.oversubscription"):
         run(program.main)
-
-
-def test_two_thousand_artifacts_register(monitor, compiled, tmp_path):
-    # the dynamic provider is pickled into every resource; this is where a stateful or __main__
-    # provider would hit RecursionError. The engine test does the same through the real engine.
-    files = {f"synthetic/r{i // 40:02d}/f{i:04d}.txt": f"{i}\n" for i in range(2000)}
-    site = run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path)))
-    assert len(site.artifacts) == 2000
-    assert len(_by_name(monitor, ARTIFACT_T)) == 2000
