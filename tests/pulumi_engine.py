@@ -115,6 +115,16 @@ class Stack:
         self.run("up", "--yes", "--skip-preview")
         return time.perf_counter() - t0
 
+    def up_ops(self, *extra: str) -> dict[str, str]:
+        """Run `up` and return what it did to artifacts: path -> op, for every op that is not `same`."""
+        proc = self.run("up", "--yes", "--skip-preview", "--json", *extra)
+        out: dict[str, str] = {}
+        for line in proc.stdout.splitlines():
+            event = json.loads(line).get("resOutputsEvent") if line.startswith("{") else None
+            if event and _is_artifact(event["metadata"]["urn"]) and event["metadata"]["op"] != "same":
+                out[event["metadata"]["urn"].rsplit("::", 1)[1]] = event["metadata"]["op"]
+        return out
+
     def preview(self, *extra: str) -> dict[str, Any]:
         """The planned steps, as `pulumi preview --json` reports them."""
         return json.loads(self.run("preview", "--json", *extra).stdout)
@@ -129,12 +139,16 @@ class Stack:
         return [r for r in self.export()["deployment"].get("resources", []) if r["type"] == typ]
 
 
+def _is_artifact(urn: str) -> bool:
+    return f"${ARTIFACT_T}::" in urn or f"::{ARTIFACT_T}::" in urn
+
+
 def artifact_ops(preview: dict[str, Any]) -> dict[str, str]:
     """Artifact path (resource name) -> planned op, for every step that is not `same`."""
     out: dict[str, str] = {}
     for step in preview.get("steps", []):
         urn = step.get("urn", "")
-        if (f"${ARTIFACT_T}::" in urn or f"::{ARTIFACT_T}::" in urn) and step["op"] != "same":
+        if _is_artifact(urn) and step["op"] != "same":
             out[urn.rsplit("::", 1)[1]] = step["op"]
     return out
 

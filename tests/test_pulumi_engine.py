@@ -50,7 +50,7 @@ def test_up_is_idempotent_detects_drift_and_destroys(tmp_path):
     assert outputs["outDir"] == str(out)
 
     # a second up changes nothing: no step, no file rewritten
-    st.up()
+    assert st.up_ops() == {}
     assert snapshot(out) == files
     st.run("preview", "--expect-no-changes")
 
@@ -95,7 +95,7 @@ def test_design_change_touches_exactly_the_affected_artifacts(tmp_path):
         want = "create" if path not in base else "delete" if path not in head else "update"
         assert op == want, (path, op)
 
-    st.up()
+    assert st.up_ops() == planned
     after = snapshot(out)
     assert {p: c for p, (c, _, _) in after.items()} == head
     changed_on_disk = {p for p in set(before) | set(after)
@@ -142,8 +142,7 @@ def test_two_thousand_artifacts_secrets_and_regrouping(tmp_path):
     # moving every synthetic file out of its rack group is a re-parenting, not delete + create
     st.configure({"railyard:racked": "false"})
     # (plan.json records the devices' racks, so it alone changes content)
-    assert artifact_ops(st.preview()) == {"plan.json": "update"}
-    st.up()
+    assert st.up_ops() == {"plan.json": "update"}
     after = snapshot(out)
     assert set(after) == set(files), "regrouping must not lose (or add) a file"
     assert {p for p in files if after[p] != files[p]} == {"plan.json"}, "nor rewrite one"
