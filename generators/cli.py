@@ -16,7 +16,7 @@ from generators.compare import compare_markdown, compare_table
 from generators.compiler import compile_file
 from generators.design import Design
 from generators.errors import DesignError
-from generators.output import write_tree
+from generators.output import write_file, write_tree
 from generators.plan import Plan
 from generators.render import render_all
 from generators.summary import summary_table
@@ -73,6 +73,32 @@ def compile_(design: DesignArg,
         out_console.print(summary_table(plan))
     _warn(plan)
     out_console.print(f"wrote {len(files)} files to {out}/")
+
+
+@app.command("diff")
+def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the target branch's)", show_default=False)],
+          head: Annotated[Path, typer.Argument(help="head design YAML (the proposed change)", show_default=False)],
+          out: Annotated[Path | None, typer.Option("--out", "-o", help="write the markdown here")] = None,
+          base_set: Annotated[list[str] | None, typer.Option("--base-set", help="override on the base")] = None,
+          head_set: Annotated[list[str] | None, typer.Option("--head-set", help="override on the head")] = None,
+          ) -> None:
+    """Markdown review of a design change: counts, cost, cables and artifacts that change."""
+    from generators.review import review_markdown
+
+    try:
+        bplan, _, _ = compile_file(base, base_set)
+        hplan, _, _ = compile_file(head, head_set)
+    except DesignError as exc:
+        _fail(exc)
+        return
+    text = review_markdown(bplan, render_all(bplan), hplan, render_all(hplan),
+                           " ".join([str(base), *(f"--set {s}" for s in base_set or [])]),
+                           " ".join([str(head), *(f"--set {s}" for s in head_set or [])]))
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        write_file(out, text)
+        out_console.print(f"wrote {out}")
 
 
 @app.command()

@@ -1,0 +1,32 @@
+"""A Pulumi program for the engine tests: the `railyard:design` site plus `railyard:count` synthetic artifacts
+through the same Site component and provider, so the engine is driven past 2,000 file resources
+before the renderers of every issue exist. `railyard:racked` places the synthetic per-device files
+in racks (true) or not (false), moving them between groups; `railyard:bmcPassword` (secret) fills
+one artifact that embeds a credential."""
+
+import copy
+from pathlib import Path
+
+import pulumi
+
+from components.program import secret_config
+from components.site import Site
+from generators.compiler import compile_file
+from generators.render import render_all
+from generators.secrets import placeholder
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+cfg = pulumi.Config("railyard")
+count = cfg.require_int("count")
+plan = copy.deepcopy(compile_file(ROOT / cfg.require("design"))[0])
+servers = [d for d in plan.devices if d.kind == "server"]
+if cfg.require_bool("racked"):
+    for i, d in enumerate(servers):
+        d.attrs["rack"] = f"r{i // 4 + 1:02d}"  # 4 HGX per ~41 kW rack
+files = render_all(plan)
+for i in range(count):
+    d = servers[i % len(servers)].name
+    files[f"synthetic/{d}/f{i:05d}.cfg"] = f"# artifact {i} of {d}\nvalue = {i * 7919 % 10007}\n"
+files["oob/bmc-credentials.env"] = f"BMC_USER=admin\nBMC_PASSWORD={placeholder('bmc_password')}\n"
+site = Site("engine-test", plan, dict(sorted(files.items())), cfg.require("outDir"), secret_config(cfg))
+pulumi.export("artifacts", len(site.artifacts))

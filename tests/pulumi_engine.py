@@ -1,0 +1,169 @@
+"""Driving the real Pulumi engine from tests and benchmarks: a local file backend in a temp dir.
+
+`engine_bin()` asks scripts/install-pulumi.sh for the bin dir (it uses a pulumi already on PATH, a
+cached build, or builds one from the Go module proxy) and raises when there is no engine: the
+engine tests fail, never skip. `Stack` runs the CLI against a project directory made for the test
+from the repository's Pulumi.yaml, with `main:` pointing back at the real program, so stack config
+files and state never land in the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTALL = ROOT / "scripts" / "install-pulumi.sh"
+ARTIFACT_T = "pulumi-python:dynamic/railyard:FileArtifact"
+_BIN: list[Path] = []
+
+
+class EngineMissing(RuntimeError):
+    pass
+
+
+def engine_bin() -> Path:
+    """The directory holding pulumi, the Python language host and the dynamic-provider shim."""
+    if _BIN:
+        return _BIN[0]
+    if not INSTALL.exists():
+        raise EngineMissing(f"{INSTALL.relative_to(ROOT)} is missing: the engine cannot be found or built")
+    proc = subprocess.run(["bash", str(INSTALL)], capture_output=True, text=True, timeout=3600, check=False)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise EngineMissing(f"{INSTALL.name} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+    bin_dir = Path(lines[-1])
+    for exe in ("pulumi", "pulumi-language-python", "pulumi-language-python-exec", "pulumi-resource-pulumi-python"):
+        if not os.access(bin_dir / exe, os.X_OK):
+            raise EngineMissing(f"{INSTALL.name} printed {bin_dir}, which has no executable {exe}")
+    _BIN.append(bin_dir)
+    return bin_dir
+
+
+def python_runtime() -> tuple[dict[str, Any], dict[str, str]]:
+    """Runtime options and environment so the engine runs the program with this interpreter: the
+    virtualenv it belongs to (scripts/setup.sh's .venv under scripts/test.sh), else this python."""
+    if sys.prefix != sys.base_prefix:
+        return {"toolchain": "pip", "virtualenv": sys.prefix}, {}
+    return {"toolchain": "pip"}, {"PULUMI_PYTHON_CMD": sys.executable}
+
+
+class Stack:
+    def __init__(self, workdir: Path, config: dict[str, Any], main: Path = ROOT, name: str = "test",
+                 skip_checkpoints: bool = True) -> None:
+        self.dir = workdir / "project"
+        self.state = workdir / "state"
+        self.name = name
+        for d in (self.dir, self.state, workdir / "home"):
+            d.mkdir(parents=True, exist_ok=True)
+        project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+        options, env = python_runtime()
+        project["runtime"] = {"name": project["runtime"]["name"], "options": options}
+        project["main"] = str(main)
+        project.pop("stackConfigDir", None)
+        (self.dir / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
+        bin_dir = engine_bin()
+        self.env = {
+            **os.environ, **env,
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PULUMI_HOME": str(workdir / "home"),
+            "PULUMI_BACKEND_URL": self.state.as_uri(),
+            "PULUMI_CONFIG_PASSPHRASE": "railyard-test-passphrase",
+            "PULUMI_SKIP_UPDATE_CHECK": "true",
+            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+            "NO_COLOR": "1",
+        }
+        if skip_checkpoints:
+            self.env["PULUMI_SKIP_CHECKPOINTS"] = "true"
+        self.run("stack", "init", name)
+        self.configure(config)
+
+    def run(self, *args: str, check: bool = True, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
+        cmd = [shutil.which("pulumi", path=self.env["PATH"]) or "pulumi", *args, "--non-interactive"]
+        if args[0] not in ("stack",) or args[:2] == ("stack", "output"):
+            cmd += ["--stack", self.name]
+        proc = subprocess.run(cmd, cwd=self.dir, env=self.env, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{' '.join(args)} exited {proc.returncode}\n"
+                                 f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        return proc
+
+    def configure(self, config: dict[str, Any]) -> None:
+        for key, value in config.items():
+            secret = isinstance(value, Secret)
+            if secret:
+                value = value.value
+            if isinstance(value, list):
+                self.run("config", "rm", key, check=False)
+                for i, item in enumerate(value):
+                    self.run("config", "set", "--path", f"{key}[{i}]", str(item))
+            else:
+                self.run("config", "set", *(["--secret"] if secret else ["--plaintext"]), key, str(value))
+
+    def up(self) -> float:
+        t0 = time.perf_counter()
+        self.run("up", "--yes", "--skip-preview")
+        return time.perf_counter() - t0
+
+    def up_ops(self, *extra: str) -> dict[str, str]:
+        """Run `up` and return what it did to artifacts: path -> op, for every op that is not `same`."""
+        proc = self.run("up", "--yes", "--skip-preview", "--json", *extra)
+        out: dict[str, str] = {}
+        for line in proc.stdout.splitlines():
+            event = json.loads(line).get("resOutputsEvent") if line.startswith("{") else None
+            if event and _is_artifact(event["metadata"]["urn"]) and event["metadata"]["op"] != "same":
+                out[event["metadata"]["urn"].rsplit("::", 1)[1]] = event["metadata"]["op"]
+        return out
+
+    def preview(self, *extra: str) -> dict[str, Any]:
+        """The planned steps, as `pulumi preview --json` reports them."""
+        return json.loads(self.run("preview", "--json", *extra).stdout)
+
+    def outputs(self) -> dict[str, Any]:
+        return json.loads(self.run("stack", "output", "--json").stdout)
+
+    def export(self) -> dict[str, Any]:
+        return json.loads(self.run("stack", "export").stdout)
+
+    def resources(self, typ: str = ARTIFACT_T) -> list[dict[str, Any]]:
+        return [r for r in self.export()["deployment"].get("resources", []) if r["type"] == typ]
+
+
+def _is_artifact(urn: str) -> bool:
+    return f"${ARTIFACT_T}::" in urn or f"::{ARTIFACT_T}::" in urn
+
+
+def artifact_ops(preview: dict[str, Any]) -> dict[str, str]:
+    """Artifact path (resource name) -> planned op, for every step that is not `same`."""
+    out: dict[str, str] = {}
+    for step in preview.get("steps", []):
+        urn = step.get("urn", "")
+        # a --refresh preview lists a "refresh" step for every resource it re-read; those change nothing
+        if _is_artifact(urn) and step["op"] not in ("same", "refresh"):
+            out[urn.rsplit("::", 1)[1]] = step["op"]
+    return out
+
+
+class Secret:
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+
+def snapshot(root: Path) -> dict[str, tuple[str, int, int]]:
+    """relative path -> (content, inode, mtime_ns) of every file under root."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            st = p.stat()
+            out[p.relative_to(root).as_posix()] = (p.read_text(), st.st_ino, st.st_mtime_ns)
+    return out

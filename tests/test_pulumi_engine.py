@@ -1,0 +1,196 @@
+"""The real Pulumi engine on a local file backend: up, idempotence, drift, a design change that touches
+exactly the artifacts it changes, destroy, and 2,000+ artifact resources with secrets.
+
+These fail (never skip) when the engine is missing: scripts/install-pulumi.sh finds or builds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from generators.compiler import compile_file
+from generators.render import render_all
+from tests.pulumi_engine import ROOT, EngineMissing, Secret, Stack, artifact_ops, engine_bin, snapshot
+
+pytestmark = pytest.mark.engine
+
+
+@pytest.fixture(scope="module", autouse=True)
+def engine():
+    try:
+        return engine_bin()
+    except EngineMissing as exc:
+        pytest.fail(f"the Pulumi engine is required: {exc}")
+
+
+def rendered(design: str, *overrides: str) -> dict[str, str]:
+    return render_all(compile_file(ROOT / "designs" / f"{design}.yaml", list(overrides))[0])
+
+
+def test_up_is_idempotent_detects_drift_and_destroys(tmp_path):
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
+    expected = rendered("h100-256")
+
+    # up creates every artifact, byte for byte, one resource each
+    st.up()
+    files = snapshot(out)
+    assert {p: c for p, (c, _, _) in files.items()} == expected
+    assert sorted(r["urn"].rsplit("::", 1)[1] for r in st.resources()) == sorted(expected)
+    outputs = st.outputs()
+    plan = compile_file(ROOT / "designs/h100-256.yaml")[0]
+    assert outputs["gpus"] == 256
+    assert outputs["switches"] == sum(d.kind == "switch" for d in plan.devices)
+    assert outputs["artifacts"] == len(expected)
+    assert outputs["outDir"] == str(out)
+
+    # a second up changes nothing: no step, no file rewritten
+    assert st.up_ops() == {}
+    assert snapshot(out) == files
+    st.run("preview", "--expect-no-changes")
+
+    # a hand edit is drift: refresh sees it, the next up puts the design's content back
+    victim = sorted(expected)[0]
+    (out / victim).write_text(expected[victim] + "# edited by hand\n")
+    assert st.run("preview", "--refresh", "--expect-no-changes", check=False).returncode != 0
+    refresh = st.run("refresh", "--preview-only", "--diff")
+    assert "sha256" in refresh.stdout and victim in refresh.stdout
+    assert artifact_ops(st.preview("--refresh")) == {victim: "update"}
+    st.run("up", "--yes", "--skip-preview", "--refresh")
+    assert (out / victim).read_text() == expected[victim]
+    st.run("preview", "--refresh", "--expect-no-changes")
+
+    # a deleted file is recreated
+    (out / victim).unlink()
+    st.run("up", "--yes", "--skip-preview", "--refresh")
+    assert (out / victim).read_text() == expected[victim]
+
+    # destroy removes every artifact and leaves no resource behind
+    st.run("destroy", "--yes", "--skip-preview")
+    assert snapshot(out) == {}
+    assert st.resources() == []
+
+
+def test_design_change_touches_exactly_the_affected_artifacts(tmp_path):
+    """1:1 -> 2:1 on the reference design: the artifacts updated (or created/deleted) are exactly
+    the rendered files whose content differs, and no other file is rewritten."""
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-1024-reference.yaml", "railyard:outDir": str(out)})
+    st.up()
+    before = snapshot(out)
+    base = rendered("h100-1024-reference")
+    head = rendered("h100-1024-reference", "backend.oversubscription=2:1")
+    affected = {p for p in set(base) | set(head) if base.get(p) != head.get(p)}
+    assert "plan.json" in affected
+
+    st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
+    planned = artifact_ops(st.preview())
+    assert set(planned) == affected
+    for path, op in planned.items():
+        want = "create" if path not in base else "delete" if path not in head else "update"
+        assert op == want, (path, op)
+
+    assert st.up_ops() == planned
+    after = snapshot(out)
+    assert {p: c for p, (c, _, _) in after.items()} == head
+    changed_on_disk = {p for p in set(before) | set(after)
+                       if p not in before or p not in after or before[p][0] != after[p][0]}
+    assert changed_on_disk == affected
+    rewritten = {p for p in set(before) & set(after) if before[p][1:] != after[p][1:]}
+    assert rewritten <= affected, f"unchanged artifacts were rewritten: {sorted(rewritten - affected)}"
+    st.run("preview", "--expect-no-changes")
+    outputs = st.outputs()
+    plan = compile_file(ROOT / "designs/h100-1024-reference.yaml", ["backend.oversubscription=2:1"])[0]
+    assert outputs["switchesByNetwork"]["backend"] == sum(
+        d.kind == "switch" and d.network == "backend" for d in plan.devices)
+    st.run("destroy", "--yes", "--skip-preview")
+    assert snapshot(out) == {}
+
+
+def test_two_thousand_artifacts_secrets_and_regrouping(tmp_path):
+    out = tmp_path / "site"
+    password = "Bmc-pa55word-7f3a9c"
+    count = 2000
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out),
+                          "railyard:count": count, "railyard:racked": "true", "railyard:bmcPassword": Secret(password)},
+               main=ROOT / "tests" / "engine_program")
+    st.up()
+    files = snapshot(out)
+    synthetic = [p for p in files if p.startswith("synthetic/")]
+    assert len(synthetic) == count
+    resources = st.resources()
+    assert len(resources) == len(files) >= count + 2
+
+    # the secret: in the file (owner-only) but nowhere in the state or the stack config
+    creds = out / "oob/bmc-credentials.env"
+    assert f"BMC_PASSWORD={password}\n" in creds.read_text()
+    assert stat.S_IMODE(creds.stat().st_mode) == 0o600
+    for p in (st.state, st.dir):
+        for f in p.rglob("*"):
+            if f.is_file():
+                assert password.encode() not in f.read_bytes(), f"secret in plain text in {f}"
+    state = {r["urn"].rsplit("::", 1)[1]: r for r in resources}
+    assert state["oob/bmc-credentials.env"]["inputs"]["content"].get("4dabf18193072939515e22adb298388d")
+    assert state["oob/bmc-credentials.env"]["outputs"]["sha256"].get("4dabf18193072939515e22adb298388d")
+    assert isinstance(state["plan.json"]["inputs"]["content"], str)  # only artifacts with secrets are secret
+
+    # moving every synthetic file out of its rack group is a re-parenting, not delete + create
+    st.configure({"railyard:racked": "false"})
+    # (plan.json records the devices' racks, so it alone changes content)
+    assert st.up_ops() == {"plan.json": "update"}
+    after = snapshot(out)
+    assert set(after) == set(files), "regrouping must not lose (or add) a file"
+    assert {p for p in files if after[p] != files[p]} == {"plan.json"}, "nor rewrite one"
+    st.run("preview", "--expect-no-changes")
+
+    st.run("destroy", "--yes", "--skip-preview")
+    assert snapshot(out) == {}
+    assert not any(out.iterdir()) if out.exists() else True
+
+
+def test_missing_secret_fails_before_writing(tmp_path):
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out),
+                          "railyard:count": 1, "railyard:racked": "false"},
+               main=ROOT / "tests" / "engine_program")
+    proc = st.run("up", "--yes", "--skip-preview", check=False)
+    assert proc.returncode != 0
+    assert "railyard:bmcPassword: secret is not set" in proc.stdout + proc.stderr
+    assert not out.exists() or not any(out.rglob("*"))
+
+
+def test_real_project_file_runs_with_the_venv(tmp_path):
+    """The repository's own Pulumi.yaml (virtualenv .venv from scripts/setup.sh), unmodified."""
+    venv = ROOT / ".venv" / "bin" / "python"
+    assert venv.exists(), "run scripts/setup.sh first: Pulumi.yaml runs the program in .venv"
+    env = {**os.environ, "PATH": f"{engine_bin()}{os.pathsep}{os.environ['PATH']}",
+           "PULUMI_HOME": str(tmp_path / "home"), "PULUMI_BACKEND_URL": (tmp_path / "state").as_uri(),
+           "PULUMI_CONFIG_PASSPHRASE": "x", "PULUMI_SKIP_UPDATE_CHECK": "true"}
+    (tmp_path / "state").mkdir()
+    import subprocess
+
+    def pulumi(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["pulumi", *args, "--non-interactive", "--cwd", str(ROOT)], env=env, capture_output=True,
+                              text=True, timeout=600, check=False)
+
+    # stack config goes to stacks/Pulumi.<stack>.yaml in the repository: use a throwaway name, clean up
+    name = f"pytest-{os.getpid()}"
+    cfg = ROOT / "stacks" / f"Pulumi.{name}.yaml"
+    try:
+        assert pulumi("stack", "init", name).returncode == 0
+        for k, v in (("railyard:design", "designs/h100-256.yaml"), ("railyard:outDir", str(tmp_path / "out"))):
+            assert pulumi("config", "set", "--stack", name, k, v).returncode == 0
+        proc = pulumi("preview", "--stack", name, "--json")
+        assert proc.returncode == 0, proc.stderr
+        steps = json.loads(proc.stdout)["steps"]
+        assert {s["urn"].rsplit("::", 1)[1] for s in steps if "FileArtifact" in s["urn"]} == set(rendered("h100-256"))
+    finally:
+        cfg.unlink(missing_ok=True)
+        if cfg.parent.exists() and not any(cfg.parent.iterdir()):
+            cfg.parent.rmdir()
+    assert not Path(tmp_path / "out").exists(), "a preview writes nothing"

@@ -1,0 +1,122 @@
+"""The file-artifact dynamic provider, called directly (under set_mocks its create() never runs)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+
+import dill
+import pytest
+
+from components.artifact import SECRET_MODE, FileArtifactProvider, sha256_text, write_atomic
+
+P = FileArtifactProvider()
+
+
+def props(root, path="frontend/fe-leaf01/frr.conf", content="hostname fe-leaf01\n", mode="0644"):
+    return {"dir": str(root), "path": path, "content": content, "mode": mode}
+
+
+def test_create_writes_file_and_returns_hash(tmp_path):
+    res = P.create(props(tmp_path))
+    f = tmp_path / "frontend/fe-leaf01/frr.conf"
+    assert f.read_text() == "hostname fe-leaf01\n"
+    assert res.id == str(f)
+    assert res.outs == {"dir": str(tmp_path), "path": "frontend/fe-leaf01/frr.conf", "mode": "0644",
+                        "sha256": hashlib.sha256(b"hostname fe-leaf01\n").hexdigest(), "size": 19}
+    assert "content" not in res.outs  # the state keeps the hash, the inputs keep the text
+    assert f"{f.stat().st_mode & 0o777:04o}" == "0644"
+    assert not [p for p in f.parent.iterdir() if p.name != "frr.conf"], "temp file left behind"
+
+
+def test_secret_artifact_written_owner_only(tmp_path):
+    P.create(props(tmp_path, path="oob/creds.env", content="PW=s3cretpass\n", mode=SECRET_MODE))
+    assert (tmp_path / "oob/creds.env").stat().st_mode & 0o777 == 0o600
+
+
+def test_diff_only_when_content_or_mode_changes(tmp_path):
+    outs = P.create(props(tmp_path)).outs
+    same = P.diff("id", outs, props(tmp_path))
+    assert same.changes is False and same.replaces == []
+    changed = P.diff("id", outs, props(tmp_path, content="hostname fe-leaf02\n"))
+    assert changed.changes is True and changed.replaces == []
+    assert P.diff("id", outs, props(tmp_path, mode=SECRET_MODE)).changes is True
+    moved = P.diff("id", outs, props(tmp_path / "elsewhere"))
+    assert moved.changes is True and moved.replaces == ["dir"]
+    # during a preview an input computed from another resource is unknown: report a change
+    unknown = P.diff("id", outs, props(tmp_path, content="04da6b54-80e4-46f7-96ec-b56ff0331ba9"))
+    assert unknown.changes is True
+
+
+def test_update_rewrites_and_is_idempotent(tmp_path):
+    old = P.create(props(tmp_path)).outs
+    f = tmp_path / "frontend/fe-leaf01/frr.conf"
+    new = P.update(str(f), old, props(tmp_path, content="hostname x\n")).outs
+    assert f.read_text() == "hostname x\n"
+    assert new["sha256"] == sha256_text("hostname x\n") and new["size"] == 11
+    ino, mtime = f.stat().st_ino, f.stat().st_mtime_ns
+    again = P.update(str(f), new, props(tmp_path, content="hostname x\n")).outs
+    assert again == new
+    assert (f.stat().st_ino, f.stat().st_mtime_ns) == (ino, mtime), "unchanged content must not be rewritten"
+
+
+def test_write_is_atomic_rename(tmp_path):
+    f = tmp_path / "a.txt"
+    write_atomic(f, "one\n", "0644")
+    ino = f.stat().st_ino
+    write_atomic(f, "two\n", "0644")
+    assert f.read_text() == "two\n"
+    assert f.stat().st_ino != ino, "a new inode means the file was replaced by rename, not truncated in place"
+
+
+def test_delete_removes_file_and_empty_parents_only(tmp_path):
+    P.create(props(tmp_path))
+    P.create(props(tmp_path, path="frontend/fe-leaf02/frr.conf"))
+    P.delete("x", props(tmp_path))
+    assert not (tmp_path / "frontend/fe-leaf01").exists()
+    assert (tmp_path / "frontend/fe-leaf02/frr.conf").exists()
+    P.delete("x", props(tmp_path, path="frontend/fe-leaf02/frr.conf"))
+    assert not (tmp_path / "frontend").exists()
+    assert tmp_path.exists(), "the output directory itself is left in place"
+    P.delete("x", props(tmp_path))  # already gone: still succeeds
+
+
+def test_read_detects_hand_edit_and_deletion(tmp_path):
+    outs = P.create(props(tmp_path))
+    f = tmp_path / "frontend/fe-leaf01/frr.conf"
+    state = {**outs.outs}
+    assert P.read(outs.id, state).outs == state  # untouched: refresh changes nothing
+    f.write_text("hostname fe-leaf01\nrouter bgp 65000\n")
+    drift = P.read(outs.id, state)
+    assert drift.id == outs.id
+    assert drift.outs["sha256"] == sha256_text("hostname fe-leaf01\nrouter bgp 65000\n") != state["sha256"]
+    # the next up diffs the refreshed outputs against the design's content, and restores the file
+    assert P.diff(outs.id, drift.outs, props(tmp_path)).changes is True
+    P.update(outs.id, drift.outs, props(tmp_path))
+    assert f.read_text() == "hostname fe-leaf01\n"
+    os.chmod(f, 0o666)
+    assert P.read(outs.id, state).outs["mode"] == "0666"
+    f.unlink()
+    assert P.read(outs.id, state).id == ""  # gone: refresh drops it from the state
+
+
+@pytest.mark.parametrize("bad", [
+    {"path": "/etc/passwd"}, {"path": "../x"}, {"path": "a/../../x"}, {"path": "a//b"}, {"path": ""},
+    {"dir": "relative/dir"}, {"mode": "0777"}, {"content": 3},
+])
+def test_check_rejects_bad_inputs(tmp_path, bad):
+    res = P.check({}, {**props(tmp_path), **bad})
+    assert [f.property for f in res.failures] == list(bad)
+
+
+def test_check_accepts_good_inputs(tmp_path):
+    assert P.check({}, props(tmp_path)).failures == []
+
+
+def test_provider_is_stateless_and_pickles_by_reference():
+    # the pitfall: a provider pickled with attributes or from __main__ grows per resource
+    assert vars(P) == {}
+    blob = dill.dumps(P, protocol=pickle.DEFAULT_PROTOCOL, recurse=True)
+    assert len(blob) < 200, len(blob)
+    assert b"components.artifact" in blob
