@@ -14,46 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.pulumi_engine import engine_bin
+
 pytestmark = pytest.mark.engine
 
-REPO = Path(__file__).resolve().parents[1]
-INSTALL_SCRIPT = REPO / "scripts" / "install-pulumi.sh"
-# A cold build compiles the whole engine: about 15 minutes on 2 cores.
-INSTALL_TIMEOUT_S = 3600
 STEP_TIMEOUT_S = 600
-
-
-def _under_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _unavailable(reason: str) -> None:
-    """Skip on a developer machine; under CI a missing engine is a failure, not a skip."""
-    if _under_ci():
-        pytest.fail(f"Pulumi engine unavailable under CI: {reason}")
-    pytest.skip(f"Pulumi engine unavailable (set CI=true to make this fail): {reason}")
 
 
 @pytest.fixture(scope="session")
 def pulumi_bin_dir() -> Path:
-    try:
-        proc = subprocess.run(
-            ["bash", str(INSTALL_SCRIPT)],
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        _unavailable(f"{INSTALL_SCRIPT.name} did not finish: {exc}")
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-        _unavailable(f"{INSTALL_SCRIPT.name} exited {proc.returncode}:\n{tail}")
-    lines = proc.stdout.strip().splitlines()
-    bin_dir = Path(lines[-1]) if lines else Path()
-    if not (bin_dir / "pulumi").exists():
-        _unavailable(f"{INSTALL_SCRIPT.name} printed {bin_dir!s}, which holds no pulumi binary")
-    return bin_dir
+    # one way to find or build the engine for every engine test; a missing engine fails, never skips
+    return engine_bin()
 
 
 PULUMI_YAML = """\
