@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from generators.compiler import compile_file
 from generators.plan import Plan
+from generators.render import render_all
 
 ROOT = Path(__file__).resolve().parent.parent
 DESIGNS = ROOT / "designs"
@@ -30,6 +31,17 @@ def compiled() -> Callable[..., Plan]:
         return _PLANS[key]
 
     return get
+
+
+_FILES: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}
+
+
+def rendered_files(compiled: Callable[..., Plan], name: str, *overrides: str) -> dict[str, str]:
+    """Every artifact of an example design (cached): {relative path: text}."""
+    key = (name, overrides)
+    if key not in _FILES:
+        _FILES[key] = render_all(compiled(name, *overrides))
+    return _FILES[key]
 
 
 @pytest.fixture

@@ -10,17 +10,14 @@ import pytest
 import yaml
 
 from generators.plan import Plan
-from generators.render import render_all
 from generators.render_eos import AvdValidationError, avd_inputs, render_frontend_eos
+from tests.conftest import rendered_files
 
 EOS = ("frontend.vendor=eos", "frontend.switch=DCS-7060DX5-64S")
-_FILES: dict[str, dict[str, str]] = {}
 
 
 def eos_files(compiled: Callable[..., Plan], name: str) -> dict[str, str]:
-    if name not in _FILES:
-        _FILES[name] = render_all(compiled(name, *EOS))
-    return _FILES[name]
+    return rendered_files(compiled, name, *EOS)
 
 
 @pytest.mark.parametrize("name", ["h100-256", "h100-1024-reference"])

@@ -21,16 +21,13 @@ from generators.netplan import is_private_asn
 from generators.plan import Plan
 from generators.render import render_all
 from generators.render_ipam import IP_COLUMNS
-from tests.conftest import DESIGNS
+from tests.conftest import DESIGNS, rendered_files
 
 DONE_WHEN = ["h100-1024-reference", "h100-1024-optimized", "h100-256"]
-_FILES: dict[str, dict[str, str]] = {}
 
 
 def files_of(compiled: Callable[..., Plan], name: str) -> dict[str, str]:
-    if name not in _FILES:
-        _FILES[name] = render_all(compiled(name))
-    return _FILES[name]
+    return rendered_files(compiled, name)
 
 
 def problems(name: str, *overrides: str) -> list[tuple[str, str]]:

@@ -12,20 +12,17 @@ from pathlib import Path
 import pytest
 
 from generators.plan import Plan
-from generators.render import render_all
+from tests.conftest import rendered_files
 from tests.netns_fabric import frr_fabric, wait_until
 from tests.realtools import frr_check, kea_check, require
 
 pytestmark = pytest.mark.daemons
 
 DONE_WHEN = ["h100-1024-reference", "h100-1024-optimized", "h100-256"]
-_FILES: dict[str, dict[str, str]] = {}
 
 
 def files_of(compiled: Callable[..., Plan], name: str) -> dict[str, str]:
-    if name not in _FILES:
-        _FILES[name] = render_all(compiled(name))
-    return _FILES[name]
+    return rendered_files(compiled, name)
 
 
 @pytest.mark.parametrize("name", DONE_WHEN)

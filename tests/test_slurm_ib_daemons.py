@@ -18,9 +18,8 @@ import pytest
 
 from generators.ibnetdiscover import format_net, parse_net
 from generators.plan import Plan
-from generators.render import render_all
 from generators.slurm import check_tree, slurm_tree
-from tests.conftest import DESIGNS
+from tests.conftest import DESIGNS, rendered_files
 from tests.ibfaults import by_desc, drop, swap
 from tests.realtools import IbFabric, OpenSMResult, ibsim_fabric, run_slurmctld
 from tests.test_slurm import expected_tree
@@ -36,13 +35,10 @@ CLOUD_NODES = "NodeName=DEFAULT State=CLOUD"
 SLURM_TOPOLOGY_WARNINGS = re.compile(
     r"Multiple leaf switches|switches lack access|Invalid hostnames|no switch can reach")
 
-_FILES: dict[str, dict[str, str]] = {}
 
 
 def rendered(compiled: Compiled, name: str) -> dict[str, str]:
-    if name not in _FILES:
-        _FILES[name] = render_all(compiled(name))
-    return _FILES[name]
+    return rendered_files(compiled, name)
 
 
 def slurm_conf_for_test(files: dict[str, str]) -> tuple[str, dict[str, str]]:
