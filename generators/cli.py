@@ -40,7 +40,7 @@ def _fail(exc: DesignError) -> None:
 
 def _warn(plan: Plan) -> None:
     """Advice that does not stop a compile (e.g. fewer storage servers than vendors support for HA)."""
-    for w in plan_bom(plan).get("warnings", []):
+    for w in [*plan.extra.get("warnings", []), *plan_bom(plan).get("warnings", [])]:
         err_console.print(f"[bold yellow]warning[/]: {w['field']}: {w['message']}", markup=True)
 
 

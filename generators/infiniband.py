@@ -317,6 +317,13 @@ def check(plan: Plan, catalog: Catalog) -> None:
         "partitions": [{"name": p.name, "pkey": f"0x{p.pkey:04x}", "ports": len(p.members),
                         "servers": hostlist.collect_hostlist(p.servers) if p.servers else ""} for p in parts],
     }
+    if sn.sm_hosts and sn.sm_hosts[0].on_switch and len(sn.order) > EMBEDDED_SM_MAX_NODES:
+        # the playbook: UFM (or an SM on servers) is a hard requirement above ~2k GPUs
+        plan.extra.setdefault("warnings", []).append({
+            "field": "management.backend_attached",
+            "message": f"{len(sn.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
+                       "subnet manager handles; attach management nodes to the backend and run OpenSM or UFM there "
+                       "(a fully populated 1:1 fabric needs a free port for them: leave a server slot free)"})
 
 
 # ----------------------------------------------------------------------------------------- rendering

@@ -124,3 +124,11 @@ def test_roce_backend_on_spectrum(compiled):
     plan = compiled("h100-256", "backend.technology=roce", "backend.switch=SN5600")
     assert plan.networks["backend"]["leaves"] == 8
     assert plan.networks["backend"]["oversubscription"]["measured"] == "2:1"
+
+
+def test_switch_embedded_subnet_manager_is_flagged_beyond_its_scale(compiled):
+    # the playbook: UFM or a server-hosted SM is a hard requirement above ~2k GPUs
+    warnings = compiled("h100-16k").extra.get("warnings", [])
+    assert [w["field"] for w in warnings] == ["management.backend_attached"]
+    assert "17,664 InfiniBand nodes" in warnings[0]["message"]
+    assert not compiled("h100-1024-reference").extra.get("warnings")
