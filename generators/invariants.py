@@ -16,7 +16,7 @@ from generators.catalog import Catalog
 from generators.design import ratio_value
 from generators.errors import DesignError, Problem
 from generators.fabric import port_table
-from generators.plan import Device, Link, Plan
+from generators.plan import Device, Plan
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
 
@@ -146,17 +146,17 @@ def check(plan: Plan, catalog: Catalog) -> None:
             c.add("double", field, f"{dname} port {port} is used by {n} links", hint)
 
     # 2. every backend NIC of every compute server connected exactly once
-    srv_model = compute_model
-    if srv_model.backend:
-        expected = [srv_model.backend.name.format(i=i) for i in range(srv_model.backend.count)]
+    be_nic = compute_model.backend
+    nic_ports = [be_nic.name.format(i=i) for i in range(be_nic.count)] if be_nic else []
+    if be_nic:
         for d in plan.devices:
             if d.kind != "server":
                 continue
-            for p in expected:
+            for p in nic_ports:
                 if used[(d.name, p)] != 1:
                     c.add("nic", "backend.rails",
                           f"{d.name} {p} is connected {used[(d.name, p)]} times (must be exactly once)",
-                          f"set backend.rails to {srv_model.backend.count}, one rail per backend NIC")
+                          f"set backend.rails to {be_nic.count}, one rail per backend NIC")
 
     # 3. switch radix: ports used never exceed the model's
     per_switch: Counter[str] = Counter()
@@ -173,8 +173,7 @@ def check(plan: Plan, catalog: Catalog) -> None:
     down_bw: defaultdict[str, int] = defaultdict(int)
     up_bw: defaultdict[str, int] = defaultdict(int)
     rails_on_leaf: defaultdict[str, set[int]] = defaultdict(set)
-    rail_of_port = {p: i for i, p in enumerate(
-        [srv_model.backend.name.format(i=i) for i in range(srv_model.backend.count)])} if srv_model.backend else {}
+    rail_of_port = {p: i for i, p in enumerate(nic_ports)}
     for lk in plan.links:
         a, b = devs[lk.a_device], devs[lk.b_device]
         if lk.tier in ("server-leaf", "mgmt-access"):
@@ -296,5 +295,3 @@ def _bisection(plan: Plan, g: nx.Graph, down_bw: dict[str, int]) -> dict[str, An
             "demand_gbps": demand, "max_flow_gbps": int(value),
             "ratio": round(value / demand, 4) if demand else 1.0}
 
-
-__all__ = ["Link", "check"]
