@@ -16,10 +16,10 @@ from typing import Any
 import pulumi
 
 from components.site import Site
-from generators import secrets
 from generators.compiler import compile_file
-from generators.errors import DesignError
-from generators.render import render_all
+from generators.model import secrets
+from generators.model.errors import DesignError
+from generators.renderers import render_all
 
 # stack output name -> site_facts key
 OUTPUTS = {

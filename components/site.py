@@ -22,10 +22,10 @@ from typing import Any
 import pulumi
 
 from components.artifact import FileArtifact
-from generators import secrets
-from generators.errors import DesignError
-from generators.facts import site_facts
-from generators.plan import Plan
+from generators.model import secrets
+from generators.model.errors import DesignError
+from generators.model.plan import Plan
+from generators.reports.facts import site_facts
 
 SITE_T = "railyard:site:Site"
 NETWORK_T = "railyard:site:Network"

@@ -11,15 +11,15 @@ import typer
 from rich.console import Console
 from rich.measure import Measurement
 
-from generators.bom import plan_bom
-from generators.compare import compare_markdown, compare_table
 from generators.compiler import compile_file
-from generators.design import Design
-from generators.errors import DesignError
+from generators.model.design import Design
+from generators.model.errors import DesignError
+from generators.model.plan import Plan
 from generators.output import write_file, write_tree
-from generators.plan import Plan
-from generators.render import render_all
-from generators.summary import summary_table
+from generators.renderers import render_all
+from generators.reports.compare import compare_markdown, compare_table
+from generators.reports.summary import summary_table
+from generators.stages.bom import plan_bom
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Compile a GPU cluster design into cable plans, configs, topology and a BoM.")
@@ -83,7 +83,7 @@ def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the targe
           head_set: Annotated[list[str] | None, typer.Option("--head-set", help="override on the head")] = None,
           ) -> None:
     """Markdown review of a design change: counts, cost, cables and artifacts that change."""
-    from generators.review import review_markdown
+    from generators.reports.diff import review_markdown
 
     try:
         bplan, _, _ = compile_file(base, base_set)
@@ -116,7 +116,7 @@ def verify(design: DesignArg,
                                                              "directory")] = None) -> None:
     """Compare a discovered InfiniBand fabric with the plan: missing, extra, swapped and slow links.
     Exits 1 when the fabric differs from the plan, 2 on bad input."""
-    from generators.verify import parse_node_name_map, run_verify, write_as_built
+    from generators.asbuilt.verify import parse_node_name_map, run_verify, write_as_built
 
     try:
         plan, _, _ = compile_file(design, set_)

@@ -10,14 +10,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from generators import cabling, infiniband, invariants, netplan, placement, slurm
-from generators.bom import bom_stage
-from generators.catalog import Catalog
-from generators.design import Design, load_design
-from generators.errors import DesignError
-from generators.fabric import build_fabric
-from generators.plan import Plan
-from generators.yamlload import where
+from generators.model.catalog import Catalog
+from generators.model.design import Design, load_design
+from generators.model.errors import DesignError
+from generators.model.plan import Plan
+from generators.model.yamlload import where
+from generators.stages import cabling, infiniband, invariants, netplan, placement, slurm
+from generators.stages.bom import bom_stage
+from generators.stages.fabric import build_fabric
 
 # A stage refines the plan in place or raises DesignError; it reads only the plan and the catalog.
 # Placement runs before the invariants because it rewires the out-of-band network rack-locally (and

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from generators.errors import DesignError
+from generators.model.errors import DesignError
 
 MARKER = "plan.json"  # a directory holding this was written by railyard and may be replaced
 

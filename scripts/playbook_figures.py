@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generators.compiler import compile_file  # noqa: E402
-from generators.playbook import FIGURES, achieved  # noqa: E402
+from generators.reports.playbook import FIGURES, achieved  # noqa: E402
 
 
 def main() -> int:

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from generators.compiler import compile_file
-from generators.plan import Plan
-from generators.render import render_all
+from generators.model.plan import Plan
+from generators.renderers import render_all
 
 ROOT = Path(__file__).resolve().parent.parent
 DESIGNS = ROOT / "designs"

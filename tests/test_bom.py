@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from generators.bom import CATEGORIES, build_bom, node_price
-from generators.bom_render import render_bom
-from generators.catalog import load_catalog
 from generators.compiler import compile_file
-from generators.design import resolved_config
-from generators.errors import DesignError
+from generators.model.catalog import load_catalog
+from generators.model.design import resolved_config
+from generators.model.errors import DesignError
+from generators.renderers.bom import render_bom
+from generators.stages.bom import CATEGORIES, build_bom, node_price
 from tests.conftest import DESIGNS
 
 REF, TOR, VMS, OPT = "h100-1024-reference", "h100-1024-tor", "h100-1024-vms", "h100-1024-optimized"
@@ -233,7 +233,7 @@ def test_bom_render_is_deterministic(compiled) -> None:
 
 def test_bom_from_plan_json_alone(compiled) -> None:
     """The BoM needs nothing but plan.json: rebuilt from the serialized plan it is identical."""
-    from generators.plan import Plan, dumps
+    from generators.model.plan import Plan, dumps
 
     plan = compiled(VMS)
     reread = Plan.from_dict(json.loads(dumps(plan)))

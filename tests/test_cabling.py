@@ -7,11 +7,11 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from generators.cabling_render import link_rows
 from generators.compiler import compile_file
-from generators.errors import DesignError
-from generators.placement import BASE_MM, U_MM, rack_height_mm
-from generators.plan import Plan
+from generators.model.errors import DesignError
+from generators.model.plan import Plan
+from generators.renderers.cabling import link_rows
+from generators.stages.placement import BASE_MM, U_MM, rack_height_mm
 from tests.conftest import DESIGNS, EXAMPLES
 
 OPTICAL = {"mmf", "smf", "aoc"}

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from generators.cabling_render import CABLE_COLUMNS, NETBOX_COLUMNS, NETBOX_TYPE, RACK_COLUMNS
-from generators.render import render_all
+from generators.renderers import render_all
+from generators.renderers.cabling import CABLE_COLUMNS, NETBOX_COLUMNS, NETBOX_TYPE, RACK_COLUMNS
 from tests.conftest import DESIGNS, ROOT
 from tests.realtools import chromium_print_pdf, pdf_page_count
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from generators.compare import compare_rows
+from generators.reports.compare import compare_rows
 from tests.conftest import DESIGNS
 
 NAMES = ["h100-1024-reference", "h100-1024-tor", "h100-1024-vms", "h100-1024-optimized"]

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 import yaml
 
-from generators.plan import Plan
-from generators.render_eos import AvdValidationError, avd_inputs, render_frontend_eos
+from generators.model.plan import Plan
+from generators.vendors.eos import AvdValidationError, avd_inputs, render_frontend_eos
 from tests.conftest import rendered_files
 
 EOS = ("frontend.vendor=eos", "frontend.switch=DCS-7060DX5-64S")
@@ -34,7 +34,7 @@ def test_avd_validate_inputs_passes(compiled: Callable[..., Plan], name: str) ->
 
 def test_avd_validation_is_not_a_formality(compiled: Callable[..., Plan], monkeypatch: pytest.MonkeyPatch) -> None:
     """A wrong input (a string where AVD wants a number) makes the renderer fail with AVD's message."""
-    import generators.render_eos as mod
+    import generators.vendors.eos as mod
 
     real = mod.avd_inputs
 

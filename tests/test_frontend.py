@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from generators.asbuilt.isolation import audit_frontend
 from generators.compiler import compile_file
-from generators.errors import DesignError
-from generators.isolation import audit_frontend
-from generators.netplan import is_private_asn
-from generators.plan import Plan
-from generators.render import render_all
-from generators.render_ipam import IP_COLUMNS
+from generators.model.errors import DesignError
+from generators.model.plan import Plan
+from generators.renderers import render_all
+from generators.renderers.ipam import IP_COLUMNS
+from generators.stages.netplan import is_private_asn
 from tests.conftest import DESIGNS, rendered_files
 
 DONE_WHEN = ["h100-1024-reference", "h100-1024-optimized", "h100-256"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from generators.plan import Plan
+from generators.model.plan import Plan
 from tests.conftest import rendered_files
 from tests.netns_fabric import frr_fabric, wait_until
 from tests.realtools import frr_check, kea_check, require

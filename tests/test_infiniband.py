@@ -10,21 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from generators import infiniband
-from generators.catalog import Catalog
-from generators.errors import DesignError
-from generators.ibnetdiscover import links_of, parse_net
-from generators.infiniband import (
+from generators.asbuilt.ibnetdiscover import links_of, parse_net
+from generators.model.catalog import Catalog
+from generators.model.errors import DesignError
+from generators.model.plan import Plan
+from generators.renderers.infiniband import render_infiniband
+from generators.stages import infiniband
+from generators.stages.infiniband import (
     Member,
     Partition,
     isolation_problems,
     name_guids,
-    render_infiniband,
     subnet,
     switch_port_numbers,
     tenant_pkeys,
 )
-from generators.plan import Plan
 from tests.conftest import DESIGNS
 
 Compiled = Callable[..., Plan]

@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from generators import invariants
-from generators.design import load_design
-from generators.errors import DesignError
-from generators.fabric import build_fabric
+from generators.model.design import load_design
+from generators.model.errors import DesignError
+from generators.stages import invariants
+from generators.stages.fabric import build_fabric
 from tests.conftest import DESIGNS
 
 

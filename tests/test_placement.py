@@ -11,8 +11,8 @@ import pytest
 from shapely.geometry import box
 
 from generators.compiler import compile_file
-from generators.errors import DesignError
-from generators.plan import Plan, dumps
+from generators.model.errors import DesignError
+from generators.model.plan import Plan, dumps
 from tests.conftest import DESIGNS, EXAMPLES
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from generators.playbook import FIGURES, Figure, achieved
+from generators.reports.playbook import FIGURES, Figure, achieved
 
 
 @pytest.mark.parametrize("figure", FIGURES, ids=lambda f: f.label)

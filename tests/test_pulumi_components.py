@@ -13,8 +13,8 @@ from pulumi.runtime import mocks, rpc
 from components import program
 from components.artifact import sha256_text
 from components.site import ARTIFACT_T, FOLDER_T, NETWORK_T, RACK_T, SITE_T, Site, place, rack_index
-from generators.render import render_all
-from generators.secrets import placeholder
+from generators.model.secrets import placeholder
+from generators.renderers import render_all
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # pulumi's wire signature of a secret value

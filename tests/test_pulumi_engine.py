@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from generators.compiler import compile_file
-from generators.render import render_all
+from generators.renderers import render_all
 from tests.pulumi_engine import ROOT, EngineMissing, Secret, Stack, artifact_ops, engine_bin, snapshot
 
 pytestmark = pytest.mark.engine

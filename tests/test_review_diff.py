@@ -6,11 +6,11 @@ import copy
 
 import pytest
 
-from generators.errors import DesignError
-from generators.facts import site_facts
-from generators.render import render_all
-from generators.review import review_markdown
-from generators.secrets import fill, placeholder, referenced
+from generators.model.errors import DesignError
+from generators.model.secrets import fill, placeholder, referenced
+from generators.renderers import render_all
+from generators.reports.diff import review_markdown
+from generators.reports.facts import site_facts
 from tests.conftest import DESIGNS
 
 

@@ -10,20 +10,11 @@ from pathlib import Path
 import hostlist
 import pytest
 
-from generators.errors import DesignError
-from generators.plan import Plan
-from generators.render import render_all
-from generators.slurm import (
-    Block,
-    SlurmSwitch,
-    block_sizes,
-    check_blocks,
-    check_tree,
-    render_slurm,
-    slurm_blocks,
-    slurm_hostlist,
-    slurm_tree,
-)
+from generators.model.errors import DesignError
+from generators.model.plan import Plan
+from generators.renderers import render_all
+from generators.renderers.slurm import render_slurm, slurm_hostlist
+from generators.stages.slurm import Block, SlurmSwitch, block_sizes, check_blocks, check_tree, slurm_blocks, slurm_tree
 from tests.conftest import DESIGNS
 
 Compiled = Callable[..., Plan]
@@ -157,7 +148,7 @@ def test_check_tree_undefined_child_and_mixed_switch() -> None:
 def test_compile_refuses_a_node_in_two_leaves(compiled: Compiled) -> None:
     """A server cabled into another scalable unit's rail leaf sits under two Slurm leaves: slurmctld only
     warns ("Multiple leaf switches contain nodes"); railyard's stage refuses the plan."""
-    from generators.slurm import check
+    from generators.stages.slurm import check
 
     plan = compiled("h100-1024-reference")
     i = next(i for i, lk in enumerate(plan.links) if lk.a_device == "gpu001" and lk.a_port == "mlx5_7")

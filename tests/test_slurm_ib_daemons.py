@@ -16,9 +16,9 @@ from pathlib import Path
 import hostlist
 import pytest
 
-from generators.ibnetdiscover import format_net, parse_net
-from generators.plan import Plan
-from generators.slurm import check_tree, slurm_tree
+from generators.asbuilt.ibnetdiscover import format_net, parse_net
+from generators.model.plan import Plan
+from generators.stages.slurm import check_tree, slurm_tree
 from tests.conftest import DESIGNS, rendered_files
 from tests.ibfaults import by_desc, drop, swap
 from tests.realtools import IbFabric, OpenSMResult, ibsim_fabric, run_slurmctld

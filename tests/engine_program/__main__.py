@@ -12,8 +12,8 @@ import pulumi
 from components.program import secret_config
 from components.site import Site
 from generators.compiler import compile_file
-from generators.render import render_all
-from generators.secrets import placeholder
+from generators.model.secrets import placeholder
+from generators.renderers import render_all
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 cfg = pulumi.Config("railyard")

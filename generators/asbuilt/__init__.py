@@ -1,0 +1,1 @@
+"""As-built checks: what was discovered on site against the plan."""

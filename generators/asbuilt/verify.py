@@ -1,0 +1,443 @@
+"""As-built verification: a discovered InfiniBand fabric (``ibnetdiscover`` output) against the plan.
+
+Devices are matched by node description, never by GUID (GUIDs come with the hardware): a switch by
+its host name (MLNX-OS reports ``MF0;<hostname>:<model>/U1``; a plain name or a node-name map entry
+works too), an HCA by ``<host> <ibdev>``, which rdma-core sets by default. Each difference is
+reported with both ends as device, port name (and IB port number), rack and unit, plus the cable
+label, so a technician can walk to it:
+
+* missing: planned, not discovered (not cabled, wrong port, or the link is down: dirty fiber);
+* extra: discovered, not planned (cabled to the wrong port, or an unknown device);
+* swapped: two planned links found with their ends exchanged (the classic crossed pair), reported
+  once with the two ports where the cables must trade places;
+* slow: the link is up at a lower speed or width than planned (dirty or damaged optics).
+
+Rack, unit and cable label come from the cable plan when the plan has one (``plan.extra["cables"]``,
+one record per link with the columns of ``cabling/cables.csv``); without it the report still names
+device and port.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from generators.asbuilt.ibnetdiscover import NetNode, NetParseError, ib_speed, links_of, parse_net
+from generators.model.catalog import Catalog
+from generators.model.errors import DesignError
+from generators.model.plan import Plan
+from generators.stages.infiniband import switch_port_numbers
+
+End = tuple[str, str]  # (device, port name) as in the plan
+_MLNX_DESC = re.compile(r"^MF0;([^:]+):")
+
+
+# ------------------------------------------------------------------------------------ plan locations
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    rack: str | None = None
+    unit: int | str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CableRef:
+    cable_id: str | None
+    label: str | None
+
+
+def _first(d: Mapping[str, Any], *keys: str) -> Any:
+    for k in keys:
+        if d.get(k) not in (None, ""):
+            return d[k]
+    return None
+
+
+class PlanLocator:
+    """Where a port is and which cable serves it, from whatever the plan knows.
+
+    Reads the cable plan if present (``plan.extra["cables"]``: a list of records, flat with
+    ``a_device, a_port, a_rack, a_u, b_...`` like cables.csv, or nested ``{"a": {"device", "port",
+    "rack", "u"}}``) and device placement from ``Device.attrs`` (``rack`` and ``u``/``unit``).
+    Anything missing is simply not shown.
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        self._dev: dict[str, Location] = {}
+        for d in plan.devices:
+            rack, unit = d.attrs.get("rack"), _first(d.attrs, "u", "unit", "rack_unit", "position")
+            if rack is not None or unit is not None:
+                self._dev[d.name] = Location(rack, unit)
+        self._end: dict[End, Location] = {}
+        self._cable: dict[frozenset[End], CableRef] = {}
+        raw = plan.extra.get("cables")
+        if isinstance(raw, Mapping):
+            raw = raw.get("cables") or raw.get("links") or []
+        for c in raw or []:
+            if not isinstance(c, Mapping):
+                continue
+            ends = []
+            for side in ("a", "b"):
+                nested = c.get(side) if isinstance(c.get(side), Mapping) else {}
+                dev = _first(c, f"{side}_device") or _first(nested, "device")
+                port = _first(c, f"{side}_port") or _first(nested, "port")
+                if dev is None or port is None:
+                    break
+                end = (str(dev), str(port))
+                rack = _first(c, f"{side}_rack") or _first(nested, "rack")
+                unit = _first(c, f"{side}_u", f"{side}_unit") or _first(nested, "u", "unit")
+                if rack is not None or unit is not None:
+                    self._end[end] = Location(rack, unit)
+                ends.append(end)
+            if len(ends) == 2:
+                self._cable[frozenset(ends)] = CableRef(_first(c, "cable_id", "id"), _first(c, "label"))
+
+    def location(self, end: End) -> Location:
+        return self._end.get(end) or self._dev.get(end[0]) or Location()
+
+    def cable(self, a: End, b: End) -> CableRef | None:
+        return self._cable.get(frozenset((a, b)))
+
+
+# ---------------------------------------------------------------------------------------- the diff
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """One end of a link, as a technician finds it."""
+
+    device: str
+    port: str  # plan port name ("1/3/2", "mlx5_0"), or "port N" on a device the plan does not know
+    ib_port: int | None
+    rack: str | None = None
+    unit: int | str | None = None
+    known: bool = True
+
+    def text(self) -> str:
+        num = f" (IB port {self.ib_port})" if self.ib_port is not None and self.port != f"port {self.ib_port}" else ""
+        where = ""
+        if self.rack is not None or self.unit is not None:
+            where = f" [rack {self.rack or '?'} U{self.unit if self.unit is not None else '?'}]"
+        unknown = "" if self.known else " (not in the plan)"
+        return f"{self.device} {self.port}{num}{where}{unknown}"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkReport:
+    a: Port
+    b: Port
+    cable_id: str | None = None
+    label: str | None = None
+    planned_speed: str | None = None
+    found_speed: str | None = None
+    note: str | None = None  # e.g. where an extra link's cable was planned to go
+
+    def text(self) -> str:
+        cab = ""
+        if self.cable_id or self.label:
+            cab = f"  cable {self.cable_id or ''}{f' label {self.label!r}' if self.label else ''}".rstrip()
+        return f"{self.a.text()} <-> {self.b.text()}{cab}"
+
+
+@dataclass(frozen=True, slots=True)
+class SwapReport:
+    planned: tuple[LinkReport, LinkReport]
+    found: tuple[LinkReport, LinkReport]
+    at: tuple[Port, Port]  # the two ports whose cables must trade places
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    design: str
+    planned_links: int
+    discovered_links: int
+    missing: list[LinkReport] = field(default_factory=list)
+    extra: list[LinkReport] = field(default_factory=list)
+    swapped: list[SwapReport] = field(default_factory=list)
+    slow: list[LinkReport] = field(default_factory=list)
+    unknown_nodes: list[str] = field(default_factory=list)
+
+    @property
+    def faulty_links(self) -> int:
+        """Planned links that are not as planned: a swapped pair counts as its two links."""
+        return len(self.missing) + len(self.extra) + 2 * len(self.swapped) + len(self.slow)
+
+    @property
+    def ok(self) -> bool:
+        return self.faulty_links == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["faulty_links"] = self.faulty_links
+        d["ok"] = self.ok
+        return d
+
+    def text(self) -> str:
+        lines = [f"railyard verify: {self.design}: {self.planned_links} planned backend links, "
+                 f"{self.discovered_links} discovered"]
+        if self.ok:
+            lines.append("OK: the discovered fabric matches the plan")
+            return "\n".join(lines) + "\n"
+        pairs = f"{len(self.swapped)} swapped pair{'' if len(self.swapped) == 1 else 's'}"
+        lines.append(f"FAULTS: {self.faulty_links} links ({pairs}, {len(self.missing)} "
+                     f"missing, {len(self.extra)} extra, {len(self.slow)} slow)")
+        for s in self.swapped:
+            lines.append(f"SWAPPED  exchange the cables at {s.at[0].text()} and {s.at[1].text()}")
+            lines += [f"    planned {lk.text()}" for lk in s.planned]
+            lines += [f"    found   {lk.text()}" for lk in s.found]
+        for lk in self.missing:
+            lines.append(f"MISSING  {lk.text()}: not cabled, or the link is down (check and clean both ends)")
+        for lk in self.extra:
+            lines.append(f"EXTRA    {lk.text()}: not in the plan{f' ({lk.note})' if lk.note else ''}")
+        for lk in self.slow:
+            lines.append(f"SLOW     {lk.text()}: up at {lk.found_speed}, planned {lk.planned_speed} "
+                         "(clean or replace the optics/cable)")
+        if self.unknown_nodes:
+            lines.append(f"unknown devices (description not in the plan): {', '.join(self.unknown_nodes)}")
+        return "\n".join(lines) + "\n"
+
+
+def switch_name(desc: str) -> str:
+    """Host name from a switch node description: MLNX-OS reports 'MF0;<hostname>:<model>/U1'."""
+    m = _MLNX_DESC.match(desc)
+    return m.group(1) if m else desc.strip()
+
+
+def parse_node_name_map(text: str) -> dict[int, str]:
+    """ibnetdiscover's --node-name-map format: '0x<guid> "name"' per line, '#' comments."""
+    out: dict[int, str] = {}
+    for line in text.splitlines():
+        m = re.match(r'^\s*(0x[0-9a-fA-F]+)\s+"([^"]*)"', line)
+        if m:
+            out[int(m.group(1), 16)] = m.group(2)
+    return out
+
+
+def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = None,
+                  node_names: Mapping[int, str] | None = None) -> VerifyReport:
+    """Compare ibnetdiscover output to the plan's backend. `expect_speed` (e.g. '4xHDR') replaces the
+    planned link speed, for a rehearsal on a simulator that cannot run the real one."""
+    catalog = Catalog.model_validate(plan.catalog)
+    idx = plan.index()
+    locate = PlanLocator(plan)
+    numbers: dict[str, dict[str, int]] = {}
+    names_by_number: dict[str, dict[int, str]] = {}
+
+    def nums(model: str) -> dict[str, int]:
+        if model not in numbers:
+            numbers[model] = switch_port_numbers(catalog, model)
+            names_by_number[model] = {v: k for k, v in numbers[model].items()}
+        return numbers[model]
+
+    def port(dev: str, pname: str, ib: int | None, known: bool = True) -> Port:
+        loc = locate.location((dev, pname)) if known else Location()
+        return Port(dev, pname, ib, loc.rack, loc.unit, known)
+
+    planned: dict[frozenset[End], tuple[End, End, str]] = {}
+    for lk in plan.links:
+        if lk.network != "backend":
+            continue
+        a, b = (lk.a_device, lk.a_port), (lk.b_device, lk.b_port)
+        planned[frozenset((a, b))] = (a, b, expect_speed or ib_speed(lk.speed_gbps))
+
+    def ib_of(end: End) -> int | None:
+        """IB port number of a switch port (an HCA's single port needs no number)."""
+        d = idx.get(end[0])
+        if d is not None and d.kind == "switch":
+            return nums(d.model).get(end[1])
+        return None
+
+    rank = {"leaf": 1, "spine": 2, "core": 3}
+
+    def shown(a: End, b: End) -> tuple[End, End]:
+        """Servers first, then up the tiers, as planned links are written."""
+        ra = rank.get(idx[a[0]].role, 0) if a[0] in idx else 0
+        rb = rank.get(idx[b[0]].role, 0) if b[0] in idx else 0
+        return (b, a) if rb < ra else (a, b)
+
+    unknown: set[str] = set()
+
+    def end_of(n: NetNode, p: int) -> tuple[End, bool]:
+        desc = node_names.get(n.guid, n.desc) if node_names else n.desc
+        if n.kind == "Switch":
+            name = switch_name(desc)
+            d = idx.get(name)
+            if d is not None and d.kind == "switch":
+                nums(d.model)
+                return (name, names_by_number[d.model].get(p, f"port {p}")), True
+            unknown.add(f"switch {desc!r} (GUID 0x{n.guid:016x})")
+            return (f"{desc} (GUID 0x{n.guid:016x})", f"port {p}"), False
+        host, _, dev = desc.partition(" ")
+        if host in idx and dev:
+            return (host, dev if p == 1 else f"{dev} port {p}"), True
+        unknown.add(f"HCA {desc!r} (GUID 0x{n.guid:016x})")
+        # unknown devices may share a description (factory defaults): the GUID keeps them apart
+        return (f"{desc} (GUID 0x{n.guid:016x})", f"port {p}"), False
+
+    nodes = parse_net(discovered)
+    found: dict[frozenset[End], tuple[End, End, str | None, bool, bool]] = {}
+    ib_found: dict[End, int] = {}
+    for n, p, peer, pp, speed in links_of(nodes):
+        (a, ka), (b, kb) = end_of(n, p), end_of(peer, pp)
+        if a == b:  # a port cabled to itself cannot happen; two identical unknown ends would collapse
+            b = (f"{b[0]} (peer)", b[1])
+        ib_found[a], ib_found[b] = p, pp
+        found[frozenset((a, b))] = (a, b, speed, ka, kb)
+
+    def report(a: End, b: End, known_a: bool = True, known_b: bool = True, speed: str | None = None,
+               planned_speed: str | None = None) -> LinkReport:
+        # planned links are written server/lower tier first; keep that order in reports
+        ca = locate.cable(a, b)
+        pa = port(a[0], a[1], ib_found.get(a) if not known_a else ib_of(a), known_a)
+        pb = port(b[0], b[1], ib_found.get(b) if not known_b else ib_of(b), known_b)
+        return LinkReport(pa, pb, ca.cable_id if ca else None, ca.label if ca else None, planned_speed, speed)
+
+    missing_keys = [k for k in planned if k not in found]
+    extra_keys = [k for k in found if k not in planned]
+    rep = VerifyReport(plan.design["name"], len(planned), len(found))
+
+    # swaps: planned {x,y1} and {x1,y}, found {x,y} and {x1,y1}
+    missing_by_end: dict[End, list[frozenset[End]]] = {}
+    for k in missing_keys:
+        for e in k:
+            missing_by_end.setdefault(e, []).append(k)
+    extra_set, missing_set = set(extra_keys), set(missing_keys)
+
+    def find_swap(x: End, y: End) -> tuple[End, End, frozenset[End], frozenset[End]] | None:
+        """For found {x,y}: a missing {x,y1}, a missing {x1,y} and a found {x1,y1}."""
+        for m1 in missing_by_end.get(x, []):
+            if m1 not in missing_set:
+                continue
+            (y1,) = m1 - {x}
+            for m2 in missing_by_end.get(y, []):
+                if m2 not in missing_set or m2 == m1:
+                    continue
+                (x1,) = m2 - {y}
+                if frozenset((x1, y1)) in extra_set:
+                    return x1, y1, m1, m2
+        return None
+
+    for k in sorted(extra_keys, key=lambda k: sorted(k)):
+        if k not in extra_set:
+            continue
+        x, y = sorted(k)
+        hit = find_swap(x, y)
+        if hit is None:
+            x, y = y, x
+            hit = find_swap(x, y)
+        if hit is None:
+            continue
+        x1, y1, m1, m2 = hit
+        # Trading the plugs in x and x1 fixes it, and so does trading y and y1: name the pair that
+        # sits on one device (two NICs of one server, two ports of one leaf) when there is one.
+        at = (x, x1) if x[0] == x1[0] else (y, y1)
+        extra_set -= {k, frozenset((x1, y1))}
+        missing_set -= {m1, m2}
+        pa, pb = planned[m1], planned[m2]
+        rep.swapped.append(SwapReport(
+            planned=(report(pa[0], pa[1]), report(pb[0], pb[1])),
+            found=(report(*shown(x, y)), report(*shown(x1, y1))),
+            at=(port(at[0][0], at[0][1], ib_of(at[0])), port(at[1][0], at[1][1], ib_of(at[1])))))
+    for k in missing_keys:
+        if k in missing_set:
+            a, b, sp = planned[k]
+            rep.missing.append(report(a, b, planned_speed=sp))
+    for k in extra_keys:
+        if k in extra_set:
+            a, b, sp, ka, kb = found[k]
+            if (a, b) != shown(a, b):
+                a, b, ka, kb = b, a, kb, ka
+            lk = report(a, b, ka, kb, speed=sp)
+            # a cable in the wrong port: one end is also an end of a missing link
+            notes = []
+            for e in (a, b):
+                for m in missing_by_end.get(e, []):
+                    if m in missing_set:
+                        (other,) = m - {e}
+                        notes.append(f"{e[0]} {e[1]} was planned to {port(other[0], other[1], ib_of(other)).text()}")
+            rep.extra.append(replace(lk, note="; ".join(notes) or None))
+    for k, (a, b, sp) in planned.items():
+        got = found.get(k)
+        if got is not None and got[2] is not None and got[2] != sp:
+            rep.slow.append(report(a, b, speed=got[2], planned_speed=sp))
+    rep.unknown_nodes = sorted(unknown)
+    return rep
+
+
+def run_verify(plan: Plan, discovered: Path, speed: str | None = None, node_name_map: Path | None = None
+               ) -> VerifyReport:
+    """`railyard verify`: read the files, turn unreadable input into a DesignError naming the option."""
+    if plan.networks.get("backend", {}).get("technology") != "infiniband":
+        raise DesignError.one("backend.technology", "verify reads ibnetdiscover output: the backend is not "
+                              "InfiniBand", "use it on InfiniBand designs")
+    if speed is not None and not re.fullmatch(r"\d+x[A-Z]+", speed):
+        raise DesignError.one("--speed", f"{speed!r} is not an InfiniBand link speed", "write e.g. 4xNDR or 4xHDR")
+    try:
+        text = discovered.read_text(errors="replace")
+    except OSError as exc:
+        raise DesignError.one("--ibnetdiscover", f"cannot read {discovered}: {exc.strerror}",
+                              "pass the file ibnetdiscover wrote") from None
+    names = None
+    if node_name_map is not None:
+        try:
+            names = parse_node_name_map(node_name_map.read_text(errors="replace"))
+        except OSError as exc:
+            raise DesignError.one("--node-name-map", f"cannot read {node_name_map}: {exc.strerror}",
+                                  "pass an ibnetdiscover node-name map") from None
+    try:
+        return verify_fabric(plan, text, expect_speed=speed, node_names=names)
+    except NetParseError as exc:
+        raise DesignError.one("--ibnetdiscover", f"{discovered}: {exc}",
+                              "pass the unmodified output of `ibnetdiscover`") from None
+
+
+def as_built_guids(plan: Plan, discovered: str, node_names: Mapping[int, str] | None = None
+                   ) -> tuple[dict[str, int], dict[str, int]]:
+    """(node description -> node GUID, HCA description -> port GUID) of the plan's devices in a discovered
+    fabric, for rendering the SM files with the hardware's GUIDs. Raises DesignError when a plan node was
+    not discovered (its GUID is unknown) or a description appears twice (two devices claim one name)."""
+    idx = plan.index()
+    guids: dict[str, int] = {}
+    ports: dict[str, int] = {}
+    twice: set[str] = set()
+    for n in parse_net(discovered).values():
+        desc = node_names.get(n.guid, n.desc) if node_names else n.desc
+        if n.kind == "Switch":
+            name = switch_name(desc)
+            if name not in idx:
+                continue
+        else:
+            host, _, dev = desc.partition(" ")
+            if host not in idx or not dev:
+                continue
+            name = f"{host} {dev}"
+            ports[name] = n.port_guid(1)
+        if name in guids and guids[name] != n.guid:
+            twice.add(name)
+        guids[name] = n.guid
+    if twice:
+        raise DesignError.one("--ibnetdiscover", f"{len(twice)} node descriptions belong to several devices, e.g. "
+                              f"{sorted(twice)[0]!r}", "give every switch and host its planned name")
+    return guids, ports
+
+
+def write_as_built(plan: Plan, discovered: str, out: Path, node_names: Mapping[int, str] | None = None) -> int:
+    """`verify --write-config DIR`: plan.json and infiniband/ with the discovered GUIDs. Returns the file count."""
+    from generators.model.plan import dumps
+    from generators.output import write_tree
+    from generators.renderers.infiniband import render_infiniband
+
+    guids, ports = as_built_guids(plan, discovered, node_names)
+    try:
+        files = {"plan.json": dumps(plan), **render_infiniband(plan, guids, ports)}
+    except DesignError as exc:
+        if exc.problems and exc.problems[0].field == "--guids":
+            raise DesignError.one("--write-config", exc.problems[0].message.replace("have no GUID", "were not "
+                                  "discovered"), "cable and power them, then discover again") from None
+        raise
+    write_tree(files, out)
+    return len(files)

@@ -1,0 +1,276 @@
+"""The parts catalog: switches, servers, NICs, CPUs, cables and optics, racks, PDUs, licenses.
+
+The catalog is data (designs/catalog.yaml); this module only describes its shape so a typo in a part
+fails loudly with the YAML line instead of silently pricing or cabling the wrong thing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from generators.model.errors import DesignError, Problem
+from generators.model.yamlload import load_yaml_file, where
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Price(_Strict):
+    usd: float = Field(ge=0)
+    source: str = Field(min_length=3)  # where the figure comes from, or "estimate: why"
+    date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+
+
+class PortGroup(_Strict):
+    """A run of identical front-panel ports. Names are str.format patterns over
+    n (1-based port number on the switch), i (0-based), cage, sub (1-based port within the cage) and
+    lane (first SerDes lane, 0-based, the way SONiC names Ethernet ports)."""
+
+    count: int = Field(gt=0)
+    speed_gbps: int = Field(gt=0)  # native speed
+    speeds_gbps: list[int] = Field(default_factory=list)  # other speeds a port can be set to
+    connector: str  # cage type: osfp, qsfp112, qsfp56, qsfp28, sfp28, rj45
+    ports_per_cage: int = Field(default=1, ge=1, le=8)
+    lanes: int = Field(default=1, ge=1)
+    name: str = "{n}"
+    role: Literal["any", "down", "up"] = "any"
+
+    def supports(self, speed: int) -> bool:
+        return speed == self.speed_gbps or speed in self.speeds_gbps
+
+
+class Switch(_Strict):
+    vendor: str
+    sku: str
+    description: str
+    technology: Literal["infiniband", "ethernet"]
+    os: str  # mlnx-os, sonic, eos, cumulus
+    port_groups: list[PortGroup] = Field(min_length=1)
+    rack_units: int = Field(ge=1)
+    power_w: float = Field(gt=0)  # typical with optics, for rack power budgets
+    mgmt_port: str = "mgmt0"
+    price: Price
+
+    @property
+    def ports(self) -> int:
+        return sum(g.count for g in self.port_groups)
+
+
+class Nic(_Strict):
+    description: str
+    ports: int = Field(ge=1)
+    speed_gbps: int = Field(gt=0)
+    speeds_gbps: list[int] = Field(default_factory=list)
+    connector: str
+    is_dpu: bool = False
+    price: Price
+
+
+class Cpu(_Strict):
+    description: str
+    cores: int = Field(ge=1)
+    price: Price
+
+
+class Memory(_Strict):
+    description: str
+    gb_per_dimm: int = Field(ge=1)
+    price: Price  # per DIMM
+
+
+class ServerConfig(_Strict):
+    """A server's configurable parts. The playbook's chassis choices (CPU, RAM, DPUs) live here."""
+
+    cpu: str
+    memory_gb: int = Field(ge=64)
+    frontend_nic: str
+    frontend_nic_count: int = Field(default=1, ge=0, le=4)
+    nvme_tb: float = Field(default=0, ge=0)
+
+
+class BackendPorts(_Strict):
+    nic: str
+    count: int = Field(ge=1, le=16)
+    name: str = "mlx5_{i}"
+
+
+class ServerModel(_Strict):
+    description: str
+    gpus: int = Field(ge=0)
+    gpu_model: str = ""
+    rack_units: int = Field(ge=1)
+    power_kw: float = Field(gt=0)
+    cpu_sockets: int = Field(default=2, ge=1)
+    backend: BackendPorts | None = None
+    frontend_port_name: str = "eth{i}"
+    bmc_port: str = "bmc"
+    defaults: ServerConfig
+    price: Price  # the chassis with GPUs and baseboard, without the configurable parts above
+    nvme_per_tb: Price | None = None  # local NVMe, priced per TB so `compute.config.nvme_tb` is a knob
+
+
+class StorageModel(_Strict):
+    """A storage server sold with empty bays: the design's capacity target decides how many drives
+    go in (the playbook: start small and leave bays, ports and power for expansion)."""
+
+    description: str
+    rack_units: int = Field(ge=1)
+    power_kw: float = Field(gt=0)
+    drive_bays: int = Field(ge=1)
+    drive_tb: float = Field(gt=0)  # one NVMe drive, decimal TB
+    drive_price: Price
+    usable_fraction: float = Field(gt=0, le=1)  # after erasure coding / protection
+    drive_read_gbps: float = Field(default=6.0, gt=0)  # sequential read of one drive, GB/s
+    throughput_gbps: float = Field(gt=0)  # large-block read a server's software stack delivers, GB/s
+    nic: str
+    nic_count: int = Field(default=1, ge=1)
+    frontend_port_name: str = "eth{i}"
+    bmc_port: str = "bmc"
+    price: Price  # chassis with CPUs and RAM, without drives and NICs (priced from their own entries)
+
+    @property
+    def max_raw_tb(self) -> float:
+        return self.drive_bays * self.drive_tb
+
+
+class License(_Strict):
+    description: str
+    unit: Literal["endpoint", "gpu_year", "tb", "switch", "server"]
+    price: Price
+
+
+class Rack(_Strict):
+    """An empty rack enclosure; its geometry is what the floor plan and cable routing use."""
+
+    description: str
+    units: int = Field(ge=10, le=60)
+    width_mm: int = Field(ge=400)
+    depth_mm: int = Field(ge=600)
+    price: Price
+
+
+class Pdu(_Strict):
+    """A rack power distribution unit. PDUs are managed devices: their network port joins the OOB network."""
+
+    description: str
+    capacity_kw: float = Field(gt=0)  # continuous load one PDU may carry (already derated)
+    rack_units: int = Field(default=0, ge=0)  # 0 = vertical, mounted in the rear zero-U channel
+    mgmt_port: str = "net"
+    price: Price
+
+
+Media = Literal["dac", "acc", "aoc", "mmf", "smf", "cat6"]
+COPPER: frozenset[str] = frozenset({"dac", "acc"})
+FIBER: frozenset[str] = frozenset({"aoc", "mmf", "smf"})
+
+
+class StockedLength(_Strict):
+    """One orderable length of a cable family: its own SKU and its own price."""
+
+    m: float = Field(gt=0)
+    sku: str
+    price: Price
+
+
+class CableEnd(_Strict):
+    """A plug that goes straight into a port cage (direct-attach cables: DAC, ACC, AOC, RJ45 patch cords)."""
+
+    fits: list[str] = Field(min_length=1)  # cage connectors it plugs into (a QSFP28 plug fits a QSFP56 cage)
+    ports: int = Field(default=1, ge=1, le=2)  # switch ports the plug serves: 2 for a twin-port OSFP plug
+
+
+class Cable(_Strict):
+    """A cable family sold in stocked lengths. `direct` cables plug into cages at both ends (one
+    `a_end`, `legs` x `b_end`: legs 2 is a splitter); `fiber` cables join two transceivers."""
+
+    description: str
+    media: Media
+    kind: Literal["direct", "fiber"]
+    protocols: list[Literal["infiniband", "ethernet"]] = Field(min_length=1)
+    speeds_gbps: list[int] = Field(min_length=1)  # per port (per leg)
+    reach_m: float = Field(gt=0)
+    diameter_mm: float = Field(gt=0)  # outer diameter, for tray fill
+    a_end: CableEnd | None = None  # direct cables
+    b_end: CableEnd | None = None
+    legs: int = Field(default=1, ge=1, le=2)
+    fiber_connector: str | None = None  # fiber cables: mpo12-apc, lc-duplex, ...
+    lengths: list[StockedLength] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _shape(self) -> Cable:
+        if self.kind == "direct" and (self.a_end is None or self.b_end is None):
+            raise ValueError("a direct cable needs a_end and b_end")
+        if self.kind == "fiber" and not self.fiber_connector:
+            raise ValueError("a fiber cable needs fiber_connector")
+        ms = [x.m for x in self.lengths]
+        if ms != sorted(set(ms)):
+            raise ValueError("lengths must be listed shortest first, each once")
+        return self
+
+
+class Transceiver(_Strict):
+    """A pluggable optic. `ports` is how many switch ports it serves (2 = twin-port OSFP, one fiber per port)."""
+
+    description: str
+    fits: list[str] = Field(min_length=1)
+    ports: int = Field(default=1, ge=1, le=2)
+    protocols: list[Literal["infiniband", "ethernet"]] = Field(min_length=1)
+    speeds_gbps: list[int] = Field(min_length=1)
+    media: Literal["mmf", "smf"]
+    fiber_connector: str
+    reach_m: float = Field(gt=0)
+    power_w: float = Field(ge=0)
+    price: Price
+
+
+class Catalog(_Strict):
+    version: int = 1
+    notes: str = ""
+    switches: dict[str, Switch]
+    nics: dict[str, Nic]
+    cpus: dict[str, Cpu]
+    memory: dict[str, Memory]
+    servers: dict[str, ServerModel]
+    storage_servers: dict[str, StorageModel]
+    licenses: dict[str, License] = Field(default_factory=dict)
+    racks: dict[str, Rack] = Field(default_factory=dict)
+    pdus: dict[str, Pdu] = Field(default_factory=dict)
+    cables: dict[str, Cable] = Field(default_factory=dict)
+    transceivers: dict[str, Transceiver] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _references_exist(self) -> Catalog:
+        for key, s in self.servers.items():
+            if s.backend and s.backend.nic not in self.nics:
+                raise ValueError(f"servers.{key}.backend.nic: unknown NIC {s.backend.nic!r}")
+            d = s.defaults
+            if d.cpu not in self.cpus:
+                raise ValueError(f"servers.{key}.defaults.cpu: unknown CPU {d.cpu!r}")
+            if d.frontend_nic not in self.nics:
+                raise ValueError(f"servers.{key}.defaults.frontend_nic: unknown NIC {d.frontend_nic!r}")
+            if d.nvme_tb and s.nvme_per_tb is None:
+                raise ValueError(f"servers.{key}.nvme_per_tb: needed to price defaults.nvme_tb")
+        for key, st in self.storage_servers.items():
+            if st.nic not in self.nics:
+                raise ValueError(f"storage_servers.{key}.nic: unknown NIC {st.nic!r}")
+        return self
+
+
+DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "designs" / "catalog.yaml"
+
+
+def load_catalog(path: Path = DEFAULT_CATALOG) -> Catalog:
+    data, src = load_yaml_file(path)
+    try:
+        return Catalog.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            Problem(".".join(str(p) for p in err["loc"]) or "(catalog)", err["msg"],
+                    "fix the catalog entry", where(src, err["loc"]))
+            for err in exc.errors()
+        ]
+        raise DesignError(problems) from None

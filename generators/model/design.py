@@ -1,0 +1,530 @@
+"""The cluster design: one pydantic schema that validates YAML, documents fields and feeds `railyard schema`.
+
+Everything a user writes is checked here, first for shape (pydantic) and then against the parts
+catalog (`check_against_catalog`), so later stages can trust their input and stay plain functions.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import hostlist
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from generators.model.catalog import DEFAULT_CATALOG, Catalog, ServerConfig, load_catalog
+from generators.model.errors import DesignError, Problem
+from generators.model.netdesign import Addressing, Evpn, FrontendBgp, OobNetwork, Vendor
+from generators.model.yamlload import SourceMap, apply_overrides, load_with_extends, where
+from generators.stages.storage import size_storage
+
+
+def _ratio(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = f"{v}:1"
+    if not isinstance(v, str) or not re.fullmatch(r"\s*\d+(\.\d+)?\s*:\s*\d+(\.\d+)?\s*", v):
+        raise ValueError('must be a ratio written "N:1", e.g. "1:1" (non-blocking) or "2:1" (quote it in YAML)')
+    down, up = (Fraction(x.strip()) for x in v.split(":"))
+    if up == 0 or down < up:
+        raise ValueError("must be at least 1:1 (downlink bandwidth over uplink bandwidth)")
+    return f"{_fmt(down)}:{_fmt(up)}"
+
+
+def _fmt(f: Fraction) -> str:
+    return str(f.numerator) if f.denominator == 1 else str(float(f))
+
+
+def _speed(v: Any) -> int:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str) and (m := re.fullmatch(r"\s*(\d+)\s*[gG](b|bps|bE|be)?\s*", v)):
+        return int(m.group(1))
+    raise ValueError('must be a speed such as "100G" or "200G"')
+
+
+Ratio = Annotated[str, BeforeValidator(_ratio)]
+SpeedGbps = Annotated[int, BeforeValidator(_speed), Field(gt=0)]
+Name = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=32)]
+
+
+def ratio_value(r: str) -> Fraction:
+    down, up = r.split(":")
+    return Fraction(down) / Fraction(up)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerConfigOverrides(_Model):
+    """Chassis choices; any field left out takes the server model's default from the catalog."""
+
+    cpu: str | None = None
+    memory_gb: int | None = Field(default=None, ge=64)
+    frontend_nic: str | None = None
+    frontend_nic_count: int | None = Field(default=None, ge=0, le=4)
+    nvme_tb: float | None = Field(default=None, ge=0)
+
+
+class Compute(_Model):
+    server: str = Field(default="hgx-h100", description="server model key in the catalog")
+    count: int = Field(ge=1, le=16384, description="number of GPU servers")
+    config: ServerConfigOverrides = ServerConfigOverrides()
+    hostname_prefix: Name = "gpu"
+
+
+class Backend(_Model):
+    technology: Literal["infiniband", "roce"] = "infiniband"
+    switch: str = Field(default="QM9700", description="leaf/spine/core switch model key in the catalog")
+    topology: Literal["rail_optimized", "top_of_rack"] = "rail_optimized"
+    placement: Literal["dedicated_racks", "virtual_modular_switch", "top_of_rack"] = Field(
+        default="dedicated_racks",
+        description="where leaves and spines stand: separate network racks (NVIDIA reference), "
+        "leaf racks flanking a spine rack mid-row (virtual modular switch), or a leaf in each server rack",
+    )
+    su_size: int = Field(default=32, ge=1, description="servers per scalable unit")
+    rails: int | None = Field(default=None, ge=1, description="backend NICs per server; default: the server's")
+    oversubscription: Ratio = Field(default="1:1", description="leaf downlink to uplink bandwidth")
+    spine_grouping: Literal["shared", "per_rail"] = Field(
+        default="shared", description="spines shared by all rails, or one spine plane per rail")
+    tiers: Literal["auto", 2, 3] = Field(default="auto", description="2 while the radix allows, else 3")
+    servers_per_leaf: int | None = Field(default=None, ge=1, description="top_of_rack only; default fills "
+                                         "the leaf's downlink ports")
+    sus_per_pod: int | None = Field(default=None, ge=1, description="3-tier only; default fills the spines")
+
+
+class Frontend(_Model):
+    switch: str = Field(default="SN4600", description="frontend leaf switch model")
+    spine_switch: str | None = Field(default=None, description="frontend spine model; default: the leaf model")
+    ports_per_server: Literal[1, 2] = Field(default=2, description="2 = dual-homed to two different leaves")
+    speed: SpeedGbps = Field(default=200, description='per server port, e.g. "100G" or "200G"')
+    oversubscription: Ratio = "1:1"
+    vendor: Vendor = Field(default="sonic", description="sonic: config_db.json + frr.conf; eos: AVD inputs "
+                           "rendered to EOS CLI by pyavd (the switch models must run that OS)")
+    mtu: int | None = Field(default=None, ge=1500, le=9216, description="fabric and server port MTU; default "
+                            "the vendor's jumbo MTU (SONiC 9100, EOS 9214)")
+    bgp: FrontendBgp = FrontendBgp()
+    evpn: Evpn = Evpn()
+
+
+class Oob(_Model):
+    switch: str = Field(default="SN2201", description="1GbE out-of-band access switch model")
+    aggregation_switch: str | None = Field(default=None, description="default: the frontend spine model")
+    uplinks_per_switch: int = Field(default=2, ge=1, le=4)
+    network: OobNetwork = OobNetwork()
+    racks_per_switch: int | None = Field(default=None, ge=1, description="racks one access switch serves (it "
+                                         "stands in one of them); default: as many neighbouring racks of a row "
+                                         "as its ports take")
+
+
+class Storage(_Model):
+    server: str = "nvme-storage-1u"
+    count: int = Field(default=8, ge=1, description="storage servers; vendors want at least 8 for HA")
+    ports_per_server: Literal[1, 2] = 2
+    speed: SpeedGbps = 200
+    capacity_pb: float = Field(default=2.0, gt=0, description="usable capacity target in PB (decimal); sizes the "
+                               "drives per server. The playbook starts a 1,024-GPU cluster at 2 PB and grows it, "
+                               "leaving bays free")
+    license: str | None = Field(default="storage-software", description="storage software license key in the "
+                                "catalog, priced per usable TB; null for none")
+
+
+class ClusterManager(_Model):
+    license: str = Field(default="base-command-manager", description="subscription key in the catalog, priced "
+                         "per GPU per year")
+    term_years: int = Field(ge=1, le=10, description="years of subscription bought up front")
+
+
+class Software(_Model):
+    subnet_manager: Literal["ufm", "opensm"] = Field(
+        default="ufm", description="InfiniBand subnet manager: ufm (NVIDIA UFM, licensed per backend endpoint, "
+        "REST API and UI) or opensm (free, command line only)")
+    ufm_license: str = Field(default="ufm-enterprise", description="UFM license key in the catalog")
+    cluster_manager: ClusterManager | None = Field(
+        default=None, description="optional cluster-manager subscription (e.g. Base Command Manager, MSRP $4,500 "
+        "per GPU per year); the playbook's optimized BoM drops it")
+
+
+class Management(_Model):
+    server: str = "mgmt-1u"
+    count: int = Field(default=3, ge=1)
+    backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (subnet manager)")
+
+
+def _pkey(v: Any) -> Any:
+    if isinstance(v, str) and re.fullmatch(r"\s*0[xX][0-9a-fA-F]{1,4}\s*", v):
+        return int(v, 16)
+    return v
+
+
+class Tenant(_Model):
+    name: Name
+    scalable_units: list[int] = Field(default_factory=list, description="1-based scalable unit numbers")
+    servers: list[str] = Field(default_factory=list, description='hostlists, e.g. "gpu[001-016]"')
+    vrf: str | None = Field(default=None, pattern=r"^Vrf[A-Za-z0-9_-]{1,12}$",
+                            description="VRF name; default Vrf_<name> (SONiC wants the Vrf prefix, Linux 15 chars)")
+    vlan: int | None = Field(default=None, ge=2, le=4094, description="hosts VLAN; default from frontend.evpn")
+    storage_vlan: int | None = Field(default=None, ge=2, le=4094, description="storage VLAN; default hosts VLAN + 1")
+    l3vni: int | None = Field(default=None, ge=1, le=16777215, description="L3VNI; default from frontend.evpn")
+    pkey: Annotated[int | None, BeforeValidator(_pkey)] = Field(
+        default=None, ge=0x0001, le=0x7FFE,
+        description="InfiniBand partition key (15 bits, e.g. 0x1001); default 0x1000 + the tenant's "
+        "position. Pin it on a live site so reordering tenants never changes a key")
+
+
+class RackSpec(_Model):
+    model: str | None = Field(default=None, description="catalog rack; default: the catalog rack with these "
+                              "units and footprint")
+    units: int = Field(default=42, ge=10, le=60)
+    power_kw: float = Field(default=41.0, gt=0, description="power budget per rack (what the site provisions)")
+    width_mm: int = Field(default=600, ge=400)
+    depth_mm: int = Field(default=1200, ge=600)
+    pdu: str = Field(default="pdu-415v-60a-3ph", description="catalog PDU model")
+    pdus: int | None = Field(default=None, ge=1, le=8, description="PDUs per rack (A and B feeds); default: "
+                             "enough that either feed alone carries power_kw")
+    servers_per_rack: int | None = Field(default=None, ge=1, description="cap on GPU servers per rack; default: "
+                                         "as many as power and units allow")
+
+
+class Row(_Model):
+    name: Name
+    positions: int = Field(ge=1, le=200)
+    x_mm: int | None = Field(default=None, description="left end of the row (first rack's left edge); default: "
+                             "stacked automatically")
+    y_mm: int | None = Field(default=None, description="front edge of the row's racks")
+
+
+class Keepout(_Model):
+    """An area no rack may stand on: a building column, a CRAH unit, a ramp."""
+
+    name: Name
+    x_mm: int
+    y_mm: int
+    width_mm: int = Field(gt=0)
+    depth_mm: int = Field(gt=0)
+    blocks_trays: bool = Field(default=False, description="true for columns that reach the ceiling: overhead "
+                               "trays must route around them")
+
+
+class Floor(_Model):
+    width_mm: int | None = Field(default=None, gt=0, description="room outline (x); default: fits the rows")
+    depth_mm: int | None = Field(default=None, gt=0, description="room outline (y); default: fits the rows")
+    row_positions: int = Field(default=16, ge=4, le=200, description="rack positions per row when rows are "
+                               "generated (site.rows empty)")
+    aisle_mm: int = Field(default=1200, ge=600, description="aisle between rows (hot or cold)")
+    end_aisle_mm: int = Field(default=1500, ge=600, description="aisle at the row ends, where the cross trays run")
+    keepouts: list[Keepout] = Field(default_factory=list)
+
+
+class Tray(_Model):
+    width_mm: int = Field(default=600, ge=100)
+    depth_mm: int = Field(default=150, ge=50, description="usable fill depth")
+    levels: int = Field(default=1, ge=1, le=4, description="stacked tray levels along each route")
+    fill_limit: float = Field(default=0.5, gt=0, le=1, description="cable cross-section over tray cross-section "
+                              "allowed (TIA-569 recommends 40-50%)")
+    clearance_mm: int = Field(default=300, ge=0, description="height of the tray above the rack tops")
+    cross_every: int = Field(default=0, ge=0, description="extra cross-aisle trays every N positions (0: only at "
+                             "the row ends)")
+
+
+class Slack(_Model):
+    tray_m: float = Field(default=1.0, ge=0, description="service loops of a cable routed through the trays")
+    direct_m: float = Field(default=0.5, ge=0, description="slack of a run within a rack or to the next rack")
+
+
+class Site(_Model):
+    name: Name = "site1"
+    rack: RackSpec = RackSpec()
+    rows: list[Row] = Field(default_factory=list, description="rows of rack positions; empty: generated from "
+                            "floor.row_positions")
+    floor: Floor = Floor()
+    tray: Tray = Tray()
+    slack: Slack = Slack()
+    spine_rack_position: Literal["middle", "start", "end"] | None = Field(
+        default=None, description="where the backend spine racks stand in their network row; default per "
+        "backend.placement: middle (virtual modular switch, top-of-rack) or end (dedicated racks)")
+
+
+class Cabling(_Model):
+    max_copper_m: float | None = Field(default=None, gt=0, description="no DAC or ACC on a route longer than this")
+    prefer_acc_switch_to_switch: bool = Field(default=False, description="active copper instead of passive between "
+                                              "switches where it reaches (thinner, better airflow)")
+    forbidden_media: list[Literal["dac", "acc", "aoc", "mmf", "smf", "cat6"]] = Field(
+        default_factory=list, description="media never chosen")
+
+
+class Design(_Model):
+    name: Name
+    description: str = ""
+    compute: Compute
+    backend: Backend = Backend()
+    frontend: Frontend = Frontend()
+    oob: Oob = Oob()
+    storage: Storage = Storage()
+    management: Management = Management()
+    tenants: list[Tenant] = Field(default_factory=list)
+    site: Site = Site()
+    addressing: Addressing = Addressing()
+    cabling: Cabling = Cabling()
+    software: Software = Software()
+
+    @model_validator(mode="after")
+    def _shape(self) -> Design:
+        if self.backend.topology == "top_of_rack" and self.backend.spine_grouping == "per_rail":
+            raise ValueError("backend.spine_grouping: per_rail needs a rail_optimized topology")
+        if (self.backend.topology == "top_of_rack") != (self.backend.placement == "top_of_rack"):
+            raise ValueError("backend.placement: top_of_rack placement goes with (and only with) "
+                             "topology top_of_rack")
+        if self.management.backend_attached > self.management.count:
+            raise ValueError("management.backend_attached: more than management.count")
+        return self
+
+
+def server_width(count: int) -> int:
+    return max(3, len(str(count)))
+
+
+def server_names(design: Design) -> list[str]:
+    w = server_width(design.compute.count)
+    return [f"{design.compute.hostname_prefix}{i:0{w}d}" for i in range(1, design.compute.count + 1)]
+
+
+def resolved_config(design: Design, catalog: Catalog) -> ServerConfig:
+    base = catalog.servers[design.compute.server].defaults
+    over = {k: v for k, v in design.compute.config.model_dump().items() if v is not None}
+    return base.model_copy(update=over)
+
+
+def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[str, ...], str, str]]:
+    """Cross-field rules that need the catalog. Returns (field path, message, fix) triples."""
+    out: list[tuple[tuple[str, ...], str, str]] = []
+
+    def bad(path: str, msg: str, fix: str) -> None:
+        out.append((tuple(path.split(".")), msg, fix))
+
+    def known(path: str, key: str | None, table: dict[str, Any], what: str) -> bool:
+        if key is not None and key not in table:
+            bad(path, f"unknown {what} {key!r}", f"use one of: {', '.join(sorted(table))}")
+            return False
+        return True
+
+    c, b, f = design.compute, design.backend, design.frontend
+    if known("compute.server", c.server, catalog.servers, "server model"):
+        model = catalog.servers[c.server]
+        if not model.gpus or model.backend is None:
+            bad("compute.server", f"{c.server} has no GPUs or no backend NICs", "pick a GPU server model")
+
+        cfg = resolved_config(design, catalog)
+        known("compute.config.cpu", cfg.cpu, catalog.cpus, "CPU")
+        if known("compute.config.frontend_nic", cfg.frontend_nic, catalog.nics, "NIC"):
+            nic = catalog.nics[cfg.frontend_nic]
+            if nic.ports * cfg.frontend_nic_count < f.ports_per_server:
+                bad("frontend.ports_per_server", f"{f.ports_per_server} ports but the server has "
+                    f"{cfg.frontend_nic_count} x {cfg.frontend_nic} ({nic.ports} ports each)",
+                    "add frontend NICs in compute.config or use fewer ports")
+            if f.speed != nic.speed_gbps and f.speed not in nic.speeds_gbps:
+                bad("frontend.speed", f"{f.speed}G is not a speed of {cfg.frontend_nic}",
+                    f"use {nic.speed_gbps}G or a NIC that runs {f.speed}G")
+        mem = cfg.memory_gb
+        if mem % 64:
+            bad("compute.config.memory_gb", f"{mem} GB is not a whole number of 64 GB DIMMs", "e.g. 1024 or 2048")
+        if c.count % b.su_size:
+            bad("compute.count", f"{c.count} servers is not a whole number of {b.su_size}-server scalable units",
+                f"use a multiple of backend.su_size ({b.su_size}) or change backend.su_size")
+
+    if known("backend.switch", b.switch, catalog.switches, "switch model"):
+        sw = catalog.switches[b.switch]
+        want = "infiniband" if b.technology == "infiniband" else "ethernet"
+        if sw.technology != want:
+            bad("backend.switch", f"{b.switch} is an {sw.technology} switch but backend.technology is "
+                f"{b.technology}", "pick a switch of the backend's technology")
+    for path, key in (("frontend.switch", f.switch), ("frontend.spine_switch", f.spine_switch),
+                      ("oob.switch", design.oob.switch), ("oob.aggregation_switch", design.oob.aggregation_switch)):
+        if (known(path, key, catalog.switches, "switch model") and key is not None
+                and catalog.switches[key].technology != "ethernet"):
+            bad(path, f"{key} is not an Ethernet switch", "pick an Ethernet switch")
+
+    want_os = {"sonic": "sonic", "eos": "eos"}[f.vendor]
+    for path, key in (("frontend.switch", f.switch), ("frontend.spine_switch", f.spine_switch)):
+        if key in catalog.switches and catalog.switches[key].os != want_os:
+            bad(path, f"{key} runs {catalog.switches[key].os}, but frontend.vendor is {f.vendor}",
+                f"pick a {want_os} switch model or set frontend.vendor to match the switch")
+
+    st = design.storage
+    if known("storage.server", st.server, catalog.storage_servers, "storage server model"):
+        snic = catalog.nics[catalog.storage_servers[st.server].nic]
+        sm = catalog.storage_servers[st.server]
+        if snic.ports * sm.nic_count < st.ports_per_server:
+            bad("storage.ports_per_server", f"{st.server} has {snic.ports * sm.nic_count} frontend ports",
+                "use fewer ports per storage server")
+        if st.speed != snic.speed_gbps and st.speed not in snic.speeds_gbps:
+            bad("storage.speed", f"{st.speed}G is not a speed of {sm.nic}", f"use {snic.speed_gbps}G")
+        sizing = size_storage(sm, st.count, st.capacity_pb, st.ports_per_server, st.speed)
+        if not sizing.fits:
+            need = math.ceil(sizing.target_tb / sm.usable_fraction / (sm.drive_bays * sm.drive_tb))
+            bad("storage.capacity_pb", f"{st.capacity_pb:g} PB usable needs {sizing.drives_per_server} drives in each "
+                f"of {st.count} servers but {st.server} has {sm.drive_bays} bays",
+                f"set storage.count to at least {need} or lower the target")
+    _check_license(bad, catalog, "storage.license", st.license, "tb")
+    sw = design.software
+    if sw.subnet_manager == "ufm" and b.technology == "infiniband":
+        _check_license(bad, catalog, "software.ufm_license", sw.ufm_license, "endpoint")
+    if sw.cluster_manager is not None:
+        _check_license(bad, catalog, "software.cluster_manager.license", sw.cluster_manager.license, "gpu_year")
+    m = design.management
+    if (known("management.server", m.server, catalog.servers, "server model") and m.backend_attached
+            and catalog.servers[m.server].backend is None):
+        bad("management.backend_attached", f"{m.server} has no backend NIC", "set it to 0 or pick another model")
+
+    _check_site(design, catalog, bad, known)
+    _check_tenants(design, bad)
+    return out
+
+
+def _check_license(bad: Any, catalog: Catalog, path: str, key: str | None, unit: str) -> None:
+    if key is None:
+        return
+    lic = catalog.licenses.get(key)
+    if lic is None:
+        bad(path, f"unknown license {key!r}", f"use one of: {', '.join(sorted(catalog.licenses))}")
+    elif lic.unit != unit:
+        bad(path, f"{key} is priced per {lic.unit}, not per {unit}",
+            f"use a license priced per {unit}: "
+            f"{', '.join(sorted(k for k, v in catalog.licenses.items() if v.unit == unit)) or 'none in the catalog'}")
+
+
+def rack_model_key(design: Design, catalog: Catalog) -> str | None:
+    """The catalog rack a design uses: the named one, else the one matching its units and footprint."""
+    r = design.site.rack
+    if r.model is not None:
+        return r.model
+    for key, m in sorted(catalog.racks.items()):
+        if (m.units, m.width_mm, m.depth_mm) == (r.units, r.width_mm, r.depth_mm):
+            return key
+    return None
+
+
+def _check_site(design: Design, catalog: Catalog, bad: Any, known: Any) -> None:
+    r = design.site.rack
+    key = rack_model_key(design, catalog)
+    if key is None:
+        bad("site.rack", f"no catalog rack is {r.units}U {r.width_mm} x {r.depth_mm} mm",
+            f"set site.rack.model to one of {', '.join(sorted(catalog.racks))} or add the rack to the catalog")
+    elif known("site.rack.model", key, catalog.racks, "rack model"):
+        m = catalog.racks[key]
+        if r.model is not None and (m.units, m.width_mm, m.depth_mm) != (r.units, r.width_mm, r.depth_mm):
+            bad("site.rack.model", f"{key} is {m.units}U {m.width_mm} x {m.depth_mm} mm but site.rack says "
+                f"{r.units}U {r.width_mm} x {r.depth_mm} mm", "make site.rack.units/width_mm/depth_mm match the model")
+    known("site.rack.pdu", r.pdu, catalog.pdus, "PDU model")
+    names = [row.name for row in design.site.rows]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            bad(f"site.rows.{i}.name", f"row {n!r} is declared twice", "give each row its own name")
+    placed = [row.x_mm is not None and row.y_mm is not None for row in design.site.rows]
+    if any(placed) and not all(placed):
+        i = placed.index(False)
+        bad(f"site.rows.{i}", "some rows have x_mm/y_mm and this one does not", "place every row or none")
+
+
+def _check_tenants(design: Design, bad: Any) -> None:
+    names = set(server_names(design))
+    sus = design.compute.count // design.backend.su_size if design.backend.su_size else 0
+    owner: dict[str, str] = {}
+    seen_names: set[str] = set()
+    for i, t in enumerate(design.tenants):
+        base = f"tenants.{i}"
+        if t.name == "infra":
+            bad(f"{base}.name", "'infra' is the provider's own VRF (management nodes, unassigned servers)",
+                "give the tenant another name")
+        if t.name in seen_names:
+            bad(f"{base}.name", f"tenant {t.name!r} is declared twice", "give each tenant one entry")
+        seen_names.add(t.name)
+        members: list[str] = []
+        for j, su in enumerate(t.scalable_units):
+            if not 1 <= su <= sus:
+                bad(f"{base}.scalable_units.{j}", f"scalable unit {su} does not exist (1..{sus})",
+                    "use a unit number within the design")
+                continue
+            w = server_width(design.compute.count)
+            first = (su - 1) * design.backend.su_size + 1
+            members += [f"{design.compute.hostname_prefix}{k:0{w}d}"
+                        for k in range(first, first + design.backend.su_size)]
+        for j, expr in enumerate(t.servers):
+            try:
+                expanded = hostlist.expand_hostlist(expr)
+            except hostlist.BadHostlist as exc:
+                bad(f"{base}.servers.{j}", f"bad hostlist {expr!r}: {exc}", 'write e.g. "gpu[001-016]"')
+                continue
+            unknown = [h for h in expanded if h not in names]
+            if unknown:
+                bad(f"{base}.servers.{j}", f"{len(unknown)} unknown servers, e.g. {unknown[0]}",
+                    "name compute servers of this design")
+            members += [h for h in expanded if h in names]
+        if not members:
+            bad(base, f"tenant {t.name!r} rents no servers", "list scalable_units or servers")
+        for h in members:
+            if h in owner and owner[h] != t.name:
+                bad(base, f"server {h} is rented by both {owner[h]!r} and {t.name!r}",
+                    "a server belongs to at most one tenant; remove it from one of them")
+                break
+            owner[h] = t.name
+
+
+def tenant_members(design: Design) -> dict[str, list[str]]:
+    """Servers of each tenant, in server order (the design is already validated)."""
+    order = {h: i for i, h in enumerate(server_names(design))}
+    out: dict[str, list[str]] = {}
+    for t in design.tenants:
+        members: set[str] = set()
+        for su in t.scalable_units:
+            first = (su - 1) * design.backend.su_size
+            members.update(list(order)[first:first + design.backend.su_size])
+        for expr in t.servers:
+            members.update(h for h in hostlist.expand_hostlist(expr) if h in order)
+        out[t.name] = sorted(members, key=order.__getitem__)
+    return out
+
+
+def load_design(path: Path, overrides: list[str] | None = None,
+                catalog_path: Path | None = None) -> tuple[Design, Catalog, SourceMap]:
+    """Load, merge `extends:`, apply `--set`, validate shape and catalog rules. Raises DesignError."""
+    data, src = load_with_extends(Path(path))
+    data = apply_overrides(data, src, overrides or [])
+    try:
+        design = Design.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = err["loc"]
+            msg = err["msg"].removeprefix("Value error, ")
+            field = ".".join(str(p) for p in loc) or "(design)"
+            # model-level rules name their field at the start of the message
+            if not loc and (m := re.match(r"([a-z_.]+): (.*)", msg)):
+                field, msg = m.group(1), m.group(2)
+                loc = tuple(field.split("."))
+            if err["type"] == "extra_forbidden":
+                msg = "unknown field"
+                fix = "check the spelling; `railyard schema` lists every field"
+            elif err["type"] == "missing":
+                fix = "add this field"
+            else:
+                fix = _fix_for(err)
+            problems.append(Problem(field, msg, fix, where(src, loc)))
+        raise DesignError(problems) from None
+    catalog = load_catalog(catalog_path or DEFAULT_CATALOG)
+    issues = check_against_catalog(design, catalog)
+    if issues:
+        raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
+    return design, catalog, src
+
+
+def _fix_for(err: dict[str, Any]) -> str:
+    ctx = err.get("ctx") or {}
+    if "expected" in ctx:
+        return f"use one of {ctx['expected']}"
+    if err["type"].startswith(("greater", "less")):
+        return "use a value in range"
+    return "see `railyard schema` for the allowed values"

@@ -1,0 +1,270 @@
+"""Renderers of the physical plan, from plan.json only: the cable schedule (cabling/cables.csv), the
+NetBox cable import (cabling/netbox-cables.csv), one printable sheet per rack (cabling/racks/<rack>.csv
+and .html: elevation, then the rack's cables in pull order with both ends) and the floor (floor.svg).
+
+Rows are formatted by hand rather than through a template engine per cell: a 65,536-GPU plan has
+about a million sheet rows, and every value is from a validated design or the catalog.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Iterator
+from html import escape
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from generators.model.catalog import Catalog
+from generators.model.plan import Device, Plan
+from generators.stages.placement import device_size
+
+CABLE_COLUMNS = ["cable_id", "label", "network", "tier", "a_rack", "a_u", "a_device", "a_port", "b_rack", "b_u",
+                 "b_device", "b_port", "media", "part", "length_m", "reach_m", "a_transceiver", "b_transceiver"]
+RACK_COLUMNS = ["pull_order", "cable_id", "label", "network", "tier", "route", "local_u", "local_device",
+                "local_port", "local_transceiver", "remote_rack", "remote_u", "remote_device", "remote_port",
+                "remote_transceiver", "media", "part", "length_m"]
+NETBOX_COLUMNS = ["side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b_site", "side_b_device",
+                  "side_b_type", "side_b_name", "type", "status", "label", "color", "length", "length_unit"]
+# NetBox cable types; every multimode part in the catalog is OM4, every single-mode part OS2
+NETBOX_TYPE = {"dac": "dac-passive", "acc": "dac-active", "aoc": "aoc", "mmf": "mmf-om4", "smf": "smf-os2",
+               "cat6": "cat6"}
+# jacket colours technicians expect: aqua OM4, yellow OS2 (TIA-598), black copper, blue Cat6
+COLOR = {"dac": "111111", "acc": "444444", "aoc": "ff8c00", "mmf": "00bcd4", "smf": "ffeb3b", "cat6": "1e63d6"}
+ROLE_COLOR = {"compute": "#8fb8de", "leaf": "#f4a259", "spine": "#e05d5d", "core": "#9b5de5", "frontend": "#5fbf77",
+              "storage": "#c9b458", "management": "#a0a0a0"}
+
+_ENV = Environment(loader=PackageLoader("generators.renderers", "templates"), autoescape=True,
+                   undefined=StrictUndefined,
+                   keep_trailing_newline=True)
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _u(d: Device) -> str:
+    return "" if d.unit is None else str(d.unit)
+
+
+def _csv(header: list[str], rows: Iterator[list[str]] | list[list[str]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def link_rows(plan: Plan) -> Iterator[dict[str, Any]]:
+    """One record per link with both ends and the chosen part, in cable-id order."""
+    devs = plan.index()
+    links = plan.links
+    for cab in plan.extra.get("cables", []):
+        xa, xb = cab["a_transceiver"] or "", cab["b_transceiver"] or ""
+        for j, k in enumerate(cab["links"]):
+            lk = links[k]
+            yield {
+                "cable_id": cab["id"], "label": cab["labels"][j], "network": lk.network, "tier": lk.tier,
+                "a": devs[lk.a_device], "a_port": lk.a_port, "b": devs[lk.b_device], "b_port": lk.b_port,
+                "media": cab["media"], "part": cab["parts"][j], "length_m": cab["length_m"][j],
+                "reach_m": cab["reach_m"], "a_x": xa, "b_x": xb,
+                "route": cab["route"][j], "routed_m": cab["routed_m"][j],
+            }
+
+
+def _cable_table(plan: Plan) -> list[list[str]]:
+    """cables.csv rows (CABLE_COLUMNS) in cable-id order, plus the route as a last column."""
+    where = {d.name: (d.rack or "", _u(d)) for d in plan.devices}
+    links = plan.links
+    num: dict[float, str] = {}
+    rows: list[list[str]] = []
+    for cab in plan.extra.get("cables", []):
+        xa, xb = cab["a_transceiver"] or "", cab["b_transceiver"] or ""
+        cid, media, reach = cab["id"], cab["media"], cab["reach_m"]
+        reach_s = num.get(reach) or num.setdefault(reach, _num(reach))
+        for j, k in enumerate(cab["links"]):
+            lk = links[k]
+            ra, ua = where[lk.a_device]
+            rb, ub = where[lk.b_device]
+            length = cab["length_m"][j]
+            rows.append([cid, cab["labels"][j], lk.network, lk.tier, ra, ua, lk.a_device, lk.a_port, rb, ub,
+                         lk.b_device, lk.b_port, media, cab["parts"][j], num.get(length) or num.setdefault(
+                             length, _num(length)), reach_s, xa, xb, cab["route"][j]])
+    return rows
+
+
+def render_cabling(plan: Plan) -> dict[str, str]:
+    if "cables" not in plan.extra:
+        return {}
+    site = plan.extra["floor"]["site"]
+    table = _cable_table(plan)
+    out: dict[str, str] = {}
+    out["cabling/cables.csv"] = _csv(CABLE_COLUMNS, (r[:18] for r in table))
+    out["cabling/netbox-cables.csv"] = _csv(NETBOX_COLUMNS, (
+        [site, r[6], "dcim.interface", r[7], site, r[10], "dcim.interface", r[11], NETBOX_TYPE[r[12]], "planned",
+         r[1], COLOR[r[12]], r[14], "m"] for r in table))
+    out.update(render_rack_sheets(plan, table))
+    return out
+
+
+_RANK = {"tray": 0, "adjacent": 1, "rack": 2}
+
+
+def render_rack_sheets(plan: Plan, table: list[list[str]]) -> dict[str, str]:
+    # pull order: long tray runs first (they lie at the bottom of the tray), then runs to the next
+    # rack, then in-rack patching bottom-up
+    by_rack: dict[str, list[tuple[tuple[Any, ...], list[str]]]] = defaultdict(list)
+    for r in table:
+        rank = _RANK[r[18]]
+        length = -float(r[14]) if rank == 0 else 0.0
+        # local end first: pull_order is filled in after sorting
+        by_rack[r[4]].append(((rank, length, int(r[5] or 0), r[1]),
+                              ["", r[0], r[1], r[2], r[3], r[18], r[5], r[6], r[7], r[16], r[8], r[9], r[10], r[11],
+                               r[17], r[12], r[13], r[14]]))
+        if r[8] != r[4]:
+            by_rack[r[8]].append(((rank, length, int(r[9] or 0), r[1]),
+                                  ["", r[0], r[1], r[2], r[3], r[18], r[9], r[10], r[11], r[17], r[4], r[5], r[6],
+                                   r[7], r[16], r[12], r[13], r[14]]))
+    devices: dict[str, list[Device]] = defaultdict(list)
+    for d in plan.devices:
+        if d.rack is not None:
+            devices[d.rack].append(d)
+    floor = plan.extra["floor"]
+    catalog = Catalog.model_validate(plan.catalog)
+    template = _ENV.get_template("rack_sheet.html.j2")
+    out: dict[str, str] = {}
+    memo: dict[str, str] = {}
+
+    def e(v: str) -> str:
+        # device, port, part and rack names repeat on thousands of rows: escape each once
+        r = memo.get(v)
+        if r is None:
+            r = memo[v] = escape(v)
+        return r
+
+    for rack in plan.extra["racks"]:
+        name = rack["name"]
+        entries = by_rack.get(name, [])
+        entries.sort(key=lambda x: x[0])
+        rows = [row for _, row in entries]
+        for n, row in enumerate(rows, 1):
+            row[0] = str(n)
+        out[f"cabling/racks/{name}.csv"] = _csv(RACK_COLUMNS, rows)
+        devs = sorted(devices[name], key=lambda d: (d.unit is None, -(d.unit or 0), d.name))
+        body = "".join(
+            f"<tr><td>{t[0]}</td><td>{escape(t[2])}</td><td>{e(t[3])}</td><td>{e(t[6])}</td>"
+            f"<td>{e(t[7])}</td><td>{e(t[8])}</td><td>{e(t[10])}</td><td>{e(t[11])}</td>"
+            f"<td>{e(t[12])}</td><td>{e(t[13])}</td><td>{e(t[15])}</td><td>{e(t[16])}</td>"
+            f"<td class=n>{e(t[17])}</td><td>{e(t[9])}</td><td>{e(t[14])}</td></tr>\n"
+            for t in rows)
+        out[f"cabling/racks/{name}.html"] = template.render(
+            rack=rack, site=floor["site"], design=plan.design["name"], elevation=_elevation(rack, devs, catalog),
+            devices=[{"u": d.unit, "name": d.name, "model": d.model, "kind": d.kind,
+                      "slot": d.attrs.get("slot", "")} for d in devs],
+            cable_rows=body, cable_count=len(rows))
+    return out
+
+
+def _elevation(rack: dict[str, Any], devs: list[Device], catalog: Catalog) -> str:
+    """Front elevation of a rack as inline SVG: numbered units, devices by kind, PDUs in the rear channels."""
+    units = rack["units"]
+    uh, left, width = 14, 28, 230
+    h = units * uh + 20
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="elevation" viewBox="0 0 {left + width + 50} {h}" '
+             f'width="{left + width + 50}" height="{h}" role="img" aria-label="rack {escape(rack["name"])} elevation">',
+             f'<rect x="{left}" y="10" width="{width}" height="{units * uh}" fill="#fafafa" stroke="#333"/>']
+    for u in range(1, units + 1):
+        y = 10 + (units - u) * uh
+        parts.append(f'<text x="{left - 4}" y="{y + uh - 3}" class="u">{u}</text>')
+        parts.append(f'<line x1="{left}" y1="{y + uh}" x2="{left + width}" y2="{y + uh}" stroke="#ddd"/>')
+    fill = {"server": "#8fb8de", "switch": "#f4a259", "storage": "#c9b458", "management": "#a0a0a0"}
+    pdus = []
+    for d in devs:
+        if d.unit is None:
+            pdus.append(d)
+            continue
+        hu = device_size(catalog, d)[0]
+        y = 10 + (units - (d.unit + hu - 1)) * uh
+        parts.append(f'<rect x="{left + 2}" y="{y + 1}" width="{width - 4}" height="{hu * uh - 2}" '
+                     f'fill="{fill.get(d.kind, "#ccc")}" stroke="#222"/>')
+        parts.append(f'<text x="{left + 8}" y="{y + min(hu * uh, 2 * uh) - 4}" class="d">{escape(d.name)} '
+                     f'({escape(d.model)})</text>')
+    for k, d in enumerate(pdus):
+        x = left + width + 6 + k * 10
+        parts.append(f'<rect x="{x}" y="10" width="8" height="{units * uh}" fill="#555"><title>{escape(d.name)} '
+                     f'{escape(str(d.attrs.get("slot", "")))}</title></rect>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------------------------------ floor
+
+
+def _fill_colour(fill: float, limit: float) -> str:
+    if fill <= 0:
+        return "#cfcfcf"
+    t = min(1.0, fill / limit)
+    # green -> amber -> red as the segment approaches its fill limit
+    if t < 0.5:
+        a, b, f = (46, 125, 50), (249, 168, 37), t / 0.5
+    else:
+        a, b, f = (249, 168, 37), (198, 40, 40), (t - 0.5) / 0.5
+    r, g, bl = (round(a[i] + (b[i] - a[i]) * f) for i in range(3))
+    return f"#{r:02x}{g:02x}{bl:02x}"
+
+
+def render_floor(plan: Plan) -> dict[str, str]:
+    floor = plan.extra.get("floor")
+    if floor is None:
+        return {}
+    xs = [p[0] for p in floor["outline_mm"]]
+    ys = [p[1] for p in floor["outline_mm"]]
+    x0, y0 = min(xs), min(ys)
+    w, d = max(xs) - x0, max(ys) - y0
+    trays = plan.extra.get("trays")
+    legend = [(role, colour, "rect") for role, colour in ROLE_COLOR.items()]
+    if trays:
+        lim = trays["fill_limit"]
+        legend += [(f"tray {label}", _fill_colour(f * lim, lim), "line")
+                   for label, f in (("empty", 0.0), ("at half its fill limit", 0.5), ("at its fill limit", 1.0))]
+    legend_w = 7000  # a column to the right of the room
+    height = max(d, 700 * len(legend) + 400)
+    scale = 1 / 20  # 1 px per 20 mm
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{x0:g} {y0:g} {w + legend_w:g} {height:g}" '
+           f'width="{(w + legend_w) * scale:.0f}" height="{height * scale:.0f}" '
+           'font-family="DejaVu Sans, sans-serif">',
+           f"<title>{escape(plan.design['name'])}: floor of {escape(floor['site'])}</title>",
+           '<polygon points="' + " ".join(f"{x:g},{y:g}" for x, y in floor["outline_mm"])
+           + '" fill="#ffffff" stroke="#000" stroke-width="40"/>']
+    for k in floor["keepouts"]:
+        out.append(f'<rect x="{k["x_mm"]}" y="{k["y_mm"]}" width="{k["width_mm"]}" height="{k["depth_mm"]}" '
+                   f'fill="#777" fill-opacity="0.6"><title>keep-out {escape(k["name"])}</title></rect>')
+    if trays:
+        for s in trays["segments"]:
+            (xa, ya), (xb, yb) = s["a_mm"], s["b_mm"]
+            out.append(f'<line x1="{xa:g}" y1="{ya:g}" x2="{xb:g}" y2="{yb:g}" '
+                       f'stroke="{_fill_colour(s["fill"], trays["fill_limit"])}" stroke-width="160" '
+                       f'stroke-linecap="round"><title>{s["id"]}: {s["fill"]:.1%} full, {s["length_m"]:g} m'
+                       '</title></line>')
+    for r in plan.extra["racks"]:
+        out.append(f'<rect x="{r["x_mm"]:g}" y="{r["y_mm"]:g}" width="{r["width_mm"]}" height="{r["depth_mm"]}" '
+                   f'fill="{ROLE_COLOR.get(r["role"], "#ddd")}" fill-opacity="0.85" stroke="#222" stroke-width="15">'
+                   f'<title>{escape(r["name"])}: {r["role"]}, {r["power_kw"]:g} of {r["power_budget_kw"]:g} kW, '
+                   f'{r["units_used"]} of {r["units"]}U</title></rect>')
+    for row in floor["rows"]:
+        out.append(f'<text x="{row["x_mm"] - 80:g}" y="{row["y_mm"] + 700:g}" font-size="420" '
+                   f'text-anchor="end">{escape(row["name"])}</text>')
+    lx = x0 + w + 500
+    for n, (label, colour, shape) in enumerate(legend):
+        y = y0 + 300 + 700 * n
+        if shape == "rect":
+            out.append(f'<rect x="{lx:g}" y="{y:g}" width="500" height="500" fill="{colour}" stroke="#222" '
+                       'stroke-width="15"/>')
+        else:
+            out.append(f'<line x1="{lx:g}" y1="{y + 250:g}" x2="{lx + 500:g}" y2="{y + 250:g}" stroke="{colour}" '
+                       'stroke-width="160"/>')
+        out.append(f'<text x="{lx + 650:g}" y="{y + 420:g}" font-size="400">{escape(label)}</text>')
+    out.append("</svg>\n")
+    return {"floor.svg": "\n".join(out)}

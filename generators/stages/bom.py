@@ -1,0 +1,387 @@
+"""The costed bill of materials, derived only from the compiled plan and the catalog embedded in it.
+
+Every quantity is counted from the plan itself (devices, links, the cable plan's cables and
+transceivers, racks), every price comes from one catalog entry, and nothing here knows which design
+it is pricing: two designs differ in cost only because their plans differ. That is what lets
+`railyard compare` attribute a saving to a design choice.
+
+Categories follow the playbook's quote structure: compute (servers and their configurable parts),
+rack, the three networks, storage, management nodes and software.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from generators.model.catalog import Catalog, Price, ServerConfig, ServerModel
+from generators.model.design import Design, resolved_config
+from generators.model.plan import Plan
+from generators.stages.cabling import _port_maps  # the cable plan's port -> cage map, so both count cages alike
+from generators.stages.storage import HA_MIN_SERVERS, size_storage
+
+BOM_SCHEMA = "railyard.bom/1"
+CATEGORIES = ("compute", "rack", "backend", "frontend", "oob", "storage", "management", "software")
+NETWORK_CATEGORIES = ("backend", "frontend", "oob")
+KINDS = ("server", "component", "rack", "pdu", "switch", "transceiver", "cable", "license")
+CATEGORY_TITLES = {
+    "compute": "Compute servers",
+    "rack": "Racks and PDUs",
+    "backend": "Backend fabric",
+    "frontend": "Frontend network",
+    "oob": "Out-of-band network",
+    "storage": "Storage",
+    "management": "Management nodes",
+    "software": "Software licenses",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    category: str
+    kind: str  # one of KINDS
+    part: str  # catalog key
+    sku: str  # vendor part number where the catalog has one, else the key
+    description: str
+    quantity: float
+    unit: str  # each, TB, endpoint, GPU-year
+    unit_usd: float
+    source: str
+    date: str
+
+    @property
+    def total_usd(self) -> float:
+        return self.quantity * self.unit_usd
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "kind": self.kind,
+            "part": self.part,
+            "sku": self.sku,
+            "description": self.description,
+            "quantity": _num(self.quantity),
+            "unit": self.unit,
+            "unit_usd": _money(self.unit_usd),
+            "total_usd": _money(self.total_usd),
+            "source": self.source,
+            "date": self.date,
+        }
+
+
+def _money(x: float) -> float:
+    return round(x + 0.0, 2)
+
+
+def _num(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else round(x, 3)
+
+
+class _Lines:
+    """Collects lines, merging repeats of one part at one price within a category (e.g. the same NIC
+    bought for compute servers in two places) so the BoM has one line per part, in first-seen order."""
+
+    def __init__(self) -> None:
+        self._lines: dict[tuple[str, str, str, float], Line] = {}
+
+    def add(self, category: str, kind: str, part: str, description: str, quantity: float, price: Price, *,
+            sku: str = "", unit: str = "each") -> None:
+        if quantity <= 0:
+            return
+        key = (category, part, unit, price.usd)
+        old = self._lines.get(key)
+        if old is not None:
+            quantity += old.quantity
+        self._lines[key] = Line(category, kind, part, sku or part, description, quantity, unit, price.usd,
+                                price.source, price.date)
+
+    def lines(self) -> list[Line]:
+        cat = {c: i for i, c in enumerate(CATEGORIES)}
+        kind = {k: i for i, k in enumerate(KINDS)}
+        # category, then kind; network parts by name (a cable family's lengths side by side), the rest
+        # in the order they were met (a server's chassis, CPU, memory, NICs)
+        seen = {key: i for i, key in enumerate(self._lines)}
+        return [ln for _, ln in sorted(
+            self._lines.items(),
+            key=lambda kv: (cat[kv[1].category], kind[kv[1].kind],
+                            kv[1].part if kv[1].kind in ("switch", "transceiver", "cable") else "", seen[kv[0]]))]
+
+
+# ------------------------------------------------------------------------------------------- compute
+
+
+NodePart = tuple[str, str, str, float, str, Price]  # kind, part, description, quantity, unit, price
+
+
+def node_parts(catalog: Catalog, model_key: str, cfg: ServerConfig, backend_nics: int) -> list[NodePart]:
+    """One server's priced parts. The chassis price excludes everything a configuration can change,
+    so a mid-range CPU, less RAM or no DPU shows as a cheaper line, not as a different server."""
+    m: ServerModel = catalog.servers[model_key]
+    cpu = catalog.cpus[cfg.cpu]
+    parts: list[NodePart] = [
+        ("server", model_key, m.description, 1, "each", m.price),
+        ("component", cfg.cpu, cpu.description, m.cpu_sockets, "each", cpu.price),
+    ]
+    dimm_key, dimm = _dimm_for(catalog, cfg.memory_gb)
+    parts.append(("component", dimm_key, f"{dimm.description} ({cfg.memory_gb} GB per server)",
+                  cfg.memory_gb // dimm.gb_per_dimm, "each", dimm.price))
+    if m.backend is not None and backend_nics:
+        nic = catalog.nics[m.backend.nic]
+        parts.append(("component", m.backend.nic, f"{nic.description} (backend)", backend_nics, "each", nic.price))
+    if cfg.frontend_nic_count:
+        nic = catalog.nics[cfg.frontend_nic]
+        role = "frontend DPU" if nic.is_dpu else "frontend"
+        parts.append(("component", cfg.frontend_nic, f"{nic.description} ({role})", cfg.frontend_nic_count,
+                      "each", nic.price))
+    if cfg.nvme_tb and m.nvme_per_tb is not None:
+        parts.append(("component", f"{model_key}-nvme", "Local NVMe SSD capacity", cfg.nvme_tb, "TB", m.nvme_per_tb))
+    return parts
+
+
+def _dimm_for(catalog: Catalog, memory_gb: int) -> tuple[str, Any]:
+    """The DIMM that builds the capacity from whole DIMMs, largest first (fewest slots used)."""
+    fitting = sorted(((k, d) for k, d in catalog.memory.items() if memory_gb % d.gb_per_dimm == 0),
+                     key=lambda kd: (-kd[1].gb_per_dimm, kd[0]))
+    if not fitting:
+        raise ValueError(f"no DIMM in the catalog builds {memory_gb} GB")
+    return fitting[0]
+
+
+def node_price(catalog: Catalog, model_key: str, cfg: ServerConfig, backend_nics: int | None = None) -> float:
+    m = catalog.servers[model_key]
+    n = (m.backend.count if m.backend else 0) if backend_nics is None else backend_nics
+    return sum(q * p.usd for _, _, _, q, _, p in node_parts(catalog, model_key, cfg, n))
+
+
+def _compute_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> dict[str, Any]:
+    servers = Counter(d.model for d in plan.devices if d.kind == "server")
+    cfg = resolved_config(design, catalog)
+    node: dict[str, Any] = {}
+    for model_key, n in sorted(servers.items()):
+        m = catalog.servers[model_key]
+        nics = m.backend.count if m.backend else 0
+        parts = node_parts(catalog, model_key, cfg, nics)
+        for kind, part, desc, q, unit, price in parts:
+            out.add("compute", kind, part, desc, q * n, price, unit=unit)
+        node = {
+            "model": model_key,
+            "config": cfg.model_dump(mode="json"),
+            "unit_usd": _money(sum(q * p.usd for _, _, _, q, _, p in parts)),
+            "parts": [{"part": part, "description": desc, "quantity": _num(q), "unit": unit,
+                       "unit_usd": _money(p.usd), "total_usd": _money(q * p.usd)}
+                      for _, part, desc, q, unit, p in parts],
+        }
+    return node
+
+
+def _management_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
+    for d in plan.devices:
+        if d.kind != "management":
+            continue
+        m = catalog.servers[d.model]
+        # only nodes that run the subnet manager need a backend HCA (playbook: two of the three)
+        nics = (m.backend.count if m.backend else 0) if d.attrs.get("subnet_manager") else 0
+        for kind, part, desc, q, unit, price in node_parts(catalog, d.model, m.defaults, nics):
+            out.add("management", kind, part, desc, q, price, unit=unit)
+
+
+# ------------------------------------------------------------------------------------------ networks
+
+
+def _switch_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
+    counts = Counter((d.network, d.model) for d in plan.devices if d.kind == "switch")
+    for (network, model_key), n in sorted(counts.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
+        sw = catalog.switches[model_key]
+        out.add(network or "oob", "switch", model_key, sw.description, n, sw.price, sku=sw.sku)
+
+
+# ------------------------------------------------------------------------------ racks, cables, optics
+
+
+def _rack_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
+    racks = plan.extra.get("racks") or []
+    model_key = (plan.extra.get("floor") or {}).get("rack_model")
+    if racks and model_key:
+        rk = catalog.racks[model_key]
+        out.add("rack", "rack", model_key, rk.description, len(racks), rk.price)
+    for key, n in sorted(Counter(d.model for d in plan.devices if d.kind == "pdu").items()):
+        pdu = catalog.pdus[key]
+        out.add("rack", "pdu", key, pdu.description, n, pdu.price)
+
+
+def _stocked(catalog: Catalog) -> dict[str, tuple[str, float, Price]]:
+    """Cable SKU -> (family description, length in m, price)."""
+    return {ln.sku: (c.description, ln.m, ln.price) for c in catalog.cables.values() for ln in c.lengths}
+
+
+def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> dict[str, Any]:
+    """Cables and transceivers from the cable plan, in the category of the network they serve.
+
+    One line per stocked SKU (what procurement orders). A transceiver is counted once per cage:
+    the two ports of a twin-port OSFP cage share one twin-port transceiver, so counting per link
+    would double the switch-side optics."""
+    cables = plan.extra.get("cables")
+    if cables is None:  # a plan compiled without the cable plan has nothing to count here
+        return {}
+    stock = _stocked(catalog)
+    ports = _port_maps(plan, catalog, design)  # the cable plan's own port -> cage map
+    devs = plan.index()
+    seen_cages: set[tuple[str, int]] = set()
+    cable_n: Counter[tuple[str, str]] = Counter()  # (network, SKU) -> physical cables
+    xcvr_n: Counter[tuple[str, str]] = Counter()  # (network, part) -> transceivers
+    for c in cables:
+        net = c["network"]
+        # "parts" names the stocked SKU of each physical cable: one per link for fibers and single
+        # cables, one for a twin-port DAC or splitter that serves two links
+        for sku in c["parts"][:c["physical"]]:
+            cable_n[(net, sku)] += 1
+        xa, xb = c.get("a_transceiver"), c.get("b_transceiver")
+        if not (xa or xb):
+            continue
+        for k in c["links"]:
+            lk = plan.links[k]
+            for dev, port, part in ((lk.a_device, lk.a_port, xa), (lk.b_device, lk.b_port, xb)):
+                if not part:
+                    continue
+                d = devs[dev]
+                cage = (dev, ports[f"{d.kind}:{d.model}"][port].cage)
+                if cage not in seen_cages:
+                    seen_cages.add(cage)
+                    xcvr_n[(net, part)] += 1
+    for (net, sku), n in cable_n.items():
+        desc, metres, price = stock[sku]
+        out.add(net, "cable", sku, f"{desc}, {metres:g} m", n, price, sku=sku)
+    for (net, part), n in xcvr_n.items():
+        x = catalog.transceivers[part]
+        out.add(net, "transceiver", part, x.description, n, x.price, sku=part)
+    return {net: {"cables": sum(n for (nn, _), n in cable_n.items() if nn == net),
+                  "transceivers": sum(n for (nn, _), n in xcvr_n.items() if nn == net)}
+            for net in NETWORK_CATEGORIES if any(nn == net for nn, _ in (*cable_n, *xcvr_n))}
+
+
+# ------------------------------------------------------------------------------------------- storage
+
+
+def _storage_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> dict[str, Any]:
+    st = design.storage
+    servers = [d for d in plan.devices if d.kind == "storage"]
+    if not servers:
+        return {}
+    model = catalog.storage_servers[st.server]
+    sizing = size_storage(model, len(servers), st.capacity_pb, st.ports_per_server, st.speed)
+    nic = catalog.nics[model.nic]
+    n = len(servers)
+    out.add("storage", "server", st.server, model.description, n, model.price)
+    out.add("storage", "component", model.nic, f"{nic.description} (storage frontend)", n * model.nic_count, nic.price)
+    drives = sizing.drives_per_server
+    out.add("storage", "component", f"{st.server}-drive", f"{model.drive_tb:g} TB NVMe drive ({drives} of "
+            f"{model.drive_bays} bays per server)", n * drives, model.drive_price)
+    hardware = n * (model.price.usd + model.nic_count * nic.price.usd + drives * model.drive_price.usd)
+    license_usd = 0.0
+    if st.license is not None:
+        lic = catalog.licenses[st.license]
+        usable = round(sizing.usable_tb, 2)
+        out.add("storage", "license", st.license, f"{lic.description} ({usable:,.0f} TB usable)", usable, lic.price,
+                unit="TB")
+        license_usd = usable * lic.price.usd
+    total = hardware + license_usd
+    return {
+        **sizing.to_dict(),
+        "model": st.server,
+        "hardware_usd": _money(hardware),
+        "license_usd": _money(license_usd),
+        "license_share": round(license_usd / total, 4) if total else 0.0,
+    }
+
+
+# ------------------------------------------------------------------------------------------ software
+
+
+def _software_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog, gpus: int) -> dict[str, Any]:
+    sw = design.software
+    info: dict[str, Any] = {"subnet_manager": sw.subnet_manager}
+    if design.backend.technology == "infiniband":
+        # UFM is licensed per endpoint: every host channel adapter on the fabric (compute NICs and the
+        # subnet-manager nodes' own HCAs); switches are free.
+        hosts = {d.name for d in plan.devices if d.kind in ("server", "management", "storage")}
+        endpoints = sum(1 for lk in plan.links if lk.network == "backend"
+                        and (lk.a_device in hosts or lk.b_device in hosts))
+        info["backend_endpoints"] = endpoints
+        if sw.subnet_manager == "ufm":
+            lic = catalog.licenses[sw.ufm_license]
+            out.add("software", "license", sw.ufm_license, lic.description, endpoints, lic.price, unit="endpoint")
+    if sw.cluster_manager is not None:
+        lic = catalog.licenses[sw.cluster_manager.license]
+        years = sw.cluster_manager.term_years
+        out.add("software", "license", sw.cluster_manager.license, f"{lic.description} ({years}-year term)",
+                gpus * years, lic.price, unit="GPU-year")
+        info["cluster_manager"] = {"license": sw.cluster_manager.license, "term_years": years}
+    return info
+
+
+# ---------------------------------------------------------------------------------------------- bom
+
+
+def build_bom(plan: Plan, catalog: Catalog | None = None) -> dict[str, Any]:
+    """The BoM as a JSON-ready dict (the shape of DIR/bom.json and plan.json's `bom`)."""
+    catalog = catalog or Catalog.model_validate(plan.catalog)
+    design = Design.model_validate(plan.design)
+    servers = sum(1 for d in plan.devices if d.kind == "server")
+    gpus = servers * catalog.servers[design.compute.server].gpus
+    out = _Lines()
+    node = _compute_lines(out, plan, design, catalog)
+    _rack_lines(out, plan, catalog)
+    _switch_lines(out, plan, catalog)
+    media = _cable_lines(out, plan, design, catalog)
+    storage = _storage_lines(out, plan, design, catalog)
+    _management_lines(out, plan, catalog)
+    software = _software_lines(out, plan, design, catalog, gpus)
+    lines = out.lines()
+
+    by_category = {c: 0.0 for c in CATEGORIES}
+    for ln in lines:
+        by_category[ln.category] += ln.total_usd
+    total = sum(by_category.values())
+    excl_storage = total - by_category["storage"]
+    warnings = []
+    if 0 < design.storage.count < HA_MIN_SERVERS:
+        warnings.append({"field": "storage.count",
+                         "message": f"{design.storage.count} storage servers: storage software vendors (Weka, VAST) "
+                                    f"want at least {HA_MIN_SERVERS} for high availability"})
+    return {
+        "schema": BOM_SCHEMA,
+        "design": design.name,
+        "currency": "USD",
+        "servers": servers,
+        "gpus": gpus,
+        "total_usd": _money(total),
+        "per_server_usd": _money(total / servers),
+        "per_gpu_usd": _money(total / gpus) if gpus else 0.0,
+        "per_server_excl_storage_usd": _money(excl_storage / servers),
+        "per_gpu_excl_storage_usd": _money(excl_storage / gpus) if gpus else 0.0,
+        "backend_fabric_usd": _money(by_category["backend"]),
+        "by_category": {c: _money(v) for c, v in by_category.items()},
+        "node": node,
+        "networks": media,
+        "storage": storage,
+        "software": software,
+        "warnings": warnings,
+        "lines": [ln.to_dict() for ln in lines],
+    }
+
+
+def bom_stage(plan: Plan, catalog: Catalog) -> None:
+    """Compiler stage: price the finished plan (runs after placement and cabling)."""
+    plan.extra["bom"] = build_bom(plan, catalog)
+
+
+def plan_bom(plan: Plan) -> dict[str, Any]:
+    """The plan's BoM, computed when an older plan.json has none."""
+    bom = plan.extra.get("bom")
+    return bom if bom is not None else build_bom(plan)
+
+
+def pct(new: float, base: float) -> float:
+    return (new - base) / base * 100.0 if base else math.nan

@@ -1,0 +1,585 @@
+"""Design -> fabric graph: every device with named ports and every link of the backend, frontend and
+out-of-band networks.
+
+The builder wires exactly what the design asks for, with a fixed port convention (leaf downlinks on
+the first ports, uplinks next, spine-major so a leaf's links to one spine share a cage); it does not
+try to repair a design. Whether the result is sound is decided by `generators.stages.invariants` on the
+graph itself, so a design that over-fills a switch or misses a ratio fails there with a named field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from generators.model.catalog import Catalog, Switch
+from generators.model.design import Design, ratio_value, server_names
+from generators.model.errors import DesignError
+from generators.model.plan import Device, Link, Plan
+
+# --------------------------------------------------------------------------------------------- ports
+
+
+@dataclass(frozen=True, slots=True)
+class PortInfo:
+    name: str
+    group: int
+    role: str  # any, down, up
+    speeds: frozenset[int]
+
+
+# keyed by id(); the model is kept in the value so the id cannot be reused while cached
+_PORT_CACHE: dict[int, tuple[Switch, tuple[PortInfo, ...]]] = {}
+_ELIGIBLE_CACHE: dict[tuple[int, int, str], list[int]] = {}
+
+
+def port_table(model: Switch) -> tuple[PortInfo, ...]:
+    hit = _PORT_CACHE.get(id(model))
+    if hit is None or hit[0] is not model:
+        hit = _PORT_CACHE[id(model)] = (model, _switch_ports(model))
+    return hit[1]
+
+
+def _switch_ports(model: Switch) -> tuple[PortInfo, ...]:
+    out: list[PortInfo] = []
+    n = 0
+    lane = 0
+    for gi, g in enumerate(model.port_groups):
+        for i in range(g.count):
+            cage = i // g.ports_per_cage + 1
+            sub = i % g.ports_per_cage + 1
+            name = g.name.format(n=n + 1, i=n, cage=_cage_base(model, gi) + cage, sub=sub, lane=lane)
+            out.append(PortInfo(name, gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps})))
+            n += 1
+            lane += g.lanes
+    return tuple(out)
+
+
+def _cage_base(model: Switch, group: int) -> int:
+    return sum(g.count // g.ports_per_cage for g in model.port_groups[:group])
+
+
+def overflow_port(index: int) -> str:
+    """Name of a port the model does not have; the port-count invariant reports it."""
+    return f"overflow-{index + 1}"
+
+
+def eligible(model: Switch, speed: int, role: str) -> list[int]:
+    """Port indices that can run `speed` for a downlink or uplink, preferred groups first."""
+    ports = port_table(model)
+    key = (id(model), speed, role)
+    if key not in _ELIGIBLE_CACHE:
+        first = [i for i, p in enumerate(ports) if p.role == role and speed in p.speeds]
+        shared = [i for i, p in enumerate(ports) if p.role == "any" and speed in p.speeds]
+        _ELIGIBLE_CACHE[key] = first + shared
+    return _ELIGIBLE_CACHE[key]
+
+
+def native_speed(model: Switch, role: str) -> int:
+    groups = [g for g in model.port_groups if g.role in (role, "any")]
+    return max(g.speed_gbps for g in groups)
+
+
+# --------------------------------------------------------------------------------------------- builder
+
+
+@dataclass(slots=True)
+class Builder:
+    catalog: Catalog
+    devices: list[Device] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    by_name: dict[str, Device] = field(default_factory=dict)
+
+    def add(self, dev: Device) -> Device:
+        self.devices.append(dev)
+        self.by_name[dev.name] = dev
+        return dev
+
+    def switch(self, name: str, model: str, network: str, role: str, **attrs: Any) -> Device:
+        sw = self.catalog.switches[model]
+        return self.add(Device(name, "switch", role, model, network, sw.ports, attrs))
+
+    def port_name(self, dev: str, index: int) -> str:
+        table = port_table(self.catalog.switches[self.by_name[dev].model])
+        return table[index].name if index < len(table) else overflow_port(index)
+
+    def link(self, network: str, tier: str, speed: int, a: str, a_port: str, b: str, b_port: str) -> None:
+        self.links.append(Link(network, tier, speed, a, a_port, b, b_port))
+
+
+def _layout(model: Switch, down_speed: int, down: int, up_speed: int, up: int) -> tuple[list[int], list[int]]:
+    """Leaf port convention: downlinks on the first eligible ports, uplinks on the next ones.
+    Indices past the model's ports are kept (as overflow) so the invariants can name the problem."""
+    downs = eligible(model, down_speed, "down")
+    downs = (downs + list(range(model.ports, model.ports + down)))[:down]
+    ups_all = [i for i in eligible(model, up_speed, "up") if i not in set(downs)]
+    start = max(downs, default=-1) + 1 if model.port_groups[0].role == "any" else 0
+    ups = [i for i in ups_all if i >= start] + [i for i in ups_all if i < start]
+    overflow_from = max(model.ports, max(downs, default=-1) + 1)
+    ups = (ups + list(range(overflow_from, overflow_from + up)))[:up]
+    return downs, ups
+
+
+# --------------------------------------------------------------------------------------- upper tiers
+
+
+def _smallest_divisor_at_least(n: int, lo: int) -> int | None:
+    for d in range(max(1, lo), n + 1):
+        if n % d == 0:
+            return d
+    return None
+
+
+@dataclass(slots=True)
+class Tree:
+    """What the upper tiers of one network look like, for the plan's network facts."""
+
+    tiers: int
+    spines: int = 0
+    cores: int = 0
+    links_per_leaf_spine: int = 0
+    pods: int = 0
+    leaves_per_pod: int = 0
+    links_per_spine_core: int = 0
+
+
+def build_upper(b: Builder, network: str, planes: list[tuple[str, list[str]]], up_ports: dict[str, list[int]],
+                uplinks: int, speed: int, model_key: str, tiers: str | int, unit: int,
+                units_per_pod: int | None, field_prefix: str) -> Tree:
+    """Spines (and cores) above groups of leaves. Each plane is an independent fat tree: one plane
+    for shared spines, one per rail for rail planes. `unit` keeps pods aligned to whole scalable units."""
+    model = b.catalog.switches[model_key]
+    p_all = len(eligible(model, speed, "down"))
+    if p_all == 0:
+        raise DesignError.one(f"{field_prefix}.switch", f"{model_key} has no {speed}G ports for the spine layer",
+                              "pick a spine model that runs the leaf uplink speed")
+    n_leaves = max(len(leaves) for _, leaves in planes)
+    two = _two_tier(n_leaves, uplinks, p_all)
+    want = tiers
+    if want == "auto":
+        want = 2 if two is not None else 3
+    tree = Tree(tiers=int(want))
+    for prefix, leaves in planes:
+        if want == 2:
+            if two is None:
+                raise DesignError.one(
+                    f"{field_prefix}.tiers", f"{len(leaves)} leaves with {uplinks} uplinks each do not fit under "
+                    f"one layer of {p_all}-port spines", "use tiers: auto (3 tiers) or fewer servers per fabric")
+            _two_tier_plane(b, network, prefix, leaves, up_ports, uplinks, speed, model_key, two, tree)
+        else:
+            _three_tier_plane(b, network, prefix, leaves, up_ports, uplinks, speed, model_key, p_all, unit,
+                              units_per_pod, field_prefix, tree)
+    return tree
+
+
+def _two_tier(n_leaves: int, uplinks: int, ports: int) -> int | None:
+    if uplinks == 0:
+        return None
+    # never fewer than two spines: one spine is a single point of failure for the whole fabric
+    s = _smallest_divisor_at_least(uplinks, max(2, math.ceil(n_leaves * uplinks / ports)))
+    if s is None or n_leaves * (uplinks // s) > ports:
+        return None
+    return s
+
+
+def _width(n: int) -> int:
+    return max(2, len(str(n)))
+
+
+def _two_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], up_ports: dict[str, list[int]],
+                    uplinks: int, speed: int, model: str, spines: int, tree: Tree) -> None:
+    k = uplinks // spines
+    w = _width(spines)
+    down = eligible(b.catalog.switches[model], speed, "down")
+    for j in range(spines):
+        sp = b.switch(f"{prefix}spine{j + 1:0{w}d}", model, network, "spine", **_plane_attr(prefix), index=j + 1)
+        for li, leaf in enumerate(leaves):
+            for t in range(k):
+                b.link(network, "leaf-spine", speed, leaf, b.port_name(leaf, up_ports[leaf][j * k + t]),
+                       sp.name, b.port_name(sp.name, down[li * k + t]))
+    tree.spines += spines
+    tree.links_per_leaf_spine = k
+
+
+def _plane_attr(prefix: str) -> dict[str, Any]:
+    return {"plane": prefix.rstrip("-")} if prefix.startswith("rail") else {}
+
+
+def _three_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], up_ports: dict[str, list[int]],
+                      uplinks: int, speed: int, model_key: str, p_all: int, unit: int,
+                      units_per_pod: int | None, field_prefix: str, tree: Tree) -> None:
+    model = b.catalog.switches[model_key]
+    half = p_all // 2
+    per_pod_units = units_per_pod or max(1, half // unit)
+    pod_leaves = per_pod_units * unit
+    s_pod = _smallest_divisor_at_least(uplinks, 1)
+    while s_pod is not None and pod_leaves * (uplinks // s_pod) > half:
+        s_pod = _smallest_divisor_at_least(uplinks, s_pod + 1)
+    if s_pod is None:
+        raise DesignError.one(
+            f"{field_prefix}.sus_per_pod" if units_per_pod else f"{field_prefix}.switch",
+            f"a pod of {pod_leaves} leaves with {uplinks} uplinks each does not fit {half} spine downlinks",
+            "use fewer scalable units per pod")
+    k = uplinks // s_pod
+    pods = [leaves[i:i + pod_leaves] for i in range(0, len(leaves), pod_leaves)]
+    core_c = _smallest_divisor_at_least(half, 1)
+    while core_c is not None and len(pods) * (half // core_c) > p_all:
+        core_c = _smallest_divisor_at_least(half, core_c + 1)
+    if core_c is None:
+        raise DesignError.one(
+            "compute.count", f"{len(pods)} pods exceed a 3-tier fat tree of {p_all}-port switches "
+            f"(at most {p_all} pods)", "split the cluster into several fabrics or use a higher-radix switch")
+    m = half // core_c
+    ports = eligible(model, speed, "down")
+    down_idx, up_idx = ports[:half], ports[half:2 * half]
+    ws, wc = _width(s_pod), _width(s_pod * core_c)
+    cores = [b.switch(f"{prefix}core{n + 1:0{wc}d}", model_key, network, "core", **_plane_attr(prefix), index=n + 1)
+             for n in range(s_pod * core_c)]
+    for q, pod in enumerate(pods):
+        for j in range(s_pod):
+            sp = b.switch(f"{prefix}pod{q + 1}-spine{j + 1:0{ws}d}", model_key, network, "spine",
+                          **_plane_attr(prefix), pod=q + 1, index=j + 1)
+            for li, leaf in enumerate(pod):
+                b.by_name[leaf].attrs["pod"] = q + 1
+                for t in range(k):
+                    b.link(network, "leaf-spine", speed, leaf, b.port_name(leaf, up_ports[leaf][j * k + t]),
+                           sp.name, b.port_name(sp.name, down_idx[li * k + t]))
+            for g in range(core_c):
+                core = cores[j * core_c + g]
+                for t in range(m):
+                    b.link(network, "spine-core", speed, sp.name, b.port_name(sp.name, up_idx[g * m + t]),
+                           core.name, b.port_name(core.name, ports[q * m + t]))
+    tree.spines += len(pods) * s_pod
+    tree.cores += len(cores)
+    tree.pods += len(pods)
+    tree.leaves_per_pod = pod_leaves
+    tree.links_per_leaf_spine = k
+    tree.links_per_spine_core = m
+
+
+# ------------------------------------------------------------------------------------------- backend
+
+
+def _leaf_uplinks(down: int, ratio: Fraction) -> int:
+    # Round up: a ratio the downlink count does not divide then shows on the graph as a different
+    # measured ratio and the invariant names the field, instead of silently becoming something else.
+    return math.ceil(down / ratio)
+
+
+def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, Any]:
+    be = design.backend
+    model = b.catalog.switches[be.switch]
+    srv = b.catalog.servers[design.compute.server]
+    assert srv.backend is not None
+    nic = b.catalog.nics[srv.backend.nic]
+    speed = nic.speed_gbps
+    rails = be.rails or srv.backend.count
+    ratio = ratio_value(be.oversubscription)
+    su_size = be.su_size
+    n_su = math.ceil(len(servers) / su_size)
+    su_w = len(str(n_su))
+    leaves: list[str] = []
+    per_rail: dict[int, list[str]] = {r: [] for r in range(rails)}
+    if be.topology == "rail_optimized":
+        down = su_size
+        up = _leaf_uplinks(down, ratio)
+        downs, ups = _layout(model, speed, down, speed, up)
+        up_ports: dict[str, list[int]] = {}
+        for u in range(n_su):
+            members = servers[u * su_size:(u + 1) * su_size]
+            for r in range(rails):
+                leaf = b.switch(f"su{u + 1:0{su_w}d}-rail{r}-leaf", be.switch, "backend", "leaf", su=u + 1, rail=r)
+                leaves.append(leaf.name)
+                per_rail[r].append(leaf.name)
+                up_ports[leaf.name] = ups
+                for si, host in enumerate(members):
+                    # rail r carries NIC r; a design with fewer rails than NICs leaves NICs dark
+                    # and the invariants report them.
+                    b.link("backend", "server-leaf", speed, host, srv.backend.name.format(i=r),
+                           leaf.name, b.port_name(leaf.name, downs[si]))
+        unit = rails
+    else:
+        per_leaf = be.servers_per_leaf or _tor_servers(model, speed, rails, ratio)
+        down = per_leaf * rails
+        up = _leaf_uplinks(down, ratio)
+        downs, ups = _layout(model, speed, down, speed, up)
+        up_ports = {}
+        leaves_per_su = math.ceil(su_size / per_leaf)
+        lw = _width(leaves_per_su)
+        for u in range(n_su):
+            members = servers[u * su_size:(u + 1) * su_size]
+            for k in range(leaves_per_su):
+                leaf = b.switch(f"su{u + 1:0{su_w}d}-leaf{k + 1:0{lw}d}", be.switch, "backend", "leaf", su=u + 1,
+                                index=k + 1)
+                leaves.append(leaf.name)
+                up_ports[leaf.name] = ups
+                for si, host in enumerate(members[k * per_leaf:(k + 1) * per_leaf]):
+                    for r in range(rails):
+                        b.link("backend", "server-leaf", speed, host, srv.backend.name.format(i=r),
+                               leaf.name, b.port_name(leaf.name, downs[si * rails + r]))
+        unit = leaves_per_su
+    if be.spine_grouping == "per_rail":
+        planes = [(f"rail{r}-", per_rail[r]) for r in range(rails)]
+        unit = 1
+    else:
+        planes = [("", leaves)]
+    tree = build_upper(b, "backend", planes, up_ports, up, speed, be.switch, be.tiers, unit, be.sus_per_pod,
+                       "backend")
+    sm_links = _attach_subnet_managers(b, design, leaves, speed)
+    return {
+        "technology": be.technology,
+        "topology": be.topology,
+        "switch": be.switch,
+        "speed_gbps": speed,
+        "rails": rails,
+        "scalable_units": n_su,
+        "su_size": su_size,
+        "spine_grouping": be.spine_grouping,
+        "tiers": tree.tiers,
+        "leaves": len(leaves),
+        "spines": tree.spines,
+        "cores": tree.cores,
+        "pods": tree.pods,
+        "leaves_per_pod": tree.leaves_per_pod,
+        "downlinks_per_leaf": down,
+        "uplinks_per_leaf": up,
+        "links_per_leaf_spine": tree.links_per_leaf_spine,
+        "links_per_spine_core": tree.links_per_spine_core,
+        "oversubscription": {"requested": be.oversubscription},
+        "subnet_manager_ports": sm_links,
+    }
+
+
+def _tor_servers(model: Switch, speed: int, rails: int, ratio: Fraction) -> int:
+    ports = len(eligible(model, speed, "down"))
+    best = 1
+    for n in range(1, ports // rails + 1):
+        if n * rails + _leaf_uplinks(n * rails, ratio) <= ports:
+            best = n
+    return best
+
+
+def _attach_subnet_managers(b: Builder, design: Design, leaves: list[str], speed: int) -> list[dict[str, str]]:
+    """Subnet-manager nodes take the last port of rail k's leaf in the last scalable unit (a fixed,
+    documented position, like NVIDIA's UFM port). On a fully populated 1:1 leaf that port is an
+    uplink: the port invariant then says so instead of the builder quietly moving it."""
+    m = design.management
+    mgmt_model = b.catalog.servers[m.server]
+    out = []
+    if not m.backend_attached or mgmt_model.backend is None:
+        return out
+    last_su = b.by_name[leaves[-1]].attrs["su"]
+    candidates = [lf for lf in leaves if b.by_name[lf].attrs["su"] == last_su]
+    for k in range(m.backend_attached):
+        leaf = candidates[k % len(candidates)]
+        model = b.catalog.switches[b.by_name[leaf].model]
+        idx = eligible(model, speed, "down")[-1 - k // len(candidates)]
+        node = f"mgmt{k + 1:02d}"
+        port = mgmt_model.backend.name.format(i=0)
+        b.link("backend", "server-leaf", speed, node, port, leaf, b.port_name(leaf, idx))
+        out.append({"node": node, "port": port, "leaf": leaf, "leaf_port": b.port_name(leaf, idx)})
+    return out
+
+
+# ------------------------------------------------------------------------------------------ frontend
+
+
+def build_frontend(b: Builder, design: Design, servers: list[str], storage: list[str],
+                   mgmt: list[str]) -> dict[str, Any]:
+    fe = design.frontend
+    model = b.catalog.switches[fe.switch]
+    spine_key = fe.spine_switch or fe.switch
+    ratio = ratio_value(fe.oversubscription)
+    up_speed = native_speed(model, "up")
+    sd = fe.speed
+    total = len(eligible(model, sd, "down"))
+
+    def uplinks_for(n: int) -> int:
+        return math.ceil(Fraction(n * sd) / (ratio * up_speed))
+
+    down = total
+    while down > 1 and down + uplinks_for(down) > total:
+        down -= 1
+    up = uplinks_for(down)
+    # an even uplink count spreads over at least two spines (more uplinks only lowers the ratio);
+    # when the leaf is full, give one downlink back to make room
+    if up % 2:
+        if down + up == total:
+            down -= 1
+            up = uplinks_for(down)
+        up += up % 2
+    downs, ups = _layout(model, sd, down, up_speed, up)
+    srv = b.catalog.servers[design.compute.server]
+    stm = b.catalog.storage_servers[design.storage.server]
+    mm = b.catalog.servers[design.management.server]
+    mnic = b.catalog.nics[mm.defaults.frontend_nic]
+    sides = fe.ports_per_server
+    leaves: list[str] = []
+    up_ports: dict[str, list[int]] = {}
+
+    def place(group: list[tuple[str, list[tuple[str, int]]]], service: bool) -> None:
+        # each endpoint has one port per side; side s of endpoint e lands on leaf (pair, s)
+        n_groups = max(1, math.ceil(len(group) / down))
+        for gi in range(n_groups):
+            members = group[gi * down:(gi + 1) * down]
+            names = []
+            for s in range(sides):
+                n = len(leaves) + 1
+                leaf = b.switch(f"fe-leaf{n:02d}", fe.switch, "frontend", "leaf", pair=(n - 1) // sides + 1,
+                                side=s, service=service)
+                leaves.append(leaf.name)
+                up_ports[leaf.name] = ups
+                names.append(leaf.name)
+            for ei, (host, ports) in enumerate(members):
+                for s, (pname, speed) in enumerate(ports):
+                    b.link("frontend", "server-leaf", speed, host, pname, names[s % sides],
+                           b.port_name(names[s % sides], downs[ei]))
+
+    def ports(template: str, n: int, speed: int) -> list[tuple[str, int]]:
+        return [(template.format(i=i), speed) for i in range(n)]
+
+    place([(h, ports(srv.frontend_port_name, sides, sd)) for h in servers], service=False)
+    svc = [(h, ports(stm.frontend_port_name, design.storage.ports_per_server, design.storage.speed))
+           for h in storage]
+    svc += [(h, ports(mm.frontend_port_name, min(sides, mnic.ports), mnic.speed_gbps)) for h in mgmt]
+    place(svc, service=True)
+    tree = build_upper(b, "frontend", [("fe-", leaves)], up_ports, up, up_speed, spine_key, "auto", sides, None,
+                       "frontend")
+    return {
+        "switch": fe.switch,
+        "spine_switch": spine_key,
+        "speed_gbps": sd,
+        "uplink_speed_gbps": up_speed,
+        "ports_per_server": sides,
+        "tiers": tree.tiers,
+        "leaves": len(leaves),
+        "spines": tree.spines,
+        "cores": tree.cores,
+        "downlinks_per_leaf": down,
+        "uplinks_per_leaf": up,
+        "links_per_leaf_spine": tree.links_per_leaf_spine,
+        "oversubscription": {"requested": fe.oversubscription},
+    }
+
+
+# ----------------------------------------------------------------------------------------------- oob
+
+
+def oob_port(catalog: Catalog, dev: Device) -> str | None:
+    """The management port a device connects to the out-of-band network with (None: it has none here).
+    OOB switches are managed in-band through their uplinks."""
+    if dev.kind in ("server", "management"):
+        return catalog.servers[dev.model].bmc_port
+    if dev.kind == "storage":
+        return catalog.storage_servers[dev.model].bmc_port
+    if dev.kind == "pdu":
+        return catalog.pdus[dev.model].mgmt_port
+    if dev.kind == "switch" and dev.network in ("backend", "frontend"):
+        return catalog.switches[dev.model].mgmt_port
+    return None
+
+
+def oob_sizing(catalog: Catalog, design: Design, sizes: list[int], agg_group: int) -> tuple[int, int]:
+    """(access switches per aggregation pair, aggregation pairs) for groups of `sizes` endpoints.
+    Access switches hang off aggregation pairs, half their uplinks to each switch of the pair; the
+    aggregation switches' own management ports need access ports too (in group `agg_group`), so the
+    two are sized together."""
+    oob = design.oob
+    model = catalog.switches[oob.switch]
+    agg_key = oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
+    down_speed = min(g.speed_gbps for g in model.port_groups if g.role in ("down", "any"))
+    downs = len(eligible(model, down_speed, "down"))
+    agg_ports = len(eligible(catalog.switches[agg_key], native_speed(model, "up"), "down"))
+    per_pair = max(1, agg_ports // math.ceil(oob.uplinks_per_switch / 2))
+    n_pairs = 1
+    for _ in range(8):
+        n_sw = sum(math.ceil((s + (2 * n_pairs if i == agg_group else 0)) / downs) for i, s in enumerate(sizes))
+        if math.ceil(n_sw / per_pair) == n_pairs:
+            break
+        n_pairs = math.ceil(n_sw / per_pair)
+    return per_pair, n_pairs
+
+
+def build_oob(b: Builder, design: Design, groups: list[list[tuple[str, str]]] | None = None,
+              agg_group: int = 0) -> dict[str, Any]:
+    """Access switches and their aggregation pairs. Without `groups` every endpoint is served in device
+    order (servers' BMCs first, then switches). Placement passes rack-local `groups` instead (one or more
+    access switches per group, tagged with attrs["group"]); the aggregation switches' own management
+    ports join group `agg_group`, the group of the rack they will stand in."""
+    oob = design.oob
+    model = b.catalog.switches[oob.switch]
+    agg_key = oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
+    agg_model = b.catalog.switches[agg_key]
+    down_speed = min(g.speed_gbps for g in model.port_groups if g.role in ("down", "any"))
+    up_speed = native_speed(model, "up")
+    grouped = groups is not None
+    if groups is None:
+        # in the order technicians meet them: servers, storage and management nodes, then switches
+        ordered = [d for d in b.devices if d.kind != "switch"] + [d for d in b.devices if d.kind == "switch"]
+        groups = [[(d.name, p) for d in ordered if (p := oob_port(b.catalog, d)) is not None]]
+    groups = [list(g) for g in groups]
+    downs = eligible(model, down_speed, "down")
+    ups = [i for i in eligible(model, up_speed, "up") if i not in set(downs)][:oob.uplinks_per_switch]
+    agg_ports = eligible(agg_model, up_speed, "down")
+    per_pair, n_pairs = oob_sizing(b.catalog, design, [len(g) for g in groups], agg_group)
+    aggs = [b.switch(f"oob-agg{i + 1}", agg_key, "oob", "spine", index=i + 1, pair=i // 2 + 1)
+            for i in range(2 * n_pairs)]
+    n_sw = sum(math.ceil((len(g) + (2 * n_pairs if gi == agg_group else 0)) / len(downs))
+               for gi, g in enumerate(groups))
+    groups[agg_group] += [(a.name, agg_model.mgmt_port) for a in aggs]
+    agg_next = [0] * len(aggs)
+    w = _width(n_sw)
+    n = 0
+    for gi, group in enumerate(groups):
+        for c in range(math.ceil(len(group) / len(downs))):
+            attrs: dict[str, Any] = {"index": n + 1}
+            if grouped:
+                attrs["group"] = gi
+            sw = b.switch(f"oob{n + 1:0{w}d}", oob.switch, "oob", "leaf", **attrs)
+            for k, (dev, port) in enumerate(group[c * len(downs):(c + 1) * len(downs)]):
+                b.link("oob", "mgmt-access", down_speed, dev, port, sw.name, b.port_name(sw.name, downs[k]))
+            pair = n // per_pair
+            for u in range(oob.uplinks_per_switch):
+                a = 2 * pair + u % 2
+                idx = agg_ports[agg_next[a]] if agg_next[a] < len(agg_ports) else agg_model.ports + agg_next[a]
+                agg_next[a] += 1
+                up_idx = ups[u] if u < len(ups) else model.ports + u
+                b.link("oob", "access-agg", up_speed, sw.name, b.port_name(sw.name, up_idx), aggs[a].name,
+                       b.port_name(aggs[a].name, idx))
+            n += 1
+    return {"switch": oob.switch, "aggregation_switch": agg_key, "access_switches": n,
+            "aggregation_switches": len(aggs), "endpoints": sum(len(g) for g in groups),
+            "uplinks_per_switch": oob.uplinks_per_switch,
+            "uplink_speed_gbps": up_speed}
+
+
+# --------------------------------------------------------------------------------------------- compile
+
+
+def build_fabric(design: Design, catalog: Catalog) -> Plan:
+    b = Builder(catalog)
+    servers = server_names(design)
+    su = design.backend.su_size
+    for i, h in enumerate(servers):
+        b.add(Device(h, "server", "compute", design.compute.server, attrs={"su": i // su + 1, "index": i + 1}))
+    storage = [f"stor{i + 1:02d}" for i in range(design.storage.count)]
+    for i, h in enumerate(storage):
+        b.add(Device(h, "storage", "storage", design.storage.server, attrs={"index": i + 1}))
+    mgmt = [f"mgmt{i + 1:02d}" for i in range(design.management.count)]
+    for i, h in enumerate(mgmt):
+        b.add(Device(h, "management", "management", design.management.server,
+                     attrs={"index": i + 1, "subnet_manager": i < design.management.backend_attached}))
+    networks = {
+        "backend": build_backend(b, design, servers),
+        "frontend": build_frontend(b, design, servers, storage, mgmt),
+    }
+    networks["oob"] = build_oob(b, design)
+    return Plan(
+        design=design.model_dump(mode="json"),
+        catalog=catalog.model_dump(mode="json"),
+        devices=b.devices,
+        links=b.links,
+        networks=networks,
+    )

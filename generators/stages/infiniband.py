@@ -1,0 +1,325 @@
+"""InfiniBand subnet-manager configuration from the plan: partitions (tenant isolation), OpenSM options,
+ftree root GUIDs, a node-name map, the expected fabric in ibnetdiscover format and UFM REST bodies.
+
+Tenant isolation is the point of this module. Each tenant gets one partition key over every backend
+port (all rails) of the servers it rents, as full members; every other port is only a *limited*
+member of the default partition 0x7fff and the subnet-manager ports are full members of it, so
+tenants reach the SM (SA queries, multicast joins) but never each other: two limited members cannot
+talk, and with ``part_enforce both`` the leaf ports drop what the HCA would not. The checks in
+`isolation_problems` run on every compile and refuse a plan in which a port is in two tenant
+partitions, a key is used twice, or a tenant partition holds a port of someone else's server.
+
+GUIDs are burned into hardware and unknown until the site is built. The plan gets placeholders
+derived from the names (a hash under the locally administered EUI-64 prefix 0x02, low 4 bits left
+free for port numbers) so the files are complete, deterministic and loadable in ibsim. On site,
+`railyard verify` compares by node description, not GUID, and `verify --write-config` re-renders the
+same files with the node and port GUIDs of the discovered fabric (`render_infiniband(plan, guids, ...)`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import hostlist
+
+from generators.asbuilt.ibnetdiscover import format_records, ib_speed, node_ident
+from generators.model.catalog import Catalog
+from generators.model.design import Design, tenant_members
+from generators.model.errors import DesignError, Problem
+from generators.model.plan import Plan
+from generators.stages.fabric import port_table
+
+GUID_PREFIX = 0x02 << 56  # EUI-64 with the U/L bit set: locally administered, never a vendor's OUI
+GUID_HASH_MASK = 0x00FF_FFFF_FFFF_FFF0  # low nibble left for port numbers (CA port GUID = node + port)
+DEFAULT_PKEY = 0x7FFF
+TENANT_PKEY_BASE = 0x1000  # default key of the tenant at (1-based) position i: 0x1000 + i
+OPENSM_DIR = "/etc/opensm"  # where opensm.conf expects its companion files on the SM hosts
+# NVIDIA states the switch-embedded SM of Quantum/Quantum-2 managed switches for fabrics up to about
+# 2,000 nodes (QM9700 product brief); above that the SM belongs on a server (OpenSM or UFM).
+EMBEDDED_SM_MAX_NODES = 2000
+
+
+# --------------------------------------------------------------------------------------------- GUIDs
+
+
+def name_guids(names: Iterable[str]) -> dict[str, int]:
+    """Deterministic node GUIDs from node names. Collisions (about 1 in 10^6 at 65k names) are resolved
+    by rehashing with a counter, in sorted-name order, so the result never depends on input order."""
+    out: dict[str, int] = {}
+    used: set[int] = set()
+    for name in sorted(set(names)):
+        salt = 0
+        while True:
+            key = name if salt == 0 else f"{name}#{salt}"
+            h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
+            guid = GUID_PREFIX | (h & GUID_HASH_MASK)
+            if guid not in used:
+                break
+            salt += 1
+        used.add(guid)
+        out[name] = guid
+    return out
+
+
+# --------------------------------------------------------------------------------------------- model
+
+
+@dataclass(slots=True)
+class SmHost:
+    """Where a subnet manager runs: a management node's HCA port, or a managed switch's port 0."""
+
+    device: str
+    node: str  # node description: "mgmt01 mlx5_0" or "spine01"
+    port_guid: int
+    on_switch: bool
+
+
+@dataclass(slots=True)
+class Subnet:
+    """The backend InfiniBand subnet and everything its SM needs. (The invariants refuse a backend that
+    is not connected, so there is exactly one.) Plain tables: the compile stage needs only the GUIDs,
+    and topology.net is written from them without an object per port (65k HCAs at 64k GPUs)."""
+
+    order: list[str]  # node descriptions, SM host first: ibsim and OpenSM attach to the first node
+    kind: dict[str, tuple[str, int]]  # node description -> ("Switch" | "Ca", number of ports)
+    guid: dict[str, int]  # node description -> node GUID
+    ends: dict[tuple[str, str], tuple[str, int]]  # plan (device, port) -> (node description, IB port)
+    roots: list[str]  # top-tier switch names (ftree roots)
+    sm_hosts: list[SmHost]
+    as_built: bool = False  # GUIDs from a discovered fabric rather than derived from names
+    hca_port_guid: dict[str, int] = field(default_factory=dict)  # as-built HCA port GUIDs by description
+
+    def port_guid(self, desc: str, port: int = 1) -> int:
+        """A switch's ports share its node GUID; an HCA port's GUID is as discovered, else node GUID +
+        port (ibsim's rule; real mlx5 HCAs may differ, which is why discovery's value wins)."""
+        if self.kind[desc][0] == "Switch":
+            return self.guid[desc]
+        return self.hca_port_guid.get(desc) or self.guid[desc] + port
+
+    def net_text(self, plan: Plan, header: list[str]) -> str:
+        """The fabric in ibnetdiscover format, nodes in `order`, every link at both ends."""
+        info = {d: (k, node_ident(k, self.guid[d]), self.guid[d], d) for d, (k, _) in self.kind.items()}
+        links: dict[str, list[tuple[int, str, int, str | None]]] = {d: [] for d in self.order}
+        speeds: dict[int, str] = {}
+        for lk in plan.links:
+            if lk.network != "backend":
+                continue
+            (a, ap), (b, bp) = self.ends[(lk.a_device, lk.a_port)], self.ends[(lk.b_device, lk.b_port)]
+            sp = speeds.get(lk.speed_gbps) or speeds.setdefault(lk.speed_gbps, ib_speed(lk.speed_gbps))
+            links[a].append((ap, b, bp, sp))
+            links[b].append((bp, a, ap, sp))
+        port_guids = {(d, 1): g for d, g in self.hca_port_guid.items()}
+        return format_records(((d, self.kind[d][1], links[d]) for d in self.order), info, header, port_guids)
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    label: str  # "gpu001 mlx5_0"
+    device: str
+    port_guid: int
+    full: bool
+
+
+@dataclass(slots=True)
+class Partition:
+    name: str  # tenant name, or "Default"
+    pkey: int
+    members: list[Member]
+    tenant_index: int | None = None  # position in design.tenants (for error fields)
+    servers: list[str] = field(default_factory=list)
+
+
+def ca_desc(device: str, port: str) -> str:
+    """The node description an HCA reports: rdma-core sets "<hostname> <ibdev>"."""
+    return f"{device} {port}"
+
+
+def is_infiniband(plan: Plan) -> bool:
+    return plan.networks.get("backend", {}).get("technology") == "infiniband"
+
+
+def switch_port_numbers(catalog: Catalog, model: str) -> dict[str, int]:
+    """Front-panel port name -> IB port number. Quantum-2 numbers ports 1..64 in cage order (cage c,
+    sub-port s is 2(c-1)+s), which is the order of the catalog's port table."""
+    return {p.name: i + 1 for i, p in enumerate(port_table(catalog.switches[model]))}
+
+
+_ROLE_RANK = {"leaf": 0, "spine": 1, "core": 2}
+
+
+def subnet(plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mapping[str, int] | None = None
+           ) -> Subnet:
+    """The backend as an InfiniBand subnet. `guids` (node description -> node GUID) and `port_guids`
+    (HCA description -> port GUID), from a discovered fabric, replace the name-derived placeholders;
+    `guids` must cover every node."""
+    catalog = Catalog.model_validate(plan.catalog)
+    idx = plan.index()
+    numbers: dict[str, dict[str, int]] = {}
+    kinds: dict[str, tuple[str, int]] = {}
+    ends: dict[tuple[str, str], tuple[str, int]] = {}
+    for lk in plan.links:
+        if lk.network != "backend":
+            continue
+        for dev, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
+            if (dev, port) in ends:
+                continue
+            d = idx[dev]
+            if d.kind == "switch":
+                nums = numbers.get(d.model)
+                if nums is None:
+                    nums = numbers[d.model] = switch_port_numbers(catalog, d.model)
+                ends[(dev, port)] = (dev, nums[port])
+                kinds[dev] = ("Switch", d.ports)
+            else:
+                desc = ca_desc(dev, port)
+                ends[(dev, port)] = (desc, 1)
+                kinds[desc] = ("Ca", 1)
+    if guids is None:
+        guid_of = name_guids(kinds)
+    else:
+        missing = sorted(set(kinds) - set(guids))
+        if missing:
+            raise DesignError.one("--guids", f"{len(missing)} fabric nodes have no GUID, e.g. {missing[0]!r}",
+                                  "map every node description of the plan to its as-built GUID")
+        guid_of = {k: guids[k] for k in kinds}
+
+    order = {d.name: i for i, d in enumerate(plan.devices)}
+    switches = sorted((d for d, (k, _) in kinds.items() if k == "Switch"), key=order.__getitem__)
+    top = max((_ROLE_RANK.get(idx[s].role, 0) for s in switches), default=0)
+    roots = [s for s in switches if _ROLE_RANK.get(idx[s].role, 0) == top] if top > 0 else []
+    sm_names = {d.name for d in plan.devices if d.kind == "management" and d.attrs.get("subnet_manager")}
+    hca_ports = {d: g for d, g in (port_guids or {}).items() if d in kinds}
+    hosts = [SmHost(dev, desc, hca_ports.get(desc) or guid_of[desc] + 1, on_switch=False)
+             for (dev, _port), (desc, _) in ends.items() if dev in sm_names]
+    hosts.sort(key=lambda h: (order[h.device], h.node))
+    if not hosts:
+        # management.backend_attached: 0: the SM runs embedded in managed switches; the top tier sees
+        # the whole subnet at equal distance, so the first two roots host master and standby
+        hosts = [SmHost(s, s, guid_of[s], on_switch=True) for s in (roots or switches)[:2]]
+    first = hosts[0].node if hosts else None
+    ordered = [*([first] if first else []), *(s for s in switches if s != first),
+               *(c for c, (k, _) in kinds.items() if k != "Switch" and c != first)]
+    return Subnet(ordered, kinds, guid_of, ends, roots, hosts, guids is not None, hca_ports)
+
+
+# ---------------------------------------------------------------------------------------- partitions
+
+
+def tenant_pkeys(design: Mapping[str, Any]) -> list[tuple[int, str, int]]:
+    """(tenant index, name, pkey) in design order: the pinned key, else 0x1000 + position, skipping keys
+    another tenant pinned. Duplicate pinned keys are left for `isolation_problems` to report."""
+    tenants = design.get("tenants", [])
+    pinned = {t["pkey"] for t in tenants if t.get("pkey") is not None}
+    out = []
+    nxt = TENANT_PKEY_BASE + 1
+    for i, t in enumerate(tenants):
+        if t.get("pkey") is not None:
+            out.append((i, t["name"], int(t["pkey"])))
+            continue
+        while nxt in pinned:
+            nxt += 1
+        out.append((i, t["name"], nxt))
+        pinned.add(nxt)
+        nxt += 1
+    return out
+
+
+def partitions(plan: Plan, sn: Subnet) -> list[Partition]:
+    """Default (SM full, everyone else limited) and one full-membership partition per tenant."""
+    members = tenant_members(Design.model_validate(plan.design))
+    ports_of: dict[str, list[tuple[str, int]]] = {}
+    for (dev, _port), (desc, p) in sn.ends.items():
+        if sn.kind[desc][0] != "Switch":
+            ports_of.setdefault(dev, []).append((desc, sn.port_guid(desc, p)))
+    default = Partition("Default", DEFAULT_PKEY, [Member(h.node, h.device, h.port_guid, True) for h in sn.sm_hosts])
+    out = [default]
+    for i, name, pkey in tenant_pkeys(plan.design):
+        servers = [s for s in members.get(name, []) if s in ports_of]
+        if servers:
+            out.append(Partition(name, pkey, [Member(label, s, g, True) for s in servers for label, g in ports_of[s]],
+                                 i, servers))
+    return out
+
+
+def isolation_problems(parts: list[Partition], owner: Mapping[str, str]) -> list[Problem]:
+    """What would let one tenant reach another: a key used twice or the default key taken, a port in two
+    tenant partitions, a tenant partition holding a port of a server the tenant does not rent (`owner`:
+    server -> tenant), or a tenant port made a full member of the default partition."""
+    problems: list[Problem] = []
+
+    def field_of(p: Partition, leaf: str = "") -> str:
+        return f"tenants.{p.tenant_index}{leaf}" if p.tenant_index is not None else "tenants"
+
+    seen_key: dict[int, Partition] = {}
+    seen_port: dict[int, tuple[Partition, Member]] = {}
+    for p in parts:
+        if p.name == "Default":
+            continue
+        if not 0 < p.pkey < DEFAULT_PKEY:
+            problems.append(Problem(field_of(p, ".pkey"), f"pkey 0x{p.pkey:04x} of tenant {p.name!r} is not a "
+                                    "tenant key (0x0001-0x7ffe; 0x7fff is the default partition)",
+                                    "pick another key"))
+        if p.pkey in seen_key:
+            problems.append(Problem(field_of(p, ".pkey"), f"tenants {seen_key[p.pkey].name!r} and {p.name!r} share "
+                                    f"partition key 0x{p.pkey:04x}: their servers would reach each other",
+                                    "give every tenant its own pkey"))
+        seen_key.setdefault(p.pkey, p)
+        for m in p.members:
+            if owner.get(m.device) != p.name:
+                problems.append(Problem(field_of(p), f"partition {p.name!r} (0x{p.pkey:04x}) holds {m.label}, a "
+                                        f"port of {m.device}, which {p.name!r} does not rent "
+                                        f"(owner: {owner.get(m.device, 'nobody')})",
+                                        "a tenant partition may only hold its own servers' ports"))
+            if m.port_guid in seen_port and seen_port[m.port_guid][0] is not p:
+                other = seen_port[m.port_guid][0]
+                problems.append(Problem(field_of(p), f"port {m.label} (0x{m.port_guid:016x}) is a member of both "
+                                        f"{other.name!r} and {p.name!r}: the two tenants share it",
+                                        "a server belongs to at most one tenant; remove it from one of them"))
+            seen_port.setdefault(m.port_guid, (p, m))
+            if not m.full:
+                problems.append(Problem(field_of(p), f"{m.label} is only a limited member of its tenant "
+                                        f"partition {p.name!r}", "tenant members are full members"))
+    default = next((p for p in parts if p.name == "Default"), None)
+    if default is not None:
+        for m in default.members:
+            if m.full and m.port_guid in seen_port:
+                problems.append(Problem(field_of(seen_port[m.port_guid][0]), f"{m.label} is a full member of the "
+                                        "default partition: as a full member it could reach every tenant",
+                                        "only subnet-manager ports are full members of 0x7fff"))
+    return problems
+
+
+def tenant_owner(plan: Plan) -> dict[str, str]:
+    """server -> tenant, from the design (the source the partitions must agree with)."""
+    members = tenant_members(Design.model_validate(plan.design))
+    return {s: t for t, servers in members.items() for s in servers}
+
+
+def check(plan: Plan, catalog: Catalog) -> None:
+    """Compiler stage: refuse a plan whose InfiniBand partitions would not isolate tenants, and record
+    the keys and subnet managers in plan.extra["infiniband"] for later consumers (UFM, Pulumi)."""
+    if not is_infiniband(plan):
+        return
+    owner = tenant_owner(plan)
+    problems: list[Problem] = []
+    sn = subnet(plan)
+    parts = partitions(plan, sn)
+    problems += isolation_problems(parts, owner)
+    if problems:
+        raise DesignError(problems)
+    plan.extra["infiniband"] = {
+        "root_switches": sn.roots,
+        "subnet_managers": [{"device": h.device, "node": h.node, "on_switch": h.on_switch} for h in sn.sm_hosts],
+        "partitions": [{"name": p.name, "pkey": f"0x{p.pkey:04x}", "ports": len(p.members),
+                        "servers": hostlist.collect_hostlist(p.servers) if p.servers else ""} for p in parts],
+    }
+    if sn.sm_hosts and sn.sm_hosts[0].on_switch and len(sn.order) > EMBEDDED_SM_MAX_NODES:
+        # the playbook: UFM (or an SM on servers) is a hard requirement above ~2k GPUs
+        plan.extra.setdefault("warnings", []).append({
+            "field": "management.backend_attached",
+            "message": f"{len(sn.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
+                       "subnet manager handles; attach management nodes to the backend and run OpenSM or UFM there "
+                       "(a fully populated 1:1 fabric needs a free port for them: leave a server slot free)"})

@@ -1,0 +1,297 @@
+"""Invariants checked on every compile, on the fabric graph itself (not on the formulas that built it).
+
+Each failure names the design field a user would change. The measured figures (oversubscription,
+bisection, spare ports) are written back into the plan so reports show what was proven.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from fractions import Fraction
+from typing import Any
+
+import networkx as nx
+
+from generators.model.catalog import Catalog
+from generators.model.design import ratio_value
+from generators.model.errors import DesignError, Problem
+from generators.model.plan import Device, Plan
+from generators.stages.fabric import port_table
+
+MAX_REPORTED = 5  # problems of one kind shown before "and N more"
+
+
+def _fmt_ratio(r: Fraction) -> str:
+    return f"{r.numerator}:{r.denominator}" if r.denominator != 1 else f"{r.numerator}:1"
+
+
+def _pretty_ratio(r: Fraction) -> str:
+    return f"{int(r)}:1" if r.denominator == 1 else f"{float(r):.2f}:1"
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.kinds: Counter[str] = Counter()
+
+    def add(self, kind: str, field: str, message: str, hint: str) -> None:
+        self.kinds[kind] += 1
+        if self.kinds[kind] <= MAX_REPORTED:
+            self.problems.append(Problem(field, message, hint))
+        elif self.kinds[kind] == MAX_REPORTED + 1:
+            self.problems.append(Problem(field, f"... and more {kind} problems", hint))
+
+
+def _switch_field(plan: Plan, dev: Device) -> str:
+    be = plan.design["backend"]
+    if dev.network == "backend":
+        if dev.role == "leaf":
+            return "backend.su_size" if be["topology"] == "rail_optimized" else "backend.servers_per_leaf"
+        return "backend.switch"
+    if dev.network == "frontend":
+        return "frontend.oversubscription" if dev.role == "leaf" else "frontend.spine_switch"
+    return "oob.uplinks_per_switch" if dev.role == "leaf" else "oob.aggregation_switch"
+
+
+def _host_ports(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
+                ) -> dict[str, set[int]]:
+    """Ports a server-like device has, with the speeds each can run. Compute servers pass their
+    configured frontend NIC; other devices use their model's."""
+    out: dict[str, set[int]] = {}
+    if dev.kind == "pdu":
+        return {catalog.pdus[dev.model].mgmt_port: {1}}
+    if dev.kind == "storage":
+        st = catalog.storage_servers[dev.model]
+        nic = catalog.nics[st.nic]
+        for i in range(nic.ports * st.nic_count):
+            out[st.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+        out[st.bmc_port] = {1}
+        return out
+    m = catalog.servers[dev.model]
+    if m.backend:
+        nic = catalog.nics[m.backend.nic]
+        for i in range(m.backend.count):
+            out[m.backend.name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+    nic = catalog.nics[fe_nic or m.defaults.frontend_nic]
+    count = m.defaults.frontend_nic_count if fe_count is None else fe_count
+    for i in range(nic.ports * count):
+        out[m.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+    out[m.bmc_port] = {1}
+    return out
+
+
+def check(plan: Plan, catalog: Catalog) -> None:
+    """Raise DesignError listing every violated invariant; otherwise annotate the plan with measurements."""
+    c = _Collector()
+    devs = plan.index()
+    design = plan.design
+    be = design["backend"]
+
+    # frontend NICs depend on the server configuration, not only the model
+    cfg = design["compute"]["config"]
+    compute_model = catalog.servers[design["compute"]["server"]]
+    fe_nic_key = cfg.get("frontend_nic") or compute_model.defaults.frontend_nic
+    fe_nic_count = cfg.get("frontend_nic_count")
+    fe_nic_count = compute_model.defaults.frontend_nic_count if fe_nic_count is None else fe_nic_count
+
+    host_ports: dict[str, dict[str, set[int]]] = {}
+    model_ports: dict[str, dict[str, frozenset[int]]] = {}
+
+    def ports_of(dev: Device) -> dict[str, Any]:
+        if dev.kind == "switch":
+            if dev.model not in model_ports:
+                sw = catalog.switches[dev.model]
+                model_ports[dev.model] = {p.name: p.speeds for p in port_table(sw)}
+                model_ports[dev.model][sw.mgmt_port] = frozenset({1})
+            return model_ports[dev.model]
+        key = f"{dev.kind}:{dev.model}"
+        if key not in host_ports:
+            host_ports[key] = (_host_ports(catalog, dev, fe_nic_key, fe_nic_count) if dev.kind == "server"
+                               else _host_ports(catalog, dev))
+        return host_ports[key]
+
+    # 1. every port exists, is used once, and runs the link's speed at both ends
+    used: Counter[tuple[str, str]] = Counter()
+    for lk in plan.links:
+        for dname, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
+            used[(dname, port)] += 1
+            dev = devs[dname]
+            table = ports_of(dev)
+            if port not in table:
+                if dev.kind == "switch":
+                    c.add("port-count", _switch_field(plan, dev),
+                          f"{dname} needs more ports than its model {dev.model} has ({dev.ports})",
+                          "fewer servers per leaf, a higher oversubscription ratio, or a larger switch")
+                else:
+                    c.add("nic", "backend.rails" if lk.network == "backend" else f"{lk.network}.ports_per_server",
+                          f"{dname} has no port {port} ({dev.model})",
+                          "match rails / ports to the server's NICs")
+                continue
+            if lk.speed_gbps not in table[port]:
+                field = {"backend": "backend.switch", "frontend": "frontend.speed", "oob": "oob.switch"}[lk.network]
+                if devs[lk.a_device].kind == "storage":
+                    field = "storage.speed"
+                c.add("speed", field,
+                      f"{dname} {port} cannot run {lk.speed_gbps}G (it runs {sorted(table[port])} G); "
+                      f"the two ends of {lk.a_device} {lk.a_port} <-> {lk.b_device} {lk.b_port} differ",
+                      "use parts whose ports run the same speed")
+    for (dname, port), n in sorted(used.items()):
+        if n > 1:
+            sm = any(lk.tier == "server-leaf" and devs[lk.a_device].kind == "management"
+                     and lk.b_device == dname and lk.b_port == port for lk in plan.links)
+            field = "management.backend_attached" if sm else _switch_field(plan, devs[dname])
+            hint = ("the fabric has no spare port for the subnet-manager nodes: set "
+                    "management.backend_attached: 0 (run the SM on a managed switch), oversubscribe, "
+                    "or leave a server slot free" if sm else "this is a railyard bug; please report the design")
+            c.add("double", field, f"{dname} port {port} is used by {n} links", hint)
+
+    # 2. every backend NIC of every compute server connected exactly once
+    be_nic = compute_model.backend
+    nic_ports = [be_nic.name.format(i=i) for i in range(be_nic.count)] if be_nic else []
+    if be_nic:
+        for d in plan.devices:
+            if d.kind != "server":
+                continue
+            for p in nic_ports:
+                if used[(d.name, p)] != 1:
+                    c.add("nic", "backend.rails",
+                          f"{d.name} {p} is connected {used[(d.name, p)]} times (must be exactly once)",
+                          f"set backend.rails to {be_nic.count}, one rail per backend NIC")
+
+    # 3. switch radix: ports used never exceed the model's
+    per_switch: Counter[str] = Counter()
+    for (dname, port), _n in used.items():
+        if devs[dname].kind == "switch" and port != catalog.switches[devs[dname].model].mgmt_port:
+            per_switch[dname] += 1
+    for dname, n in per_switch.items():
+        dev = devs[dname]
+        if n > dev.ports:
+            c.add("port-count", _switch_field(plan, dev), f"{dname} uses {n} ports but {dev.model} has {dev.ports}",
+                  "fewer servers per leaf, a higher oversubscription ratio, or a larger switch")
+
+    # 4. oversubscription measured at every leaf; 5. rail isolation
+    down_bw: defaultdict[str, int] = defaultdict(int)
+    up_bw: defaultdict[str, int] = defaultdict(int)
+    rails_on_leaf: defaultdict[str, set[int]] = defaultdict(set)
+    rail_of_port = {p: i for i, p in enumerate(nic_ports)}
+    for lk in plan.links:
+        a, b = devs[lk.a_device], devs[lk.b_device]
+        if lk.tier in ("server-leaf", "mgmt-access"):
+            if a.kind == "server":
+                down_bw[b.name] += lk.speed_gbps
+                if lk.network == "backend":
+                    rails_on_leaf[b.name].add(rail_of_port.get(lk.a_port, -1))
+            elif lk.network != "backend":
+                down_bw[b.name] += lk.speed_gbps
+        elif lk.tier in ("leaf-spine", "access-agg"):
+            up_bw[a.name] += lk.speed_gbps
+    measured: dict[str, dict[str, Fraction]] = defaultdict(dict)
+    for d in plan.devices:
+        if d.kind != "switch" or d.role != "leaf" or d.network == "oob":
+            continue
+        if not up_bw[d.name]:
+            c.add("ratio", f"{d.network}.oversubscription", f"{d.name} has no uplinks", "check the design")
+            continue
+        measured[d.network][d.name] = Fraction(down_bw[d.name], up_bw[d.name])
+    want_be = ratio_value(be["oversubscription"])
+    for leaf, r in measured["backend"].items():
+        if r != want_be:
+            down_ports = plan.networks["backend"]["downlinks_per_leaf"]
+            fits = ", ".join(f"{n}:1" for n in range(1, 8) if down_ports % n == 0)
+            c.add("ratio", "backend.oversubscription",
+                  f"{leaf} measures {_pretty_ratio(r)} ({down_bw[leaf]}G down / {up_bw[leaf]}G up), "
+                  f"not the requested {be['oversubscription']}",
+                  f"pick a ratio that divides the leaf's {down_ports} server ports: {fits}")
+    want_fe = ratio_value(design["frontend"]["oversubscription"])
+    for leaf, r in measured["frontend"].items():
+        if r > want_fe:
+            c.add("ratio", "frontend.oversubscription",
+                  f"{leaf} measures {_pretty_ratio(r)}, above the requested {design['frontend']['oversubscription']}",
+                  "raise the ratio or use a leaf with more ports")
+    if be["topology"] == "rail_optimized":
+        for leaf, rails in rails_on_leaf.items():
+            want = devs[leaf].attrs.get("rail")
+            if rails != {want}:
+                c.add("rail", "backend.rails",
+                      f"{leaf} (rail {want}) carries NICs of rails {sorted(rails)}: rails are not isolated",
+                      "NIC i of every server must land on a rail-i leaf")
+
+    # 6. graph-level proofs: connectivity, and full bisection for non-blocking backends; they need
+    # a wiring that fits the switches, so they run once the port checks pass
+    g = _capacity_graph(plan, "backend")
+    wiring_ok = not (c.kinds["port-count"] or c.kinds["double"] or c.kinds["speed"])
+    if wiring_ok and g.number_of_nodes():
+        # shared spines make one fabric; rail planes make one fabric (one subnet) per rail
+        parts = list(nx.connected_components(g))
+        planes = be["spine_grouping"] == "per_rail"
+        want_parts = plan.networks["backend"]["rails"] if planes else 1
+        mixed = planes and any(len({devs[n].attrs.get("rail") for n in part if devs[n].role == "leaf"}) != 1
+                               for part in parts)
+        if len(parts) != want_parts or mixed:
+            c.add("connect", "backend.spine_grouping",
+                  f"the backend fabric falls into {len(parts)} disconnected parts, expected {want_parts}",
+                  "every leaf must reach every other leaf of its plane through the spines")
+    bisection = None
+    if wiring_ok and not c.kinds["connect"]:
+        bisection = _bisection(plan, g, down_bw)
+        if want_be == 1 and bisection is not None and bisection["ratio"] < 1:
+            c.add("bisection", "backend.oversubscription",
+                  f"max-flow across the bisection is {bisection['max_flow_gbps']}G of "
+                  f"{bisection['demand_gbps']}G needed: the fabric is not non-blocking",
+                  "add spines or uplinks")
+    if c.problems:
+        raise DesignError(c.problems)
+
+    # annotate the plan with what was measured
+    for net, leaves in measured.items():
+        worst = max(leaves.values()) if leaves else Fraction(0)
+        plan.networks[net]["oversubscription"]["measured"] = _fmt_ratio(worst)
+    if bisection is not None:
+        plan.networks["backend"]["bisection"] = bisection
+    for d in plan.devices:
+        if d.kind == "switch":
+            d.spare_ports = [p.name for p in port_table(catalog.switches[d.model]) if (d.name, p.name) not in used]
+    for net in plan.networks:
+        plan.networks[net]["spare_ports"] = sum(len(d.spare_ports) for d in plan.devices if d.network == net)
+
+
+def _capacity_graph(plan: Plan, network: str) -> nx.Graph:
+    """Switch-level graph of one network, parallel links merged into one edge of summed capacity."""
+    g = nx.Graph()
+    devs = plan.index()
+    for lk in plan.links:
+        if lk.network != network:
+            continue
+        a, b = devs[lk.a_device], devs[lk.b_device]
+        if a.kind != "switch" or b.kind != "switch":
+            continue
+        if g.has_edge(a.name, b.name):
+            g[a.name][b.name]["capacity"] += lk.speed_gbps
+        else:
+            g.add_edge(a.name, b.name, capacity=lk.speed_gbps)
+    return g
+
+
+def _bisection(plan: Plan, g: nx.Graph, down_bw: dict[str, int]) -> dict[str, Any] | None:
+    """Max-flow from the first half of the leaves (in scalable-unit and pod order, so the cut falls
+    across whole subtrees, the hardest cut of a fat tree) to the second half, each leaf sourcing or
+    sinking its servers' bandwidth. Equal to the demand means full bisection bandwidth, on the graph."""
+    leaves = [d.name for d in plan.devices if d.network == "backend" and d.role == "leaf"]
+    if len(leaves) < 2:
+        return None
+    half = len(leaves) // 2
+    a, b = leaves[:half], leaves[half:]
+    flow = nx.DiGraph()
+    for u, v, data in g.edges(data=True):
+        flow.add_edge(u, v, capacity=data["capacity"])
+        flow.add_edge(v, u, capacity=data["capacity"])
+    for leaf in a:
+        flow.add_edge("_src", leaf, capacity=down_bw.get(leaf, 0))
+    for leaf in b:
+        flow.add_edge(leaf, "_dst", capacity=down_bw.get(leaf, 0))
+    demand = min(sum(down_bw.get(x, 0) for x in a), sum(down_bw.get(x, 0) for x in b))
+    value = nx.maximum_flow_value(flow, "_src", "_dst", flow_func=nx.algorithms.flow.preflow_push)
+    return {"method": "max-flow, first half of leaves to second half",
+            "demand_gbps": demand, "max_flow_gbps": int(value),
+            "ratio": round(value / demand, 4) if demand else 1.0}
+

@@ -1,0 +1,500 @@
+"""The network plan: ASNs, loopbacks, tenant VRFs/VLANs/VNIs, every subnet and address, the
+out-of-band port map and the storage bandwidth check. A compiler stage; renderers read its result
+from ``plan.extra["netplan"]``.
+
+Scheme (documented in the README):
+- ASNs (RFC 7938): cores share one ASN, the spines of pod p share ``spine_asn_base + p`` (a 2-tier
+  frontend is pod 1), leaf fe-leafNN has ``leaf_asn_base + NN``. OOB: the aggregation pair shares
+  ``oob.network.asn_base``, access switch oobNN has ``asn_base + NN``.
+- Network k is the provider's ``infra`` VRF (k = 0: management nodes and servers no tenant rents) or
+  the k-th tenant. It owns a hosts VLAN, a storage VLAN, a VRF with an L3VNI, and one subnet from each
+  of ``addressing.tenants`` and ``addressing.storage``. Nothing of one network is shared with another
+  (checked here: the design fails with the field to change).
+- Every management port sits on a planned OOB access-switch port; its address is fixed by that port's
+  position, so a replaced server on the same port gets the same address from the DHCP reservation.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv4Network, ip_network
+from typing import Any
+
+from generators.model.catalog import Catalog
+from generators.model.design import Design, tenant_members
+from generators.model.errors import DesignError, Problem
+from generators.model.netdesign import PRIVATE_ASN_RANGES
+from generators.model.plan import Device, Plan
+from generators.stages.fabric import port_table
+
+# First host addresses of every hosts/storage subnet kept for the provider: .1 is the anycast
+# gateway, the rest for DHCP/DNS/VIPs added later, so hosts start at a fixed, documented offset.
+RESERVED_HOSTS = 8
+VRF_PREFIX = "Vrf_"
+INFRA = "infra"
+VENDOR_MTU = {"sonic": 9100, "eos": 9214}
+BMC_KINDS = ("server", "storage", "management")
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkIds:
+    """The segment numbers of one network (infra or a tenant)."""
+
+    index: int
+    name: str
+    tenant: str | None
+    vrf: str
+    vlan: int
+    storage_vlan: int
+    l3vni: int
+    l3vni_vlan: int
+    vni: int
+    storage_vni: int
+
+
+# ------------------------------------------------------------------------------------- allocators
+
+
+class Pool:
+    """Sequential, aligned carving of subnets out of one design pool; errors name the pool field."""
+
+    def __init__(self, field: str, network: IPv4Network) -> None:
+        self.field = field
+        self.network = network
+        self.next = int(network.network_address)
+        self.wanted: list[tuple[str, int]] = []
+
+    def take(self, what: str, prefixlen: int) -> IPv4Network | None:
+        self.wanted.append((what, prefixlen))
+        size = 1 << (32 - prefixlen)
+        start = -(-self.next // size) * size  # align up
+        if prefixlen < self.network.prefixlen or start + size > int(self.network.broadcast_address) + 1:
+            self.next = int(self.network.broadcast_address) + 2  # everything after this fails too
+            return None
+        self.next = start + size
+        return IPv4Network((start, prefixlen))
+
+    def problem(self) -> Problem:
+        need = sum(1 << (32 - p) for _, p in self.wanted)
+        biggest = max(self.wanted, key=lambda w: (-w[1], w[0]))
+        return Problem(self.field, f"{self.network} ({self.network.num_addresses:,} addresses) cannot hold the "
+                       f"{len(self.wanted)} subnets the plan needs ({need:,} addresses; largest: {biggest[0]} "
+                       f"/{biggest[1]})", f"give {self.field} a shorter prefix, e.g. /{_prefix_for(need)}")
+
+
+def prefix_for_hosts(hosts: int) -> int:
+    """Smallest prefix holding `hosts` usable addresses (plus network and broadcast)."""
+    return _prefix_for(hosts + 2)
+
+
+def _prefix_for(addresses: int) -> int:
+    p = 32
+    while (1 << (32 - p)) < addresses and p > 0:
+        p -= 1
+    return p
+
+
+def host(net: IPv4Network, i: int) -> IPv4Address:
+    """The i-th address of a subnet (1 = first usable)."""
+    return net.network_address + i
+
+
+def with_len(addr: IPv4Address, net: IPv4Network) -> str:
+    return f"{addr}/{net.prefixlen}"
+
+
+def is_private_asn(asn: int) -> bool:
+    return any(lo <= asn <= hi for lo, hi in PRIVATE_ASN_RANGES)
+
+
+# -------------------------------------------------------------------------------------- the stage
+
+
+def vrf_name(tenant: str, pinned: str | None) -> str:
+    return pinned or f"{VRF_PREFIX}{tenant}"
+
+
+def network_ids(design: Design) -> tuple[list[NetworkIds], list[Problem]]:
+    """Segment numbers of infra and every tenant, with collision and range problems."""
+    ev = design.frontend.evpn
+    problems: list[Problem] = []
+    out: list[NetworkIds] = []
+    entries: list[tuple[str, str | None, Any]] = [(INFRA, None, None)]
+    entries += [(t.name, t.name, t) for t in design.tenants]
+    for k, (name, tenant, t) in enumerate(entries):
+        vlan = (t.vlan if t is not None and t.vlan else ev.vlan_base + 10 * k)
+        storage_vlan = (t.storage_vlan if t is not None and t.storage_vlan else vlan + 1)
+        l3vni = (t.l3vni if t is not None and t.l3vni else ev.l3vni_base + k)
+        vrf = vrf_name(name, t.vrf if t is not None else None)
+        if len(vrf) > 15:
+            problems.append(Problem(f"tenants.{k - 1}.name", f"VRF name {vrf} is longer than 15 characters (a Linux "
+                                    "interface name)", f"set tenants.{k - 1}.vrf, e.g. Vrf_{name[:11]}"))
+        out.append(NetworkIds(k, name, tenant, vrf, vlan, storage_vlan, l3vni, ev.l3vni_vlan_base + k,
+                              ev.l2vni_base + vlan, ev.l2vni_base + storage_vlan))
+    problems += check_isolation(out, design)
+    return out, problems
+
+
+def _id_field(design: Design, n: NetworkIds, what: str) -> str:
+    """The design field that set one of a network's numbers (a tenant pin, or the evpn base)."""
+    if n.tenant is not None:
+        i = next(i for i, t in enumerate(design.tenants) if t.name == n.tenant)
+        t = design.tenants[i]
+        pinned = {"vlan": t.vlan, "storage_vlan": t.storage_vlan or t.vlan, "l3vni": t.l3vni, "vrf": t.vrf}
+        if pinned.get(what) is not None:
+            return f"tenants.{i}.{what}"
+        if what == "vrf":
+            return f"tenants.{i}.name"
+    return {"vlan": "frontend.evpn.vlan_base", "storage_vlan": "frontend.evpn.vlan_base",
+            "l3vni": "frontend.evpn.l3vni_base", "l3vni_vlan": "frontend.evpn.l3vni_vlan_base",
+            "vni": "frontend.evpn.l2vni_base", "storage_vni": "frontend.evpn.l2vni_base",
+            "vrf": "tenants"}[what]
+
+
+def check_isolation(nets: list[NetworkIds], design: Design) -> list[Problem]:
+    """No VLAN, VNI or VRF may be shared between two networks (tenants or infra), and every
+    number must be in range. Each problem names the field that set the later of the two."""
+    problems: list[Problem] = []
+    spaces = {
+        "VLAN": (("vlan", "storage_vlan", "l3vni_vlan"), 2, 4094),
+        "VNI": (("vni", "storage_vni", "l3vni"), 1, 16777215),
+        "VRF": (("vrf",), None, None),
+    }
+    for space, (attrs, lo, hi) in spaces.items():
+        owner: dict[Any, tuple[NetworkIds, str]] = {}
+        for n in nets:
+            for a in attrs:
+                v = getattr(n, a)
+                if lo is not None and not lo <= v <= hi:
+                    problems.append(Problem(_id_field(design, n, a), f"{n.name}'s {a.replace('_', ' ')} {v} is "
+                                            f"outside {lo}-{hi}", "lower the base or pin a value in range"))
+                    continue
+                if v in owner and (owner[v][0].name != n.name or owner[v][1] != a):
+                    o, oa = owner[v]
+                    who = "both" if o.name == n.name else f"{o.name} and {n.name}"
+                    fa, fb = _id_field(design, o, oa), _id_field(design, n, a)
+                    # name a tenant's pin when there is one (the likelier mistake), else the later field
+                    field = fa if fa.startswith("tenants.") and not fb.startswith("tenants.") else fb
+                    set_by = fa if fa == fb else f"{fa} and {fb}"
+                    problems.append(Problem(
+                        field, f"{space} {v} is shared by {who} ({oa.replace('_', ' ')} and "
+                        f"{a.replace('_', ' ')}, set by {set_by}): networks must not share a {space}",
+                        f"give each tenant its own {space}; leave the pins out to number them from frontend.evpn"))
+                owner.setdefault(v, (n, a))
+    return problems
+
+
+def plan_network(plan: Plan, catalog: Catalog) -> None:
+    """Compiler stage: allocate everything, check it, and store it in plan.extra['netplan']."""
+    design = Design.model_validate(plan.design)
+    problems: list[Problem] = []
+    devs = plan.index()
+    ad = design.addressing
+
+    # pools must not overlap one another
+    pools = [("addressing.loopbacks", ad.loopbacks), ("addressing.management", ad.management),
+             ("addressing.bmc", ad.bmc), ("addressing.tenants", ad.tenants), ("addressing.storage", ad.storage)]
+    for i, (fa, na) in enumerate(pools):
+        for fb, nb in pools[i + 1:]:
+            if na.overlaps(nb):
+                problems.append(Problem(fb, f"{nb} overlaps {fa} ({na})", "give every pool its own range"))
+    if problems:
+        raise DesignError(problems)
+
+    # ---- routers: ASNs and loopbacks
+    fe = [d for d in plan.devices if d.kind == "switch" and d.network == "frontend"]
+    oob_routers = [d for d in plan.devices if d.kind == "switch" and d.network == "oob"]
+    asn: dict[str, int] = {}
+    bgp = design.frontend.bgp
+    leaf_no = 0
+    for d in fe:
+        if d.role == "leaf":
+            leaf_no += 1
+            asn[d.name] = bgp.leaf_asn_base + leaf_no
+        elif d.role == "spine":
+            asn[d.name] = bgp.spine_asn_base + int(d.attrs.get("pod", 1))
+        else:
+            asn[d.name] = bgp.core_asn
+    access_no = 0
+    onet = design.oob.network
+    for d in oob_routers:
+        if d.role == "leaf":
+            access_no += 1
+            asn[d.name] = onet.asn_base + access_no
+        else:
+            asn[d.name] = onet.asn_base
+    problems += _check_asns(plan, asn)
+
+    lo_pool = ad.loopbacks
+    routers = fe + oob_routers
+    # EOS (AVD) sources VXLAN from its own Loopback1; SONiC uses the router-id loopback as VTEP
+    vtep_leaves = [d for d in fe if d.role == "leaf"] if design.frontend.vendor == "eos" else []
+    need = len(routers) + len(vtep_leaves)
+    loopbacks: dict[str, str] = {}
+    vteps: dict[str, str] = {}
+    if need > lo_pool.num_addresses - 2:
+        problems.append(Problem("addressing.loopbacks", f"{lo_pool} has {lo_pool.num_addresses - 2:,} addresses "
+                                f"but {need:,} loopbacks are needed ({len(routers):,} routers, {len(vtep_leaves):,} "
+                                f"VTEPs)", f"use a larger pool, e.g. /{_prefix_for(need + 2)}"))
+    else:
+        loopbacks = {d.name: f"{host(lo_pool, i + 1)}/32" for i, d in enumerate(routers)}
+        vteps = {d.name: f"{host(lo_pool, len(routers) + i + 1)}/32" for i, d in enumerate(vtep_leaves)}
+
+    # ---- networks (VRFs)
+    nets, id_problems = network_ids(design)
+    problems += id_problems
+    members = tenant_members(design)
+    owner = {h: t for t, hs in members.items() for h in hs}
+    hosts_of: dict[str, list[str]] = {n.name: [] for n in nets}
+    for d in plan.devices:
+        if d.kind == "server":
+            hosts_of[owner.get(d.name, INFRA)].append(d.name)
+        elif d.kind == "management":
+            hosts_of[INFRA].append(d.name)
+    storage = [d.name for d in plan.devices if d.kind == "storage"]
+    sports = design.storage.ports_per_server
+    tpool, spool = Pool("addressing.tenants", ad.tenants), Pool("addressing.storage", ad.storage)
+    net_out: list[dict[str, Any]] = []
+    host_addr: dict[str, dict[str, str]] = {}
+    storage_addr: dict[str, dict[str, list[str]]] = defaultdict(dict)
+    failed = False
+    for n in nets:
+        hs = hosts_of[n.name]
+        hnet = tpool.take(f"{n.name} hosts ({len(hs)})", prefix_for_hosts(RESERVED_HOSTS + len(hs)))
+        snet = spool.take(f"{n.name} storage ({len(storage)} x {sports})",
+                          prefix_for_hosts(RESERVED_HOSTS + len(storage) * sports))
+        if hnet is None or snet is None:
+            failed = True
+            continue
+        for i, h in enumerate(hs):
+            host_addr[h] = {"vrf": n.vrf, "address": with_len(host(hnet, RESERVED_HOSTS + 1 + i), hnet)}
+        for j, s in enumerate(storage):
+            storage_addr[s][n.vrf] = [with_len(host(snet, RESERVED_HOSTS + 1 + j * sports + p), snet)
+                                      for p in range(sports)]
+        net_out.append({
+            "index": n.index, "name": n.name, "tenant": n.tenant, "vrf": n.vrf,
+            "l3vni": n.l3vni, "l3vni_vlan": n.l3vni_vlan,
+            "hosts": {"vlan": n.vlan, "vni": n.vni, "subnet": str(hnet), "gateway": str(host(hnet, 1)),
+                      "members": len(hs)},
+            "storage": {"vlan": n.storage_vlan, "vni": n.storage_vni, "subnet": str(snet),
+                        "gateway": str(host(snet, 1))},
+        })
+    if failed:
+        problems += [p.problem() for p in (tpool, spool) if p.next > int(p.network.broadcast_address) + 1]
+
+    # ---- out-of-band: a BMC and a management subnet per access switch, one address per access port
+    oob, oob_problems = _plan_oob(plan, catalog, design, devs)
+    problems += oob_problems
+
+    # ---- storage bandwidth on the service leaves
+    storage_bw, bw_problems = storage_bandwidth(plan, catalog)
+    problems += bw_problems
+
+    if problems:
+        raise DesignError(problems)
+
+    dhcp = [str(a) for a in onet.dhcp_servers]
+    if not dhcp:
+        dhcp = [host_addr[d.name]["address"].split("/")[0] for d in plan.devices if d.kind == "management"][:2]
+    vendor = design.frontend.vendor
+    plan.extra["netplan"] = {
+        "scheme": {
+            "asn": "RFC 7938: one ASN per leaf (leaf_asn_base + NN), per pod spine layer (spine_asn_base + pod), "
+                   "one for the cores; OOB aggregation pair shares asn_base, access switch NN has asn_base + NN",
+            "reserved_hosts": RESERVED_HOSTS,
+        },
+        "vendor": vendor,
+        "mtu": design.frontend.mtu or VENDOR_MTU[vendor],
+        "domain": ad.domain or f"{design.site.name}.internal",
+        "anycast_gateway_mac": design.frontend.evpn.anycast_gateway_mac,
+        "asn": asn,
+        "loopbacks": loopbacks,
+        "vteps": vteps,
+        "networks": net_out,
+        "hosts": host_addr,
+        "storage_addresses": dict(storage_addr),
+        "oob": oob,
+        "dhcp_servers": dhcp,
+    }
+    info = plan.networks["frontend"]
+    info["vendor"] = vendor
+    info["storage_bandwidth"] = storage_bw
+    info["asn"] = {"leaves": _span(asn[d.name] for d in fe if d.role == "leaf"),
+                   "spines": _span(asn[d.name] for d in fe if d.role == "spine"),
+                   "cores": _span(asn[d.name] for d in fe if d.role == "core")}
+    info["vrfs"] = len(net_out)
+
+
+def _span(values: Iterable[int]) -> str:
+    v = sorted(set(values))
+    if not v:
+        return ""
+    return str(v[0]) if len(v) == 1 else f"{v[0]}-{v[-1]}"
+
+
+def _check_asns(plan: Plan, asn: dict[str, int]) -> list[Problem]:
+    """ASNs stay in range and the layers never share an ASN (a leaf sharing its spines' ASN would
+    drop every route as a loop)."""
+    problems: list[Problem] = []
+    field_of = {("frontend", "leaf"): "frontend.bgp.leaf_asn_base",
+                ("frontend", "spine"): "frontend.bgp.spine_asn_base",
+                ("frontend", "core"): "frontend.bgp.core_asn", ("oob", "leaf"): "oob.network.asn_base",
+                ("oob", "spine"): "oob.network.asn_base"}
+    layer_of: dict[int, tuple[str, str]] = {}
+    devs = plan.index()
+    for name, a in asn.items():
+        d = devs[name]
+        key = (d.network or "", d.role)
+        if a > 4294967294:
+            problems.append(Problem(field_of[key], f"{name} would get ASN {a}, past the 4-byte range",
+                                    "lower the base"))
+            break
+        if a in layer_of and layer_of[a] != key:
+            other = layer_of[a]
+            problems.append(Problem(field_of[key], f"ASN {a} is used by {other[0]} {other[1]}s and by {name}",
+                                    "give every layer its own ASN range"))
+            break
+        layer_of.setdefault(a, key)
+    return problems
+
+
+def access_ports(catalog: Catalog, model: str) -> list[str]:
+    """The 1GbE access ports of an OOB switch model, in port order (addresses follow this order)."""
+    sw = catalog.switches[model]
+    table = port_table(sw)
+    speed = min(g.speed_gbps for g in sw.port_groups if g.role in ("down", "any"))
+    return [p.name for p in table if p.role in ("down", "any") and speed in p.speeds]
+
+
+def circuit_id(os: str, switch: str, port: str) -> str:
+    """Option 82 circuit-id the access switch's relay stamps on a request from `port`.
+
+    SONiC's dhcrelay runs with ``-a %h:%p`` (hostname:port alias; railyard sets each port's alias to
+    its name). Cumulus Linux with ``use-pif-circuit-id`` sends the physical port alone; the Kea
+    subnet is chosen by the relay's gateway address (one per access switch), so the pair
+    (subnet, port) still names switch and port.
+    """
+    return port if os == "cumulus" else f"{switch}:{port}"
+
+
+def _plan_oob(plan: Plan, catalog: Catalog, design: Design, devs: dict[str, Device]
+              ) -> tuple[dict[str, Any], list[Problem]]:
+    ad = design.addressing
+    onet = design.oob.network
+    if onet.bmc_vlan == onet.mgmt_vlan:
+        return {}, [Problem("oob.network.mgmt_vlan", f"VLAN {onet.mgmt_vlan} is also the BMC VLAN",
+                            "BMCs and management ports get separate VLANs")]
+    bpool, mpool = Pool("addressing.bmc", ad.bmc), Pool("addressing.management", ad.management)
+    access = [d for d in plan.devices if d.kind == "switch" and d.network == "oob" and d.role == "leaf"]
+    subnets: dict[str, dict[str, Any]] = {}
+    position: dict[str, dict[str, int]] = {}
+    for d in access:
+        ports = access_ports(catalog, d.model)
+        position[d.name] = {p: i for i, p in enumerate(ports)}
+        plen = prefix_for_hosts(1 + len(ports))
+        b, m = bpool.take(f"{d.name} BMCs", plen), mpool.take(f"{d.name} management", plen)
+        if b is None or m is None:
+            continue
+        subnets[d.name] = {
+            "os": catalog.switches[d.model].os,
+            "bmc": {"vlan": onet.bmc_vlan, "subnet": str(b), "gateway": str(host(b, 1))},
+            "mgmt": {"vlan": onet.mgmt_vlan, "subnet": str(m), "gateway": str(host(m, 1))},
+        }
+    problems = [p.problem() for p in (bpool, mpool) if p.next > int(p.network.broadcast_address) + 1]
+    if problems:
+        return {}, problems
+    ports_out: list[dict[str, Any]] = []
+    for lk in plan.links:
+        if lk.network != "oob" or lk.tier != "mgmt-access":
+            continue
+        # the access switch is whichever end is an OOB leaf (issue 3 may wire PDUs either way round)
+        if devs[lk.b_device].network == "oob" and devs[lk.b_device].role == "leaf":
+            dev, port, sw, sw_port = lk.a_device, lk.a_port, lk.b_device, lk.b_port
+        else:
+            dev, port, sw, sw_port = lk.b_device, lk.b_port, lk.a_device, lk.a_port
+        kind = "bmc" if devs[dev].kind in BMC_KINDS else "mgmt"
+        sn = subnets[sw][kind]
+        net = ip_network(sn["subnet"])
+        assert isinstance(net, IPv4Network)
+        idx = position[sw].get(sw_port)
+        if idx is None:
+            problems.append(Problem("oob.switch", f"{dev} {port} is on {sw} {sw_port}, not a 1GbE access port",
+                                    "management ports belong on access ports"))
+            continue
+        ports_out.append({
+            "device": dev, "port": port, "switch": sw, "switch_port": sw_port, "kind": kind, "vlan": sn["vlan"],
+            "address": with_len(host(net, 2 + idx), net), "gateway": sn["gateway"],
+            "circuit_id": circuit_id(subnets[sw]["os"], sw, sw_port),
+        })
+    ports_out.sort(key=lambda r: (r["switch"], position[r["switch"]][r["switch_port"]]))
+    return {"subnets": subnets, "ports": ports_out}, problems
+
+
+# --------------------------------------------------------------------------------- storage check
+
+
+def storage_bandwidth(plan: Plan, catalog: Catalog) -> tuple[dict[str, Any], list[Problem]]:
+    """Storage servers' aggregate read throughput (catalog ``throughput_gbps``, GB/s) against the
+    uplinks of the service leaf pairs they sit on. Also reports what their NICs can carry."""
+    devs = plan.index()
+    on_pair: dict[int, set[str]] = defaultdict(set)
+    nic_gbit: dict[str, int] = defaultdict(int)
+    for lk in plan.links:
+        if lk.network == "frontend" and lk.tier == "server-leaf" and devs[lk.a_device].kind == "storage":
+            on_pair[int(devs[lk.b_device].attrs["pair"])].add(lk.a_device)
+            nic_gbit[lk.a_device] += lk.speed_gbps
+    up_gbit: dict[int, int] = defaultdict(int)
+    for lk in plan.links:
+        if lk.network == "frontend" and lk.tier == "leaf-spine":
+            pair = devs[lk.a_device].attrs.get("pair")
+            if pair in on_pair:
+                up_gbit[pair] += lk.speed_gbps
+    problems: list[Problem] = []
+    total_tp = total_up = total_nic = 0.0
+    pairs = []
+    for pair, stors in sorted(on_pair.items()):
+        tp = sum(catalog.storage_servers[devs[s].model].throughput_gbps for s in stors)
+        nic = sum(min(catalog.storage_servers[devs[s].model].throughput_gbps, nic_gbit[s] / 8) for s in stors)
+        up = up_gbit[pair] / 8
+        leaves = sorted(d.name for d in plan.devices if d.network == "frontend" and d.role == "leaf"
+                        and d.attrs.get("pair") == pair)
+        pairs.append({"pair": pair, "leaves": leaves, "storage_servers": len(stors), "throughput_gbytes": tp,
+                      "nic_limited_gbytes": nic, "uplink_gbytes": up})
+        total_tp += tp
+        total_up += up
+        total_nic += nic
+        if tp > up:
+            problems.append(Problem(
+                "frontend.oversubscription",
+                f"the {len(stors)} storage servers on {'/'.join(leaves)} deliver {tp:g} GB/s "
+                f"({len(stors)} x storage_servers.{devs[min(stors)].model}.throughput_gbps) but those leaves' "
+                f"uplinks carry {up:g} GB/s", "lower frontend.oversubscription (more uplinks) or spread storage "
+                "over more service leaves"))
+    return {"throughput_gbytes": total_tp, "nic_limited_gbytes": total_nic, "uplink_gbytes": total_up,
+            "pairs": pairs}, problems
+
+
+def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
+    """Rows for the compile summary: vendor, ASNs, VRFs, storage bandwidth, OOB reservations."""
+    np_ = plan.extra.get("netplan")
+    if not np_:
+        return []
+    fe = plan.networks["frontend"]
+    bw = fe["storage_bandwidth"]
+    asn = fe["asn"]
+    asns = ", ".join(f"{k} {v}" for k, v in asn.items() if v)
+    tenants = sum(1 for n in np_["networks"] if n["tenant"])
+    rows = [
+        ("frontend vendor", "frontend", "SONiC (config_db.json + frr.conf)" if np_["vendor"] == "sonic"
+         else "Arista EOS (AVD via pyavd)"),
+        ("ASNs", "frontend", asns),
+        ("VRFs (infra + tenants)", "frontend", f"1 + {tenants}"),
+        ("storage throughput", "frontend", f"{bw['throughput_gbytes']:,.0f} GB/s (NIC-limited "
+         f"{bw['nic_limited_gbytes']:,.0f} GB/s)"),
+        ("storage leaf uplinks", "frontend", f"{bw['uplink_gbytes']:,.0f} GB/s "
+         f"({bw['throughput_gbytes'] / bw['uplink_gbytes']:.0%} used)" if bw["uplink_gbytes"] else "none"),
+        ("DHCP reservations", "oob", f"{len(np_['oob']['ports']):,} (by relay circuit-id)"),
+    ]
+    return rows

@@ -1,0 +1,688 @@
+"""Placement: the floor (rows of rack positions, aisles, keep-outs), racks by role, every device in a
+rack and rack unit, PDUs, and the out-of-band network rewired rack-locally.
+
+Where things stand decides what the cables can be, so this stage only places; `generators.stages.cabling`
+measures the routes and picks the media from what it finds here. The layout is built from blocks:
+
+* a block is one fabric's scalable units (2-tier) or one pod (3-tier): its compute rows, split in
+  two halves around the block's network row;
+* the network row holds the block's backend leaf racks, centred in the row, and its spine racks,
+  placed by `site.spine_rack_position`: `middle` between the two halves of the leaf racks (the
+  playbook's virtual modular switch), `end`/`start` at the end of the row (dedicated network racks,
+  NVIDIA's reference); top-of-rack leaves stand mid-rack among their servers instead;
+* central racks (backend cores, frontend spines and service leaves, OOB aggregation, storage,
+  management) fill the free positions of the middle block's network row, then rows of their own.
+
+Rows are either generated (`site.floor.row_positions` per row, blocks in columns so the hall stays
+roughly square) or given in `site.rows`, filled in order. Keep-outs block the positions they cover.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from shapely.geometry import Polygon, box
+
+from generators.model.catalog import Catalog
+from generators.model.design import Design, rack_model_key
+from generators.model.errors import DesignError, Problem
+from generators.model.plan import Device, Plan
+from generators.stages.fabric import Builder, build_oob, eligible, oob_port, oob_sizing
+
+U_MM = 44.45  # one rack unit
+BASE_MM = 100.0  # plinth and bottom frame below U1
+TOP_MM = 100.0  # roof frame above the top unit
+
+ROLES = ("compute", "leaf", "spine", "core", "frontend", "storage", "management")
+
+
+@dataclass(slots=True)
+class Item:
+    """Something that takes rack units and power."""
+
+    name: str
+    units: int
+    kw: float
+
+
+@dataclass(slots=True)
+class Rack:
+    role: str
+    items: list[Item]
+    block: int = -1  # -1: central
+    name: str = ""
+    row: int = -1
+    position: int = -1  # 0-based
+    layout: str = "centre"  # how items stack: bottom, centre, tor
+
+    @property
+    def kw(self) -> float:
+        return sum(i.kw for i in self.items)
+
+    @property
+    def units(self) -> int:
+        return sum(i.units for i in self.items)
+
+
+@dataclass(slots=True)
+class RowGeom:
+    name: str
+    positions: int
+    x_mm: float
+    y_mm: float
+    index: int  # in site.rows (manual) or generation order (auto)
+    column: int = 0
+    blocked: set[int] = field(default_factory=set)
+
+    def free(self) -> list[int]:
+        return [i for i in range(self.positions) if i not in self.blocked]
+
+
+@dataclass(slots=True)
+class Block:
+    index: int
+    compute: list[Rack]
+    leaves: list[Rack]
+    spines: list[Rack]
+    others: list[Rack]  # frontend leaf racks serving the block
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def rack_height_mm(units: int) -> float:
+    return BASE_MM + units * U_MM + TOP_MM
+
+
+def unit_centre_mm(unit: int, height: int) -> float:
+    """Height above the floor of the middle of a device occupying `height` units from `unit` up."""
+    return BASE_MM + (unit - 1 + height / 2) * U_MM
+
+
+def device_size(catalog: Catalog, dev: Device) -> tuple[int, float]:
+    """(rack units, kW) of a device."""
+    if dev.kind in ("server", "management"):
+        m = catalog.servers[dev.model]
+        return m.rack_units, m.power_kw
+    if dev.kind == "storage":
+        s = catalog.storage_servers[dev.model]
+        return s.rack_units, s.power_kw
+    if dev.kind == "switch":
+        sw = catalog.switches[dev.model]
+        return sw.rack_units, sw.power_w / 1000
+    if dev.kind == "pdu":
+        return catalog.pdus[dev.model].rack_units, 0.0
+    raise ValueError(f"no size for {dev.kind}")
+
+
+def pdus_per_rack(design: Design, catalog: Catalog) -> int:
+    r = design.site.rack
+    if r.pdus is not None:
+        return r.pdus
+    # A and B feeds, each alone carrying the rack's budget (N+N)
+    return 2 * math.ceil(r.power_kw / catalog.pdus[r.pdu].capacity_kw)
+
+
+@dataclass(slots=True)
+class Limits:
+    units: int  # usable for devices (the top unit is kept for the OOB access switch)
+    kw: float  # usable for devices (the OOB access switch's power is kept)
+    endpoints: int  # OOB endpoints a rack may have, so one access switch port block covers it
+
+
+def _limits(design: Design, catalog: Catalog) -> Limits:
+    r = design.site.rack
+    oob = catalog.switches[design.oob.switch]
+    down_speed = min(g.speed_gbps for g in oob.port_groups if g.role in ("down", "any"))
+    ports = len(eligible(oob, down_speed, "down"))
+    return Limits(r.units - oob.rack_units, r.power_kw - oob.power_w / 1000,
+                  max(1, ports - pdus_per_rack(design, catalog)))
+
+
+def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> list[Rack]:
+    """Fill racks in order, keeping each group (e.g. one scalable unit's leaves) in one rack when it
+    fits. Racks of single items are then balanced so 32 spines become 16 + 16, not 23 + 9."""
+    racks: list[list[Item]] = []
+    cur: list[Item] = []
+
+    def fits(items: list[Item]) -> bool:
+        return (sum(i.units for i in items) <= lim.units and sum(i.kw for i in items) <= lim.kw + 1e-9
+                and len(items) <= lim.endpoints)
+
+    for g in groups:
+        if fits(cur + g):
+            cur += g
+            continue
+        if cur:
+            racks.append(cur)
+            cur = []
+        if fits(g):
+            cur = list(g)
+            continue
+        for it in g:
+            if not fits([*cur, it]):
+                racks.append(cur)
+                cur = []
+            cur.append(it)
+    if cur:
+        racks.append(cur)
+    if racks and all(len(g) == 1 for g in groups):
+        items = [g[0] for g in groups]
+        n = len(racks)
+        size, extra = divmod(len(items), n)
+        chunks, k = [], 0
+        for i in range(n):
+            step = size + (1 if i < extra else 0)
+            chunks.append(items[k:k + step])
+            k += step
+        if all(fits(c) for c in chunks):
+            racks = chunks
+    return [Rack(role, r, block) for r in racks]
+
+
+# ------------------------------------------------------------------------------------------ contents
+
+
+@dataclass(slots=True)
+class Contents:
+    blocks: list[Block]
+    central: list[Rack]
+    agg_rack: Rack
+
+
+def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs: int) -> Contents:
+    devs = plan.devices
+    size = {d.name: device_size(catalog, d) for d in devs if d.kind != "pdu"}
+
+    def item(name: str) -> Item:
+        u, kw = size[name]
+        return Item(name, u, kw)
+
+    be = design.backend
+    tor = be.topology == "top_of_rack"
+    leaves = [d for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "leaf"]
+    su_block: dict[int, int] = {}
+    for lf in leaves:
+        su_block[lf.attrs["su"]] = lf.attrs.get("pod", 1) - 1
+    n_blocks = max(su_block.values(), default=0) + 1
+    servers = [d for d in devs if d.kind == "server"]
+    block_of_server = {s.name: su_block.get(s.attrs["su"], 0) for s in servers}
+
+    blocks = [Block(i, [], [], [], []) for i in range(n_blocks)]
+    # compute racks
+    srv = catalog.servers[design.compute.server]
+    by_power = math.floor((lim.kw + 1e-9) / srv.power_kw)
+    by_units = lim.units // srv.rack_units
+    # a rack's endpoints (BMCs and PDUs) must fit one access switch
+    cap = min(by_power, by_units, lim.endpoints, design.site.rack.servers_per_rack or by_units)
+    if cap < 1:
+        field_ = "site.rack.power_kw" if by_power < 1 else "site.rack.units"
+        raise DesignError.one(field_, f"one {design.compute.server} ({srv.power_kw} kW, {srv.rack_units}U) does not "
+                              f"fit a rack of {design.site.rack.power_kw} kW / {design.site.rack.units}U (the top "
+                              f"unit and {design.site.rack.power_kw - lim.kw:.2f} kW are kept for the out-of-band "
+                              "switch)", "provision bigger racks")
+    if tor:
+        by_leaf: dict[str, list[str]] = defaultdict(list)
+        for lk in plan.links:
+            if lk.network == "backend" and lk.tier == "server-leaf" and lk.a_device in block_of_server:
+                lst = by_leaf[lk.b_device]
+                if not lst or lst[-1] != lk.a_device:
+                    lst.append(lk.a_device)
+        for lf in leaves:
+            members = by_leaf[lf.name]
+            items = [item(h) for h in members]
+            half = (len(items) + 1) // 2
+            rack_items = [*items[:half], item(lf.name), *items[half:]]
+            kw = sum(i.kw for i in rack_items)
+            units = sum(i.units for i in rack_items)
+            if kw > lim.kw + 1e-9 or units > lim.units:
+                over = "site.rack.power_kw" if kw > lim.kw + 1e-9 else "site.rack.units"
+                raise DesignError.one(
+                    over, f"a top-of-rack rack holds leaf {lf.name} and its {len(members)} servers: {kw:.1f} kW "
+                    f"and {units}U (plus the out-of-band switch), over the {design.site.rack.power_kw} kW / "
+                    f"{design.site.rack.units}U rack", "raise site.rack.power_kw / units, or lower "
+                    "backend.servers_per_leaf")
+            blocks[su_block.get(lf.attrs["su"], 0)].compute.append(
+                Rack("compute", rack_items, su_block.get(lf.attrs["su"], 0), layout="tor"))
+    else:
+        by_su: dict[int, list[Device]] = defaultdict(list)
+        for s in servers:
+            by_su[s.attrs["su"]].append(s)
+        for su in sorted(by_su):
+            members = by_su[su]
+            b = su_block.get(su, 0)
+            for k in range(0, len(members), cap):
+                blocks[b].compute.append(Rack("compute", [item(s.name) for s in members[k:k + cap]], b,
+                                              layout="bottom"))
+        # leaf racks: a scalable unit's leaves together
+        by_su_leaves: dict[int, list[Item]] = defaultdict(list)
+        for lf in leaves:
+            by_su_leaves[lf.attrs["su"]].append(item(lf.name))
+        for b in range(n_blocks):
+            groups = [by_su_leaves[su] for su in sorted(by_su_leaves) if su_block[su] == b]
+            blocks[b].leaves = pack(groups, lim, "leaf", b)
+    spines = [d for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "spine"]
+    for b in range(n_blocks):
+        mine = [[item(s.name)] for s in spines if s.attrs.get("pod", 1) - 1 == b]
+        blocks[b].spines = pack(mine, lim, "spine", b)
+    cores = [[item(d.name)] for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "core"]
+
+    # frontend: leaves serving compute servers go to their servers' block
+    fe_block: dict[str, int] = {}
+    for lk in plan.links:
+        if lk.network == "frontend" and lk.tier == "server-leaf" and lk.a_device in block_of_server:
+            fe_block.setdefault(lk.b_device, block_of_server[lk.a_device])
+    fe = [d for d in devs if d.kind == "switch" and d.network == "frontend"]
+    for b in range(n_blocks):
+        mine = [[item(d.name)] for d in fe if d.role == "leaf" and fe_block.get(d.name) == b]
+        blocks[b].others = pack(mine, lim, "frontend", b)
+    agg_model = catalog.switches[design.oob.aggregation_switch or design.frontend.spine_switch
+                                 or design.frontend.switch]
+    central_fe = [[item(d.name)] for d in fe if not (d.role == "leaf" and d.name in fe_block)]
+    central_fe += [[Item(f"oob-agg{i + 1}", agg_model.rack_units, agg_model.power_w / 1000)] for i in range(n_aggs)]
+    central: list[Rack] = pack(cores, lim, "core")
+    fe_racks = pack(central_fe, lim, "frontend")
+    central += fe_racks
+    for kind in ("storage", "management"):
+        for r in pack([[item(d.name)] for d in devs if d.kind == kind], lim, kind):
+            r.layout = "bottom"
+            central.append(r)
+    agg_rack = next(r for r in fe_racks if any(i.name.startswith("oob-agg") for i in r.items))
+    return Contents(blocks, central, agg_rack)
+
+
+# ------------------------------------------------------------------------------------------ floor rows
+
+
+class RowSource:
+    """Hands out rows in order: the design's rows, or generated ones of at least `want` positions."""
+
+    def __init__(self, design: Design, blocked: dict[str, set[int]]) -> None:
+        self.design = design
+        self.manual = bool(design.site.rows)
+        self.blocked = blocked
+        self.rows: list[RowGeom] = []
+        self.groups: list[list[int]] = []  # generated rows: row indices that must stay in one column
+
+    def take(self, want: int = 0) -> RowGeom:
+        i = len(self.rows)
+        if self.manual:
+            spec = self.design.site.rows
+            if i >= len(spec):
+                raise DesignError.one("site.rows", f"the design needs more than the {len(spec)} rows given",
+                                      "add rows (or positions), or leave site.rows empty to generate them")
+            r = spec[i]
+            row = RowGeom(r.name, r.positions, 0, 0, i)
+        else:
+            w = max(2, len(str(i + 1)))
+            positions = max(self.design.site.floor.row_positions, want)
+            row = RowGeom(f"r{i + 1:0{w}d}", positions, 0, 0, i)
+        row.blocked = set(self.blocked.get(row.name, set()))
+        self.rows.append(row)
+        return row
+
+
+def _fill_rows(src: RowSource, racks: list[Rack]) -> None:
+    """Racks into consecutive rows, in order, skipping blocked positions."""
+    k = 0
+    while k < len(racks):
+        row = src.take()
+        free = row.free()
+        for pos in free:
+            if k >= len(racks):
+                break
+            racks[k].row, racks[k].position = row.index, pos
+            k += 1
+
+
+def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack]) -> list[Rack]:
+    """The block's network row; returns the racks (of block.others and tail) that did not fit."""
+    leaves, spines = block.leaves, block.spines
+    core = len(leaves) + len(spines)
+    row = src.take(want=core + len(block.others))
+    free = row.free()
+    n = len(free)
+    if core > n:
+        raise DesignError.one("site.rows" if src.manual else "site.floor.row_positions",
+                              f"row {row.name} has {n} free positions but block {block.index + 1} needs "
+                              f"{len(leaves)} leaf and {len(spines)} spine racks side by side",
+                              "use longer rows")
+    slot: dict[int, Rack] = {}
+    if mode == "middle":
+        h = (len(leaves) + 1) // 2
+        seq = leaves[:h] + spines + leaves[h:]
+        start = (n - len(seq)) // 2
+        for i, r in enumerate(seq):
+            slot[start + i] = r
+    else:
+        s0 = 0 if mode == "start" else n - len(spines)
+        for i, r in enumerate(spines):
+            slot[s0 + i] = r
+        lo, hi = (len(spines), n) if mode == "start" else (0, n - len(spines))
+        start = min(max((n - len(leaves)) // 2, lo), hi - len(leaves))
+        for i, r in enumerate(leaves):
+            slot[start + i] = r
+    order = range(n - 1, -1, -1) if mode == "start" else range(n)
+    rest = list(block.others) + list(tail)
+    for i in order:
+        if not rest:
+            break
+        if i not in slot:
+            slot[i] = rest.pop(0)
+    for i, r in slot.items():
+        r.row, r.position = row.index, free[i]
+    return rest
+
+
+def _arrange(contents: Contents, design: Design, blocked: dict[str, set[int]]) -> RowSource:
+    mode = design.site.spine_rack_position or (
+        "end" if design.backend.placement == "dedicated_racks" else "middle")
+    src = RowSource(design, blocked)
+    blocks = contents.blocks
+    mid = len(blocks) // 2 if len(blocks) > 1 else 0
+    for b in blocks:
+        first = len(src.rows)
+        comp = b.compute
+        # split the compute racks in two halves at a scalable-unit boundary near the middle
+        half = (len(comp) + 1) // 2
+        _fill_rows(src, comp[:half])
+        overflow = _network_row(src, b, mode, contents.central if b.index == mid else [])
+        if overflow:
+            _fill_rows(src, overflow)
+        _fill_rows(src, comp[half:])
+        src.groups.append(list(range(first, len(src.rows))))
+    return src
+
+
+def _geometry(src: RowSource, design: Design) -> tuple[float, float]:
+    """Coordinates of every row; returns the generated floor's (width, depth) in mm."""
+    site = design.site
+    w, d = site.rack.width_mm, site.rack.depth_mm
+    fl = site.floor
+    pitch = d + fl.aisle_mm
+    if src.manual:
+        for r in src.rows:
+            spec = site.rows[r.index]
+            if spec.x_mm is not None and spec.y_mm is not None:
+                r.x_mm, r.y_mm = spec.x_mm, spec.y_mm
+            else:
+                r.x_mm, r.y_mm = fl.end_aisle_mm, fl.aisle_mm + r.index * pitch
+        width = max(r.x_mm + r.positions * w for r in src.rows) + fl.end_aisle_mm
+        depth = max(r.y_mm + d for r in src.rows) + fl.aisle_mm
+        return width, depth
+    # generated: blocks in columns so the hall is roughly square
+    total = len(src.rows)
+    col_w = max(r.positions for r in src.rows) * w + fl.end_aisle_mm
+    cols = max(1, min(len(src.groups), round(math.sqrt(total * pitch / col_w))))
+    target = math.ceil(total / cols)
+    columns: list[list[int]] = [[]]
+    for g in src.groups:
+        if columns[-1] and len(columns[-1]) + len(g) > target and len(columns) < cols:
+            columns.append([])
+        columns[-1].extend(g)
+    x = float(fl.end_aisle_mm)
+    for c, rows in enumerate(columns):
+        width_c = max(src.rows[i].positions for i in rows) * w
+        for k, i in enumerate(rows):
+            r = src.rows[i]
+            r.column = c
+            r.x_mm, r.y_mm = x, fl.aisle_mm + k * pitch
+        x += width_c + fl.end_aisle_mm
+    depth = fl.aisle_mm + max(len(c) for c in columns) * pitch
+    return x, depth
+
+
+def _blocked(rows: list[RowGeom], design: Design) -> dict[str, set[int]]:
+    w, d = design.site.rack.width_mm, design.site.rack.depth_mm
+    kos = [box(k.x_mm, k.y_mm, k.x_mm + k.width_mm, k.y_mm + k.depth_mm) for k in design.site.floor.keepouts]
+    out: dict[str, set[int]] = {}
+    for r in rows:
+        row_box = box(r.x_mm, r.y_mm, r.x_mm + r.positions * w, r.y_mm + d)
+        for ko in kos:
+            if row_box.intersection(ko).area <= 0:
+                continue
+            for i in range(r.positions):
+                if box(r.x_mm + i * w, r.y_mm, r.x_mm + (i + 1) * w, r.y_mm + d).intersection(ko).area > 0:
+                    out.setdefault(r.name, set()).add(i)
+    return out
+
+
+def outline(design: Design, width: float, depth: float) -> Polygon:
+    fl = design.site.floor
+    return box(0, 0, fl.width_mm or width, fl.depth_mm or depth)
+
+
+def _check_floor(src: RowSource, design: Design, room: Polygon) -> None:
+    w, d = design.site.rack.width_mm, design.site.rack.depth_mm
+    problems: list[Problem] = []
+    rects = [box(r.x_mm, r.y_mm, r.x_mm + r.positions * w, r.y_mm + d) for r in src.rows]
+    for r, rect in zip(src.rows, rects, strict=True):
+        if not room.buffer(1e-6).contains(rect):
+            minx, miny, maxx, maxy = rect.bounds
+            wide = maxx > room.bounds[2] or minx < room.bounds[0]
+            field_ = f"site.rows.{r.index}" if src.manual else (
+                "site.floor.width_mm" if wide else "site.floor.depth_mm")
+            problems.append(Problem(field_, f"row {r.name} ({minx:.0f}..{maxx:.0f} x {miny:.0f}..{maxy:.0f} mm) "
+                                    f"is off the floor ({room.bounds[2]:.0f} x {room.bounds[3]:.0f} mm)",
+                                    "move the row inside the room, or enlarge site.floor"))
+    for i in range(len(rects)):
+        for j in range(i + 1, len(rects)):
+            if rects[i].intersection(rects[j]).area > 0:
+                a, b = src.rows[i], src.rows[j]
+                problems.append(Problem(f"site.rows.{b.index}", f"row {b.name} overlaps row {a.name}",
+                                        "leave an aisle between rows (change x_mm / y_mm)"))
+    if problems:
+        raise DesignError(problems)
+
+
+# ------------------------------------------------------------------------------------------ the stage
+
+
+def _units(rack: Rack, total: int, lim: Limits) -> list[tuple[Item, int]]:
+    """Lowest unit of each item. Servers stack from the bottom (heavy, and their cables short); switch
+    racks are centred so runs up to the tray and across to a neighbour are short; a top-of-rack leaf
+    sits mid-rack among its servers."""
+    u = 1 if rack.layout in ("bottom", "tor") else max(1, (lim.units - rack.units) // 2 + 1)
+    out = []
+    for it in rack.items:
+        out.append((it, u))
+        u += it.units
+    return out
+
+
+def place(plan: Plan, catalog: Catalog) -> None:
+    """The placement stage: racks on the floor, devices in racks and units, PDUs, rack-local OOB."""
+    design = Design.model_validate(plan.design)
+    site = design.site
+    # the fabric builder's OOB network served endpoints in device order; sites put the access
+    # switches in the racks they serve, so it is rebuilt once the racks are known
+    devices = [d for d in plan.devices if d.network != "oob"]
+    links = [lk for lk in plan.links if lk.network != "oob"]
+    plan.devices, plan.links = devices, links
+    lim = _limits(design, catalog)
+    n_pdu = pdus_per_rack(design, catalog)
+
+    n_aggs = 2
+    for _ in range(6):
+        contents = _contents(plan, design, catalog, lim, n_aggs)
+        blocked: dict[str, set[int]] = {}
+        for _ in range(6):
+            src = _arrange(contents, design, blocked)
+            while src.manual and len(src.rows) < len(site.rows):
+                src.take()  # declared rows left empty still stand on the floor and carry trays
+            width, depth = _geometry(src, design)
+            again = _blocked(src.rows, design)
+            if again == blocked:
+                break
+            blocked = again
+        else:
+            raise DesignError.one("site.floor.keepouts", "could not lay rows out around the keep-outs",
+                                  "give the rows explicitly in site.rows")
+        racks = _all_racks(contents)
+        _name_racks(racks, src.rows)
+        groups, group_racks, agg_group = _oob_groups(racks, contents.agg_rack, plan, catalog, design, lim, n_pdu)
+        need = 2 * oob_sizing(catalog, design, [len(g) for g in groups], agg_group)[1]
+        if need == n_aggs:
+            break
+        n_aggs = need
+    room = outline(design, width, depth)
+    _check_floor(src, design, room)
+
+    # devices into racks and units
+    by_name = {d.name: d for d in plan.devices}
+    b = Builder(catalog, plan.devices, plan.links, by_name)
+    info = build_oob(b, design, [[(e, p) for e, p in g] for g in groups], agg_group)
+    unit_of: dict[str, tuple[str, int]] = {}
+    for r in racks:
+        for it, u in _units(r, site.rack.units, lim):
+            unit_of[it.name] = (r.name, u)
+    # each group's access switch stands in the middle rack of the group, in the unit kept free for it
+    host = {gi: grp[len(grp) // 2] for gi, grp in enumerate(group_racks)}
+    oob_model = catalog.switches[design.oob.switch]
+    top = site.rack.units - oob_model.rack_units + 1
+    for d in plan.devices:
+        if d.network == "oob" and d.role == "leaf":
+            unit_of[d.name] = (host[d.attrs["group"]].name, top)
+            host[d.attrs["group"]].items.append(Item(d.name, oob_model.rack_units, oob_model.power_w / 1000))
+    for d in plan.devices:
+        if d.name in unit_of:
+            d.rack, d.unit = unit_of[d.name]
+    # PDUs: zero-U, in the rear channels, A and B feeds
+    pdu = catalog.pdus[site.rack.pdu]
+    for r in racks:
+        for k in range(n_pdu):
+            feed = "ab"[k % 2]
+            dev = Device(_pdu_name(r.name, k), "pdu", "pdu", site.rack.pdu,
+                         attrs={"feed": feed.upper(), "slot": f"P{feed.upper()}{k // 2 + 1}"})
+            dev.rack, dev.unit = r.name, None
+            plan.devices.append(dev)
+    _check_racks(racks, design, catalog, pdu.capacity_kw, n_pdu)
+    plan.networks["oob"] = info
+    plan.extra["racks"] = [_rack_record(r, src.rows, design, catalog, n_pdu) for r in
+                           sorted(racks, key=lambda r: (r.row, r.position))]
+    plan.extra["floor"] = _floor_record(src.rows, design, room, rack_model_key(design, catalog))
+
+
+def _pdu_name(rack: str, k: int) -> str:
+    return f"pdu-{rack}-{'ab'[k % 2]}{k // 2 + 1}"
+
+
+def _all_racks(c: Contents) -> list[Rack]:
+    out: list[Rack] = []
+    for b in c.blocks:
+        out += b.compute + b.leaves + b.spines + b.others
+    out += c.central
+    return out
+
+
+def _name_racks(racks: list[Rack], rows: list[RowGeom]) -> None:
+    for r in racks:
+        row = rows[r.row]
+        w = max(2, len(str(row.positions)))
+        r.name = f"{row.name}-{r.position + 1:0{w}d}"
+
+
+def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
+                design: Design, lim: Limits, n_pdu: int
+                ) -> tuple[list[list[tuple[str, str]]], list[list[Rack]], int]:
+    """Endpoint groups, one access switch each: neighbouring racks of one row, as many as the
+    switch's ports (and oob.racks_per_switch) allow. Endpoints in each rack bottom-up, then its PDUs."""
+    devs = {d.name: d for d in plan.devices}
+    per_rack: dict[str, list[tuple[str, str]]] = {}
+    counts: dict[str, int] = {}
+    for r in racks:
+        eps = []
+        n_agg = 0
+        for it in r.items:
+            d = devs.get(it.name)
+            if d is None:  # an aggregation switch, created with the OOB network
+                n_agg += 1
+                continue
+            port = oob_port(catalog, d)
+            if port is not None:
+                eps.append((d.name, port))
+        eps += [(_pdu_name(r.name, k), catalog.pdus[design.site.rack.pdu].mgmt_port) for k in range(n_pdu)]
+        per_rack[r.name] = eps
+        counts[r.name] = len(eps) + n_agg
+    ports = lim.endpoints + n_pdu
+    limit_racks = design.oob.racks_per_switch or 10**9
+    ordered = sorted(racks, key=lambda r: (r.row, r.position))
+    groups: list[list[tuple[str, str]]] = []
+    group_racks: list[list[Rack]] = []
+    agg_group = 0
+    cur_n = 0
+    for r in ordered:
+        if (not group_racks or group_racks[-1][-1].row != r.row or cur_n + counts[r.name] > ports
+                or len(group_racks[-1]) >= limit_racks):
+            groups.append([])
+            group_racks.append([])
+            cur_n = 0
+        groups[-1] += per_rack[r.name]
+        group_racks[-1].append(r)
+        cur_n += counts[r.name]
+        if r is agg_rack:
+            agg_group = len(groups) - 1
+    return groups, group_racks, agg_group
+
+
+def _check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: float, n_pdu: int) -> None:
+    r = design.site.rack
+    problems: list[Problem] = []
+    for rack in racks:
+        kw, units = rack.kw, rack.units
+        if units > r.units:
+            problems.append(Problem("site.rack.units", f"rack {rack.name} needs {units}U, more than its {r.units}U",
+                                    "use taller racks or fewer devices per rack"))
+        if kw > r.power_kw + 1e-9:
+            problems.append(Problem("site.rack.power_kw", f"rack {rack.name} draws {kw:.1f} kW, over its "
+                                    f"{r.power_kw} kW budget", "raise site.rack.power_kw or put fewer servers "
+                                    "per rack (site.rack.servers_per_rack)"))
+        feed = (n_pdu // 2) * pdu_kw
+        if kw > feed + 1e-9:
+            problems.append(Problem("site.rack.pdus", f"rack {rack.name} draws {kw:.1f} kW but each feed's "
+                                    f"{n_pdu // 2} x {r.pdu} carries {feed:.1f} kW",
+                                    "use more PDUs per rack or a larger PDU model (site.rack.pdu)"))
+        if len(problems) > 5:
+            break
+    if problems:
+        raise DesignError(problems[:6])
+
+
+def _rack_record(r: Rack, rows: list[RowGeom], design: Design, catalog: Catalog, n_pdu: int) -> dict[str, Any]:
+    row = rows[r.row]
+    w, d = design.site.rack.width_mm, design.site.rack.depth_mm
+    return {
+        "name": r.name, "role": r.role, "row": row.name, "position": r.position + 1,
+        "x_mm": round(row.x_mm + r.position * w, 1), "y_mm": round(row.y_mm, 1),
+        "width_mm": w, "depth_mm": d, "units": design.site.rack.units,
+        "units_used": r.units, "power_kw": round(r.kw, 3), "power_budget_kw": design.site.rack.power_kw,
+        "pdus": n_pdu,
+    }
+
+
+def _floor_record(rows: list[RowGeom], design: Design, room: Polygon, rack_model: str | None) -> dict[str, Any]:
+    site = design.site
+    return {
+        "site": site.name,
+        "rack_model": rack_model,
+        "outline_mm": [[round(x, 1), round(y, 1)] for x, y in list(room.exterior.coords)[:-1]],
+        "rows": [{"name": r.name, "x_mm": round(r.x_mm, 1), "y_mm": round(r.y_mm, 1), "positions": r.positions,
+                  "blocked": sorted(p + 1 for p in r.blocked)} for r in rows],
+        "keepouts": [k.model_dump() for k in site.floor.keepouts],
+        "rack_height_mm": round(rack_height_mm(site.rack.units), 1),
+    }
+
+
+def iter_rack_devices(plan: Plan) -> Iterator[tuple[str, list[Device]]]:
+    """(rack, devices in it bottom-up, zero-U last) for every rack in floor order."""
+    by_rack: dict[str, list[Device]] = defaultdict(list)
+    for d in plan.devices:
+        if d.rack is not None:
+            by_rack[d.rack].append(d)
+    for r in plan.extra.get("racks", []):
+        devs = by_rack.get(r["name"], [])
+        yield r["name"], sorted(devs, key=lambda d: (d.unit is None, d.unit or 0, d.name))

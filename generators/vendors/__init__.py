@@ -1,0 +1,1 @@
+"""One module per network OS: what each switch operating system renders."""

@@ -1,0 +1,232 @@
+"""Arista EOS frontend through AVD: the plan is translated into AVD ``eos_designs`` inputs and
+Arista's own library (pyavd) validates them and renders the EOS CLI. No EOS template of ours.
+
+Outputs (``frontend.vendor: eos``):
+- ``frontend/avd/fabric.yml``: the fabric-wide AVD inputs (node definitions with every uplink as the
+  plan cables it, ASNs and loopbacks from the network plan, tenants/VRFs/SVIs, servers and storage as
+  connected endpoints); ``frontend/avd/hosts.yml``: host -> AVD node type. Together they are what an
+  AVD Ansible inventory would hold, so the same inputs work with ``arista.avd`` too.
+- ``frontend/<switch>/eos.cfg``: EOS running-config from ``pyavd.get_device_config``.
+- ``oob/<switch>/eos.cfg`` for EOS out-of-band aggregation switches: not part of the AVD fabric (the
+  access switches are SONiC or Cumulus), so their structured config is built here and rendered by
+  pyavd's ``eos_cli_config_gen`` after ``validate_structured_config``.
+
+Design notes: the underlay is eBGP over IPv6 link-local (AVD ``underlay_rfc5549``), the overlay
+eBGP EVPN between loopbacks (AVD's standard), leaves in a pair without MLAG (the plan has no peer
+link), per-leaf ASNs from the RFC 7938 plan, route targets ``<admin>:<VNI>`` as on SONiC. SVIs are
+placed with AVD tags so each leaf carries only the segments of hosts cabled to it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import yaml
+
+from generators.model.plan import Plan
+from generators.renderers.netview import SwitchView, frontend_views, oob_views
+
+NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "core": "super_spine"}
+FABRIC = "FRONTEND"
+
+
+class AvdValidationError(RuntimeError):
+    """AVD refused inputs railyard generated: a railyard bug, reported with AVD's own messages."""
+
+
+def _eos_speed(gbps: int) -> str:
+    # a 400G QSFP-DD port runs 100G/200G over 4 lanes and 400G over 8
+    return f"{gbps}g-8" if gbps >= 400 else f"{gbps}g-4"
+
+
+def _mgmt(plan: Plan, name: str) -> dict[str, str]:
+    for r in plan.extra["netplan"]["oob"]["ports"]:
+        if r["device"] == name:
+            return {"mgmt_ip": r["address"], "gateway": r["gateway"]}
+    return {}
+
+
+def _uplinks(v: SwitchView, views: dict[str, SwitchView]) -> dict[str, list[str]]:
+    """The switch's links to the tier above, in port order (AVD's three aligned uplink lists)."""
+    rank = {"leaf": 0, "spine": 1, "core": 2}
+    me = rank[v.device.role]
+    ups = [p for p in v.fabric_ports if rank[views[p.peer].device.role] > me]
+    return {"uplink_interfaces": [p.port for p in ups], "uplink_switches": [p.peer for p in ups],
+            "uplink_switch_interfaces": [p.peer_port for p in ups]}
+
+
+def avd_inputs(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
+    """(fabric-wide AVD inputs, host -> node type) for the frontend."""
+    np_ = plan.extra["netplan"]
+    views = frontend_views(plan)
+    devs = plan.index()
+    mtu = np_["mtu"]
+    admin = str(plan.design["frontend"]["evpn"]["route_target_admin"])
+    nodes: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    tags_of: dict[str, set[str]] = defaultdict(set)
+    for name, v in views.items():
+        m = _mgmt(plan, name)
+        # ids are numbered per node type below; AVD only needs them unique within a type
+        node: dict[str, Any] = {"name": name, "id": 0, "bgp_as": str(v.asn), "loopback_ipv4_address": v.router_id,
+                                **_uplinks(v, views)}
+        if "mgmt_ip" in m:
+            # each OOB access switch has its own management subnet, so the gateway is per node
+            node["mgmt_ip"], node["mgmt_gateway"] = m["mgmt_ip"], m["gateway"]
+        if v.device.role == "spine" and "pod" in v.device.attrs:
+            node["pod_name"] = f"pod{v.device.attrs['pod']}"
+        if v.device.role == "leaf":
+            node["vtep_loopback_ipv4_address"] = np_["vteps"][name].split("/")[0]
+            for seg in v.vlans.values():
+                tags_of[name].add(f"{seg['network']}-{seg['kind']}")
+            node["filter"] = {"tags": sorted(tags_of[name]) or ["none"]}
+            groups[int(v.device.attrs["pair"])].append(node)
+        else:
+            nodes[v.device.role].append(node)
+    for nlist in nodes.values():
+        for i, node in enumerate(nlist):
+            node["id"] = i + 1
+    leaf_ids = 0
+    for pair in sorted(groups):
+        for node in groups[pair]:
+            leaf_ids += 1
+            node["id"] = leaf_ids
+
+    vrfs = []
+    for n in np_["networks"]:
+        svis = []
+        for kind in ("hosts", "storage"):
+            s = n[kind]
+            svis.append({"id": s["vlan"], "name": f"{n['name']}-{kind}", "enabled": True,
+                         "tags": [f"{n['name']}-{kind}"], "mtu": mtu,
+                         "ip_address_virtual": f"{s['gateway']}/{s['subnet'].split('/')[1]}"})
+        vrfs.append({"name": n["vrf"], "vrf_vni": n["l3vni"], "svis": svis})
+
+    servers: list[dict[str, Any]] = []
+    endpoints: dict[str, list[tuple[str, str, str, int]]] = defaultdict(list)
+    for lk in plan.links:
+        if lk.network == "frontend" and lk.tier == "server-leaf":
+            endpoints[lk.a_device].append((lk.a_port, lk.b_device, lk.b_port, lk.speed_gbps))
+    for host, ports in endpoints.items():
+        d = devs[host]
+        adapter: dict[str, Any] = {"endpoint_ports": [p[0] for p in ports], "switches": [p[1] for p in ports],
+                                   "switch_ports": [p[2] for p in ports], "speed": _eos_speed(ports[0][3]),
+                                   "mtu": mtu}
+        if d.kind == "storage":
+            adapter |= {"mode": "trunk", "vlans": ",".join(str(n["storage"]["vlan"]) for n in np_["networks"])}
+        else:
+            vrf = np_["hosts"][host]["vrf"]
+            vlan = next(n["hosts"]["vlan"] for n in np_["networks"] if n["vrf"] == vrf)
+            adapter |= {"mode": "access", "vlans": str(vlan)}
+        servers.append({"name": host, "adapters": [adapter]})
+
+    roles_present = {v.device.role for v in views.values()}
+    fabric: dict[str, Any] = {
+        "fabric_name": FABRIC,
+        "underlay_routing_protocol": "ebgp",
+        "overlay_routing_protocol": "ebgp",
+        "underlay_rfc5549": True,
+        "overlay_rt_type": {"admin_subfield": admin, "vrf_admin_subfield": admin,
+                            "vlan_assigned_number_subfield": "mac_vrf_vni"},
+        "p2p_uplinks_mtu": mtu,
+        "bgp_maximum_paths": 64,
+        "bgp_ecmp": 64,
+        "mgmt_interface_settings": {"interface": "Management1"},
+        "l3leaf": {"defaults": {"loopback_ipv4_pool": plan.design["addressing"]["loopbacks"],
+                                "vtep_loopback_ipv4_pool": plan.design["addressing"]["loopbacks"],
+                                "virtual_router_mac_address": np_["anycast_gateway_mac"]},
+                   "node_groups": [{"group": f"pair{p}", "mlag": False, "nodes": groups[p]} for p in sorted(groups)]},
+        "tenants": [{"name": FABRIC, "mac_vrf_vni_base": plan.design["frontend"]["evpn"]["l2vni_base"],
+                     "vrfs": vrfs}],
+        "servers": servers,
+    }
+    for role in ("spine", "core"):
+        if role in roles_present:
+            fabric[NODE_TYPE[role]] = {"defaults": {"loopback_ipv4_pool": plan.design["addressing"]["loopbacks"]},
+                                       "nodes": nodes[role]}
+    hosts = {name: NODE_TYPE[v.device.role] for name, v in views.items()}
+    return fabric, hosts
+
+
+def _violations(result: Any) -> list[str]:
+    return [f"{'.'.join(str(p) for p in v.path)}: {v.message}" for v in result.validation_result.violations]
+
+
+def render_frontend_eos(plan: Plan) -> dict[str, str]:
+    if "netplan" not in plan.extra or plan.extra["netplan"]["vendor"] != "eos":
+        return {}
+    from pyavd import get_avd_facts, get_device_config, get_device_structured_config, validate_inputs
+
+    fabric, hosts = avd_inputs(plan)
+    validated: dict[str, dict[str, Any]] = {}
+    for host, node_type in hosts.items():
+        r = validate_inputs({**fabric, "type": node_type})
+        if r.validated_data is None:
+            raise AvdValidationError(f"AVD rejected the inputs for {host}:\n" + "\n".join(_violations(r)))
+        validated[host] = r.validated_data
+    facts = get_avd_facts(validated)
+    head = f"! {{}}: EOS config rendered by pyavd from railyard design {plan.design['name']}\n"
+    files = {
+        "frontend/avd/fabric.yml": yaml.safe_dump(fabric, sort_keys=True),
+        "frontend/avd/hosts.yml": yaml.safe_dump(hosts, sort_keys=True),
+    }
+    for host in hosts:
+        sc = get_device_structured_config(host, validated[host], facts)
+        files[f"frontend/{host}/eos.cfg"] = head.format(host) + get_device_config(sc)
+    return files
+
+
+def oob_structured_config(plan: Plan, v: SwitchView) -> dict[str, Any]:
+    """eos_cli_config_gen structured config of an EOS out-of-band aggregation switch."""
+    np_ = plan.extra["netplan"]
+    m = _mgmt(plan, v.device.name)
+    ethernet = [{"name": p.port, "description": p.description, "shutdown": False, "mtu": 9214,
+                 "switchport": {"enabled": False}, "ipv6_enable": True} for p in v.fabric_ports]
+    neighbors = [{"name": p.port, "peer_group": "OOB-ACCESS", "remote_as": str(np_["asn"][p.peer]),
+                  "description": p.description} for p in v.fabric_ports]
+    sc: dict[str, Any] = {
+        "hostname": v.device.name,
+        "service_routing_protocols_model": "multi-agent",
+        "ip_routing": True,
+        "ipv6_unicast_routing": True,
+        "ip_routing_ipv6_interfaces": True,
+        "ethernet_interfaces": ethernet,
+        "loopback_interfaces": [{"name": "Loopback0", "description": "ROUTER_ID", "ip_address": v.loopback}],
+        "router_bgp": {
+            "as": str(v.asn), "router_id": v.router_id, "maximum_paths": {"paths": 64},
+            "peer_groups": [{"name": "OOB-ACCESS", "send_community": "all"}],
+            "neighbor_interfaces": neighbors,
+            "redistribute": {"connected": {"enabled": True}},
+            "address_family_ipv4": {"peer_groups": [{"name": "OOB-ACCESS", "activate": True,
+                                                     "next_hop": {"address_family_ipv6": {"enabled": True,
+                                                                                          "originate": True}}}]},
+        },
+    }
+    if m:
+        sc["vrfs"] = [{"name": "MGMT", "ip_routing": False}]
+        sc["management_interfaces"] = [{"name": "Management1", "description": "OOB_MANAGEMENT", "shutdown": False,
+                                        "vrf": "MGMT", "ip_address": m["mgmt_ip"], "gateway": m["gateway"]}]
+        sc["static_routes"] = [{"vrf": "MGMT", "prefix": "0.0.0.0/0", "next_hop": m["gateway"]}]
+    return sc
+
+
+def render_oob_eos(plan: Plan) -> dict[str, str]:
+    if "netplan" not in plan.extra:
+        return {}
+    eos = {d.name for d in plan.devices if d.network == "oob" and d.kind == "switch"
+           and plan.catalog["switches"][d.model]["os"] == "eos"}
+    if not eos:
+        return {}
+    from pyavd import get_device_config, validate_structured_config
+
+    files: dict[str, str] = {}
+    for name, v in oob_views(plan).items():
+        if name not in eos:
+            continue
+        r = validate_structured_config(oob_structured_config(plan, v))
+        if r.validated_data is None:
+            raise AvdValidationError(f"AVD rejected the structured config of {name}:\n" + "\n".join(_violations(r)))
+        files[f"oob/{name}/eos.cfg"] = (f"! {name}: EOS config rendered by pyavd from railyard design "
+                                        f"{plan.design['name']}\n" + get_device_config(r.validated_data))
+    return files

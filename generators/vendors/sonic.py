@@ -1,0 +1,265 @@
+"""SONiC (and Cumulus) switch configs for the frontend and out-of-band networks.
+
+Frontend, per switch under ``frontend/<switch>/``:
+- ``config_db.json``: DEVICE_METADATA (``docker_routing_config_mode: split-unified``, so FRR reads the
+  ``frr.conf`` beside it instead of bgpcfgd templates), PORT (every front-panel port: used ones up at
+  the planned speed and MTU, spares admin-down), LOOPBACK_INTERFACE, INTERFACE (fabric ports
+  IPv6-link-local only, for BGP unnumbered), VLAN/VLAN_MEMBER/VLAN_INTERFACE with a static anycast
+  gateway (SAG), VRF with its L3VNI, VXLAN_TUNNEL/VXLAN_EVPN_NVO/VXLAN_TUNNEL_MAP, MGMT_INTERFACE in
+  the management VRF. Apply with ``config load`` (merges; platform keys such as lanes stay).
+- ``frr.conf``: eBGP unnumbered underlay, EVPN overlay, one BGP VRF instance per tenant on leaves.
+
+Servers attach with an active-backup bond over their two leaves (no MLAG peer link exists in the
+plan): each leaf port is an access port of the tenant's hosts VLAN, EVPN MAC mobility moves the
+host on failover, and the anycast gateway answers on whichever leaf is active. Storage front-ends
+are trunks carrying every network's storage VLAN.
+
+Out-of-band access switches route: their BMC and management VLANs end on SVIs with a DHCP relay
+(option 82 circuit-id), and eBGP unnumbered uplinks reach the aggregation pair.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import jinja2
+import yaml
+
+from generators.model.catalog import Catalog
+from generators.model.plan import Plan
+from generators.renderers.netview import SwitchView, frontend_views, oob_views, rt
+from generators.stages.fabric import port_table
+
+DEVICE_TYPE = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}
+OOB_DEVICE_TYPE = {"leaf": "MgmtToRRouter", "spine": "MgmtLeafRouter"}
+SONIC_MGMT_PORT = "eth0"  # SONiC's management interface, whatever the catalog calls the jack
+
+
+@cache
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("generators.renderers", "templates"), trim_blocks=True,
+                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                              autoescape=False)
+
+
+def _json(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=4, sort_keys=True) + "\n"
+
+
+def _fec(speed_gbps: int) -> str:
+    # PAM4 and 100G NRZ optics need RS-FEC; 10/25G and 1G run without it on these platforms
+    return "rs" if speed_gbps >= 100 else "none"
+
+
+def _mgmt_address(plan: Plan, name: str) -> dict[str, str] | None:
+    for r in plan.extra["netplan"]["oob"]["ports"]:
+        if r["device"] == name:
+            return r
+    return None
+
+
+def _ports_table(catalog: Catalog, v: SwitchView, mtu: int) -> dict[str, dict[str, str]]:
+    sw = catalog.switches[v.device.model]
+    table: dict[str, dict[str, str]] = {}
+    for p in port_table(sw):
+        use = v.ports.get(p.name)
+        group = sw.port_groups[p.group]
+        speed = use.speed_gbps if use else group.speed_gbps
+        entry = {"alias": p.name, "admin_status": "up" if use else "down", "speed": str(speed * 1000),
+                 "mtu": str(mtu), "fec": _fec(speed)}
+        if use:
+            entry["description"] = use.description
+        table[p.name] = entry
+    return table
+
+
+def _metadata(v: SwitchView, types: dict[str, str]) -> dict[str, Any]:
+    return {"localhost": {"hostname": v.device.name, "bgp_asn": str(v.asn), "type": types[v.device.role],
+                          "docker_routing_config_mode": "split-unified"}}
+
+
+def _mgmt_tables(plan: Plan, v: SwitchView) -> dict[str, Any]:
+    r = _mgmt_address(plan, v.device.name)
+    if r is None:
+        return {}
+    return {"MGMT_PORT": {SONIC_MGMT_PORT: {"alias": SONIC_MGMT_PORT, "admin_status": "up"}},
+            "MGMT_INTERFACE": {f"{SONIC_MGMT_PORT}|{r['address']}": {"gwaddr": r["gateway"]}},
+            "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}}}
+
+
+def frontend_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str, Any]:
+    np_ = plan.extra["netplan"]
+    mtu = np_["mtu"]
+    db: dict[str, Any] = {
+        "DEVICE_METADATA": _metadata(v, DEVICE_TYPE),
+        "PORT": _ports_table(catalog, v, mtu),
+        "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{v.loopback}": {}},
+        "INTERFACE": {p.port: {"ipv6_use_link_local_only": "enable"} for p in v.fabric_ports},
+        **_mgmt_tables(plan, v),
+    }
+    if v.vlans:
+        vlan: dict[str, Any] = {}
+        members: dict[str, Any] = {}
+        svi: dict[str, Any] = {}
+        tunnel_map: dict[str, Any] = {}
+        for vid, seg in v.vlans.items():
+            name = f"Vlan{vid}"
+            vlan[name] = {"vlanid": str(vid), "mtu": str(mtu), "admin_status": "up"}
+            svi[name] = {"vrf_name": seg["vrf"], "static_anycast_gateway": "true"}
+            prefix = seg["subnet"].split("/")[1]
+            svi[f"{name}|{seg['gateway']}/{prefix}"] = {}
+            tunnel_map[f"vtep|map_{seg['vni']}_{name}"] = {"vlan": name, "vni": str(seg["vni"])}
+        for p in v.ports.values():
+            if p.untagged is not None:
+                members[f"Vlan{p.untagged}|{p.port}"] = {"tagging_mode": "untagged"}
+            for t in p.tagged:
+                members[f"Vlan{t}|{p.port}"] = {"tagging_mode": "tagged"}
+        vrf: dict[str, Any] = {}
+        for n in v.vrfs:
+            # SONiC binds an L3VNI to a VLAN whose interface sits in the VRF (no address on it)
+            name = f"Vlan{n['l3vni_vlan']}"
+            vlan[name] = {"vlanid": str(n["l3vni_vlan"]), "mtu": str(mtu), "admin_status": "up"}
+            svi[name] = {"vrf_name": n["vrf"]}
+            tunnel_map[f"vtep|map_{n['l3vni']}_{name}"] = {"vlan": name, "vni": str(n["l3vni"])}
+            vrf[n["vrf"]] = {"vni": str(n["l3vni"])}
+        db.update({
+            "VLAN": vlan, "VLAN_MEMBER": members, "VLAN_INTERFACE": svi, "VRF": vrf,
+            "SAG": {"GLOBAL": {"gateway_mac": np_["anycast_gateway_mac"]}},
+            "VXLAN_TUNNEL": {"vtep": {"src_ip": v.router_id}},
+            "VXLAN_EVPN_NVO": {"nvo": {"source_vtep": "vtep"}},
+            "VXLAN_TUNNEL_MAP": tunnel_map,
+        })
+    return db
+
+
+def frontend_frr(plan: Plan, v: SwitchView) -> str:
+    role = v.device.role
+    vtep = bool(v.vlans)
+    peers = {"leaf": "spines", "spine": "leaves and cores" if plan.networks["frontend"]["tiers"] == 3 else "leaves",
+             "core": "pod spines"}[role]
+    return _env().get_template("frr.conf.j2").render(
+        design=plan.design["name"], hostname=v.device.name,
+        role_note=f"frontend {role}, ASN {v.asn}" + (", EVPN VTEP" if vtep else ", EVPN route transit"),
+        vrfs=[{"name": n["vrf"], "l3vni": n["l3vni"], "rt": rt(plan, n["l3vni"])} for n in v.vrfs],
+        fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
+        loopback=v.loopback, router_id=v.router_id, asn=v.asn, peer_description=peers,
+        networks=[v.loopback], leaf_filter=role == "leaf", evpn=True, vtep=vtep,
+        l2vnis=[{"vni": s["vni"], "rt": rt(plan, s["vni"])} for s in v.vlans.values()],
+    )
+
+
+def oob_frr(plan: Plan, v: SwitchView) -> str:
+    subnets = plan.extra["netplan"]["oob"]["subnets"].get(v.device.name)
+    nets = [v.loopback] + ([subnets["bmc"]["subnet"], subnets["mgmt"]["subnet"]] if subnets else [])
+    role = "access" if v.device.role == "leaf" else "aggregation"
+    return _env().get_template("frr.conf.j2").render(
+        design=plan.design["name"], hostname=v.device.name, role_note=f"out-of-band {role}, ASN {v.asn}",
+        vrfs=[], fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
+        loopback=v.loopback, router_id=v.router_id, asn=v.asn,
+        peer_description="aggregation pair" if role == "access" else "access switches",
+        networks=nets, leaf_filter=role == "access", evpn=False, vtep=False, l2vnis=[],
+    )
+
+
+def oob_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str, Any]:
+    np_ = plan.extra["netplan"]
+    db: dict[str, Any] = {
+        "DEVICE_METADATA": _metadata(v, OOB_DEVICE_TYPE),
+        "PORT": _ports_table(catalog, v, 9100),
+        "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{v.loopback}": {}},
+        "INTERFACE": {p.port: {"ipv6_use_link_local_only": "enable"} for p in v.fabric_ports},
+        **_mgmt_tables(plan, v),
+    }
+    subnets = np_["oob"]["subnets"].get(v.device.name)
+    if subnets:
+        vlan: dict[str, Any] = {}
+        svi: dict[str, Any] = {}
+        for kind in ("bmc", "mgmt"):
+            s = subnets[kind]
+            name = f"Vlan{s['vlan']}"
+            vlan[name] = {"vlanid": str(s["vlan"]), "admin_status": "up", "dhcp_servers": np_["dhcp_servers"]}
+            svi[name] = {}
+            svi[f"{name}|{s['gateway']}/{s['subnet'].split('/')[1]}"] = {}
+        db["VLAN"] = vlan
+        db["VLAN_INTERFACE"] = svi
+        db["VLAN_MEMBER"] = {f"Vlan{p.untagged}|{p.port}": {"tagging_mode": "untagged"}
+                             for p in v.ports.values() if p.untagged is not None}
+    return db
+
+
+def oob_nvue(plan: Plan, v: SwitchView) -> str:
+    """Cumulus Linux 5.x NVUE startup.yaml (``nv config replace``, then ``nv config apply``)."""
+    np_ = plan.extra["netplan"]
+    subnets = np_["oob"]["subnets"].get(v.device.name)
+    iface: dict[str, Any] = {"lo": {"type": "loopback", "ip": {"address": {v.loopback: {}}}}}
+    neighbors: dict[str, Any] = {}
+    networks: dict[str, Any] = {v.loopback: {}}
+    for p in v.ports.values():
+        if p.fabric:
+            iface[p.port] = {"type": "swp", "description": p.description, "link": {"mtu": 9216}}
+            neighbors[p.port] = {"type": "unnumbered", "remote-as": "external"}
+        elif p.untagged is not None:
+            iface[p.port] = {"type": "swp", "description": p.description,
+                             "bridge": {"domain": {"br_default": {"access": p.untagged}}}}
+    relay_ifaces: dict[str, Any] = {}
+    vlans: dict[str, Any] = {}
+    if subnets:
+        for kind in ("bmc", "mgmt"):
+            s = subnets[kind]
+            iface[f"vlan{s['vlan']}"] = {"type": "svi", "vlan": s["vlan"], "ip": {
+                "address": {f"{s['gateway']}/{s['subnet'].split('/')[1]}": {}}}}
+            vlans[str(s["vlan"])] = {}
+            networks[s["subnet"]] = {}
+            relay_ifaces[f"vlan{s['vlan']}"] = {}
+    relay_ifaces.update({p.port: {} for p in v.fabric_ports})  # upstream side of the relay
+    doc = [{"set": {
+        "system": {"hostname": v.device.name},
+        "interface": iface,
+        "bridge": {"domain": {"br_default": {"vlan": vlans}}},
+        "router": {"bgp": {"enable": "on", "autonomous-system": v.asn, "router-id": v.router_id}},
+        "vrf": {"default": {"router": {"bgp": {
+            "enable": "on", "neighbor": neighbors,
+            "address-family": {"ipv4-unicast": {"enable": "on", "network": networks}}}}}},
+        "service": {"dhcp-relay": {"default": {
+            "interface": relay_ifaces,
+            "server": {a: {} for a in np_["dhcp_servers"]},
+            # the physical port, not the SVI, goes into option 82 circuit-id
+            "agent": {"enable": "on", "use-pif-circuit-id": {"enable": "on"},
+                      "remote-id": {v.device.name: {}}}}}},
+    }}]
+    head = (f"# {v.device.name}: Cumulus Linux 5.x NVUE startup config, generated by railyard from design "
+            f"{plan.design['name']}\n# out-of-band {'access' if v.device.role == 'leaf' else 'aggregation'}, "
+            f"ASN {v.asn}\n")
+    # libyaml's emitter when present: the pure-Python one dominates render time at 64k GPUs
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return head + yaml.dump(doc, Dumper=dumper, sort_keys=True, default_flow_style=False)
+
+
+def render_frontend_sonic(plan: Plan) -> dict[str, str]:
+    if "netplan" not in plan.extra or plan.extra["netplan"]["vendor"] != "sonic":
+        return {}
+    catalog = Catalog.model_validate(plan.catalog)
+    files: dict[str, str] = {}
+    for name, v in frontend_views(plan).items():
+        files[f"frontend/{name}/config_db.json"] = _json(frontend_config_db(plan, v, catalog))
+        files[f"frontend/{name}/frr.conf"] = frontend_frr(plan, v)
+    return files
+
+
+def render_oob(plan: Plan) -> dict[str, str]:
+    if "netplan" not in plan.extra:
+        return {}
+    catalog = Catalog.model_validate(plan.catalog)
+    files: dict[str, str] = {}
+    for name, v in oob_views(plan).items():
+        os_ = catalog.switches[v.device.model].os
+        if os_ == "eos":
+            continue  # rendered through pyavd by render_eos.render_oob_eos
+        if os_ == "cumulus":
+            files[f"oob/{name}/startup.yaml"] = oob_nvue(plan, v)
+        else:
+            files[f"oob/{name}/config_db.json"] = _json(oob_config_db(plan, v, catalog))
+            files[f"oob/{name}/frr.conf"] = oob_frr(plan, v)
+    return files
