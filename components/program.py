@@ -58,7 +58,7 @@ def build(design: Path, out_dir: Path, overrides: list[str] | None = None,
     try:
         plan, _, _ = compile_file(design, overrides)
         files = render_all(plan)
-        site = Site(name or plan.design["name"], plan, files, str(out_dir), secret_values)
+        site = Site(name or plan.design.name, plan, files, str(out_dir), secret_values)
     except DesignError as exc:
         # RunError: the CLI prints the message alone, without a Python traceback
         raise pulumi.RunError(f"the design is not valid:\n{exc}") from None

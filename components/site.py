@@ -2,7 +2,7 @@
 
 Grouping is generic so artifacts added by any renderer appear without code here: a file goes under
 its top folder (a Network component when the folder is one of the plan's networks, else a Folder),
-then under a Rack when its path names a rack (`cabling/racks/r03.html`) or a device placed in one
+then under a Rack when its path names a rack (`cabling/racks/r01-03.html`) or a device placed in one
 (`frontend/fe-leaf01/frr.conf`); files at the top of the output (plan.json, bom.json) hang off the
 Site itself.
 
@@ -42,28 +42,9 @@ class Placement:
 
 
 def rack_index(plan: Plan) -> tuple[set[str], dict[str, str]]:
-    """Rack names and device -> rack, from whatever shape the floor-plan stage gives them."""
-    racks: set[str] = set()
-    raw: Any = plan.extra.get("racks")
-    if isinstance(raw, Mapping):
-        racks.update(str(k) for k in raw)
-    elif isinstance(raw, list):
-        for r in raw:
-            if isinstance(r, str):
-                racks.add(r)
-            elif isinstance(r, Mapping):
-                name = r.get("name", r.get("id", r.get("label")))
-                if name is not None:
-                    racks.add(str(name))
-    where: dict[str, str] = {}
-    for d in plan.devices:
-        r = d.attrs.get("rack")
-        if isinstance(r, Mapping):
-            r = r.get("name", r.get("id"))
-        if isinstance(r, str | int) and not isinstance(r, bool):
-            where[d.name] = str(r)
-            racks.add(str(r))
-    return racks, where
+    """Rack names (placement's racks) and device -> rack (`Device.rack`, set by placement)."""
+    racks = {r.name for r in plan.racks}
+    return racks, {d.name: d.rack for d in plan.devices if d.rack is not None}
 
 
 def place(path: str, networks: set[str], racks: set[str], device_rack: Mapping[str, str]) -> Placement:

@@ -40,8 +40,8 @@ def _fail(exc: DesignError) -> None:
 
 def _warn(plan: Plan) -> None:
     """Advice that does not stop a compile (e.g. fewer storage servers than vendors support for HA)."""
-    for w in [*plan.extra.get("warnings", []), *plan_bom(plan).get("warnings", [])]:
-        err_console.print(f"[bold yellow]warning[/]: {w['field']}: {w['message']}", markup=True)
+    for w in [*plan.warnings, *plan_bom(plan).warnings]:
+        err_console.print(f"[bold yellow]warning[/]: {w.field}: {w.message}", markup=True)
 
 
 @app.command()
@@ -53,7 +53,7 @@ def validate(design: DesignArg, set_: SetOpt = None) -> None:
         _fail(exc)
         return
     _warn(plan)
-    out_console.print(f"ok: {plan.design['name']} is valid")
+    out_console.print(f"ok: {plan.design.name} is valid")
 
 
 @app.command("compile")

@@ -16,6 +16,7 @@ from generators.compiler import compile_file
 from generators.model.catalog import load_catalog
 from generators.model.design import resolved_config
 from generators.model.errors import DesignError
+from generators.model.sections import Bom, BomLine
 from generators.renderers.bom import render_bom
 from generators.stages.bom import CATEGORIES, build_bom, node_price
 from tests.conftest import DESIGNS
@@ -23,26 +24,26 @@ from tests.conftest import DESIGNS
 REF, TOR, VMS, OPT = "h100-1024-reference", "h100-1024-tor", "h100-1024-vms", "h100-1024-optimized"
 
 
-def lines(bom: dict, **match: str) -> list[dict]:
-    return [ln for ln in bom["lines"] if all(ln[k] == v for k, v in match.items())]
+def lines(bom: Bom, **match: str) -> list[BomLine]:
+    return [ln for ln in bom.lines if all(getattr(ln, k) == v for k, v in match.items())]
 
 
-def qty(bom: dict, **match: str) -> float:
-    return sum(ln["quantity"] for ln in lines(bom, **match))
+def qty(bom: Bom, **match: str) -> float:
+    return sum(ln.quantity for ln in lines(bom, **match))
 
 
 # ------------------------------------------------------------------------------------ compute node
 
 
 def test_reference_node_is_exactly_270k(compiled) -> None:
-    bom = compiled(REF).extra["bom"]
-    assert bom["node"]["unit_usd"] == 270_000.0
-    assert sum(p["total_usd"] for p in bom["node"]["parts"]) == 270_000.0
+    bom = compiled(REF).bom
+    assert bom.node["unit_usd"] == 270_000.0
+    assert sum(p["total_usd"] for p in bom.node["parts"]) == 270_000.0
 
 
 def test_optimized_node_is_exactly_256_4k(compiled) -> None:
-    bom = compiled(OPT).extra["bom"]
-    assert bom["node"]["unit_usd"] == 256_400.0
+    bom = compiled(OPT).bom
+    assert bom.node["unit_usd"] == 256_400.0
 
 
 def test_node_saving_comes_from_the_three_playbook_choices() -> None:
@@ -63,14 +64,14 @@ def test_node_saving_comes_from_the_three_playbook_choices() -> None:
 
 def test_node_price_follows_the_design_config(compiled) -> None:
     """The configuration is a design field, not a part: --set changes the price line by line."""
-    bom = compiled(REF, "compute.config.memory_gb=1024").extra["bom"]
-    assert bom["node"]["unit_usd"] == 266_000.0
+    bom = compiled(REF, "compute.config.memory_gb=1024").bom
+    assert bom.node["unit_usd"] == 266_000.0
     assert qty(bom, category="compute", part="ddr5-64gb") == 128 * 16
 
 
 def test_compute_quantities_match_the_plan(compiled) -> None:
     plan = compiled(REF)
-    bom = plan.extra["bom"]
+    bom = plan.bom
     servers = sum(d.kind == "server" for d in plan.devices)
     assert qty(bom, category="compute", part="hgx-h100") == servers == 128
     assert qty(bom, category="compute", part="xeon-8480plus") == 2 * servers
@@ -85,32 +86,32 @@ def test_compute_quantities_match_the_plan(compiled) -> None:
 
 @pytest.mark.parametrize("name", [REF, TOR, VMS, OPT, "h100-256", "h100-16k"])
 def test_totals_add_up(compiled, name: str) -> None:
-    bom = compiled(name).extra["bom"]
-    assert list(bom["by_category"]) == list(CATEGORIES)
+    bom = compiled(name).bom
+    assert list(bom.by_category) == list(CATEGORIES)
     for c in CATEGORIES:
-        assert bom["by_category"][c] == pytest.approx(sum(ln["total_usd"] for ln in lines(bom, category=c)))
-    assert bom["total_usd"] == pytest.approx(sum(bom["by_category"].values()))
-    assert bom["per_server_usd"] == pytest.approx(bom["total_usd"] / bom["servers"])
-    assert bom["per_gpu_usd"] == pytest.approx(bom["total_usd"] / bom["gpus"])
-    excl = (bom["total_usd"] - bom["by_category"]["storage"]) / bom["servers"]
-    assert bom["per_server_excl_storage_usd"] == pytest.approx(excl)
-    for ln in bom["lines"]:
-        assert ln["total_usd"] == pytest.approx(ln["quantity"] * ln["unit_usd"])
-        assert ln["quantity"] > 0 and ln["unit_usd"] >= 0 and ln["source"] and ln["date"]
+        assert bom.by_category[c] == pytest.approx(sum(ln.total_usd for ln in lines(bom, category=c)))
+    assert bom.total_usd == pytest.approx(sum(bom.by_category.values()))
+    assert bom.per_server_usd == pytest.approx(bom.total_usd / bom.servers)
+    assert bom.per_gpu_usd == pytest.approx(bom.total_usd / bom.gpus)
+    excl = (bom.total_usd - bom.by_category["storage"]) / bom.servers
+    assert bom.per_server_excl_storage_usd == pytest.approx(excl)
+    for ln in bom.lines:
+        assert ln.total_usd == pytest.approx(ln.quantity * ln.unit_usd)
+        assert ln.quantity > 0 and ln.unit_usd >= 0 and ln.source and ln.date
 
 
 @pytest.mark.parametrize("name", [REF, TOR, VMS, OPT, "h100-16k"])
 def test_switch_quantities_match_the_plan(compiled, name: str) -> None:
     plan = compiled(name)
-    bom = plan.extra["bom"]
+    bom = plan.bom
     want = Counter((d.network, d.model) for d in plan.devices if d.kind == "switch")
-    got = Counter({(ln["category"], ln["part"]): ln["quantity"] for ln in lines(bom, kind="switch")})
+    got = Counter({(ln.category, ln.part): ln.quantity for ln in lines(bom, kind="switch")})
     assert got == want
 
 
 def test_management_nodes_buy_a_backend_hca_only_when_they_run_the_subnet_manager(compiled) -> None:
-    ref = compiled(REF).extra["bom"]  # backend_attached: 0
-    opt = compiled(OPT).extra["bom"]  # backend_attached: 2
+    ref = compiled(REF).bom  # backend_attached: 0
+    opt = compiled(OPT).bom  # backend_attached: 2
     assert qty(ref, category="management", part="mgmt-1u") == 3
     assert qty(ref, category="management", part="cx7-400g-osfp") == 0
     assert qty(opt, category="management", part="cx7-400g-osfp") == 2
@@ -120,7 +121,7 @@ def test_management_nodes_buy_a_backend_hca_only_when_they_run_the_subnet_manage
 
 
 def test_storage_reference_sizing_matches_the_playbook(compiled) -> None:
-    st = compiled(REF).extra["bom"]["storage"]
+    st = compiled(REF).bom.storage
     assert st["servers"] == 8
     assert st["usable_tb"] >= 2000 > st["usable_tb"] - 8 * 30.72 * 0.7  # the least whole drives per server
     assert st["raw_tb"] == pytest.approx(st["usable_tb"] / 0.7)
@@ -131,15 +132,15 @@ def test_storage_reference_sizing_matches_the_playbook(compiled) -> None:
 
 def test_storage_bandwidth_is_capped_by_the_network(compiled) -> None:
     """The optimized design's 100G frontend caps each storage server at 2 x 100G = 25 GB/s."""
-    st = compiled(OPT).extra["bom"]["storage"]
+    st = compiled(OPT).bom.storage
     assert st["bottleneck"] == "network" and st["bandwidth_gbps"] == 200.0
 
 
 def test_storage_capacity_scales_drives_and_license(compiled) -> None:
-    small = compiled(REF, "storage.capacity_pb=1").extra["bom"]
-    big = compiled(REF).extra["bom"]
-    assert small["storage"]["drives_per_server"] == 6
-    assert small["storage"]["license_usd"] == pytest.approx(big["storage"]["license_usd"] / 2)
+    small = compiled(REF, "storage.capacity_pb=1").bom
+    big = compiled(REF).bom
+    assert small.storage["drives_per_server"] == 6
+    assert small.storage["license_usd"] == pytest.approx(big.storage["license_usd"] / 2)
 
 
 def test_storage_target_that_does_not_fit_the_bays_is_an_error_naming_the_field() -> None:
@@ -151,48 +152,48 @@ def test_storage_target_that_does_not_fit_the_bays_is_an_error_naming_the_field(
 
 
 def test_fewer_than_eight_storage_servers_warns_naming_the_field(compiled, cli) -> None:
-    bom = compiled(REF, "storage.count=6").extra["bom"]
-    assert [w["field"] for w in bom["warnings"]] == ["storage.count"]
-    assert compiled(REF).extra["bom"]["warnings"] == []
+    bom = compiled(REF, "storage.count=6").bom
+    assert [w.field for w in bom.warnings] == ["storage.count"]
+    assert compiled(REF).bom.warnings == []
     r = cli("validate", DESIGNS / f"{REF}.yaml", "--set", "storage.count=6")
     assert r.exit_code == 0
     assert "warning: storage.count" in r.output
 
 
 def test_storage_without_license(compiled) -> None:
-    bom = compiled(REF, "storage.license=null").extra["bom"]
+    bom = compiled(REF, "storage.license=null").bom
     assert lines(bom, kind="license", category="storage") == []
-    assert bom["storage"]["license_usd"] == 0
+    assert bom.storage["license_usd"] == 0
 
 
 # ---------------------------------------------------------------------------------------- software
 
 
 def test_ufm_licensed_per_backend_endpoint(compiled) -> None:
-    ref = compiled(REF).extra["bom"]
+    ref = compiled(REF).bom
     assert qty(ref, category="software", part="ufm-enterprise") == 1024  # playbook: 1,024 licenses
-    opt = compiled(OPT).extra["bom"]
+    opt = compiled(OPT).bom
     assert qty(opt, category="software", part="ufm-enterprise") == 1024 + 2  # plus the two UFM hosts' HCAs
 
 
 def test_roce_backend_needs_no_ufm(compiled) -> None:
-    bom = compiled("h100-256", "backend.technology=roce", "backend.switch=SN5600").extra["bom"]
+    bom = compiled("h100-256", "backend.technology=roce", "backend.switch=SN5600").bom
     assert lines(bom, category="software") == []
-    assert "backend_endpoints" not in bom["software"]
+    assert "backend_endpoints" not in bom.software
 
 
 def test_opensm_needs_no_license(compiled) -> None:
-    bom = compiled(REF, "software.subnet_manager=opensm").extra["bom"]
+    bom = compiled(REF, "software.subnet_manager=opensm").bom
     assert lines(bom, category="software") == []
-    assert bom["by_category"]["software"] == 0
+    assert bom.by_category["software"] == 0
 
 
 def test_cluster_manager_subscription_per_gpu_year(compiled) -> None:
-    base = compiled(REF).extra["bom"]
-    bom = compiled(REF, "software.cluster_manager.term_years=3").extra["bom"]
+    base = compiled(REF).bom
+    bom = compiled(REF, "software.cluster_manager.term_years=3").bom
     (ln,) = lines(bom, part="base-command-manager")
-    assert (ln["quantity"], ln["unit"], ln["unit_usd"]) == (1024 * 3, "GPU-year", 4500.0)
-    assert bom["total_usd"] - base["total_usd"] == pytest.approx(1024 * 3 * 4500)
+    assert (ln.quantity, ln.unit, ln.unit_usd) == (1024 * 3, "GPU-year", 4500.0)
+    assert bom.total_usd - base.total_usd == pytest.approx(1024 * 3 * 4500)
 
 
 def test_wrong_license_unit_is_an_error() -> None:
@@ -237,8 +238,8 @@ def test_bom_from_plan_json_alone(compiled) -> None:
 
     plan = compiled(VMS)
     reread = Plan.from_dict(json.loads(dumps(plan)))
-    reread.extra.pop("bom")
-    assert build_bom(reread) == plan.extra["bom"]
+    reread.bom = None
+    assert build_bom(reread) == plan.bom
 
 
 def test_bom_html_is_self_contained(compiled) -> None:
@@ -309,11 +310,11 @@ def test_backend_media_follow_the_playbook(compiled) -> None:
     """What the backend percentages rest on: the reference is all optical, top-of-rack puts server-leaf
     links on DAC splitters, the virtual modular switch puts leaf-spine links on twin-port copper, 2:1
     halves the spines and the leaf-spine links."""
-    ref, tor, vms, opt = (compiled(n).extra["bom"] for n in (REF, TOR, VMS, OPT))
+    ref, tor, vms, opt = (compiled(n).bom for n in (REF, TOR, VMS, OPT))
     assert qty(ref, category="backend", kind="transceiver") == 1024 + 512 + 512 + 512  # NIC, leaf down, leaf up, spine
     assert qty(tor, category="backend", part="MMA4Z00-NS400") == 0
-    assert sum(ln["quantity"] for ln in lines(tor, category="backend") if ln["part"].startswith("MCP7Y00")) == 512
+    assert sum(ln.quantity for ln in lines(tor, category="backend") if ln.part.startswith("MCP7Y00")) == 512
     assert qty(vms, category="backend", part="MMA4Z00-NS") == 512  # only the leaves' server-facing cages
-    assert sum(ln["quantity"] for ln in lines(vms, category="backend") if ln["part"].startswith("MCP4Y10")) == 512
+    assert sum(ln.quantity for ln in lines(vms, category="backend") if ln.part.startswith("MCP4Y10")) == 512
     assert qty(opt, category="backend", part="QM9700") == 40 == qty(ref, category="backend", part="QM9700") - 8
-    assert sum(ln["quantity"] for ln in lines(opt, category="backend") if ln["part"].startswith("MCP4Y10")) == 256
+    assert sum(ln.quantity for ln in lines(opt, category="backend") if ln.part.startswith("MCP4Y10")) == 256

@@ -45,18 +45,18 @@ def test_tor_server_leaf_passive_copper(compiled) -> None:
     m = media_by_tier(plan)
     assert m["server-leaf"] == Counter({"dac": 1024})
     # one splitter from each twin-port leaf cage to two NICs of one server
-    splits = [c for c in plan.extra["cables"] if c["network"] == "backend" and c["media"] == "dac"]
+    splits = [c for c in plan.cables if c.network == "backend" and c.media == "dac"]
     assert len(splits) == 512
     for c in splits:
-        assert c["shape"] == "split-b" and c["catalog"] == "ndr-dac-splitter" and c["physical"] == 1
-        a = {plan.links[k].a_device for k in c["links"]}
-        assert len(a) == 1 and len(c["links"]) == 2
+        assert c.shape == "split-b" and c.catalog == "ndr-dac-splitter" and c.physical == 1
+        a = {plan.links[k].a_device for k in c.links}
+        assert len(a) == 1 and len(c.links) == 2
 
 
 def test_spine_rack_at_the_end_of_the_row_turns_vms_leaf_spine_optical(compiled) -> None:
     """Same strategy name, different geometry: the media follow the measured routes."""
     plan = compiled("h100-1024-vms", "site.spine_rack_position=end")
-    assert plan.design["backend"]["placement"] == "virtual_modular_switch"
+    assert plan.design.backend.placement == "virtual_modular_switch"
     m = media_by_tier(plan)
     assert set(m["leaf-spine"]) <= OPTICAL and sum(m["leaf-spine"].values()) == 1024
     # and the reference with its spine rack moved between its leaf racks gets copper
@@ -69,20 +69,20 @@ def test_no_cable_longer_than_its_reach(compiled, name: str) -> None:
     plan = compiled(name)
     cat = plan.catalog
     n = 0
-    for c in plan.extra["cables"]:
-        stock = {s["sku"]: s["m"] for s in cat["cables"][c["catalog"]]["lengths"]}
-        reach = c["reach_m"]
-        if c["a_transceiver"]:
-            reach_x = min(cat["transceivers"][c["a_transceiver"]]["reach_m"],
-                          cat["transceivers"][c["b_transceiver"]]["reach_m"])
+    for c in plan.cables:
+        stock = {s.sku: s.m for s in cat.cables[c.catalog].lengths}
+        reach = c.reach_m
+        if c.a_transceiver:
+            reach_x = min(cat.transceivers[c.a_transceiver].reach_m,
+                          cat.transceivers[c.b_transceiver].reach_m)
             assert reach <= reach_x
-        assert reach <= cat["cables"][c["catalog"]]["reach_m"]
-        one_cable = c["physical"] == 1  # a twin or splitter cable: one length for all its links
-        for part, length, routed in zip(c["parts"], c["length_m"], c["routed_m"], strict=True):
+        assert reach <= cat.cables[c.catalog].reach_m
+        one_cable = c.physical == 1  # a twin or splitter cable: one length for all its links
+        for part, length, routed in zip(c.parts, c.length_m, c.routed_m, strict=True):
             assert stock[part] == length
             assert routed <= length <= reach, f"{c['id']} {c['labels']}: {routed} / {length} / {reach}"
             # rounded up to the next stocked length of the part, not beyond
-            need = max(c["routed_m"]) if one_cable else routed
+            need = max(c.routed_m) if one_cable else routed
             assert length == min(m for m in stock.values() if m >= need)
             n += 1
     assert n == len(plan.links)
@@ -90,7 +90,7 @@ def test_no_cable_longer_than_its_reach(compiled, name: str) -> None:
 
 def test_every_link_has_exactly_one_cable(compiled) -> None:
     plan = compiled("h100-1024-optimized")
-    seen = Counter(k for c in plan.extra["cables"] for k in c["links"])
+    seen = Counter(k for c in plan.cables for k in c.links)
     assert sorted(seen) == list(range(len(plan.links))) and set(seen.values()) == {1}
 
 
@@ -119,12 +119,12 @@ def test_transceivers_are_counted_per_twin_cage(compiled) -> None:
                 cages.add(c)
             else:
                 nic_ports += 1
-    parts = plan.extra["cabling"]["transceiver_parts"]
-    twin = sum(n for p, n in parts.items() if plan.catalog["transceivers"][p]["ports"] == 2)
-    single = sum(n for p, n in parts.items() if plan.catalog["transceivers"][p]["ports"] == 1)
+    parts = plan.cabling.transceiver_parts
+    twin = sum(n for p, n in parts.items() if plan.catalog.transceivers[p].ports == 2)
+    single = sum(n for p, n in parts.items() if plan.catalog.transceivers[p].ports == 1)
     assert twin == len(cages) == 32 * 32 + 16 * 32  # every leaf and spine cage, once
     assert single == nic_ports == 1024
-    assert plan.extra["cabling"]["transceivers"]["backend"] == twin + single
+    assert plan.cabling.transceivers["backend"] == twin + single
 
 
 def test_cable_id_is_shared_by_the_two_links_of_one_cable(compiled) -> None:
@@ -146,11 +146,11 @@ def test_three_tier_cages_split_across_spines_share_one_optic(compiled) -> None:
     """At 16k GPUs a leaf has one link to each of 32 pod spines: the two ports of a leaf cage go to
     different spines, so only optics fit, one twin transceiver per cage, counted once."""
     plan = compiled("h100-16k")
-    mixed = [c for c in plan.extra["cables"] if c["shape"] == "mixed"]
-    assert mixed and all(c["media"] in ("mmf", "smf") for c in mixed)
+    mixed = [c for c in plan.cables if c.shape == "mixed"]
+    assert mixed and all(c.media in ("mmf", "smf") for c in mixed)
     for c in mixed[:200]:
-        a = {_cage(plan, plan.links[k].a_device, plan.links[k].a_port) for k in c["links"]}
-        b = {plan.links[k].b_device for k in c["links"]}
+        a = {_cage(plan, plan.links[k].a_device, plan.links[k].a_port) for k in c.links}
+        b = {plan.links[k].b_device for k in c.links}
         assert len(a) == 1 and len(b) == 2  # one leaf cage, two spines
     cages = set()
     for lk in plan.links:
@@ -158,8 +158,8 @@ def test_three_tier_cages_split_across_spines_share_one_optic(compiled) -> None:
             for dev, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
                 if (c := _cage(plan, dev, port)) is not None:
                     cages.add(c)
-    copper_cages = 2 * sum(1 for c in plan.extra["cables"] if c["network"] == "backend" and c["media"] in COPPER)
-    parts = plan.extra["cabling"]["transceiver_parts"]
+    copper_cages = 2 * sum(1 for c in plan.cables if c.network == "backend" and c.media in COPPER)
+    parts = plan.cabling.transceiver_parts
     assert parts["MMA4Z00-NS"] + parts.get("MMS4X00-NM", 0) == len(cages) - copper_cages
 
 
@@ -178,26 +178,26 @@ def test_labels_are_unique_and_name_both_ends(compiled) -> None:
 
 def test_direct_run_lengths_follow_the_geometry(compiled) -> None:
     plan = compiled("h100-1024-tor")
-    site = plan.design["site"]
+    site = plan.design.site
     cat = plan.catalog
     row = next(r for r in link_rows(plan) if r["tier"] == "server-leaf" and r["network"] == "backend")
     srv, leaf = row["a"], row["b"]
-    z_srv = BASE_MM + (srv.unit - 1 + cat["servers"][srv.model]["rack_units"] / 2) * U_MM
+    z_srv = BASE_MM + (srv.unit - 1 + cat.servers[srv.model].rack_units / 2) * U_MM
     z_leaf = BASE_MM + (leaf.unit - 1 + 0.5) * U_MM
-    expect = abs(z_srv - z_leaf) / 1000 + site["slack"]["direct_m"]
+    expect = abs(z_srv - z_leaf) / 1000 + site.slack.direct_m
     assert row["route"] == "rack"
     assert row["routed_m"] == pytest.approx(expect, abs=0.011)
     # a tray run: up to the tray, along it, down, plus the service loops
     ref = compiled("h100-1024-reference")
-    tray_z = rack_height_mm(site["rack"]["units"]) + site["tray"]["clearance_mm"]
+    tray_z = rack_height_mm(site.rack.units) + site.tray.clearance_mm
     r = next(r for r in link_rows(ref) if r["route"] == "tray" and r["tier"] == "leaf-spine")
-    racks = {x["name"]: x for x in ref.extra["racks"]}
+    racks = {x.name: x for x in ref.racks}
     a, b = racks[r["a"].rack], racks[r["b"].rack]
-    assert a["row"] == b["row"]  # same row: the tray path is straight along it
-    along = abs(a["x_mm"] - b["x_mm"]) / 1000
+    assert a.row == b.row  # same row: the tray path is straight along it
+    along = abs(a.x_mm - b.x_mm) / 1000
     za = BASE_MM + (r["a"].unit - 0.5) * U_MM
     zb = BASE_MM + (r["b"].unit - 0.5) * U_MM
-    expect = (tray_z - za) / 1000 + along + (tray_z - zb) / 1000 + site["slack"]["tray_m"]
+    expect = (tray_z - za) / 1000 + along + (tray_z - zb) / 1000 + site.slack.tray_m
     assert r["routed_m"] == pytest.approx(expect, abs=0.011)
 
 
@@ -224,12 +224,12 @@ def test_no_part_left_names_the_knob() -> None:
 
 def test_tray_fill_is_reported_and_limited(compiled) -> None:
     plan = compiled("h100-1024-reference")
-    trays = plan.extra["trays"]
-    assert trays["capacity_mm2"] == 600 * 150
-    fills = [s["fill"] for s in trays["segments"]]
-    assert 0 < max(fills) <= trays["fill_limit"]
+    trays = plan.trays
+    assert trays.capacity_mm2 == 600 * 150
+    fills = [s.fill for s in trays.segments]
+    assert 0 < max(fills) <= trays.fill_limit
     # the fill of a segment is the cross-section of the cables that pass through it
-    total = sum(s["cable_mm2"] for s in trays["segments"])
+    total = sum(s.cable_mm2 for s in trays.segments)
     assert total > 0
     with pytest.raises(DesignError) as exc:
         compile_file(DESIGNS / "h100-1024-reference.yaml", ["site.tray.width_mm=100", "site.tray.depth_mm=50"])

@@ -68,8 +68,8 @@ def test_every_rack_has_a_sheet_listing_both_ends_of_its_cables(compiled, files)
         touching[ra] = touching.get(ra, 0) + 1
         if rb != ra:
             touching[rb] = touching.get(rb, 0) + 1
-    for r in plan.extra["racks"]:
-        name = r["name"]
+    for r in plan.racks:
+        name = r.name
         rows = _rows(files[f"cabling/racks/{name}.csv"])
         assert list(rows[0]) == RACK_COLUMNS
         assert len(rows) == touching[name]
@@ -88,10 +88,10 @@ def test_floor_svg_is_valid_svg(compiled, files) -> None:
     assert root.tag == f"{SVG}svg"
     assert len(root.attrib["viewBox"].split()) == 4 and float(root.attrib["width"]) > 0
     titles = [t.text or "" for t in root.iter(f"{SVG}title")]
-    for r in plan.extra["racks"]:
-        assert any(t.startswith(f"{r['name']}: {r['role']}") for t in titles)
+    for r in plan.racks:
+        assert any(t.startswith(f"{r.name}: {r.role}") for t in titles)
     assert len([e for e in root.iter(f"{SVG}line") if e.find(f"{SVG}title") is not None]) == len(
-        plan.extra["trays"]["segments"])
+        plan.trays.segments)
     if shutil.which("xmllint"):
         subprocess.run(["xmllint", "--noout", "-"], input=files["floor.svg"].encode(), check=True)
 
@@ -120,12 +120,12 @@ def test_rack_sheets_print_in_headless_chromium(compiled, files, tmp_path: Path)
             (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / rel).write_text(text)
     pages = {}
-    for r in plan.extra["racks"]:
+    for r in plan.racks:
         pdf = chromium_print_pdf(tmp_path / f"cabling/racks/{r['name']}.html", tmp_path / f"{r['name']}.pdf")
         pages[r["name"]] = pdf_page_count(pdf)
     assert all(n >= 1 for n in pages.values()), pages
     # the elevation page, then the cable table continuing over as many pages as it needs
-    busiest = max(plan.extra["racks"], key=lambda r: len(_rows(files[f"cabling/racks/{r['name']}.csv"])))
+    busiest = max(plan.racks, key=lambda r: len(_rows(files[f"cabling/racks/{r['name']}.csv"])))
     assert pages[busiest["name"]] >= 2
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", str(tmp_path / f"{busiest['name']}.pdf"), "-"], capture_output=True,

@@ -29,17 +29,17 @@ def test_compare_markdown_matches_the_boms(cli, compiled) -> None:
     assert r.exit_code == 0, r.output
     rows = [line for line in r.output.splitlines() if line.startswith("|")]
     assert rows[0].startswith("| USD | h100-1024-reference (base) | h100-1024-tor |")
-    boms = [compiled(n).extra["bom"] for n in NAMES]
+    boms = [compiled(n).bom for n in NAMES]
     backend = next(line for line in rows if "Backend fabric" in line)
     cells = [c.strip() for c in backend.strip("|").split("|")][1:]
-    assert cells[0] == f"${boms[0]['backend_fabric_usd']:,.0f}"
+    assert cells[0] == f"${boms[0].backend_fabric_usd:,.0f}"
     for cell, bom in zip(cells[1:], boms[1:], strict=True):
-        pct = (bom["backend_fabric_usd"] / boms[0]["backend_fabric_usd"] - 1) * 100
-        assert cell == f"${bom['backend_fabric_usd']:,.0f} ({pct:+.1f}%)" or abs(pct) < 0.05
+        pct = (bom.backend_fabric_usd / boms[0].backend_fabric_usd - 1) * 100
+        assert cell == f"${bom.backend_fabric_usd:,.0f} ({pct:+.1f}%)" or abs(pct) < 0.05
 
 
 def test_compare_rows_deltas(compiled) -> None:
-    boms = [compiled(n).extra["bom"] for n in NAMES]
+    boms = [compiled(n).bom for n in NAMES]
     rows = {r.label: r for r in compare_rows(boms)}
     assert rows["compute node"].values == (270_000.0, 270_000.0, 270_000.0, 256_400.0)
     assert rows["compute node"].deltas()[3] == pytest.approx((256_400 / 270_000 - 1) * 100)

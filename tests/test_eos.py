@@ -51,26 +51,26 @@ def test_avd_validation_is_not_a_formality(compiled: Callable[..., Plan], monkey
 def test_eos_configs_follow_the_plan(compiled: Callable[..., Plan]) -> None:
     plan = compiled("h100-256", *EOS)
     files = eos_files(compiled, "h100-256")
-    np_ = plan.extra["netplan"]
+    np_ = plan.netplan
     fe = [d for d in plan.devices if d.network == "frontend" and d.kind == "switch"]
     assert sorted(p for p in files if p.endswith("eos.cfg") and p.startswith("frontend/")) == sorted(
         f"frontend/{d.name}/eos.cfg" for d in fe)
     assert not [p for p in files if p.startswith("frontend/") and p.endswith(("frr.conf", "config_db.json"))]
     for d in fe:
         cfg = files[f"frontend/{d.name}/eos.cfg"]
-        assert f"\nrouter bgp {np_['asn'][d.name]}\n" in cfg
-        assert f"ip address {np_['loopbacks'][d.name]}" in cfg
+        assert f"\nrouter bgp {np_.asn[d.name]}\n" in cfg
+        assert f"ip address {np_.loopbacks[d.name]}" in cfg
         cabled = {lk.a_port if lk.a_device == d.name else lk.b_port for lk in plan.links
                   if lk.tier == "leaf-spine" and d.name in (lk.a_device, lk.b_device)}
         assert set(re.findall(r"neighbor interface (\S+) peer-group", cfg)) == cabled
     leaf1 = files["frontend/fe-leaf01/eos.cfg"]
-    acme = next(n for n in np_["networks"] if n["name"] == "acme")
+    acme = next(n for n in np_.networks if n["name"] == "acme")
     assert f"vxlan vrf {acme['vrf']} vni {acme['l3vni']}" in leaf1
     assert f"vxlan vlan {acme['hosts']['vlan']} vni {acme['hosts']['vni']}" in leaf1
     assert f"route-target import evpn 64512:{acme['l3vni']}" in leaf1  # same RTs as the SONiC configs
     assert f"ip address virtual {acme['hosts']['gateway']}/" in leaf1
     # the storage leaves trunk every network's storage VLAN to the storage front-ends
-    storage_vlans = ",".join(str(n["storage"]["vlan"]) for n in np_["networks"])
+    storage_vlans = ",".join(str(n["storage"]["vlan"]) for n in np_.networks)
     assert f"switchport trunk allowed vlan {storage_vlans}" in files["frontend/fe-leaf03/eos.cfg"]
     inputs = yaml.safe_load(files["frontend/avd/fabric.yml"])
     assert inputs["underlay_rfc5549"] is True and inputs["overlay_routing_protocol"] == "ebgp"
@@ -79,7 +79,7 @@ def test_eos_configs_follow_the_plan(compiled: Callable[..., Plan]) -> None:
     agg = files["oob/oob-agg1/eos.cfg"]
     for lk in plan.links:
         if lk.tier == "access-agg" and lk.b_device == "oob-agg1":
-            assert f"neighbor interface {lk.b_port} peer-group OOB-ACCESS remote-as {np_['asn'][lk.a_device]}" in agg
+            assert f"neighbor interface {lk.b_port} peer-group OOB-ACCESS remote-as {np_.asn[lk.a_device]}" in agg
 
 
 def test_eos_pyavd_is_pinned() -> None:

@@ -128,7 +128,7 @@ def test_roce_backend_on_spectrum(compiled):
 
 def test_switch_embedded_subnet_manager_is_flagged_beyond_its_scale(compiled):
     # the playbook: UFM or a server-hosted SM is a hard requirement above ~2k GPUs
-    warnings = compiled("h100-16k").extra.get("warnings", [])
-    assert [w["field"] for w in warnings] == ["management.backend_attached"]
-    assert "17,664 InfiniBand nodes" in warnings[0]["message"]
-    assert not compiled("h100-1024-reference").extra.get("warnings")
+    warnings = compiled("h100-16k").warnings
+    assert [w.field for w in warnings] == ["management.backend_attached"]
+    assert "17,664 InfiniBand nodes" in warnings[0].message
+    assert not compiled("h100-1024-reference").warnings

@@ -42,7 +42,7 @@ def problems(name: str, *overrides: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("name", [*DONE_WHEN, "h100-16k"])
 def test_asn_plan_is_rfc7938(compiled: Callable[..., Plan], name: str) -> None:
     plan = compiled(name)
-    asn = plan.extra["netplan"]["asn"]
+    asn = plan.netplan.asn
     fe = [d for d in plan.devices if d.network == "frontend" and d.kind == "switch"]
     leaves = [asn[d.name] for d in fe if d.role == "leaf"]
     assert len(set(leaves)) == len(leaves), "one ASN per leaf"
@@ -106,15 +106,15 @@ def test_fabric_interfaces_agree(compiled: Callable[..., Plan], name: str) -> No
 
 
 def _all_subnets(plan: Plan) -> list[tuple[str, IPv4Network]]:
-    np_ = plan.extra["netplan"]
+    np_ = plan.netplan
     out = []
-    for n in np_["networks"]:
+    for n in np_.networks:
         for seg in ("hosts", "storage"):
             out.append((f"{n['name']} {seg}", ip_network(n[seg]["subnet"])))
-    for sw, sn in np_["oob"]["subnets"].items():
+    for sw, sn in np_.oob["subnets"].items():
         for kind in ("bmc", "mgmt"):
             out.append((f"{sw} {kind}", ip_network(sn[kind]["subnet"])))
-    out += [(f"{k} lo", ip_network(v)) for k, v in {**np_["loopbacks"], **np_["vteps"]}.items()]
+    out += [(f"{k} lo", ip_network(v)) for k, v in {**np_.loopbacks, **np_.vteps}.items()]
     return out  # type: ignore[return-value]
 
 
@@ -125,21 +125,21 @@ def test_ip_plan_has_no_overlap(compiled: Callable[..., Plan], name: str) -> Non
     for (a, na), (b, nb) in itertools.pairwise(nets):
         assert not na.overlaps(nb), f"{a} {na} overlaps {b} {nb}"
     # every planned address is unique within its VRF, inside its subnet, and not its network/broadcast
-    np_ = plan.extra["netplan"]
+    np_ = plan.netplan
     seen: Counter[tuple[str, str]] = Counter()
-    for a in np_["hosts"].values():
+    for a in np_.hosts.values():
         seen[(a["vrf"], a["address"].split("/")[0])] += 1
-    for per in np_["storage_addresses"].values():
+    for per in np_.storage_addresses.values():
         for vrf, addrs in per.items():
             for x in addrs:
                 seen[(vrf, x.split("/")[0])] += 1
-    for r in np_["oob"]["ports"]:
+    for r in np_.oob["ports"]:
         i = ip_interface(r["address"])
         assert i.ip not in (i.network.network_address, i.network.broadcast_address, ip_interface(r["gateway"]).ip)
         seen[("", str(i.ip))] += 1
     assert max(seen.values()) == 1
-    pools = {k: ip_network(v) for k, v in plan.design["addressing"].items() if k != "domain"}
-    for n in np_["networks"]:
+    pools = {k: ip_network(v) for k, v in plan.design.addressing.model_dump(mode="json").items() if k != "domain"}
+    for n in np_.networks:
         assert ip_network(n["hosts"]["subnet"]).subnet_of(pools["tenants"])  # type: ignore[arg-type]
         assert ip_network(n["storage"]["subnet"]).subnet_of(pools["storage"])  # type: ignore[arg-type]
         assert n["hosts"]["members"] + 8 + 2 <= ip_network(n["hosts"]["subnet"]).num_addresses
@@ -177,7 +177,7 @@ def test_bad_pool_via_cli_writes_nothing(cli: Callable[..., object], tmp_path: P
 
 @pytest.mark.parametrize("name", DONE_WHEN)
 def test_no_vlan_vni_vrf_shared_between_tenants(compiled: Callable[..., Plan], name: str) -> None:
-    nets = compiled(name).extra["netplan"]["networks"]
+    nets = compiled(name).netplan.networks
     vlans = [v for n in nets for v in (n["hosts"]["vlan"], n["storage"]["vlan"], n["l3vni_vlan"])]
     vnis = [v for n in nets for v in (n["hosts"]["vni"], n["storage"]["vni"], n["l3vni"])]
     vrfs = [n["vrf"] for n in nets]
@@ -202,7 +202,7 @@ def test_isolation_broken_on_purpose_is_refused(overrides: list[str], field: str
 def test_isolation_audit_catches_a_leaked_vlan(compiled: Callable[..., Plan]) -> None:
     plan = compiled("h100-256")
     files = dict(files_of(compiled, "h100-256"))
-    nets = {n["name"]: n for n in plan.extra["netplan"]["networks"]}
+    nets = {n["name"]: n for n in plan.netplan.networks}
     # put globex's hosts VLAN into acme's VRF on one leaf, as a typo in a hand edit would
     path = "frontend/fe-leaf02/config_db.json"
     db = json.loads(files[path])
@@ -225,7 +225,7 @@ def test_isolation_audit_catches_a_leaked_vlan(compiled: Callable[..., Plan]) ->
 def test_storage_reaches_each_tenant_only_in_its_vrf(compiled: Callable[..., Plan]) -> None:
     plan = compiled("h100-1024-reference")
     files = files_of(compiled, "h100-1024-reference")
-    nets = plan.extra["netplan"]["networks"]
+    nets = plan.netplan.networks
     for sw in ("fe-leaf09", "fe-leaf10"):
         db = json.loads(files[f"frontend/{sw}/config_db.json"])
         for n in nets:
@@ -279,21 +279,21 @@ def test_compile_prints_frontend_summary(cli: Callable[..., object], tmp_path: P
 @pytest.mark.parametrize("name", DONE_WHEN)
 def test_every_management_port_is_planned(compiled: Callable[..., Plan], name: str) -> None:
     plan = compiled(name)
-    np_ = plan.extra["netplan"]
-    rows = np_["oob"]["ports"]
+    np_ = plan.netplan
+    rows = np_.oob["ports"]
     by_dev = Counter(r["device"] for r in rows)
     want = [d.name for d in plan.devices if d.kind in ("server", "storage", "management", "pdu")
             or (d.kind == "switch" and (d.network in ("backend", "frontend") or d.role == "spine"))]
     assert sorted(by_dev) == sorted(want) and set(by_dev.values()) == {1}
     for r in rows:
-        sn = np_["oob"]["subnets"][r["switch"]][r["kind"]]
+        sn = np_.oob["subnets"][r["switch"]][r["kind"]]
         assert ip_interface(r["address"]).network == ip_network(sn["subnet"])
     assert len({(r["switch"], r["kind"], r["circuit_id"]) for r in rows}) == len(rows)
     files = files_of(compiled, name)
-    for sw, sn in np_["oob"]["subnets"].items():
+    for sw, sn in np_.oob["subnets"].items():
         if sn["os"] == "sonic":
             db = json.loads(files[f"oob/{sw}/config_db.json"])
-            assert db["VLAN"][f"Vlan{sn['bmc']['vlan']}"]["dhcp_servers"] == np_["dhcp_servers"]
+            assert db["VLAN"][f"Vlan{sn['bmc']['vlan']}"]["dhcp_servers"] == np_.dhcp_servers
             members = {k.split("|")[1]: k.split("|")[0] for k in db["VLAN_MEMBER"]}
             for r in rows:
                 if r["switch"] == sw:
@@ -326,12 +326,12 @@ def test_ipam_csv_is_netbox_import_format(compiled: Callable[..., Plan], name: s
     assert {r["vrf"] for r in rows} - {""} <= vrfs
     assert {r["tenant"] for r in rows} - {""} <= tenants
     plan = compiled(name)
-    assert tenants == {t["name"] for t in plan.design["tenants"]}
+    assert tenants == {t.name for t in plan.design.tenants}
     # every planned address is in NetBox: hosts, storage VIPs, BMCs, switch management, loopbacks
-    n_expected = (len(plan.extra["netplan"]["hosts"]) + len(plan.extra["netplan"]["oob"]["ports"])
-                  + len(plan.extra["netplan"]["loopbacks"]) + len(plan.extra["netplan"]["vteps"])
-                  + sum(len(a) for per in plan.extra["netplan"]["storage_addresses"].values() for a in per.values())
-                  + 2 * len(plan.extra["netplan"]["networks"]) + 2 * len(plan.extra["netplan"]["oob"]["subnets"]))
+    n_expected = (len(plan.netplan.hosts) + len(plan.netplan.oob["ports"])
+                  + len(plan.netplan.loopbacks) + len(plan.netplan.vteps)
+                  + sum(len(a) for per in plan.netplan.storage_addresses.values() for a in per.values())
+                  + 2 * len(plan.netplan.networks) + 2 * len(plan.netplan.oob["subnets"]))
     assert len(rows) == n_expected
 
 

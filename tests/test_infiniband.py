@@ -12,8 +12,10 @@ import pytest
 
 from generators.asbuilt.ibnetdiscover import links_of, parse_net
 from generators.model.catalog import Catalog
+from generators.model.design import Tenant
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
+from generators.model.sections import SubnetManager
 from generators.renderers.infiniband import render_infiniband
 from generators.stages import infiniband
 from generators.stages.infiniband import (
@@ -94,7 +96,7 @@ def test_topology_net_has_every_link_at_both_ends(compiled: Compiled, name: str)
             assert nodes[lk.peer].links[lk.peer_port].peer == n.ident
             assert nodes[lk.peer].links[lk.peer_port].peer_port == p
     assert len(links_of(nodes)) == len(backend)
-    nums = switch_port_numbers(Catalog.model_validate(plan.catalog), "QM9700")
+    nums = switch_port_numbers(plan.catalog, "QM9700")
     for lk in backend:  # every planned link is there, port for port, at 400G = 4xNDR
         a = by_desc[f"{lk.a_device} {lk.a_port}"] if lk.a_port.startswith("mlx5_") else by_desc[lk.a_device]
         ap = 1 if a.kind == "Ca" else nums[lk.a_port]
@@ -102,8 +104,7 @@ def test_topology_net_has_every_link_at_both_ends(compiled: Compiled, name: str)
         assert a.links[ap].peer == b.ident and a.links[ap].peer_port == nums[lk.b_port]
         assert a.links[ap].speed == "4xNDR"
     servers = [d for d in plan.devices if d.kind == "server"]
-    assert sum(n.kind == "Ca" for n in nodes.values()) == 8 * len(servers) + plan.design["management"][
-        "backend_attached"]
+    assert sum(n.kind == "Ca" for n in nodes.values()) == 8 * len(servers) + plan.design.management.backend_attached
 
 
 def test_sm_host_is_the_first_node(compiled: Compiled) -> None:
@@ -214,14 +215,14 @@ def test_ufm_bodies_match_partitions(compiled: Compiled) -> None:
 def test_roce_backend_has_no_infiniband_files(compiled: Compiled) -> None:
     plan = compiled("h100-256", "backend.technology=roce", "backend.switch=SN5600")
     assert files(plan) == {}
-    assert "infiniband" not in plan.extra
+    assert plan.infiniband is None
 
 
 def test_plan_records_keys_and_subnet_managers(compiled: Compiled) -> None:
-    ib = compiled("h100-1024-optimized").extra["infiniband"]
-    assert ib["subnet_managers"] == [{"device": "mgmt01", "node": "mgmt01 mlx5_0", "on_switch": False},
-                                     {"device": "mgmt02", "node": "mgmt02 mlx5_0", "on_switch": False}]
-    assert [(p["name"], p["pkey"], p["servers"]) for p in ib["partitions"]] == [
+    ib = compiled("h100-1024-optimized").infiniband
+    assert ib.subnet_managers == [SubnetManager(device="mgmt01", node="mgmt01 mlx5_0", on_switch=False),
+                                  SubnetManager(device="mgmt02", node="mgmt02 mlx5_0", on_switch=False)]
+    assert [(p.name, p.pkey, p.servers) for p in ib.partitions] == [
         ("Default", "0x7fff", ""), ("acme", "0x1001", "gpu[001-064]"), ("globex", "0x1002", "gpu[065-096]"),
         ("initech", "0x1003", "gpu[097-112]")]
 
@@ -229,8 +230,9 @@ def test_plan_records_keys_and_subnet_managers(compiled: Compiled) -> None:
 # --- tenant isolation, broken on purpose ----------------------------------------------------------------
 
 
-def test_pinned_keys_are_kept_and_skipped() -> None:
-    design = {"tenants": [{"name": "a", "pkey": 0x1002}, {"name": "b"}, {"name": "c"}]}
+def test_pinned_keys_are_kept_and_skipped(compiled: Compiled) -> None:
+    tenants = [Tenant(name="a", pkey=0x1002), Tenant(name="b"), Tenant(name="c")]
+    design = compiled("h100-256").design.model_copy(update={"tenants": tenants})
     assert tenant_pkeys(design) == [(0, "a", 0x1002), (1, "b", 0x1001), (2, "c", 0x1003)]
 
 
@@ -266,9 +268,9 @@ def test_renderer_refuses_tenants_that_overlap_behind_validation(compiled: Compi
     """Defense in depth: a plan whose tenants overlap (here edited after validation) is refused by the
     renderer itself, naming the shared port."""
     plan = compiled("h100-1024-reference")
-    design = json.loads(json.dumps(plan.design))
-    design["tenants"][2]["servers"] = ["gpu[064-070]"]  # gpu064 also belongs to acme (SU 2)
-    bad = replace(plan, design=design)
+    tenants = list(plan.design.tenants)
+    tenants[2] = tenants[2].model_copy(update={"servers": ["gpu[064-070]"]})  # gpu064 also belongs to acme (SU 2)
+    bad = replace(plan, design=plan.design.model_copy(update={"tenants": tenants}))
     with pytest.raises(DesignError) as exc:
         render_infiniband(bad)
     text = str(exc.value)

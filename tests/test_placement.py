@@ -17,30 +17,30 @@ from tests.conftest import DESIGNS, EXAMPLES
 
 
 def _racks(plan: Plan) -> dict[str, dict]:
-    return {r["name"]: r for r in plan.extra["racks"]}
+    return {r.name: r for r in plan.racks}
 
 
 def _units_of(plan: Plan, name: str) -> int:
     cat = plan.catalog
     d = plan.device(name)
     if d.kind in ("server", "management"):
-        return cat["servers"][d.model]["rack_units"]
+        return cat.servers[d.model].rack_units
     if d.kind == "storage":
-        return cat["storage_servers"][d.model]["rack_units"]
+        return cat.storage_servers[d.model].rack_units
     if d.kind == "switch":
-        return cat["switches"][d.model]["rack_units"]
-    return cat["pdus"][d.model]["rack_units"]
+        return cat.switches[d.model].rack_units
+    return cat.pdus[d.model].rack_units
 
 
 def _power_kw(plan: Plan, name: str) -> float:
     cat = plan.catalog
     d = plan.device(name)
     if d.kind in ("server", "management"):
-        return cat["servers"][d.model]["power_kw"]
+        return cat.servers[d.model].power_kw
     if d.kind == "storage":
-        return cat["storage_servers"][d.model]["power_kw"]
+        return cat.storage_servers[d.model].power_kw
     if d.kind == "switch":
-        return cat["switches"][d.model]["power_w"] / 1000
+        return cat.switches[d.model].power_w / 1000
     return 0.0
 
 
@@ -57,25 +57,25 @@ def test_every_device_has_a_rack_and_units_do_not_collide(compiled, name: str) -
             assert d.unit is None  # zero-U, rear channel
             continue
         h = _units_of(plan, d.name)
-        assert d.unit >= 1 and d.unit + h - 1 <= racks[d.rack]["units"]
+        assert d.unit >= 1 and d.unit + h - 1 <= racks[d.rack].units
         for u in range(d.unit, d.unit + h):
             assert u not in occupied[d.rack], f"{d.name} and {occupied[d.rack][u]} share U{u} of {d.rack}"
             occupied[d.rack][u] = d.name
     for r in racks.values():
         # the budget is recomputed here from the catalog, not read back from the stage
-        assert power[r["name"]] == pytest.approx(r["power_kw"], abs=1e-6)
-        assert power[r["name"]] <= r["power_budget_kw"] + 1e-9
-        assert len(occupied[r["name"]]) == r["units_used"]
+        assert power[r.name] == pytest.approx(r.power_kw, abs=1e-6)
+        assert power[r.name] <= r.power_budget_kw + 1e-9
+        assert len(occupied[r.name]) == r.units_used
 
 
 def test_racks_stand_on_the_floor_without_overlap(compiled) -> None:
     plan = compiled("h100-1024-reference")
-    floor = plan.extra["floor"]
-    xs = [p[0] for p in floor["outline_mm"]]
-    ys = [p[1] for p in floor["outline_mm"]]
+    floor = plan.floor
+    xs = [p[0] for p in floor.outline_mm]
+    ys = [p[1] for p in floor.outline_mm]
     room = box(min(xs), min(ys), max(xs), max(ys))
-    shapes = [box(r["x_mm"], r["y_mm"], r["x_mm"] + r["width_mm"], r["y_mm"] + r["depth_mm"])
-              for r in plan.extra["racks"]]
+    shapes = [box(r.x_mm, r.y_mm, r.x_mm + r.width_mm, r.y_mm + r.depth_mm)
+              for r in plan.racks]
     for s in shapes:
         assert room.contains(s)
     for i, a in enumerate(shapes):
@@ -84,7 +84,7 @@ def test_racks_stand_on_the_floor_without_overlap(compiled) -> None:
 
 
 def _row_positions(plan: Plan, role: str) -> list[tuple[str, int]]:
-    return sorted((r["row"], r["position"]) for r in plan.extra["racks"] if r["role"] == role)
+    return sorted((r.row, r.position) for r in plan.racks if r.role == role)
 
 
 def test_strategies_put_network_racks_where_the_playbook_says(compiled) -> None:
@@ -97,7 +97,7 @@ def test_strategies_put_network_racks_where_the_playbook_says(compiled) -> None:
     vms = compiled("h100-1024-vms")
     (srow, spos), = _row_positions(vms, "spine")
     assert _row_positions(vms, "leaf") == [(srow, spos - 1), (srow, spos + 1)]
-    row_len = next(r["positions"] for r in vms.extra["floor"]["rows"] if r["name"] == srow)
+    row_len = next(r.positions for r in vms.floor.rows if r.name == srow)
     assert abs(spos - (row_len + 1) / 2) <= 1.5
     # top-of-rack: no leaf racks; each compute rack holds one leaf with servers below and above it
     tor = compiled("h100-1024-tor")
@@ -105,12 +105,12 @@ def test_strategies_put_network_racks_where_the_playbook_says(compiled) -> None:
     by_rack = defaultdict(list)
     for d in tor.devices:
         by_rack[d.rack].append(d)
-    for r in tor.extra["racks"]:
-        if r["role"] != "compute":
+    for r in tor.racks:
+        if r.role != "compute":
             continue
-        leaf = [d for d in by_rack[r["name"]] if d.role == "leaf" and d.network == "backend"]
+        leaf = [d for d in by_rack[r.name] if d.role == "leaf" and d.network == "backend"]
         assert len(leaf) == 1
-        servers = [d for d in by_rack[r["name"]] if d.kind == "server"]
+        servers = [d for d in by_rack[r.name] if d.kind == "server"]
         assert any(s.unit < leaf[0].unit for s in servers) and any(s.unit > leaf[0].unit for s in servers)
         # the leaf serves exactly the servers of its rack
         served = {lk.a_device for lk in tor.links if lk.b_device == leaf[0].name and lk.tier == "server-leaf"}
@@ -124,7 +124,7 @@ def test_compute_racks_follow_the_power_budget(compiled) -> None:
     plan25 = compiled("h100-1024-reference", "site.rack.power_kw=25")
     per_rack = Counter(d.rack for d in plan25.devices if d.kind == "server")
     assert set(per_rack.values()) == {2}
-    assert sum(r["role"] == "compute" for r in plan25.extra["racks"]) == 64
+    assert sum(r.role == "compute" for r in plan25.racks) == 64
 
 
 def test_pdus_are_managed_over_a_rack_local_oob_network(compiled) -> None:
@@ -142,17 +142,17 @@ def test_pdus_are_managed_over_a_rack_local_oob_network(compiled) -> None:
             continue
         assert d.name in mgmt, f"{d.name} has no OOB link"
         sw = devs[mgmt[d.name]]
-        assert racks[sw.rack]["row"] == racks[d.rack]["row"]
+        assert racks[sw.rack].row == racks[d.rack].row
     # each access switch stands among the racks it serves, which are neighbours in one row
     served = defaultdict(set)
     for dev, sw in mgmt.items():
         served[sw].add(devs[dev].rack)
     row_racks = defaultdict(list)
-    for r in sorted(racks.values(), key=lambda r: r["position"]):
-        row_racks[r["row"]].append(r["name"])
+    for r in sorted(racks.values(), key=lambda r: r.position):
+        row_racks[r.row].append(r.name)
     for sw, rs in served.items():
         assert devs[sw].rack in rs
-        order = row_racks[racks[devs[sw].rack]["row"]]
+        order = row_racks[racks[devs[sw].rack].row]
         idx = sorted(order.index(r) for r in rs)
         assert idx == list(range(idx[0], idx[-1] + 1)), f"{sw} serves racks that are not neighbours"
     assert plan.networks["oob"]["access_switches"] == len(served)
@@ -161,7 +161,7 @@ def test_pdus_are_managed_over_a_rack_local_oob_network(compiled) -> None:
 def test_oob_racks_per_switch_knob(compiled) -> None:
     plan = compiled("h100-1024-reference", "oob.racks_per_switch=1")
     switches = [d for d in plan.devices if d.network == "oob" and d.role == "leaf"]
-    assert len(switches) == len(plan.extra["racks"])
+    assert len(switches) == len(plan.racks)
     assert len({d.rack for d in switches}) == len(switches)
 
 
@@ -203,9 +203,9 @@ def test_rows_off_the_floor_or_overlapping_are_errors(tmp_path: Path) -> None:
                "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n"
                "    - {name: spare, positions: 10, x_mm: 1500, y_mm: 8400}\n")
     plan, _, _ = compile_file(ok)
-    assert {r["row"] for r in plan.extra["racks"]} == {"a", "b", "c"}
-    assert [r["name"] for r in plan.extra["floor"]["rows"]] == ["a", "b", "c", "spare"]
-    assert plan.extra["racks"][0]["x_mm"] == 1500 and plan.extra["racks"][0]["y_mm"] == 1200
+    assert {r.row for r in plan.racks} == {"a", "b", "c"}
+    assert [r.name for r in plan.floor.rows] == ["a", "b", "c", "spare"]
+    assert plan.racks[0].x_mm == 1500 and plan.racks[0].y_mm == 1200
     overlap = write("    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
                     "    - {name: b, positions: 10, x_mm: 1500, y_mm: 2000}\n"
                     "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n")
@@ -228,22 +228,22 @@ def test_rows_off_the_floor_or_overlapping_are_errors(tmp_path: Path) -> None:
 
 def test_keepouts_block_rack_positions(compiled) -> None:
     base = compiled("h100-1024-reference")
-    row = base.extra["floor"]["rows"][0]
+    row = base.floor.rows[0]
     # a 1 m column over the third and fourth positions of the first row
-    x = row["x_mm"] + 2 * 600 + 100
-    ko = (f"site.floor.keepouts=[{{name: col1, x_mm: {x}, y_mm: {row['y_mm'] + 300}, width_mm: 1000, "
+    x = row.x_mm + 2 * 600 + 100
+    ko = (f"site.floor.keepouts=[{{name: col1, x_mm: {x}, y_mm: {row.y_mm + 300}, width_mm: 1000, "
           "depth_mm: 600, blocks_trays: true}]")
     plan = compiled("h100-1024-reference", ko)
-    col = box(x, row["y_mm"] + 300, x + 1000, row["y_mm"] + 900)
-    first = next(r for r in plan.extra["floor"]["rows"] if r["name"] == row["name"])
-    assert first["blocked"] == [3, 4]
-    for r in plan.extra["racks"]:
-        assert box(r["x_mm"], r["y_mm"], r["x_mm"] + r["width_mm"], r["y_mm"] + r["depth_mm"]).intersection(
+    col = box(x, row.y_mm + 300, x + 1000, row.y_mm + 900)
+    first = next(r for r in plan.floor.rows if r.name == row.name)
+    assert first.blocked == [3, 4]
+    for r in plan.racks:
+        assert box(r.x_mm, r.y_mm, r.x_mm + r.width_mm, r.y_mm + r.depth_mm).intersection(
             col).area == 0
     # the column cuts the overhead tray above it: no tray segment crosses it
-    for s in plan.extra["trays"]["segments"]:
-        (xa, ya), (xb, yb) = s["a_mm"], s["b_mm"]
-        if ya == yb and row["y_mm"] + 300 < ya < row["y_mm"] + 900:
+    for s in plan.trays.segments:
+        (xa, ya), (xb, yb) = s.a_mm, s.b_mm
+        if ya == yb and row.y_mm + 300 < ya < row.y_mm + 900:
             assert max(xa, xb) <= x or min(xa, xb) >= x + 1000
 
 

@@ -16,7 +16,7 @@ from generators.reports.playbook import FIGURES, Figure, achieved
 @pytest.mark.parametrize("figure", FIGURES, ids=lambda f: f.label)
 def test_playbook_figure(compiled, figure: Figure) -> None:
     names = {figure.design, figure.base} - {""}
-    boms = {n: compiled(n).extra["bom"] for n in names}
+    boms = {n: compiled(n).bom for n in names}
     got = achieved(figure, boms)
     assert figure.within(got), f"{figure.label}: playbook {figure.fmt(figure.target)}, railyard {figure.fmt(got)}"
 
@@ -37,7 +37,7 @@ def test_the_figures_are_the_playbooks() -> None:
 
 def test_backend_percentages_by_hand(compiled) -> None:
     """The same check without the helper: (design backend / reference backend - 1) x 100."""
-    ref = compiled("h100-1024-reference").extra["bom"]["backend_fabric_usd"]
+    ref = compiled("h100-1024-reference").bom.backend_fabric_usd
     for name, target in (("h100-1024-tor", -34.8), ("h100-1024-vms", -24.9), ("h100-1024-optimized", -31.6)):
-        got = (compiled(name).extra["bom"]["backend_fabric_usd"] / ref - 1) * 100
+        got = (compiled(name).bom.backend_fabric_usd / ref - 1) * 100
         assert abs(got - target) <= 2.0, (name, got)

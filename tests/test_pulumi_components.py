@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -70,17 +69,6 @@ def _by_name(mon, typ):
     return {r["name"]: (urn, r) for urn, r in mon.registered.items() if r["type"] == typ}
 
 
-def racked(plan):
-    """The plan as the floor-plan stage will hand it over: racks, and devices placed in them."""
-    p = copy.deepcopy(plan)
-    p.extra["racks"] = [{"name": "r01", "role": "compute"}, {"name": "r02", "role": "compute"},
-                        {"name": "n01", "role": "network"}]
-    for d in p.devices:
-        if d.name.startswith("fe-leaf"):
-            d.attrs["rack"] = "n01"
-    return p
-
-
 def run(fn):
     """Run fn under the mocks and wait for every registration to finish."""
     result = {}
@@ -96,54 +84,62 @@ def run(fn):
 
 FILES = {
     "plan.json": "{}\n",
-    "bom.json": json.dumps({"total_usd": 1000.0, "by_category": {"compute": 900, "backend": 100}}),
-    "cabling/cables.csv": "cable_id,label,network,media\nC1,L1,backend,mmf\nC1,L2,backend,mmf\nC2,L3,oob,cat6\n",
-    "cabling/racks/r01.csv": "x\n",
-    "cabling/racks/r01.html": "<html></html>\n",
-    "frontend/fe-leaf01/frr.conf": "hostname fe-leaf01\n",
-    "frontend/summary.txt": "fabric\n",
+    "cabling/cables.csv": "cable_id,label,network,media\nC1,L1,backend,mmf\n",
     "slurm/topology.conf": "SwitchName=su1\n",
 }
 
 
-def test_tree_groups_by_top_folder_and_rack(monitor, compiled, tmp_path):
-    plan = racked(compiled("h100-256"))
-    site = run(lambda: Site("h100-256", plan, FILES, str(tmp_path)))
-    assert sorted(site.artifacts) == sorted(FILES)
+@pytest.fixture(scope="module")
+def h100_256_files(compiled):
+    return render_all(compiled("h100-256"))
+
+
+def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_files, tmp_path):
+    """On the compiled h100-256 and every file it renders: a file of a placed device (a switch's
+    configs) hangs under a Rack component named after the rack placement put the device in."""
+    plan, files = compiled("h100-256"), h100_256_files
+    site = run(lambda: Site("h100-256", plan, files, str(tmp_path)))
+    assert sorted(site.artifacts) == sorted(files)
     reg = monitor.registered
-    sites = _by_name(monitor, SITE_T)
-    assert list(sites) == ["h100-256"]
-    site_urn = sites["h100-256"][0]
+    (site_urn, _), = _by_name(monitor, SITE_T).values()
     nets, folders, racks = _by_name(monitor, NETWORK_T), _by_name(monitor, FOLDER_T), _by_name(monitor, RACK_T)
-    assert sorted(nets) == ["frontend"]  # a top folder named after one of the plan's networks
-    assert sorted(folders) == ["cabling", "slurm"]
-    assert sorted(racks) == ["cabling/r01", "frontend/n01"]
-    assert reg[racks["cabling/r01"][0]]["parent"] == folders["cabling"][0]
-    assert reg[racks["frontend/n01"][0]]["parent"] == nets["frontend"][0]
+    assert {"frontend", "oob"} <= set(nets) and {"cabling", "slurm", "infiniband"} <= set(folders)
     arts = _by_name(monitor, ARTIFACT_T)
-    assert sorted(arts) == sorted(FILES), "one resource per rendered file, named by its path"
     parent = {name: reg[urn]["parent"] for name, (urn, _) in arts.items()}
+    rack_of = {d.name: d.rack for d in plan.devices}
+    switch_files = [p for p in files if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2
+                    and p.split("/")[1] in rack_of]
+    assert len(switch_files) >= 2 * sum(d.kind == "switch" and d.network == "frontend" for d in plan.devices)
+    for path in switch_files:
+        section, device = path.split("/")[:2]
+        rack = rack_of[device]
+        assert rack is not None, f"{device} was not placed"
+        urn, _ = racks[f"{section}/{rack}"]
+        assert parent[path] == urn, f"{path} is not under rack {rack}"
+        assert reg[urn]["parent"] == nets[section][0]
+    assert parent["frontend/fe-leaf01/frr.conf"] == racks[f"frontend/{plan.device('fe-leaf01').rack}"][0]
+    # a rack's printed sheets go under that rack in the cabling folder
+    for r in plan.racks:
+        assert parent[f"cabling/racks/{r.name}.html"] == racks[f"cabling/{r.name}"][0]
     assert parent["plan.json"] == parent["bom.json"] == site_urn
     assert parent["cabling/cables.csv"] == folders["cabling"][0]
-    assert parent["cabling/racks/r01.csv"] == parent["cabling/racks/r01.html"] == racks["cabling/r01"][0]
-    assert parent["frontend/fe-leaf01/frr.conf"] == racks["frontend/n01"][0]  # via the device's rack
-    assert parent["frontend/summary.txt"] == nets["frontend"][0]
-    assert parent["slurm/topology.conf"] == folders["slurm"][0]
     # inputs: the absolute directory, the relative path, the text; nothing secret here
     obj = reg[arts["slurm/topology.conf"][0]]["object"]
     assert obj["dir"] == str(tmp_path) and obj["path"] == "slurm/topology.conf"
-    assert obj["content"] == "SwitchName=su1\n" and obj["mode"] == "0644"
+    assert obj["content"] == files["slurm/topology.conf"] and obj["mode"] == "0644"
     assert reg[arts["slurm/topology.conf"][0]]["secret_outputs"] == []
 
 
-def test_aliases_cover_every_other_grouping(monitor, compiled, tmp_path):
-    plan = racked(compiled("h100-256"))
-    run(lambda: Site("s", plan, FILES, str(tmp_path)))
+def test_aliases_cover_every_other_grouping(monitor, compiled, h100_256_files, tmp_path):
+    """A stack made before files were grouped by rack keeps its resources: each racked file carries
+    the URNs it had without the Rack (and under the other section type)."""
+    plan = compiled("h100-256")
+    run(lambda: Site("s", plan, h100_256_files, str(tmp_path)))
     arts = _by_name(monitor, ARTIFACT_T)
+    path = f"cabling/racks/{plan.racks[0].name}.csv"
+    aliases = monitor.registered[arts[path][0]]["aliases"]
     chain = "railyard:site:Site$railyard:site:Folder$pulumi-python:dynamic/railyard:FileArtifact"
-    aliases = monitor.registered[arts["cabling/racks/r01.csv"][0]]["aliases"]
-    # moving out of rack r01 (or the rack disappearing) keeps the same resource
-    assert f"urn:pulumi:unit::railyard::{chain}::cabling/racks/r01.csv" in aliases
+    assert f"urn:pulumi:unit::railyard::{chain}::{path}" in aliases
     assert len(aliases) == 3
     assert monitor.registered[arts["plan.json"][0]]["aliases"] == []
 
@@ -157,13 +153,12 @@ def test_placement_is_generic():
     assert place("newkind/deep/thing.txt", {"backend"}, racks, where).rack is None
 
 
-def test_rack_index_reads_rack_shapes(compiled):
-    plan = copy.deepcopy(compiled("h100-256"))
-    plan.extra["racks"] = {"r09": {"row": 1}}
-    plan.devices[0].attrs["rack"] = {"name": "r10"}
+def test_rack_index_follows_placement(compiled):
+    plan = compiled("h100-256")
     racks, where = rack_index(plan)
-    assert racks == {"r09", "r10"} and where == {plan.devices[0].name: "r10"}
-
+    assert racks == {r.name for r in plan.racks} and len(racks) == 14
+    placed = [d for d in plan.devices if d.rack is not None]
+    assert len(placed) == len(where) > 100 and all(where[d.name] == d.rack for d in placed)
 
 def test_stack_outputs_from_the_real_program(monitor, tmp_path, monkeypatch):
     exported = {}
@@ -186,9 +181,9 @@ def test_stack_outputs_from_the_real_program(monitor, tmp_path, monkeypatch):
     assert sorted(arts) == sorted(render_all(plan)), "every file render_all returns is a resource"
     files = render_all(plan)
     # without a cable plan or BoM the figures are unknown (None), never a made-up zero
-    if not any(p.endswith("cables.csv") for p in files) and "cables" not in plan.extra:
+    if not any(p.endswith("cables.csv") for p in files) and plan.cables is None:
         assert exported["cables"] is None
-    if not any(p.endswith("bom.json") for p in files) and "bom" not in plan.extra:
+    if not any(p.endswith("bom.json") for p in files) and plan.bom is None:
         assert exported["costTotalUsd"] is None and exported["costPerGpuUsd"] is None
 
 
@@ -196,13 +191,13 @@ def test_cable_and_cost_outputs_come_from_the_plan(monitor, compiled, tmp_path):
     plan = compiled("h100-256")
     site = run(lambda: Site("s", plan, FILES, str(tmp_path)))
     f = site.facts
-    by_medium = plan.extra["cabling"]["cables"]
+    by_medium = plan.cabling.cables
     assert f["cables"] == sum(by_medium.values()) > 0
     assert f["cables_by_network_medium"] == dict(sorted(by_medium.items()))
-    bom = plan.extra["bom"]
-    assert f["cost_total_usd"] == bom["total_usd"] > 0
-    assert f["cost_per_gpu_usd"] == pytest.approx(bom["total_usd"] / 256)
-    assert f["cost_by_category"] == dict(sorted(bom["by_category"].items()))
+    bom = plan.bom
+    assert f["cost_total_usd"] == bom.total_usd > 0
+    assert f["cost_per_gpu_usd"] == pytest.approx(bom.total_usd / 256)
+    assert f["cost_by_category"] == dict(sorted(bom.by_category.items()))
 
 
 def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):

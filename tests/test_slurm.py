@@ -12,6 +12,7 @@ import pytest
 
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
+from generators.model.sections import SlurmFacts
 from generators.renderers import render_all
 from generators.renderers.slurm import render_slurm, slurm_hostlist
 from generators.stages.slurm import Block, SlurmSwitch, block_sizes, check_blocks, check_tree, slurm_blocks, slurm_tree
@@ -154,7 +155,7 @@ def test_compile_refuses_a_node_in_two_leaves(compiled: Compiled) -> None:
     i = next(i for i, lk in enumerate(plan.links) if lk.a_device == "gpu001" and lk.a_port == "mlx5_7")
     links = list(plan.links)
     links[i] = replace(links[i], b_device="su2-rail7-leaf")
-    moved = Plan(plan.design, plan.catalog, plan.devices, links, plan.networks, dict(plan.extra))
+    moved = replace(plan, links=links)
     with pytest.raises(DesignError) as exc:
         check(moved, None)  # type: ignore[arg-type]
     assert "nodes are under more than one leaf switch, e.g. gpu001" in str(exc.value)
@@ -250,8 +251,8 @@ def test_slurm_files_are_deterministic(compiled: Compiled) -> None:
 
 def test_plan_and_summary_carry_the_slurm_shape(compiled: Compiled, cli: Callable[..., object],
                                                 tmp_path: Path) -> None:
-    assert compiled("h100-16k").extra["slurm"] == {
-        "switches_per_level": [64, 16, 1], "blocks": 64, "block_sizes": [32, 64, 128, 256, 512, 1024, 2048]}
+    assert compiled("h100-16k").slurm == SlurmFacts(
+        switches_per_level=[64, 16, 1], blocks=64, block_sizes=[32, 64, 128, 256, 512, 1024, 2048])
     r = cli("compile", DESIGNS / "h100-1024-reference.yaml", "-o", tmp_path / "out")
     assert r.exit_code == 0  # type: ignore[attr-defined]
     out = r.output  # type: ignore[attr-defined]

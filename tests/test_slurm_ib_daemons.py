@@ -70,13 +70,13 @@ def test_slurmctld_takes_the_topology(compiled: Compiled, name: str, tmp_path: P
     assert sorted(nodes) == sorted(d.name for d in servers)
     first = nodes[servers[0].name]
     assert first["Gres"] == "gpu:8"
-    cfg = plan.design["compute"]["config"]
-    cores = plan.catalog["cpus"][cfg["cpu"]]["cores"]
+    cfg = plan.design.compute.config
+    cores = plan.catalog.cpus[cfg["cpu"]]["cores"]
     assert first["CPUTot"] == str(2 * cores)
     assert first["RealMemory"] == str(int(cfg["memory_gb"] * 0.97) * 1024)
     parts = r.partitions_parsed
     assert parts["all"]["Default"] == "YES" and parts["all"]["TotalNodes"] == str(len(servers))
-    for t in plan.design["tenants"]:
+    for t in plan.design.tenants:
         expected = {h for h in (d.name for d in servers) if any(
             h in hostlist.expand_hostlist(e) for e in t["servers"])} | {
             d.name for d in servers if d.attrs["su"] in t["scalable_units"]}
@@ -156,7 +156,7 @@ def test_opensm_routes_it_as_a_fat_tree(sim: Sim) -> None:
     ca_ports = sum(1 for n in parse_net(sim.files["infiniband/topology.net"]).values() if n.kind == "Ca")
     assert f"Fabric has {ca_ports} CAs, {ca_ports} CA ports" in sim.run.log
     # the SM ran where the design puts it: a management node's HCA, or a spine's port 0
-    sm = sim.plan.extra["infiniband"]["subnet_managers"][0]
+    sm = sim.plan.infiniband["subnet_managers"][0]
     assert f"Setting IS_SM on port 0x{sim.fab.port_guid(sm['node']):016x}" in sim.run.log
     if sm["on_switch"]:
         # connect_roots: from the SM's spine every switch answers by LID, the other roots included
@@ -168,7 +168,7 @@ def test_opensm_routes_it_as_a_fat_tree(sim: Sim) -> None:
 def expected_keys(plan: Plan) -> dict[str, set[int]]:
     """Port (node description) -> the pkeys smpquery must show: tenant servers their key as full member
     plus 0x7fff limited, other servers 0x7fff limited, SM ports 0x7fff full."""
-    ib = plan.extra["infiniband"]
+    ib = plan.infiniband
     key_of: dict[str, int] = {}
     for p in ib["partitions"][1:]:
         for h in hostlist.expand_hostlist(p["servers"]):
@@ -187,7 +187,7 @@ def expected_keys(plan: Plan) -> dict[str, set[int]]:
 def sample_ports(plan: Plan) -> list[str]:
     """First and last server of every tenant on the first and last rail, two unrented servers, the SM
     ports and a switch that does not run the SM."""
-    ib = plan.extra["infiniband"]
+    ib = plan.infiniband
     rails = plan.networks["backend"]["rails"]
     rented: set[str] = set()
     out: list[str] = []
@@ -221,7 +221,7 @@ def test_each_tenants_key_only_on_its_servers(sim: Sim) -> None:
     got = observed_keys(sim.fab, ports)
     assert isolation_violations(got, expected_keys(sim.plan)) == []
     tenant_keys = {k for keys in got.values() for k in keys if k & 0x7FFF != 0x7FFF}
-    assert len(tenant_keys) == len(sim.plan.design["tenants"])  # every tenant's key was seen somewhere
+    assert len(tenant_keys) == len(sim.plan.design.tenants)  # every tenant's key was seen somewhere
 
 
 def test_same_unit_same_rail_is_one_switch_hop(sim: Sim) -> None:

@@ -3,7 +3,10 @@ in tests/test_slurm_ib_daemons.py)."""
 
 from __future__ import annotations
 
+import csv
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -55,7 +58,8 @@ def test_rails_crossed_at_a_server(plan256: Plan, fabric: dict[str, NetNode]) ->
     assert sorted((lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in s.found) == [
         ("gpu001", "mlx5_0", "su1-rail1-leaf", "1/1/1"), ("gpu001", "mlx5_1", "su1-rail0-leaf", "1/1/1")]
     assert rep.faulty_links == 2
-    assert "SWAPPED  exchange the cables at gpu001 mlx5_0 and gpu001 mlx5_1" in rep.text()
+    assert ("SWAPPED  exchange the cables at gpu001 mlx5_0 [rack r01-01 U1] and gpu001 mlx5_1 [rack r01-01 U1]"
+            in rep.text())
 
 
 def test_two_servers_crossed_at_a_leaf(plan256: Plan, fabric: dict[str, NetNode]) -> None:
@@ -74,7 +78,8 @@ def test_missing_link_names_both_ends(plan256: Plan, fabric: dict[str, NetNode])
     assert m.b.device == "spine02" and m.b.ib_port is not None
     assert m.planned_speed == "4xNDR"
     assert rep.faulty_links == 1 and not rep.extra and not rep.swapped
-    assert "MISSING  su1-rail2-leaf 1/21/1 (IB port 41) <-> spine02" in rep.text()
+    assert "MISSING  su1-rail2-leaf 1/21/1 (IB port 41) [rack r02-08 U22] <-> spine02" in rep.text()
+    assert "cable C000169 label 'r02-08.U22.1/21/1 -- r02-09.U24.1/9/1'" in rep.text()
 
 
 def test_cable_in_the_wrong_port_is_missing_plus_extra(plan256: Plan, fabric: dict[str, NetNode]) -> None:
@@ -87,7 +92,7 @@ def test_cable_in_the_wrong_port_is_missing_plus_extra(plan256: Plan, fabric: di
     assert [(m.a.device, m.b.port) for m in rep.missing] == [("gpu005", "1/3/1")]
     assert [(e.a.device, e.a.port, e.b.device, e.b.port, e.b.ib_port) for e in rep.extra] == [
         ("gpu005", "mlx5_0", "su1-rail0-leaf", "1/30/2", 60)]
-    assert rep.extra[0].note == "gpu005 mlx5_0 was planned to su1-rail0-leaf 1/3/1 (IB port 5)"
+    assert rep.extra[0].note == "gpu005 mlx5_0 was planned to su1-rail0-leaf 1/3/1 (IB port 5) [rack r02-08 U20]"
 
 
 def test_unknown_device_is_extra(plan256: Plan, fabric: dict[str, NetNode]) -> None:
@@ -130,30 +135,47 @@ def test_node_name_map_names_undescribed_devices(plan256: Plan, fabric: dict[str
     assert verify_fabric(plan256, text(fabric), node_names=names).ok
 
 
-def test_rack_unit_and_label_from_the_cable_plan(plan256: Plan, fabric: dict[str, NetNode]) -> None:
-    """Issue 3 adds the cable plan to plan.extra["cables"] (cables.csv columns) and racks to devices;
-    verify reports them when present."""
-    plan = replace(plan256, devices=[replace(d, attrs={**d.attrs, "rack": "r07", "u": 14}) if d.name == "gpu001"
-                                     else d for d in plan256.devices],
-                   extra={**plan256.extra, "cables": [
-                       {"cable_id": "C0001", "label": "r07U14-mlx5_0/n02U40-1/1/1", "a_device": "gpu001",
-                        "a_port": "mlx5_0", "a_rack": "r07", "a_u": 14, "b_device": "su1-rail0-leaf",
-                        "b_port": "1/1/1", "b_rack": "n02", "b_u": 40},
-                       {"cable_id": "C0002", "label": "r07U14-mlx5_1/n02U39-1/1/1",
-                        "a": {"device": "gpu001", "port": "mlx5_1", "rack": "r07", "u": 14},
-                        "b": {"device": "su1-rail1-leaf", "port": "1/1/1", "rack": "n02", "u": 39}}]})
-    loc = PlanLocator(plan)
-    assert loc.location(("su1-rail1-leaf", "1/1/1")).rack == "n02"
-    assert loc.location(("gpu001", "bmc")).unit == 14  # device placement when no cable names the port
-    swap(fabric, ("gpu001 mlx5_0", 1), ("gpu001 mlx5_1", 1))
-    rep = verify_fabric(plan, text(fabric))
-    (s,) = rep.swapped
-    assert [(lk.cable_id, lk.label) for lk in s.planned] == [("C0001", "r07U14-mlx5_0/n02U40-1/1/1"),
-                                                             ("C0002", "r07U14-mlx5_1/n02U39-1/1/1")]
-    out = rep.text()
-    assert ("planned gpu001 mlx5_0 [rack r07 U14] <-> su1-rail0-leaf 1/1/1 (IB port 1) [rack n02 U40]  cable C0001 "
-            "label 'r07U14-mlx5_0/n02U40-1/1/1'") in out
+def test_a_removed_link_is_reported_with_rack_unit_and_label_at_both_ends(tmp_path: Path) -> None:
+    """The issue's check, end to end on what a user gets: compile h100-256, take one link out of the
+    compiled infiniband/topology.net, run `railyard verify --json` on it through the real command."""
+    out = tmp_path / "out"
+    design = DESIGNS / "h100-256.yaml"
+    run = [sys.executable, "-m", "generators.cli"]
+    subprocess.run([*run, "compile", str(design), "--out", str(out), "-q"], check=True)
+    nodes = parse_net((out / "infiniband" / "topology.net").read_text())
+    drop(nodes, ("gpu017 mlx5_3", 1))
+    discovered = tmp_path / "discovered.net"
+    discovered.write_text(format_net(nodes.values()))
+    r = subprocess.run([*run, "verify", str(design), "--ibnetdiscover", str(discovered), "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stderr
+    rep = json.loads(r.stdout)
+    (lk,) = rep["missing"]
+    plan = json.loads((out / "plan.json").read_text())
+    devices = {d["name"]: d for d in plan["devices"]}
+    for end in (lk["a"], lk["b"]):
+        dev = devices[end["device"]]
+        assert end["rack"] == dev["rack"] and end["unit"] == dev["unit"] and end["rack"] and end["unit"]
+    assert {lk["a"]["device"], lk["b"]["device"]} == {"gpu017", "su1-rail3-leaf"}
+    # the label and cable id are the ones cables.csv gives the technician for that link
+    with open(out / "cabling" / "cables.csv", newline="") as fh:
+        rows = [row for row in csv.DictReader(fh) if {row["a_device"], row["b_device"]} == {"gpu017", "su1-rail3-leaf"}]
+    (row,) = rows
+    assert (lk["cable_id"], lk["label"]) == (row["cable_id"], row["label"])
+    assert lk["label"].startswith(f"{devices['gpu017']['rack']}.") and "su1-rail3-leaf" not in lk["label"]
 
+
+def test_swapped_cables_name_both_planned_labels(plan256: Plan, fabric: dict[str, NetNode]) -> None:
+    loc = PlanLocator(plan256)
+    gpu = plan256.device("gpu001")
+    assert loc.location(("gpu001", "mlx5_0")) == loc.location(("gpu001", "bmc"))
+    assert (loc.location(("gpu001", "mlx5_0")).rack, loc.location(("gpu001", "mlx5_0")).unit) == (gpu.rack, gpu.unit)
+    swap(fabric, ("gpu001 mlx5_0", 1), ("gpu001 mlx5_1", 1))
+    (s,) = verify_fabric(plan256, text(fabric)).swapped
+    labels = {lk.label for lk in s.planned}
+    want = {lab for c in plan256.cables for k, lab in zip(c.links, c.labels, strict=True)
+            if plan256.links[k].a_device == "gpu001" and plan256.links[k].a_port in ("mlx5_0", "mlx5_1")}
+    assert labels == want and len(want) == 2 and all(lk.cable_id for lk in s.planned)
 
 def test_verify_cli(cli: Callable[..., object], plan256: Plan, fabric: dict[str, NetNode], tmp_path: Path) -> None:
     design = DESIGNS / "h100-256.yaml"

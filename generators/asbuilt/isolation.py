@@ -18,7 +18,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 
-from generators.model.plan import Plan
+from generators.model.plan import Plan, required
 
 _VRF_BLOCK = re.compile(r"^vrf (\S+)\n vni (\d+)$", re.M)
 _BGP_VRF = re.compile(r"^router bgp \d+ vrf (\S+)\n(.*?)^exit$", re.M | re.S)
@@ -27,10 +27,10 @@ _L2VNI = re.compile(r"^  vni (\d+)\n((?:   .*\n)+?)  exit-vni", re.M)
 
 
 def audit_frontend(plan: Plan, files: Mapping[str, str]) -> list[str]:
-    np_ = plan.extra["netplan"]
+    np_ = required(plan.netplan, "netplan")
     findings: list[str] = []
-    network_of_vrf = {n["vrf"]: n["name"] for n in np_["networks"]}
-    vrf_of_host = {h: a["vrf"] for h, a in np_["hosts"].items()}
+    network_of_vrf = {n["vrf"]: n["name"] for n in np_.networks}
+    vrf_of_host = {h: a["vrf"] for h, a in np_.hosts.items()}
     vlan_vrf: dict[int, set[str]] = defaultdict(set)
     vlan_vni: dict[int, set[int]] = defaultdict(set)
     vrf_vni: dict[str, set[int]] = defaultdict(set)
@@ -92,7 +92,7 @@ def audit_frontend(plan: Plan, files: Mapping[str, str]) -> list[str]:
         if len(users) > 1:
             findings.append(f"route target {t} is shared by {sorted(users)}")
     # storage VLANs: in their own network's VRF and nowhere else
-    for n in np_["networks"]:
+    for n in np_.networks:
         got = vlan_vrf.get(n["storage"]["vlan"], set())
         if got and got != {n["vrf"]}:
             findings.append(f"{n['name']}'s storage VLAN {n['storage']['vlan']} is in {sorted(got)}, not {n['vrf']}")

@@ -12,7 +12,7 @@ label, so a technician can walk to it:
   once with the two ports where the cables must trade places;
 * slow: the link is up at a lower speed or width than planned (dirty or damaged optics).
 
-Rack, unit and cable label come from the cable plan when the plan has one (``plan.extra["cables"]``,
+Rack, unit and cable label come from the cable plan when the plan has one (``plan.cables``,
 one record per link with the columns of ``cabling/cables.csv``); without it the report still names
 device and port.
 """
@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from generators.asbuilt.ibnetdiscover import NetNode, NetParseError, ib_speed, links_of, parse_net
-from generators.model.catalog import Catalog
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.stages.infiniband import switch_port_numbers
@@ -50,54 +49,21 @@ class CableRef:
     label: str | None
 
 
-def _first(d: Mapping[str, Any], *keys: str) -> Any:
-    for k in keys:
-        if d.get(k) not in (None, ""):
-            return d[k]
-    return None
-
-
 class PlanLocator:
-    """Where a port is and which cable serves it, from whatever the plan knows.
-
-    Reads the cable plan if present (``plan.extra["cables"]``: a list of records, flat with
-    ``a_device, a_port, a_rack, a_u, b_...`` like cables.csv, or nested ``{"a": {"device", "port",
-    "rack", "u"}}``) and device placement from ``Device.attrs`` (``rack`` and ``u``/``unit``).
-    Anything missing is simply not shown.
-    """
+    """Where a port is and which cable serves it: racks and units from placement (`Device.rack`,
+    `Device.unit`), cable id and printed label from the cable plan (`plan.cables`, one label per link)."""
 
     def __init__(self, plan: Plan) -> None:
-        self._dev: dict[str, Location] = {}
-        for d in plan.devices:
-            rack, unit = d.attrs.get("rack"), _first(d.attrs, "u", "unit", "rack_unit", "position")
-            if rack is not None or unit is not None:
-                self._dev[d.name] = Location(rack, unit)
-        self._end: dict[End, Location] = {}
+        self._dev = {d.name: Location(d.rack, d.unit) for d in plan.devices if d.rack is not None}
         self._cable: dict[frozenset[End], CableRef] = {}
-        raw = plan.extra.get("cables")
-        if isinstance(raw, Mapping):
-            raw = raw.get("cables") or raw.get("links") or []
-        for c in raw or []:
-            if not isinstance(c, Mapping):
-                continue
-            ends = []
-            for side in ("a", "b"):
-                nested = c.get(side) if isinstance(c.get(side), Mapping) else {}
-                dev = _first(c, f"{side}_device") or _first(nested, "device")
-                port = _first(c, f"{side}_port") or _first(nested, "port")
-                if dev is None or port is None:
-                    break
-                end = (str(dev), str(port))
-                rack = _first(c, f"{side}_rack") or _first(nested, "rack")
-                unit = _first(c, f"{side}_u", f"{side}_unit") or _first(nested, "u", "unit")
-                if rack is not None or unit is not None:
-                    self._end[end] = Location(rack, unit)
-                ends.append(end)
-            if len(ends) == 2:
-                self._cable[frozenset(ends)] = CableRef(_first(c, "cable_id", "id"), _first(c, "label"))
+        links = plan.links
+        for c in plan.cables or []:
+            for k, label in zip(c.links, c.labels, strict=True):
+                lk = links[k]
+                self._cable[frozenset(((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)))] = CableRef(c.id, label)
 
     def location(self, end: End) -> Location:
-        return self._end.get(end) or self._dev.get(end[0]) or Location()
+        return self._dev.get(end[0]) or Location()
 
     def cable(self, a: End, b: End) -> CableRef | None:
         return self._cable.get(frozenset((a, b)))
@@ -221,7 +187,7 @@ def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = Non
                   node_names: Mapping[int, str] | None = None) -> VerifyReport:
     """Compare ibnetdiscover output to the plan's backend. `expect_speed` (e.g. '4xHDR') replaces the
     planned link speed, for a rehearsal on a simulator that cannot run the real one."""
-    catalog = Catalog.model_validate(plan.catalog)
+    catalog = plan.catalog
     idx = plan.index()
     locate = PlanLocator(plan)
     numbers: dict[str, dict[str, int]] = {}
@@ -298,7 +264,7 @@ def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = Non
 
     missing_keys = [k for k in planned if k not in found]
     extra_keys = [k for k in found if k not in planned]
-    rep = VerifyReport(plan.design["name"], len(planned), len(found))
+    rep = VerifyReport(plan.design.name, len(planned), len(found))
 
     # swaps: planned {x,y1} and {x1,y}, found {x,y} and {x1,y1}
     missing_by_end: dict[End, list[frozenset[End]]] = {}

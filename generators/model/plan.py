@@ -1,16 +1,35 @@
 """The compiled plan: the one serializable object every renderer reads (written as DIR/plan.json).
 
 Plain dataclasses inside (fast and small at 65k GPUs); `to_dict`/`from_dict` define the public JSON
-contract, whose shape later stages extend with new top-level keys rather than by changing these.
+contract. Each stage after the fabric owns one typed section (generators.model.sections) under its
+own top-level key; the design and catalog are the validated pydantic objects, dumped as JSON.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from generators.model.catalog import Catalog
+from generators.model.design import Design
+from generators.model.sections import (
+    Bom,
+    Cable,
+    CablingTotals,
+    Floor,
+    InfinibandFacts,
+    NetPlan,
+    PlanShapeError,
+    PlanWarning,
+    Rack,
+    Record,
+    SlurmFacts,
+    Trays,
+)
 
 PLAN_SCHEMA = "railyard.plan/1"
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -63,12 +82,25 @@ class Link:
 
 @dataclass(slots=True)
 class Plan:
-    design: dict[str, Any]  # the resolved, validated design
-    catalog: dict[str, Any]  # the catalog the plan was compiled against (self-contained plan)
+    """Every stage refines one Plan; every renderer and report reads one. The fabric builder fills
+    design, catalog, devices, links and networks; each later stage owns one typed section (None, or
+    empty, until that stage has run)."""
+
+    design: Design  # the resolved, validated design
+    catalog: Catalog  # the catalog the plan was compiled against (the plan is self-contained)
     devices: list[Device]
     links: list[Link]
     networks: dict[str, dict[str, Any]]  # per-network facts: tiers, oversubscription, spare ports, ...
-    extra: dict[str, Any] = field(default_factory=dict)  # later stages: racks, cables, ...
+    racks: list[Rack] = field(default_factory=list)  # placement
+    floor: Floor | None = None  # placement
+    trays: Trays | None = None  # cabling
+    cables: list[Cable] | None = None  # cabling; None: no cable plan (not "no cables")
+    cabling: CablingTotals | None = None  # cabling
+    netplan: NetPlan | None = None  # network plan
+    slurm: SlurmFacts | None = None  # Slurm
+    infiniband: InfinibandFacts | None = None  # InfiniBand (backend on InfiniBand only)
+    bom: Bom | None = None  # BoM
+    warnings: list[PlanWarning] = field(default_factory=list)  # any stage
 
     def device(self, name: str) -> Device:
         return self.index()[name]
@@ -79,32 +111,55 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "schema": PLAN_SCHEMA,
-            "design": self.design,
+            "design": self.design.model_dump(mode="json"),
             "networks": self.networks,
             "devices": [d.to_dict() for d in self.devices],
             "links": [lk.to_dict() for lk in self.links],
         }
-        for k in sorted(self.extra):
-            out[k] = self.extra[k]
-        out["catalog"] = self.catalog
+        for key in SECTIONS:  # alphabetical, as plan.json has always had them
+            value = getattr(self, key)
+            if isinstance(value, list):
+                if value or (key == "cables" and value is not None):
+                    out[key] = [x.to_dict() for x in value]
+            elif value is not None:
+                out[key] = value.to_dict()
+        out["catalog"] = self.catalog.model_dump(mode="json")
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Plan:
-        if d.get("schema") != PLAN_SCHEMA:
-            raise ValueError(f"not a {PLAN_SCHEMA} document (schema={d.get('schema')!r})")
-        known = {"schema", "design", "networks", "devices", "links", "catalog"}
+        if not isinstance(d, dict) or d.get("schema") != PLAN_SCHEMA:
+            schema = d.get("schema") if isinstance(d, dict) else None
+            raise PlanShapeError(f"not a {PLAN_SCHEMA} document (schema={schema!r})")
+        unknown = set(d) - {"schema", "design", "networks", "devices", "links", "catalog", *SECTIONS}
+        if unknown:
+            raise PlanShapeError(f"plan.json: unknown sections {sorted(unknown)}")
+        kw: dict[str, Any] = {}
+        for key, typ in SECTIONS.items():
+            if key not in d:
+                continue
+            v = d[key]
+            kw[key] = [typ.from_dict(x, f"{key}[{i}]") for i, x in enumerate(v)] if key in LIST_SECTIONS \
+                else typ.from_dict(v, key)
         return cls(
-            design=d["design"],
-            catalog=d["catalog"],
+            design=Design.model_validate(d["design"]),
+            catalog=Catalog.model_validate(d["catalog"]),
             devices=[Device(x["name"], x["kind"], x["role"], x["model"], x.get("network"), x.get("ports", 0),
                             x.get("attrs", {}), x.get("spare_ports", []), x.get("rack"), x.get("unit"))
                      for x in d["devices"]],
             links=[Link(x["network"], x["tier"], x["speed_gbps"], x["a"]["device"], x["a"]["port"],
                         x["b"]["device"], x["b"]["port"]) for x in d["links"]],
             networks=d["networks"],
-            extra={k: v for k, v in d.items() if k not in known},
+            **kw,
         )
+
+
+# plan.json key -> record type, in the order plan.json writes them
+SECTIONS: dict[str, type[Record]] = {
+    "bom": Bom, "cables": Cable, "cabling": CablingTotals, "floor": Floor, "infiniband": InfinibandFacts,
+    "netplan": NetPlan, "racks": Rack, "slurm": SlurmFacts, "trays": Trays, "warnings": PlanWarning,
+}
+LIST_SECTIONS = frozenset({"cables", "racks", "warnings"})
 
 
 def dumps(plan: Plan) -> str:
@@ -121,3 +176,10 @@ def dumps(plan: Plan) -> str:
             text = json.dumps(value, indent=1, ensure_ascii=False).replace("\n", "\n ")
         parts.append(f" {json.dumps(key)}: {text}")
     return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def required(section: T | None, name: str) -> T:
+    """A section a reader cannot do without: present, or a clear error naming the stage that makes it."""
+    if section is None:
+        raise PlanShapeError(f"the plan has no {name!r} section: it was compiled without the stage that writes it")
+    return section

@@ -11,7 +11,9 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from generators.model.design import Design
 from generators.model.plan import Plan
+from generators.model.sections import Bom
 from generators.stages.bom import CATEGORIES, CATEGORY_TITLES, NETWORK_CATEGORIES, plan_bom
 
 CSV_COLUMNS = ("category", "kind", "part", "sku", "description", "quantity", "unit", "unit_usd", "total_usd",
@@ -47,12 +49,12 @@ def qty(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.2f}"
 
 
-def bom_csv(bom: dict[str, Any]) -> str:
+def bom_csv(bom: Bom) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
-    for ln in bom["lines"]:
-        w.writerow([f"{ln[c]:.2f}" if c in ("unit_usd", "total_usd") else ln[c] for c in CSV_COLUMNS])
+    for ln in bom.lines:
+        w.writerow([f"{getattr(ln, c):.2f}" if c in ("unit_usd", "total_usd") else getattr(ln, c) for c in CSV_COLUMNS])
     return buf.getvalue()
 
 
@@ -70,27 +72,27 @@ def _segments(parts: list[tuple[str, str, float, str]], width: float) -> list[di
     return out
 
 
-def _context(bom: dict[str, Any], design: dict[str, Any]) -> dict[str, Any]:
-    by_cat = bom["by_category"]
+def _context(bom: Bom, design: Design) -> dict[str, Any]:
+    by_cat = bom.by_category
     cats = [c for c in CATEGORIES if by_cat.get(c, 0) > 0]
     main = _segments([(c, CATEGORY_TITLES[c], by_cat[c], COLORS[c]) for c in cats], 1000.0)
     # the same bar without the compute nodes, whose ~90% share otherwise hides every other choice
     rest = _segments([(c, CATEGORY_TITLES[c], by_cat[c], COLORS[c]) for c in cats if c != "compute"], 1000.0)
     networks = []
     for net in NETWORK_CATEGORIES:
-        lines = [ln for ln in bom["lines"] if ln["category"] == net]
+        lines = [ln for ln in bom.lines if ln.category == net]
         if not lines:
             continue
         kinds: dict[str, float] = {}
         for ln in lines:
-            kinds[ln["kind"]] = kinds.get(ln["kind"], 0.0) + ln["total_usd"]
+            kinds[ln.kind] = kinds.get(ln.kind, 0.0) + ln.total_usd
         networks.append({"key": net, "title": CATEGORY_TITLES[net], "usd": by_cat[net],
                          "segments": _segments([(k, k, v, KIND_COLORS.get(k, "#999")) for k, v in kinds.items()],
                                                1000.0 * by_cat[net] / max(by_cat[n] for n in NETWORK_CATEGORIES))})
     groups = [{"key": c, "title": CATEGORY_TITLES[c], "usd": by_cat[c], "color": COLORS[c],
-               "lines": [ln for ln in bom["lines"] if ln["category"] == c]} for c in cats]
+               "lines": [ln for ln in bom.lines if ln.category == c]} for c in cats]
     return {"bom": bom, "design": design, "main": main, "rest": rest,
-            "rest_usd": bom["total_usd"] - by_cat.get("compute", 0.0), "networks": networks, "groups": groups,
+            "rest_usd": bom.total_usd - by_cat.get("compute", 0.0), "networks": networks, "groups": groups,
             "kind_colors": KIND_COLORS}
 
 
@@ -107,7 +109,7 @@ def _env() -> Environment:
     return _ENV
 
 
-def bom_html(bom: dict[str, Any], design: dict[str, Any]) -> str:
+def bom_html(bom: Bom, design: Design) -> str:
     return _env().get_template("bom.html.j2").render(**_context(bom, design))
 
 
@@ -115,6 +117,6 @@ def render_bom(plan: Plan) -> dict[str, str]:
     bom = plan_bom(plan)
     return {
         "bom.csv": bom_csv(bom),
-        "bom.json": json.dumps(bom, indent=1, ensure_ascii=False) + "\n",
+        "bom.json": json.dumps(bom.to_dict(), indent=1, ensure_ascii=False) + "\n",
         "bom.html": bom_html(bom, plan.design),
     }

@@ -18,7 +18,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from generators.model.catalog import Catalog
-from generators.model.plan import Device, Plan
+from generators.model.plan import Device, Plan, required
+from generators.model.sections import Rack as RackRecord
 from generators.stages.placement import device_size
 
 CABLE_COLUMNS = ["cable_id", "label", "network", "tier", "a_rack", "a_u", "a_device", "a_port", "b_rack", "b_u",
@@ -61,16 +62,16 @@ def link_rows(plan: Plan) -> Iterator[dict[str, Any]]:
     """One record per link with both ends and the chosen part, in cable-id order."""
     devs = plan.index()
     links = plan.links
-    for cab in plan.extra.get("cables", []):
-        xa, xb = cab["a_transceiver"] or "", cab["b_transceiver"] or ""
-        for j, k in enumerate(cab["links"]):
+    for cab in (plan.cables or []):
+        xa, xb = cab.a_transceiver or "", cab.b_transceiver or ""
+        for j, k in enumerate(cab.links):
             lk = links[k]
             yield {
-                "cable_id": cab["id"], "label": cab["labels"][j], "network": lk.network, "tier": lk.tier,
+                "cable_id": cab.id, "label": cab.labels[j], "network": lk.network, "tier": lk.tier,
                 "a": devs[lk.a_device], "a_port": lk.a_port, "b": devs[lk.b_device], "b_port": lk.b_port,
-                "media": cab["media"], "part": cab["parts"][j], "length_m": cab["length_m"][j],
-                "reach_m": cab["reach_m"], "a_x": xa, "b_x": xb,
-                "route": cab["route"][j], "routed_m": cab["routed_m"][j],
+                "media": cab.media, "part": cab.parts[j], "length_m": cab.length_m[j],
+                "reach_m": cab.reach_m, "a_x": xa, "b_x": xb,
+                "route": cab.route[j], "routed_m": cab.routed_m[j],
             }
 
 
@@ -80,25 +81,25 @@ def _cable_table(plan: Plan) -> list[list[str]]:
     links = plan.links
     num: dict[float, str] = {}
     rows: list[list[str]] = []
-    for cab in plan.extra.get("cables", []):
-        xa, xb = cab["a_transceiver"] or "", cab["b_transceiver"] or ""
-        cid, media, reach = cab["id"], cab["media"], cab["reach_m"]
+    for cab in (plan.cables or []):
+        xa, xb = cab.a_transceiver or "", cab.b_transceiver or ""
+        cid, media, reach = cab.id, cab.media, cab.reach_m
         reach_s = num.get(reach) or num.setdefault(reach, _num(reach))
-        for j, k in enumerate(cab["links"]):
+        for j, k in enumerate(cab.links):
             lk = links[k]
             ra, ua = where[lk.a_device]
             rb, ub = where[lk.b_device]
-            length = cab["length_m"][j]
-            rows.append([cid, cab["labels"][j], lk.network, lk.tier, ra, ua, lk.a_device, lk.a_port, rb, ub,
-                         lk.b_device, lk.b_port, media, cab["parts"][j], num.get(length) or num.setdefault(
-                             length, _num(length)), reach_s, xa, xb, cab["route"][j]])
+            length = cab.length_m[j]
+            rows.append([cid, cab.labels[j], lk.network, lk.tier, ra, ua, lk.a_device, lk.a_port, rb, ub,
+                         lk.b_device, lk.b_port, media, cab.parts[j], num.get(length) or num.setdefault(
+                             length, _num(length)), reach_s, xa, xb, cab.route[j]])
     return rows
 
 
 def render_cabling(plan: Plan) -> dict[str, str]:
-    if "cables" not in plan.extra:
+    if plan.cables is None:
         return {}
-    site = plan.extra["floor"]["site"]
+    site = required(plan.floor, "floor").site
     table = _cable_table(plan)
     out: dict[str, str] = {}
     out["cabling/cables.csv"] = _csv(CABLE_COLUMNS, (r[:18] for r in table))
@@ -131,8 +132,8 @@ def render_rack_sheets(plan: Plan, table: list[list[str]]) -> dict[str, str]:
     for d in plan.devices:
         if d.rack is not None:
             devices[d.rack].append(d)
-    floor = plan.extra["floor"]
-    catalog = Catalog.model_validate(plan.catalog)
+    floor = required(plan.floor, "floor")
+    catalog = plan.catalog
     template = _ENV.get_template("rack_sheet.html.j2")
     out: dict[str, str] = {}
     memo: dict[str, str] = {}
@@ -144,8 +145,8 @@ def render_rack_sheets(plan: Plan, table: list[list[str]]) -> dict[str, str]:
             r = memo[v] = escape(v)
         return r
 
-    for rack in plan.extra["racks"]:
-        name = rack["name"]
+    for rack in plan.racks:
+        name = rack.name
         entries = by_rack.get(name, [])
         entries.sort(key=lambda x: x[0])
         rows = [row for _, row in entries]
@@ -160,20 +161,20 @@ def render_rack_sheets(plan: Plan, table: list[list[str]]) -> dict[str, str]:
             f"<td class=n>{e(t[17])}</td><td>{e(t[9])}</td><td>{e(t[14])}</td></tr>\n"
             for t in rows)
         out[f"cabling/racks/{name}.html"] = template.render(
-            rack=rack, site=floor["site"], design=plan.design["name"], elevation=_elevation(rack, devs, catalog),
+            rack=rack, site=floor.site, design=plan.design.name, elevation=_elevation(rack, devs, catalog),
             devices=[{"u": d.unit, "name": d.name, "model": d.model, "kind": d.kind,
                       "slot": d.attrs.get("slot", "")} for d in devs],
             cable_rows=body, cable_count=len(rows))
     return out
 
 
-def _elevation(rack: dict[str, Any], devs: list[Device], catalog: Catalog) -> str:
+def _elevation(rack: RackRecord, devs: list[Device], catalog: Catalog) -> str:
     """Front elevation of a rack as inline SVG: numbered units, devices by kind, PDUs in the rear channels."""
-    units = rack["units"]
+    units = rack.units
     uh, left, width = 14, 28, 230
     h = units * uh + 20
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="elevation" viewBox="0 0 {left + width + 50} {h}" '
-             f'width="{left + width + 50}" height="{h}" role="img" aria-label="rack {escape(rack["name"])} elevation">',
+             f'width="{left + width + 50}" height="{h}" role="img" aria-label="rack {escape(rack.name)} elevation">',
              f'<rect x="{left}" y="10" width="{width}" height="{units * uh}" fill="#fafafa" stroke="#333"/>']
     for u in range(1, units + 1):
         y = 10 + (units - u) * uh
@@ -216,17 +217,17 @@ def _fill_colour(fill: float, limit: float) -> str:
 
 
 def render_floor(plan: Plan) -> dict[str, str]:
-    floor = plan.extra.get("floor")
+    floor = plan.floor
     if floor is None:
         return {}
-    xs = [p[0] for p in floor["outline_mm"]]
-    ys = [p[1] for p in floor["outline_mm"]]
+    xs = [p[0] for p in floor.outline_mm]
+    ys = [p[1] for p in floor.outline_mm]
     x0, y0 = min(xs), min(ys)
     w, d = max(xs) - x0, max(ys) - y0
-    trays = plan.extra.get("trays")
+    trays = plan.trays
     legend = [(role, colour, "rect") for role, colour in ROLE_COLOR.items()]
     if trays:
-        lim = trays["fill_limit"]
+        lim = trays.fill_limit
         legend += [(f"tray {label}", _fill_colour(f * lim, lim), "line")
                    for label, f in (("empty", 0.0), ("at half its fill limit", 0.5), ("at its fill limit", 1.0))]
     legend_w = 7000  # a column to the right of the room
@@ -235,27 +236,27 @@ def render_floor(plan: Plan) -> dict[str, str]:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{x0:g} {y0:g} {w + legend_w:g} {height:g}" '
            f'width="{(w + legend_w) * scale:.0f}" height="{height * scale:.0f}" '
            'font-family="DejaVu Sans, sans-serif">',
-           f"<title>{escape(plan.design['name'])}: floor of {escape(floor['site'])}</title>",
-           '<polygon points="' + " ".join(f"{x:g},{y:g}" for x, y in floor["outline_mm"])
+           f"<title>{escape(plan.design.name)}: floor of {escape(floor.site)}</title>",
+           '<polygon points="' + " ".join(f"{x:g},{y:g}" for x, y in floor.outline_mm)
            + '" fill="#ffffff" stroke="#000" stroke-width="40"/>']
-    for k in floor["keepouts"]:
+    for k in floor.keepouts:
         out.append(f'<rect x="{k["x_mm"]}" y="{k["y_mm"]}" width="{k["width_mm"]}" height="{k["depth_mm"]}" '
                    f'fill="#777" fill-opacity="0.6"><title>keep-out {escape(k["name"])}</title></rect>')
     if trays:
-        for s in trays["segments"]:
-            (xa, ya), (xb, yb) = s["a_mm"], s["b_mm"]
+        for s in trays.segments:
+            (xa, ya), (xb, yb) = s.a_mm, s.b_mm
             out.append(f'<line x1="{xa:g}" y1="{ya:g}" x2="{xb:g}" y2="{yb:g}" '
-                       f'stroke="{_fill_colour(s["fill"], trays["fill_limit"])}" stroke-width="160" '
-                       f'stroke-linecap="round"><title>{s["id"]}: {s["fill"]:.1%} full, {s["length_m"]:g} m'
+                       f'stroke="{_fill_colour(s.fill, trays.fill_limit)}" stroke-width="160" '
+                       f'stroke-linecap="round"><title>{s.id}: {s.fill:.1%} full, {s.length_m:g} m'
                        '</title></line>')
-    for r in plan.extra["racks"]:
-        out.append(f'<rect x="{r["x_mm"]:g}" y="{r["y_mm"]:g}" width="{r["width_mm"]}" height="{r["depth_mm"]}" '
-                   f'fill="{ROLE_COLOR.get(r["role"], "#ddd")}" fill-opacity="0.85" stroke="#222" stroke-width="15">'
-                   f'<title>{escape(r["name"])}: {r["role"]}, {r["power_kw"]:g} of {r["power_budget_kw"]:g} kW, '
-                   f'{r["units_used"]} of {r["units"]}U</title></rect>')
-    for row in floor["rows"]:
-        out.append(f'<text x="{row["x_mm"] - 80:g}" y="{row["y_mm"] + 700:g}" font-size="420" '
-                   f'text-anchor="end">{escape(row["name"])}</text>')
+    for r in plan.racks:
+        out.append(f'<rect x="{r.x_mm:g}" y="{r.y_mm:g}" width="{r.width_mm}" height="{r.depth_mm}" '
+                   f'fill="{ROLE_COLOR.get(r.role, "#ddd")}" fill-opacity="0.85" stroke="#222" stroke-width="15">'
+                   f'<title>{escape(r.name)}: {r.role}, {r.power_kw:g} of {r.power_budget_kw:g} kW, '
+                   f'{r.units_used} of {r.units}U</title></rect>')
+    for row in floor.rows:
+        out.append(f'<text x="{row.x_mm - 80:g}" y="{row.y_mm + 700:g}" font-size="420" '
+                   f'text-anchor="end">{escape(row.name)}</text>')
     lx = x0 + w + 500
     for n, (label, colour, shape) in enumerate(legend):
         y = y0 + 300 + 700 * n

@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from generators.model.plan import Device, Plan
+from generators.model.plan import Device, Plan, required
 
 FABRIC_TIERS = ("leaf-spine", "spine-core", "access-agg")
 
@@ -65,16 +65,16 @@ def _ports_by_switch(plan: Plan, network: str) -> dict[str, dict[str, PortUse]]:
 
 def frontend_views(plan: Plan) -> dict[str, SwitchView]:
     """Every frontend switch with its ports, VLAN memberships and VRFs."""
-    np_ = plan.extra["netplan"]
+    np_ = required(plan.netplan, "netplan")
     devs = plan.index()
-    by_vrf = {n["vrf"]: n for n in np_["networks"]}
-    network_of_host = {h: by_vrf[a["vrf"]] for h, a in np_["hosts"].items()}
+    by_vrf = {n["vrf"]: n for n in np_.networks}
+    network_of_host = {h: by_vrf[a["vrf"]] for h, a in np_.hosts.items()}
     ports = _ports_by_switch(plan, "frontend")
     out: dict[str, SwitchView] = {}
     for d in plan.devices:
         if d.kind != "switch" or d.network != "frontend":
             continue
-        v = SwitchView(d, np_["asn"][d.name], np_["loopbacks"][d.name], ports.get(d.name, {}))
+        v = SwitchView(d, np_.asn[d.name], np_.loopbacks[d.name], ports.get(d.name, {}))
         used: dict[str, dict[str, Any]] = {}
         for p in v.ports.values():
             if p.fabric:
@@ -82,8 +82,8 @@ def frontend_views(plan: Plan) -> dict[str, SwitchView]:
             kind = devs[p.peer].kind
             if kind == "storage":
                 # storage front-ends serve every network, each on its own tagged storage VLAN
-                p.tagged = [n["storage"]["vlan"] for n in np_["networks"]]
-                for n in np_["networks"]:
+                p.tagged = [n["storage"]["vlan"] for n in np_.networks]
+                for n in np_.networks:
                     used[n["vrf"]] = n
                     v.vlans[n["storage"]["vlan"]] = {"network": n["name"], "vrf": n["vrf"], "kind": "storage",
                                                      **n["storage"]}
@@ -92,7 +92,7 @@ def frontend_views(plan: Plan) -> dict[str, SwitchView]:
                 p.untagged = n["hosts"]["vlan"]
                 used[n["vrf"]] = n
                 v.vlans[n["hosts"]["vlan"]] = {"network": n["name"], "vrf": n["vrf"], "kind": "hosts", **n["hosts"]}
-        v.vrfs = [n for n in np_["networks"] if n["vrf"] in used]
+        v.vrfs = [n for n in np_.networks if n["vrf"] in used]
         v.vlans = dict(sorted(v.vlans.items()))
         out[d.name] = v
     return out
@@ -101,14 +101,14 @@ def frontend_views(plan: Plan) -> dict[str, SwitchView]:
 def oob_views(plan: Plan) -> dict[str, SwitchView]:
     """Every out-of-band switch (access and aggregation) with its ports; access ports carry the
     BMC or management VLAN of whatever the plan wired to them."""
-    np_ = plan.extra["netplan"]
+    np_ = required(plan.netplan, "netplan")
     ports = _ports_by_switch(plan, "oob")
-    on_port = {(r["switch"], r["switch_port"]): r for r in np_["oob"]["ports"]}
+    on_port = {(r["switch"], r["switch_port"]): r for r in np_.oob["ports"]}
     out: dict[str, SwitchView] = {}
     for d in plan.devices:
         if d.kind != "switch" or d.network != "oob":
             continue
-        v = SwitchView(d, np_["asn"][d.name], np_["loopbacks"][d.name], ports.get(d.name, {}))
+        v = SwitchView(d, np_.asn[d.name], np_.loopbacks[d.name], ports.get(d.name, {}))
         for p in v.ports.values():
             r = on_port.get((d.name, p.port))
             if r is not None:
@@ -119,4 +119,4 @@ def oob_views(plan: Plan) -> dict[str, SwitchView]:
 
 def rt(plan: Plan, vni: int) -> str:
     """Route target of a VNI: <admin>:<VNI>, the same on every switch and vendor."""
-    return f"{plan.design['frontend']['evpn']['route_target_admin']}:{vni}"
+    return f"{plan.design.frontend.evpn.route_target_admin}:{vni}"

@@ -13,12 +13,12 @@ import json
 from ipaddress import ip_interface
 from typing import Any
 
-from generators.model.plan import Plan
+from generators.model.plan import Plan, required
 
 
 def kea_config(plan: Plan) -> dict[str, Any]:
-    np_ = plan.extra["netplan"]
-    oob = np_["oob"]
+    np_ = required(plan.netplan, "netplan")
+    oob = np_.oob
     by_subnet: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in oob["ports"]:
         label = f"{r['device']}-bmc" if r["kind"] == "bmc" else r["device"]
@@ -54,13 +54,13 @@ def kea_config(plan: Plan) -> dict[str, Any]:
         "valid-lifetime": 86400,
         "renew-timer": 43200,
         "rebind-timer": 75600,
-        "option-data": [{"name": "domain-name", "data": np_["domain"]}],
+        "option-data": [{"name": "domain-name", "data": np_.domain}],
         "subnet4": subnets,
         "loggers": [{"name": "kea-dhcp4", "output_options": [{"output": "stdout"}], "severity": "INFO"}],
     }}
 
 
 def render_kea(plan: Plan) -> dict[str, str]:
-    if "netplan" not in plan.extra:
+    if plan.netplan is None:
         return {}
     return {"oob/kea-dhcp4.conf": json.dumps(kea_config(plan), indent=2) + "\n"}

@@ -14,7 +14,7 @@ import json
 from ipaddress import IPv4Network, ip_interface, ip_network
 from typing import Any
 
-from generators.model.plan import Plan
+from generators.model.plan import Plan, required
 
 SCHEMA = "railyard.storage-tenants/1"
 
@@ -26,7 +26,7 @@ def _net(s: str) -> IPv4Network:
 
 
 def storage_spec(plan: Plan) -> dict[str, Any]:
-    np_ = plan.extra["netplan"]
+    np_ = required(plan.netplan, "netplan")
     devs = plan.index()
     ports: dict[str, list[str]] = {}
     for lk in plan.links:
@@ -35,12 +35,12 @@ def storage_spec(plan: Plan) -> dict[str, Any]:
     servers = [{"name": d.name, "model": d.model, "ports": ports.get(d.name, [])}
                for d in plan.devices if d.kind == "storage"]
     tenants = []
-    for n in np_["networks"]:
+    for n in np_.networks:
         s, h = n["storage"], n["hosts"]
         snet, hnet = _net(s["subnet"]), _net(h["subnet"])
         fronts = []
         for srv in servers:
-            for p, addr in zip(srv["ports"], np_["storage_addresses"][srv["name"]][n["vrf"]], strict=False):
+            for p, addr in zip(srv["ports"], np_.storage_addresses[srv["name"]][n["vrf"]], strict=False):
                 fronts.append({"server": srv["name"], "port": p, "address": addr})
         ips = [str(ip_interface(f["address"]).ip) for f in fronts]
         client_range = [str(hnet.network_address + 1), str(hnet.broadcast_address - 1)]
@@ -69,10 +69,10 @@ def storage_spec(plan: Plan) -> dict[str, Any]:
                                  "rules": [{"type": "ip", "value": f"{hnet.network_address}/{hnet.netmask}"}]},
             },
         })
-    return {"schema": SCHEMA, "design": plan.design["name"], "storage_servers": servers, "tenants": tenants}
+    return {"schema": SCHEMA, "design": plan.design.name, "storage_servers": servers, "tenants": tenants}
 
 
 def render_storage_tenants(plan: Plan) -> dict[str, str]:
-    if "netplan" not in plan.extra:
+    if plan.netplan is None:
         return {}
     return {"storage/tenants.json": json.dumps(storage_spec(plan), indent=2) + "\n"}

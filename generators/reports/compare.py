@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from rich.table import Table
 
+from generators.model.sections import Bom
 from generators.renderers.bom import usd
 from generators.stages.bom import CATEGORIES, CATEGORY_TITLES, pct
 
@@ -37,14 +37,14 @@ class Row:
         return tuple(pct(v, base) for v in self.values)
 
 
-def compare_rows(boms: list[dict[str, Any]]) -> list[Row]:
+def compare_rows(boms: list[Bom]) -> list[Row]:
     rows = []
     for c in CATEGORIES:
-        vals = tuple(float(b["by_category"].get(c, 0.0)) for b in boms)
+        vals = tuple(float(b.by_category.get(c, 0.0)) for b in boms)
         if any(vals):
             rows.append(Row(CATEGORY_TITLES[c], vals, emphasis=c == "backend"))
     for key, label in TOTAL_ROWS:
-        vals = tuple(float(b["node"]["unit_usd"] if key == "node_usd" else b[key]) for b in boms)
+        vals = tuple(float(b.node["unit_usd"] if key == "node_usd" else getattr(b, key)) for b in boms)
         rows.append(Row(label, vals, emphasis=key in ("total_usd", "per_server_excl_storage_usd")))
     return rows
 
@@ -61,11 +61,11 @@ def _cell(value: float, delta: float, first: bool) -> str:
     return usd(value) if first else f"{usd(value)} ({_delta(delta)})"
 
 
-def compare_table(boms: list[dict[str, Any]]) -> Table:
-    t = Table(title=f"railyard compare: cost by category, deltas against {boms[0]['design']}")
+def compare_table(boms: list[Bom]) -> Table:
+    t = Table(title=f"railyard compare: cost by category, deltas against {boms[0].design}")
     t.add_column("", no_wrap=True)
     for i, b in enumerate(boms):
-        t.add_column(f"{b['design']}\n{b['gpus']:,} GPUs" + ("" if i else " (base)"), justify="right")
+        t.add_column(f"{b.design}\n{b.gpus:,} GPUs" + ("" if i else " (base)"), justify="right")
     for row in compare_rows(boms):
         cells = [_cell(v, d, i == 0) for i, (v, d) in enumerate(zip(row.values, row.deltas(), strict=True))]
         style = "bold" if row.emphasis else None
@@ -73,8 +73,8 @@ def compare_table(boms: list[dict[str, Any]]) -> Table:
     return t
 
 
-def compare_markdown(boms: list[dict[str, Any]]) -> str:
-    head = ["USD"] + [f"{b['design']}" + ("" if i else " (base)") for i, b in enumerate(boms)]
+def compare_markdown(boms: list[Bom]) -> str:
+    head = ["USD"] + [f"{b.design}" + ("" if i else " (base)") for i, b in enumerate(boms)]
     out = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(boms) + "|"]
     for row in compare_rows(boms):
         cells = [_cell(v, d, i == 0) for i, (v, d) in enumerate(zip(row.values, row.deltas(), strict=True))]

@@ -8,7 +8,9 @@ scripts/playbook_figures.py), so a price change that breaks the calibration fail
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from generators.model.sections import Bom
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +55,11 @@ FIGURES: tuple[Figure, ...] = (
 )
 
 
-def achieved(f: Figure, boms: dict[str, dict[str, Any]]) -> float:
+def achieved(f: Figure, boms: dict[str, Bom]) -> float:
     bom = boms[f.design]
     if f.metric == "node":
-        return float(bom["node"]["unit_usd"])
+        return float(bom.node["unit_usd"])
     if f.metric == "per_server_excl_storage":
-        return float(bom["per_server_excl_storage_usd"])
-    base = boms[f.base]["backend_fabric_usd"]
-    return (bom["backend_fabric_usd"] / base - 1) * 100
+        return float(bom.per_server_excl_storage_usd)
+    base = boms[f.base].backend_fabric_usd
+    return (bom.backend_fabric_usd / base - 1) * 100

@@ -15,7 +15,7 @@ NETWORKS = ("backend", "frontend", "oob")
 
 def counts(plan: Plan) -> dict[str, Any]:
     servers = [d for d in plan.devices if d.kind == "server"]
-    gpus_per = plan.catalog["servers"][plan.design["compute"]["server"]]["gpus"]
+    gpus_per = plan.catalog.servers[plan.design.compute.server].gpus
     switches: Counter[tuple[str, str]] = Counter()
     for d in plan.devices:
         if d.kind == "switch":
@@ -28,14 +28,14 @@ def counts(plan: Plan) -> dict[str, Any]:
         "management_nodes": sum(d.kind == "management" for d in plan.devices),
         "switches": {f"{n}/{r}": c for (n, r), c in sorted(switches.items())},
         "links": {f"{n}/{t}": c for (n, t), c in sorted(links.items())},
-        "racks": dict(sorted(Counter(r["role"] for r in plan.extra.get("racks", [])).items())),
-        "cabling": plan.extra.get("cabling", {}),
+        "racks": dict(sorted(Counter(r.role for r in plan.racks).items())),
+        "cabling": plan.cabling.to_dict() if plan.cabling is not None else {},
     }
 
 
 def summary_table(plan: Plan) -> Table:
     c = counts(plan)
-    t = Table(title=f"railyard: {plan.design['name']}", show_lines=False)
+    t = Table(title=f"railyard: {plan.design.name}", show_lines=False)
     t.add_column("what")
     t.add_column("network")
     t.add_column("count", justify="right")
@@ -58,14 +58,14 @@ def summary_table(plan: Plan) -> Table:
             t.add_row("tiers", net, str(info["tiers"]))
         if "spare_ports" in info:
             t.add_row("spare switch ports", net, f"{info['spare_ports']:,}")
-    sl = plan.extra.get("slurm")
+    sl = plan.slurm
     if sl:
-        t.add_row("slurm switches by level", "backend", " / ".join(str(n) for n in sl["switches_per_level"]))
-        t.add_row("slurm blocks (sizes)", "backend", f"{sl['blocks']} ({','.join(map(str, sl['block_sizes']))})")
-    ib = plan.extra.get("infiniband")
+        t.add_row("slurm switches by level", "backend", " / ".join(str(n) for n in sl.switches_per_level))
+        t.add_row("slurm blocks (sizes)", "backend", f"{sl.blocks} ({','.join(map(str, sl.block_sizes))})")
+    ib = plan.infiniband
     if ib:
-        t.add_row("subnet managers", "backend", ", ".join(s["node"] for s in ib["subnet_managers"]))
-        t.add_row("partition keys", "backend", ", ".join(f"{p['name']} {p['pkey']}" for p in ib["partitions"]))
+        t.add_row("subnet managers", "backend", ", ".join(s.node for s in ib.subnet_managers))
+        t.add_row("partition keys", "backend", ", ".join(f"{p.name} {p.pkey}" for p in ib.partitions))
     bis = plan.networks.get("backend", {}).get("bisection")
     if bis:
         t.add_row("bisection (max-flow)", "backend", f"{bis['ratio']:.0%} of {bis['demand_gbps']:,} Gb/s")
@@ -90,15 +90,15 @@ def summary_table(plan: Plan) -> Table:
 
 
 def _bom_rows(t: Table, plan: Plan) -> None:
-    bom = plan.extra.get("bom")
+    bom = plan.bom
     if not bom:
         return
-    t.add_row("cost: cluster total", "", f"${bom['total_usd']:,.0f}")
+    t.add_row("cost: cluster total", "", f"${bom.total_usd:,.0f}")
     for net in NETWORKS:
-        t.add_row("cost: network", net, f"${bom['by_category'].get(net, 0):,.0f}")
-    t.add_row("cost: per compute server, excl. storage", "", f"${bom['per_server_excl_storage_usd']:,.0f}")
-    t.add_row("cost: per GPU", "", f"${bom['per_gpu_usd']:,.0f}")
-    st = bom.get("storage") or {}
+        t.add_row("cost: network", net, f"${bom.by_category.get(net, 0):,.0f}")
+    t.add_row("cost: per compute server, excl. storage", "", f"${bom.per_server_excl_storage_usd:,.0f}")
+    t.add_row("cost: per GPU", "", f"${bom.per_gpu_usd:,.0f}")
+    st = bom.storage or {}
     if st:
         t.add_row("storage: usable / bandwidth", "",
                   f"{st['usable_tb'] / 1000:,.2f} PB / {st['bandwidth_gbps']:,.0f} GB/s")

@@ -19,10 +19,11 @@ from typing import Any
 from generators.model.catalog import Catalog, Price, ServerConfig, ServerModel
 from generators.model.design import Design, resolved_config
 from generators.model.plan import Plan
+from generators.model.sections import Bom, BomLine, PlanWarning
 from generators.stages.cabling import _port_maps  # the cable plan's port -> cage map, so both count cages alike
 from generators.stages.storage import HA_MIN_SERVERS, size_storage
 
-BOM_SCHEMA = "railyard.bom/1"
+BOM_SCHEMA = Bom.SCHEMA
 CATEGORIES = ("compute", "rack", "backend", "frontend", "oob", "storage", "management", "software")
 NETWORK_CATEGORIES = ("backend", "frontend", "oob")
 KINDS = ("server", "component", "rack", "pdu", "switch", "transceiver", "cable", "license")
@@ -201,8 +202,8 @@ def _switch_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
 
 
 def _rack_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
-    racks = plan.extra.get("racks") or []
-    model_key = (plan.extra.get("floor") or {}).get("rack_model")
+    racks = plan.racks or []
+    model_key = plan.floor.rack_model if plan.floor is not None else None
     if racks and model_key:
         rk = catalog.racks[model_key]
         out.add("rack", "rack", model_key, rk.description, len(racks), rk.price)
@@ -222,7 +223,7 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
     One line per stocked SKU (what procurement orders). A transceiver is counted once per cage:
     the two ports of a twin-port OSFP cage share one twin-port transceiver, so counting per link
     would double the switch-side optics."""
-    cables = plan.extra.get("cables")
+    cables = plan.cables
     if cables is None:  # a plan compiled without the cable plan has nothing to count here
         return {}
     stock = _stocked(catalog)
@@ -232,15 +233,15 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
     cable_n: Counter[tuple[str, str]] = Counter()  # (network, SKU) -> physical cables
     xcvr_n: Counter[tuple[str, str]] = Counter()  # (network, part) -> transceivers
     for c in cables:
-        net = c["network"]
+        net = c.network
         # "parts" names the stocked SKU of each physical cable: one per link for fibers and single
         # cables, one for a twin-port DAC or splitter that serves two links
-        for sku in c["parts"][:c["physical"]]:
+        for sku in c.parts[:c.physical]:
             cable_n[(net, sku)] += 1
-        xa, xb = c.get("a_transceiver"), c.get("b_transceiver")
+        xa, xb = c.a_transceiver, c.b_transceiver
         if not (xa or xb):
             continue
-        for k in c["links"]:
+        for k in c.links:
             lk = plan.links[k]
             for dev, port, part in ((lk.a_device, lk.a_port, xa), (lk.b_device, lk.b_port, xb)):
                 if not part:
@@ -324,10 +325,10 @@ def _software_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog, g
 # ---------------------------------------------------------------------------------------------- bom
 
 
-def build_bom(plan: Plan, catalog: Catalog | None = None) -> dict[str, Any]:
+def build_bom(plan: Plan, catalog: Catalog | None = None) -> Bom:
     """The BoM as a JSON-ready dict (the shape of DIR/bom.json and plan.json's `bom`)."""
-    catalog = catalog or Catalog.model_validate(plan.catalog)
-    design = Design.model_validate(plan.design)
+    catalog = catalog or plan.catalog
+    design = plan.design
     servers = sum(1 for d in plan.devices if d.kind == "server")
     gpus = servers * catalog.servers[design.compute.server].gpus
     out = _Lines()
@@ -345,41 +346,41 @@ def build_bom(plan: Plan, catalog: Catalog | None = None) -> dict[str, Any]:
         by_category[ln.category] += ln.total_usd
     total = sum(by_category.values())
     excl_storage = total - by_category["storage"]
-    warnings = []
+    warnings: list[PlanWarning] = []
     if 0 < design.storage.count < HA_MIN_SERVERS:
-        warnings.append({"field": "storage.count",
-                         "message": f"{design.storage.count} storage servers: storage software vendors (Weka, VAST) "
-                                    f"want at least {HA_MIN_SERVERS} for high availability"})
-    return {
-        "schema": BOM_SCHEMA,
-        "design": design.name,
-        "currency": "USD",
-        "servers": servers,
-        "gpus": gpus,
-        "total_usd": _money(total),
-        "per_server_usd": _money(total / servers),
-        "per_gpu_usd": _money(total / gpus) if gpus else 0.0,
-        "per_server_excl_storage_usd": _money(excl_storage / servers),
-        "per_gpu_excl_storage_usd": _money(excl_storage / gpus) if gpus else 0.0,
-        "backend_fabric_usd": _money(by_category["backend"]),
-        "by_category": {c: _money(v) for c, v in by_category.items()},
-        "node": node,
-        "networks": media,
-        "storage": storage,
-        "software": software,
-        "warnings": warnings,
-        "lines": [ln.to_dict() for ln in lines],
-    }
+        warnings.append(PlanWarning(field="storage.count",
+                                    message=f"{design.storage.count} storage servers: storage software vendors "
+                                            f"(Weka, VAST) want at least {HA_MIN_SERVERS} for high availability"))
+    return Bom(
+        schema=BOM_SCHEMA,
+        design=design.name,
+        currency="USD",
+        servers=servers,
+        gpus=gpus,
+        total_usd=_money(total),
+        per_server_usd=_money(total / servers),
+        per_gpu_usd=_money(total / gpus) if gpus else 0.0,
+        per_server_excl_storage_usd=_money(excl_storage / servers),
+        per_gpu_excl_storage_usd=_money(excl_storage / gpus) if gpus else 0.0,
+        backend_fabric_usd=_money(by_category["backend"]),
+        by_category={c: _money(v) for c, v in by_category.items()},
+        node=node,
+        networks=media,
+        storage=storage,
+        software=software,
+        warnings=warnings,
+        lines=[BomLine.from_dict(ln.to_dict()) for ln in lines],
+    )
 
 
 def bom_stage(plan: Plan, catalog: Catalog) -> None:
     """Compiler stage: price the finished plan (runs after placement and cabling)."""
-    plan.extra["bom"] = build_bom(plan, catalog)
+    plan.bom = build_bom(plan, catalog)
 
 
-def plan_bom(plan: Plan) -> dict[str, Any]:
+def plan_bom(plan: Plan) -> Bom:
     """The plan's BoM, computed when an older plan.json has none."""
-    bom = plan.extra.get("bom")
+    bom = plan.bom
     return bom if bom is not None else build_bom(plan)
 
 

@@ -33,7 +33,10 @@ from shapely.geometry import LineString, box
 from generators.model.catalog import COPPER, Cable, Catalog, Transceiver
 from generators.model.design import Design, resolved_config
 from generators.model.errors import DesignError, Problem
-from generators.model.plan import Device, Plan
+from generators.model.plan import Device, Plan, required
+from generators.model.sections import Cable as CableRecord
+from generators.model.sections import CablingTotals, TraySegment
+from generators.model.sections import Trays as TraysRecord
 from generators.stages.fabric import port_table
 from generators.stages.placement import device_size, rack_height_mm, unit_centre_mm
 
@@ -109,7 +112,7 @@ def _port_maps(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[s
 @dataclass(slots=True)
 class Trays:
     graph: nx.Graph
-    segments: list[dict[str, Any]]  # id, a, b (mm), length_m
+    segments: list[TraySegment]
     node_of_rack: dict[str, Any]
     z_tray_mm: float
 
@@ -118,8 +121,7 @@ def build_trays(plan: Plan, design: Design) -> Trays:
     site = design.site
     w, d = site.rack.width_mm, site.rack.depth_mm
     fl, tray = site.floor, site.tray
-    floor = plan.extra["floor"]
-    rows = floor["rows"]
+    rows = required(plan.floor, "floor").rows
     g = nx.Graph()
     pos: dict[Any, tuple[float, float]] = {}
     ext = fl.end_aisle_mm / 2
@@ -137,19 +139,19 @@ def build_trays(plan: Plan, design: Design) -> Trays:
 
     ends: list[Any] = []
     for ri, r in enumerate(rows):
-        yc = r["y_mm"] + d / 2
-        left = node_at(r["x_mm"] - ext, yc)
+        yc = r.y_mm + d / 2
+        left = node_at(r.x_mm - ext, yc)
         prev = left
-        for i in range(r["positions"]):
+        for i in range(r.positions):
             n = ("p", ri, i)
-            pos[n] = (r["x_mm"] + (i + 0.5) * w, yc)
+            pos[n] = (r.x_mm + (i + 0.5) * w, yc)
             edge(prev, n)
             prev = n
-        right = node_at(r["x_mm"] + r["positions"] * w + ext, yc)
+        right = node_at(r.x_mm + r.positions * w + ext, yc)
         edge(prev, right)
         ends += [left, right]
-    y_front = min(r["y_mm"] for r in rows) - fl.aisle_mm / 2
-    y_back = max(r["y_mm"] for r in rows) + d + fl.aisle_mm / 2
+    y_front = min(r.y_mm for r in rows) - fl.aisle_mm / 2
+    y_back = max(r.y_mm for r in rows) + d + fl.aisle_mm / 2
     by_x: dict[int, list[Any]] = defaultdict(list)
     for n in ends:
         by_x[pos[n][0]].append(n)
@@ -168,11 +170,11 @@ def build_trays(plan: Plan, design: Design) -> Trays:
     if tray.cross_every:
         by_col: dict[tuple[float, int], list[int]] = defaultdict(list)
         for ri, r in enumerate(rows):
-            by_col[(r["x_mm"], r["positions"])].append(ri)
+            by_col[(r.x_mm, r.positions)].append(ri)
         for col in by_col.values():
-            col.sort(key=lambda ri: rows[ri]["y_mm"])
+            col.sort(key=lambda ri: rows[ri].y_mm)
             for r1, r2 in pairwise(col):
-                for i in range(tray.cross_every - 1, rows[r1]["positions"], tray.cross_every):
+                for i in range(tray.cross_every - 1, rows[r1].positions, tray.cross_every):
                     edge(("p", r1, i), ("p", r2, i))
     blocking = [box(k.x_mm, k.y_mm, k.x_mm + k.width_mm, k.y_mm + k.depth_mm)
                 for k in fl.keepouts if k.blocks_trays]
@@ -183,12 +185,12 @@ def build_trays(plan: Plan, design: Design) -> Trays:
             g.remove_edge(a, b)
     for k, (a, b) in enumerate(g.edges()):
         g[a][b]["id"] = k
-        segments.append({"id": f"T{k + 1:05d}", "a_mm": list(pos[a]), "b_mm": list(pos[b]),
-                         "length_m": round(g[a][b]["weight"], 3)})
+        segments.append(TraySegment(id=f"T{k + 1:05d}", a_mm=list(pos[a]), b_mm=list(pos[b]),
+                                    length_m=round(g[a][b]["weight"], 3)))
     node_of_rack = {}
-    row_index = {r["name"]: ri for ri, r in enumerate(rows)}
-    for rk in plan.extra["racks"]:
-        node_of_rack[rk["name"]] = ("p", row_index[rk["row"]], rk["position"] - 1)
+    row_index = {r.name: ri for ri, r in enumerate(rows)}
+    for rk in plan.racks:
+        node_of_rack[rk.name] = ("p", row_index[rk.row], rk.position - 1)
     return Trays(g, segments, node_of_rack, rack_height_mm(site.rack.units) + tray.clearance_mm)
 
 
@@ -431,11 +433,11 @@ class Bundle:
 
 def plan_cables(plan: Plan, catalog: Catalog) -> None:
     """The cabling stage (runs after placement and the invariants)."""
-    design = Design.model_validate(plan.design)
+    design = plan.design
     site = design.site
     devs = plan.index()
     maps = _port_maps(plan, catalog, design)
-    racks = {r["name"]: r for r in plan.extra["racks"]}
+    racks = {r.name: r for r in plan.racks}
     rack_h = rack_height_mm(site.rack.units)
     links = plan.links
     n = len(links)
@@ -499,7 +501,7 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
     for d in plan.devices:
         if d.rack is not None:
             r = racks[d.rack]
-            where[d.name] = (d.rack, r["row"], r["position"], z_of(d))
+            where[d.name] = (d.rack, r.row, r.position, z_of(d))
     pairs: set[tuple[str, str]] = set()
     route_kind: list[str] = [""] * n
     for i in range(n):
@@ -599,14 +601,14 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
     capacity = tray.width_mm * tray.depth_mm * tray.levels
     worst = []
     for seg, mm2 in zip(trays.segments, per_edge, strict=True):
-        seg["cable_mm2"] = round(mm2, 1)
-        seg["fill"] = round(mm2 / capacity, 4)
-        if seg["fill"] > tray.fill_limit:
+        seg.cable_mm2 = round(mm2, 1)
+        seg.fill = round(mm2 / capacity, 4)
+        if seg.fill > tray.fill_limit:
             worst.append(seg)
     if worst:
-        worst.sort(key=lambda s: (-s["fill"], s["id"]))
+        worst.sort(key=lambda s: (-s.fill, s.id))
         raise DesignError([Problem(
-            "site.tray.width_mm", f"tray segment {s['id']} at {s['a_mm']}..{s['b_mm']} mm is {s['fill']:.0%} full "
+            "site.tray.width_mm", f"tray segment {s.id} at {s.a_mm}..{s.b_mm} mm is {s.fill:.0%} full "
             f"(limit {tray.fill_limit:.0%} of {capacity:,} mm2)",
             "use wider or deeper trays (site.tray.width_mm, depth_mm), more levels (site.tray.levels), or "
             "more cross trays (site.tray.cross_every)") for s in worst[:MAX_REPORTED]])
@@ -697,7 +699,7 @@ def port_label(d: Device, port: str) -> str:
 
 def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[End], ends_b: list[End],
             trays: Trays, capacity: float, limit: float) -> None:
-    """plan.extra["cables"]: one record per bundle (what one cable or one pair of optics serves), with
+    """plan.cables: one record per bundle (what one cable or one pair of optics serves), with
     per-link arrays aligned to "links" (indices into plan.links); plus tray fill and the totals."""
     cables = []
     seen_cages: set[tuple[str, int]] = set()
@@ -731,25 +733,25 @@ def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[En
                     if cage not in seen_cages:
                         seen_cages.add(cage)
                         xcvrs[(net, part)] += 1
-        cables.append({
-            "id": f"C{n + 1:0{w}d}", "links": ks, "shape": bd.shape, "network": net, "media": o.media,
-            "catalog": o.cable, "physical": physical, "parts": ch.skus, "length_m": ch.lengths,
-            "reach_m": o.reach_m, "routed_m": bd.routed, "route": bd.routes,
-            "labels": [f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}" for k in ks],
-            "a_transceiver": o.xa, "b_transceiver": o.xb,
-        })
-    plan.extra["cables"] = cables
-    plan.extra["trays"] = {"capacity_mm2": capacity, "fill_limit": limit, "segments": trays.segments}
+        cables.append(CableRecord(
+            id=f"C{n + 1:0{w}d}", links=ks, shape=bd.shape, network=net, media=o.media,
+            catalog=o.cable, physical=physical, parts=ch.skus, length_m=ch.lengths,
+            reach_m=o.reach_m, routed_m=bd.routed, route=bd.routes,
+            labels=[f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}" for k in ks],
+            a_transceiver=o.xa, b_transceiver=o.xb,
+        ))
+    plan.cables = cables
+    plan.trays = TraysRecord(capacity_mm2=capacity, fill_limit=limit, segments=trays.segments)
     nets = sorted({n for n, _ in counts})
-    plan.extra["cabling"] = {
-        "cables": {f"{n}/{m}": counts[(n, m)]
-                   for n, m in sorted(counts, key=lambda k: (k[0], MEDIA_ORDER.index(k[1])))},
-        "copper_m": round(metres["copper"], 2),
-        "fiber_m": round(metres["fiber"], 2),
-        "cat6_m": round(metres["cat6"], 2),
-        "transceivers": {n: sum(c for (nn, _), c in xcvrs.items() if nn == n) for n in nets},
-        "transceiver_parts": {p: sum(c for (_, pp), c in xcvrs.items() if pp == p)
-                              for p in sorted({p for _, p in xcvrs})},
-        "cable_parts": dict(sorted(parts.items())),
-        "max_tray_fill": max((s["fill"] for s in trays.segments), default=0.0),
-    }
+    plan.cabling = CablingTotals(
+        cables={f"{n}/{m}": counts[(n, m)]
+                for n, m in sorted(counts, key=lambda k: (k[0], MEDIA_ORDER.index(k[1])))},
+        copper_m=round(metres["copper"], 2),
+        fiber_m=round(metres["fiber"], 2),
+        cat6_m=round(metres["cat6"], 2),
+        transceivers={n: sum(c for (nn, _), c in xcvrs.items() if nn == n) for n in nets},
+        transceiver_parts={p: sum(c for (_, pp), c in xcvrs.items() if pp == p)
+                           for p in sorted({p for _, p in xcvrs})},
+        cable_parts=dict(sorted(parts.items())),
+        max_tray_fill=max((s.fill for s in trays.segments), default=0.0),
+    )

@@ -577,8 +577,8 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
     }
     networks["oob"] = build_oob(b, design)
     return Plan(
-        design=design.model_dump(mode="json"),
-        catalog=catalog.model_dump(mode="json"),
+        design=design,
+        catalog=catalog,
         devices=b.devices,
         links=b.links,
         networks=networks,

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import hostlist
 
@@ -30,6 +29,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design, tenant_members
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Plan
+from generators.model.sections import InfinibandFacts, PartitionFact, PlanWarning, SubnetManager
 from generators.stages.fabric import port_table
 
 GUID_PREFIX = 0x02 << 56  # EUI-64 with the U/L bit set: locally administered, never a vendor's OUI
@@ -155,7 +155,7 @@ def subnet(plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mappi
     """The backend as an InfiniBand subnet. `guids` (node description -> node GUID) and `port_guids`
     (HCA description -> port GUID), from a discovered fabric, replace the name-derived placeholders;
     `guids` must cover every node."""
-    catalog = Catalog.model_validate(plan.catalog)
+    catalog = plan.catalog
     idx = plan.index()
     numbers: dict[str, dict[str, int]] = {}
     kinds: dict[str, tuple[str, int]] = {}
@@ -208,20 +208,20 @@ def subnet(plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mappi
 # ---------------------------------------------------------------------------------------- partitions
 
 
-def tenant_pkeys(design: Mapping[str, Any]) -> list[tuple[int, str, int]]:
+def tenant_pkeys(design: Design) -> list[tuple[int, str, int]]:
     """(tenant index, name, pkey) in design order: the pinned key, else 0x1000 + position, skipping keys
     another tenant pinned. Duplicate pinned keys are left for `isolation_problems` to report."""
-    tenants = design.get("tenants", [])
-    pinned = {t["pkey"] for t in tenants if t.get("pkey") is not None}
+    tenants = design.tenants
+    pinned = {t.pkey for t in tenants if t.pkey is not None}
     out = []
     nxt = TENANT_PKEY_BASE + 1
     for i, t in enumerate(tenants):
-        if t.get("pkey") is not None:
-            out.append((i, t["name"], int(t["pkey"])))
+        if t.pkey is not None:
+            out.append((i, t.name, int(t.pkey)))
             continue
         while nxt in pinned:
             nxt += 1
-        out.append((i, t["name"], nxt))
+        out.append((i, t.name, nxt))
         pinned.add(nxt)
         nxt += 1
     return out
@@ -229,7 +229,7 @@ def tenant_pkeys(design: Mapping[str, Any]) -> list[tuple[int, str, int]]:
 
 def partitions(plan: Plan, sn: Subnet) -> list[Partition]:
     """Default (SM full, everyone else limited) and one full-membership partition per tenant."""
-    members = tenant_members(Design.model_validate(plan.design))
+    members = tenant_members(plan.design)
     ports_of: dict[str, list[tuple[str, int]]] = {}
     for (dev, _port), (desc, p) in sn.ends.items():
         if sn.kind[desc][0] != "Switch":
@@ -294,13 +294,13 @@ def isolation_problems(parts: list[Partition], owner: Mapping[str, str]) -> list
 
 def tenant_owner(plan: Plan) -> dict[str, str]:
     """server -> tenant, from the design (the source the partitions must agree with)."""
-    members = tenant_members(Design.model_validate(plan.design))
+    members = tenant_members(plan.design)
     return {s: t for t, servers in members.items() for s in servers}
 
 
 def check(plan: Plan, catalog: Catalog) -> None:
     """Compiler stage: refuse a plan whose InfiniBand partitions would not isolate tenants, and record
-    the keys and subnet managers in plan.extra["infiniband"] for later consumers (UFM, Pulumi)."""
+    the keys and subnet managers in plan.infiniband for later consumers (UFM, Pulumi)."""
     if not is_infiniband(plan):
         return
     owner = tenant_owner(plan)
@@ -310,16 +310,16 @@ def check(plan: Plan, catalog: Catalog) -> None:
     problems += isolation_problems(parts, owner)
     if problems:
         raise DesignError(problems)
-    plan.extra["infiniband"] = {
-        "root_switches": sn.roots,
-        "subnet_managers": [{"device": h.device, "node": h.node, "on_switch": h.on_switch} for h in sn.sm_hosts],
-        "partitions": [{"name": p.name, "pkey": f"0x{p.pkey:04x}", "ports": len(p.members),
-                        "servers": hostlist.collect_hostlist(p.servers) if p.servers else ""} for p in parts],
-    }
+    plan.infiniband = InfinibandFacts(
+        root_switches=sn.roots,
+        subnet_managers=[SubnetManager(device=h.device, node=h.node, on_switch=h.on_switch) for h in sn.sm_hosts],
+        partitions=[PartitionFact(name=p.name, pkey=f"0x{p.pkey:04x}", ports=len(p.members),
+                                  servers=hostlist.collect_hostlist(p.servers) if p.servers else "") for p in parts],
+    )
     if sn.sm_hosts and sn.sm_hosts[0].on_switch and len(sn.order) > EMBEDDED_SM_MAX_NODES:
         # the playbook: UFM (or an SM on servers) is a hard requirement above ~2k GPUs
-        plan.extra.setdefault("warnings", []).append({
-            "field": "management.backend_attached",
-            "message": f"{len(sn.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
+        plan.warnings.append(PlanWarning(
+            field="management.backend_attached",
+            message=f"{len(sn.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
                        "subnet manager handles; attach management nodes to the backend and run OpenSM or UFM there "
-                       "(a fully populated 1:1 fabric needs a free port for them: leave a server slot free)"})
+                       "(a fully populated 1:1 fabric needs a free port for them: leave a server slot free)"))

@@ -43,10 +43,10 @@ class _Collector:
 
 
 def _switch_field(plan: Plan, dev: Device) -> str:
-    be = plan.design["backend"]
+    be = plan.design.backend
     if dev.network == "backend":
         if dev.role == "leaf":
-            return "backend.su_size" if be["topology"] == "rail_optimized" else "backend.servers_per_leaf"
+            return "backend.su_size" if be.topology == "rail_optimized" else "backend.servers_per_leaf"
         return "backend.switch"
     if dev.network == "frontend":
         return "frontend.oversubscription" if dev.role == "leaf" else "frontend.spine_switch"
@@ -85,13 +85,13 @@ def check(plan: Plan, catalog: Catalog) -> None:
     c = _Collector()
     devs = plan.index()
     design = plan.design
-    be = design["backend"]
+    be = design.backend
 
     # frontend NICs depend on the server configuration, not only the model
-    cfg = design["compute"]["config"]
-    compute_model = catalog.servers[design["compute"]["server"]]
-    fe_nic_key = cfg.get("frontend_nic") or compute_model.defaults.frontend_nic
-    fe_nic_count = cfg.get("frontend_nic_count")
+    cfg = design.compute.config
+    compute_model = catalog.servers[design.compute.server]
+    fe_nic_key = cfg.frontend_nic or compute_model.defaults.frontend_nic
+    fe_nic_count = cfg.frontend_nic_count
     fe_nic_count = compute_model.defaults.frontend_nic_count if fe_nic_count is None else fe_nic_count
 
     host_ports: dict[str, dict[str, set[int]]] = {}
@@ -193,22 +193,22 @@ def check(plan: Plan, catalog: Catalog) -> None:
             c.add("ratio", f"{d.network}.oversubscription", f"{d.name} has no uplinks", "check the design")
             continue
         measured[d.network][d.name] = Fraction(down_bw[d.name], up_bw[d.name])
-    want_be = ratio_value(be["oversubscription"])
+    want_be = ratio_value(be.oversubscription)
     for leaf, r in measured["backend"].items():
         if r != want_be:
             down_ports = plan.networks["backend"]["downlinks_per_leaf"]
             fits = ", ".join(f"{n}:1" for n in range(1, 8) if down_ports % n == 0)
             c.add("ratio", "backend.oversubscription",
                   f"{leaf} measures {_pretty_ratio(r)} ({down_bw[leaf]}G down / {up_bw[leaf]}G up), "
-                  f"not the requested {be['oversubscription']}",
+                  f"not the requested {be.oversubscription}",
                   f"pick a ratio that divides the leaf's {down_ports} server ports: {fits}")
-    want_fe = ratio_value(design["frontend"]["oversubscription"])
+    want_fe = ratio_value(design.frontend.oversubscription)
     for leaf, r in measured["frontend"].items():
         if r > want_fe:
             c.add("ratio", "frontend.oversubscription",
-                  f"{leaf} measures {_pretty_ratio(r)}, above the requested {design['frontend']['oversubscription']}",
+                  f"{leaf} measures {_pretty_ratio(r)}, above the requested {design.frontend.oversubscription}",
                   "raise the ratio or use a leaf with more ports")
-    if be["topology"] == "rail_optimized":
+    if be.topology == "rail_optimized":
         for leaf, rails in rails_on_leaf.items():
             want = devs[leaf].attrs.get("rail")
             if rails != {want}:
@@ -223,7 +223,7 @@ def check(plan: Plan, catalog: Catalog) -> None:
     if wiring_ok and g.number_of_nodes():
         # shared spines make one fabric; rail planes make one fabric (one subnet) per rail
         parts = list(nx.connected_components(g))
-        planes = be["spine_grouping"] == "per_rail"
+        planes = be.spine_grouping == "per_rail"
         want_parts = plan.networks["backend"]["rails"] if planes else 1
         mixed = planes and any(len({devs[n].attrs.get("rail") for n in part if devs[n].role == "leaf"}) != 1
                                for part in parts)

@@ -1,6 +1,6 @@
 """The network plan: ASNs, loopbacks, tenant VRFs/VLANs/VNIs, every subnet and address, the
 out-of-band port map and the storage bandwidth check. A compiler stage; renderers read its result
-from ``plan.extra["netplan"]``.
+from ``plan.netplan``.
 
 Scheme (documented in the README):
 - ASNs (RFC 7938): cores share one ASN, the spines of pod p share ``spine_asn_base + p`` (a 2-tier
@@ -26,7 +26,8 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design, tenant_members
 from generators.model.errors import DesignError, Problem
 from generators.model.netdesign import PRIVATE_ASN_RANGES
-from generators.model.plan import Device, Plan
+from generators.model.plan import Device, Plan, required
+from generators.model.sections import NetPlan
 from generators.stages.fabric import port_table
 
 # First host addresses of every hosts/storage subnet kept for the provider: .1 is the anycast
@@ -187,8 +188,8 @@ def check_isolation(nets: list[NetworkIds], design: Design) -> list[Problem]:
 
 
 def plan_network(plan: Plan, catalog: Catalog) -> None:
-    """Compiler stage: allocate everything, check it, and store it in plan.extra['netplan']."""
-    design = Design.model_validate(plan.design)
+    """Compiler stage: allocate everything, check it, and store it in plan.netplan."""
+    design = plan.design
     problems: list[Problem] = []
     devs = plan.index()
     ad = design.addressing
@@ -299,25 +300,25 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
     if not dhcp:
         dhcp = [host_addr[d.name]["address"].split("/")[0] for d in plan.devices if d.kind == "management"][:2]
     vendor = design.frontend.vendor
-    plan.extra["netplan"] = {
-        "scheme": {
+    plan.netplan = NetPlan(
+        scheme={
             "asn": "RFC 7938: one ASN per leaf (leaf_asn_base + NN), per pod spine layer (spine_asn_base + pod), "
                    "one for the cores; OOB aggregation pair shares asn_base, access switch NN has asn_base + NN",
             "reserved_hosts": RESERVED_HOSTS,
         },
-        "vendor": vendor,
-        "mtu": design.frontend.mtu or VENDOR_MTU[vendor],
-        "domain": ad.domain or f"{design.site.name}.internal",
-        "anycast_gateway_mac": design.frontend.evpn.anycast_gateway_mac,
-        "asn": asn,
-        "loopbacks": loopbacks,
-        "vteps": vteps,
-        "networks": net_out,
-        "hosts": host_addr,
-        "storage_addresses": dict(storage_addr),
-        "oob": oob,
-        "dhcp_servers": dhcp,
-    }
+        vendor=vendor,
+        mtu=design.frontend.mtu or VENDOR_MTU[vendor],
+        domain=ad.domain or f"{design.site.name}.internal",
+        anycast_gateway_mac=design.frontend.evpn.anycast_gateway_mac,
+        asn=asn,
+        loopbacks=loopbacks,
+        vteps=vteps,
+        networks=net_out,
+        hosts=host_addr,
+        storage_addresses=dict(storage_addr),
+        oob=oob,
+        dhcp_servers=dhcp,
+    )
     info = plan.networks["frontend"]
     info["vendor"] = vendor
     info["storage_bandwidth"] = storage_bw
@@ -478,16 +479,16 @@ def storage_bandwidth(plan: Plan, catalog: Catalog) -> tuple[dict[str, Any], lis
 
 def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
     """Rows for the compile summary: vendor, ASNs, VRFs, storage bandwidth, OOB reservations."""
-    np_ = plan.extra.get("netplan")
+    np_ = required(plan.netplan, "netplan")
     if not np_:
         return []
     fe = plan.networks["frontend"]
     bw = fe["storage_bandwidth"]
     asn = fe["asn"]
     asns = ", ".join(f"{k} {v}" for k, v in asn.items() if v)
-    tenants = sum(1 for n in np_["networks"] if n["tenant"])
+    tenants = sum(1 for n in np_.networks if n["tenant"])
     rows = [
-        ("frontend vendor", "frontend", "SONiC (config_db.json + frr.conf)" if np_["vendor"] == "sonic"
+        ("frontend vendor", "frontend", "SONiC (config_db.json + frr.conf)" if np_.vendor == "sonic"
          else "Arista EOS (AVD via pyavd)"),
         ("ASNs", "frontend", asns),
         ("VRFs (infra + tenants)", "frontend", f"1 + {tenants}"),
@@ -495,6 +496,6 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
          f"{bw['nic_limited_gbytes']:,.0f} GB/s)"),
         ("storage leaf uplinks", "frontend", f"{bw['uplink_gbytes']:,.0f} GB/s "
          f"({bw['throughput_gbytes'] / bw['uplink_gbytes']:.0%} used)" if bw["uplink_gbytes"] else "none"),
-        ("DHCP reservations", "oob", f"{len(np_['oob']['ports']):,} (by relay circuit-id)"),
+        ("DHCP reservations", "oob", f"{len(np_.oob['ports']):,} (by relay circuit-id)"),
     ]
     return rows

@@ -23,7 +23,6 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from shapely.geometry import Polygon, box
 
@@ -31,6 +30,8 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design, rack_model_key
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
+from generators.model.sections import Floor, FloorRow
+from generators.model.sections import Rack as RackRecord
 from generators.stages.fabric import Builder, build_oob, eligible, oob_port, oob_sizing
 
 U_MM = 44.45  # one rack unit
@@ -496,7 +497,7 @@ def _units(rack: Rack, total: int, lim: Limits) -> list[tuple[Item, int]]:
 
 def place(plan: Plan, catalog: Catalog) -> None:
     """The placement stage: racks on the floor, devices in racks and units, PDUs, rack-local OOB."""
-    design = Design.model_validate(plan.design)
+    design = plan.design
     site = design.site
     # the fabric builder's OOB network served endpoints in device order; sites put the access
     # switches in the racks they serve, so it is rebuilt once the racks are known
@@ -562,9 +563,9 @@ def place(plan: Plan, catalog: Catalog) -> None:
             plan.devices.append(dev)
     _check_racks(racks, design, catalog, pdu.capacity_kw, n_pdu)
     plan.networks["oob"] = info
-    plan.extra["racks"] = [_rack_record(r, src.rows, design, catalog, n_pdu) for r in
+    plan.racks = [_rack_record(r, src.rows, design, catalog, n_pdu) for r in
                            sorted(racks, key=lambda r: (r.row, r.position))]
-    plan.extra["floor"] = _floor_record(src.rows, design, room, rack_model_key(design, catalog))
+    plan.floor = _floor_record(src.rows, design, room, rack_model_key(design, catalog))
 
 
 def _pdu_name(rack: str, k: int) -> str:
@@ -652,29 +653,29 @@ def _check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: fl
         raise DesignError(problems[:6])
 
 
-def _rack_record(r: Rack, rows: list[RowGeom], design: Design, catalog: Catalog, n_pdu: int) -> dict[str, Any]:
+def _rack_record(r: Rack, rows: list[RowGeom], design: Design, catalog: Catalog, n_pdu: int) -> RackRecord:
     row = rows[r.row]
     w, d = design.site.rack.width_mm, design.site.rack.depth_mm
-    return {
-        "name": r.name, "role": r.role, "row": row.name, "position": r.position + 1,
-        "x_mm": round(row.x_mm + r.position * w, 1), "y_mm": round(row.y_mm, 1),
-        "width_mm": w, "depth_mm": d, "units": design.site.rack.units,
-        "units_used": r.units, "power_kw": round(r.kw, 3), "power_budget_kw": design.site.rack.power_kw,
-        "pdus": n_pdu,
-    }
+    return RackRecord(
+        name=r.name, role=r.role, row=row.name, position=r.position + 1,
+        x_mm=round(row.x_mm + r.position * w, 1), y_mm=round(row.y_mm, 1),
+        width_mm=w, depth_mm=d, units=design.site.rack.units,
+        units_used=r.units, power_kw=round(r.kw, 3), power_budget_kw=design.site.rack.power_kw,
+        pdus=n_pdu,
+    )
 
 
-def _floor_record(rows: list[RowGeom], design: Design, room: Polygon, rack_model: str | None) -> dict[str, Any]:
+def _floor_record(rows: list[RowGeom], design: Design, room: Polygon, rack_model: str | None) -> Floor:
     site = design.site
-    return {
-        "site": site.name,
-        "rack_model": rack_model,
-        "outline_mm": [[round(x, 1), round(y, 1)] for x, y in list(room.exterior.coords)[:-1]],
-        "rows": [{"name": r.name, "x_mm": round(r.x_mm, 1), "y_mm": round(r.y_mm, 1), "positions": r.positions,
-                  "blocked": sorted(p + 1 for p in r.blocked)} for r in rows],
-        "keepouts": [k.model_dump() for k in site.floor.keepouts],
-        "rack_height_mm": round(rack_height_mm(site.rack.units), 1),
-    }
+    return Floor(
+        site=site.name,
+        rack_model=rack_model,
+        outline_mm=[[round(x, 1), round(y, 1)] for x, y in list(room.exterior.coords)[:-1]],
+        rows=[FloorRow(name=r.name, x_mm=round(r.x_mm, 1), y_mm=round(r.y_mm, 1), positions=r.positions,
+                       blocked=sorted(p + 1 for p in r.blocked)) for r in rows],
+        keepouts=[k.model_dump() for k in site.floor.keepouts],
+        rack_height_mm=round(rack_height_mm(site.rack.units), 1),
+    )
 
 
 def iter_rack_devices(plan: Plan) -> Iterator[tuple[str, list[Device]]]:
@@ -683,6 +684,6 @@ def iter_rack_devices(plan: Plan) -> Iterator[tuple[str, list[Device]]]:
     for d in plan.devices:
         if d.rack is not None:
             by_rack[d.rack].append(d)
-    for r in plan.extra.get("racks", []):
-        devs = by_rack.get(r["name"], [])
-        yield r["name"], sorted(devs, key=lambda d: (d.unit is None, d.unit or 0, d.name))
+    for r in plan.racks:
+        devs = by_rack.get(r.name, [])
+        yield r.name, sorted(devs, key=lambda d: (d.unit is None, d.unit or 0, d.name))

@@ -24,6 +24,7 @@ import hostlist
 from generators.model.catalog import Catalog
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Plan
+from generators.model.sections import SlurmFacts
 
 # "DEFAULT" sets partition defaults in slurm.conf and "all" is the operators' partition in nodes.conf
 RESERVED_PARTITIONS = {"default", "all"}
@@ -250,9 +251,9 @@ def check(plan: Plan, catalog: Catalog) -> None:
     nodes = [d.name for d in plan.devices if d.kind == "server"]
     tree = slurm_tree(plan)
     problems = check_tree(tree, nodes)
-    for i, t in enumerate(plan.design.get("tenants", [])):
-        if t["name"].lower() in RESERVED_PARTITIONS:
-            problems.append(Problem(f"tenants.{i}.name", f"{t['name']!r} names a Slurm partition railyard "
+    for i, t in enumerate(plan.design.tenants):
+        if t.name.lower() in RESERVED_PARTITIONS:
+            problems.append(Problem(f"tenants.{i}.name", f"{t.name!r} names a Slurm partition railyard "
                                     f"already writes ({', '.join(sorted(RESERVED_PARTITIONS))})",
                                     "rename the tenant"))
     blocks, sizes = slurm_blocks(plan)
@@ -260,5 +261,5 @@ def check(plan: Plan, catalog: Catalog) -> None:
     if problems:
         raise DesignError(problems)
     levels = Counter(sw.level for sw in tree)
-    plan.extra["slurm"] = {"switches_per_level": [levels[lv] for lv in sorted(levels)], "blocks": len(blocks),
-                           "block_sizes": sizes}
+    plan.slurm = SlurmFacts(switches_per_level=[levels[lv] for lv in sorted(levels)], blocks=len(blocks),
+                            block_sizes=sizes)

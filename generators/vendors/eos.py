@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from generators.model.plan import Plan
+from generators.model.plan import Plan, required
 from generators.renderers.netview import SwitchView, frontend_views, oob_views
 
 NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "core": "super_spine"}
@@ -41,7 +41,7 @@ def _eos_speed(gbps: int) -> str:
 
 
 def _mgmt(plan: Plan, name: str) -> dict[str, str]:
-    for r in plan.extra["netplan"]["oob"]["ports"]:
+    for r in required(plan.netplan, "netplan").oob["ports"]:
         if r["device"] == name:
             return {"mgmt_ip": r["address"], "gateway": r["gateway"]}
     return {}
@@ -58,11 +58,11 @@ def _uplinks(v: SwitchView, views: dict[str, SwitchView]) -> dict[str, list[str]
 
 def avd_inputs(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
     """(fabric-wide AVD inputs, host -> node type) for the frontend."""
-    np_ = plan.extra["netplan"]
+    np_ = required(plan.netplan, "netplan")
     views = frontend_views(plan)
     devs = plan.index()
-    mtu = np_["mtu"]
-    admin = str(plan.design["frontend"]["evpn"]["route_target_admin"])
+    mtu = np_.mtu
+    admin = str(plan.design.frontend.evpn.route_target_admin)
     nodes: dict[str, list[dict[str, Any]]] = defaultdict(list)
     groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
     tags_of: dict[str, set[str]] = defaultdict(set)
@@ -77,7 +77,7 @@ def avd_inputs(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
         if v.device.role == "spine" and "pod" in v.device.attrs:
             node["pod_name"] = f"pod{v.device.attrs['pod']}"
         if v.device.role == "leaf":
-            node["vtep_loopback_ipv4_address"] = np_["vteps"][name].split("/")[0]
+            node["vtep_loopback_ipv4_address"] = np_.vteps[name].split("/")[0]
             for seg in v.vlans.values():
                 tags_of[name].add(f"{seg['network']}-{seg['kind']}")
             node["filter"] = {"tags": sorted(tags_of[name]) or ["none"]}
@@ -94,7 +94,7 @@ def avd_inputs(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
             node["id"] = leaf_ids
 
     vrfs = []
-    for n in np_["networks"]:
+    for n in np_.networks:
         svis = []
         for kind in ("hosts", "storage"):
             s = n[kind]
@@ -114,10 +114,10 @@ def avd_inputs(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
                                    "switch_ports": [p[2] for p in ports], "speed": _eos_speed(ports[0][3]),
                                    "mtu": mtu}
         if d.kind == "storage":
-            adapter |= {"mode": "trunk", "vlans": ",".join(str(n["storage"]["vlan"]) for n in np_["networks"])}
+            adapter |= {"mode": "trunk", "vlans": ",".join(str(n["storage"]["vlan"]) for n in np_.networks)}
         else:
-            vrf = np_["hosts"][host]["vrf"]
-            vlan = next(n["hosts"]["vlan"] for n in np_["networks"] if n["vrf"] == vrf)
+            vrf = np_.hosts[host]["vrf"]
+            vlan = next(n["hosts"]["vlan"] for n in np_.networks if n["vrf"] == vrf)
             adapter |= {"mode": "access", "vlans": str(vlan)}
         servers.append({"name": host, "adapters": [adapter]})
 
@@ -133,17 +133,17 @@ def avd_inputs(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
         "bgp_maximum_paths": 64,
         "bgp_ecmp": 64,
         "mgmt_interface_settings": {"interface": "Management1"},
-        "l3leaf": {"defaults": {"loopback_ipv4_pool": plan.design["addressing"]["loopbacks"],
-                                "vtep_loopback_ipv4_pool": plan.design["addressing"]["loopbacks"],
-                                "virtual_router_mac_address": np_["anycast_gateway_mac"]},
+        "l3leaf": {"defaults": {"loopback_ipv4_pool": str(plan.design.addressing.loopbacks),
+                                "vtep_loopback_ipv4_pool": str(plan.design.addressing.loopbacks),
+                                "virtual_router_mac_address": np_.anycast_gateway_mac},
                    "node_groups": [{"group": f"pair{p}", "mlag": False, "nodes": groups[p]} for p in sorted(groups)]},
-        "tenants": [{"name": FABRIC, "mac_vrf_vni_base": plan.design["frontend"]["evpn"]["l2vni_base"],
+        "tenants": [{"name": FABRIC, "mac_vrf_vni_base": plan.design.frontend.evpn.l2vni_base,
                      "vrfs": vrfs}],
         "servers": servers,
     }
     for role in ("spine", "core"):
         if role in roles_present:
-            fabric[NODE_TYPE[role]] = {"defaults": {"loopback_ipv4_pool": plan.design["addressing"]["loopbacks"]},
+            fabric[NODE_TYPE[role]] = {"defaults": {"loopback_ipv4_pool": str(plan.design.addressing.loopbacks)},
                                        "nodes": nodes[role]}
     hosts = {name: NODE_TYPE[v.device.role] for name, v in views.items()}
     return fabric, hosts
@@ -154,7 +154,7 @@ def _violations(result: Any) -> list[str]:
 
 
 def render_frontend_eos(plan: Plan) -> dict[str, str]:
-    if "netplan" not in plan.extra or plan.extra["netplan"]["vendor"] != "eos":
+    if plan.netplan is None or plan.netplan.vendor != "eos":
         return {}
     from pyavd import get_avd_facts, get_device_config, get_device_structured_config, validate_inputs
 
@@ -166,7 +166,7 @@ def render_frontend_eos(plan: Plan) -> dict[str, str]:
             raise AvdValidationError(f"AVD rejected the inputs for {host}:\n" + "\n".join(_violations(r)))
         validated[host] = r.validated_data
     facts = get_avd_facts(validated)
-    head = f"! {{}}: EOS config rendered by pyavd from railyard design {plan.design['name']}\n"
+    head = f"! {{}}: EOS config rendered by pyavd from railyard design {plan.design.name}\n"
     files = {
         "frontend/avd/fabric.yml": yaml.safe_dump(fabric, sort_keys=True),
         "frontend/avd/hosts.yml": yaml.safe_dump(hosts, sort_keys=True),
@@ -179,11 +179,11 @@ def render_frontend_eos(plan: Plan) -> dict[str, str]:
 
 def oob_structured_config(plan: Plan, v: SwitchView) -> dict[str, Any]:
     """eos_cli_config_gen structured config of an EOS out-of-band aggregation switch."""
-    np_ = plan.extra["netplan"]
+    np_ = required(plan.netplan, "netplan")
     m = _mgmt(plan, v.device.name)
     ethernet = [{"name": p.port, "description": p.description, "shutdown": False, "mtu": 9214,
                  "switchport": {"enabled": False}, "ipv6_enable": True} for p in v.fabric_ports]
-    neighbors = [{"name": p.port, "peer_group": "OOB-ACCESS", "remote_as": str(np_["asn"][p.peer]),
+    neighbors = [{"name": p.port, "peer_group": "OOB-ACCESS", "remote_as": str(np_.asn[p.peer]),
                   "description": p.description} for p in v.fabric_ports]
     sc: dict[str, Any] = {
         "hostname": v.device.name,
@@ -212,10 +212,10 @@ def oob_structured_config(plan: Plan, v: SwitchView) -> dict[str, Any]:
 
 
 def render_oob_eos(plan: Plan) -> dict[str, str]:
-    if "netplan" not in plan.extra:
+    if plan.netplan is None:
         return {}
     eos = {d.name for d in plan.devices if d.network == "oob" and d.kind == "switch"
-           and plan.catalog["switches"][d.model]["os"] == "eos"}
+           and plan.catalog.switches[d.model].os == "eos"}
     if not eos:
         return {}
     from pyavd import get_device_config, validate_structured_config
@@ -228,5 +228,5 @@ def render_oob_eos(plan: Plan) -> dict[str, str]:
         if r.validated_data is None:
             raise AvdValidationError(f"AVD rejected the structured config of {name}:\n" + "\n".join(_violations(r)))
         files[f"oob/{name}/eos.cfg"] = (f"! {name}: EOS config rendered by pyavd from railyard design "
-                                        f"{plan.design['name']}\n" + get_device_config(r.validated_data))
+                                        f"{plan.design.name}\n" + get_device_config(r.validated_data))
     return files

@@ -28,7 +28,7 @@ import jinja2
 import yaml
 
 from generators.model.catalog import Catalog
-from generators.model.plan import Plan
+from generators.model.plan import Plan, required
 from generators.renderers.netview import SwitchView, frontend_views, oob_views, rt
 from generators.stages.fabric import port_table
 
@@ -54,7 +54,7 @@ def _fec(speed_gbps: int) -> str:
 
 
 def _mgmt_address(plan: Plan, name: str) -> dict[str, str] | None:
-    for r in plan.extra["netplan"]["oob"]["ports"]:
+    for r in required(plan.netplan, "netplan").oob["ports"]:
         if r["device"] == name:
             return r
     return None
@@ -90,8 +90,8 @@ def _mgmt_tables(plan: Plan, v: SwitchView) -> dict[str, Any]:
 
 
 def frontend_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str, Any]:
-    np_ = plan.extra["netplan"]
-    mtu = np_["mtu"]
+    np_ = required(plan.netplan, "netplan")
+    mtu = np_.mtu
     db: dict[str, Any] = {
         "DEVICE_METADATA": _metadata(v, DEVICE_TYPE),
         "PORT": _ports_table(catalog, v, mtu),
@@ -126,7 +126,7 @@ def frontend_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str,
             vrf[n["vrf"]] = {"vni": str(n["l3vni"])}
         db.update({
             "VLAN": vlan, "VLAN_MEMBER": members, "VLAN_INTERFACE": svi, "VRF": vrf,
-            "SAG": {"GLOBAL": {"gateway_mac": np_["anycast_gateway_mac"]}},
+            "SAG": {"GLOBAL": {"gateway_mac": np_.anycast_gateway_mac}},
             "VXLAN_TUNNEL": {"vtep": {"src_ip": v.router_id}},
             "VXLAN_EVPN_NVO": {"nvo": {"source_vtep": "vtep"}},
             "VXLAN_TUNNEL_MAP": tunnel_map,
@@ -140,7 +140,7 @@ def frontend_frr(plan: Plan, v: SwitchView) -> str:
     peers = {"leaf": "spines", "spine": "leaves and cores" if plan.networks["frontend"]["tiers"] == 3 else "leaves",
              "core": "pod spines"}[role]
     return _env().get_template("frr.conf.j2").render(
-        design=plan.design["name"], hostname=v.device.name,
+        design=plan.design.name, hostname=v.device.name,
         role_note=f"frontend {role}, ASN {v.asn}" + (", EVPN VTEP" if vtep else ", EVPN route transit"),
         vrfs=[{"name": n["vrf"], "l3vni": n["l3vni"], "rt": rt(plan, n["l3vni"])} for n in v.vrfs],
         fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
@@ -151,11 +151,11 @@ def frontend_frr(plan: Plan, v: SwitchView) -> str:
 
 
 def oob_frr(plan: Plan, v: SwitchView) -> str:
-    subnets = plan.extra["netplan"]["oob"]["subnets"].get(v.device.name)
+    subnets = required(plan.netplan, "netplan").oob["subnets"].get(v.device.name)
     nets = [v.loopback] + ([subnets["bmc"]["subnet"], subnets["mgmt"]["subnet"]] if subnets else [])
     role = "access" if v.device.role == "leaf" else "aggregation"
     return _env().get_template("frr.conf.j2").render(
-        design=plan.design["name"], hostname=v.device.name, role_note=f"out-of-band {role}, ASN {v.asn}",
+        design=plan.design.name, hostname=v.device.name, role_note=f"out-of-band {role}, ASN {v.asn}",
         vrfs=[], fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
         loopback=v.loopback, router_id=v.router_id, asn=v.asn,
         peer_description="aggregation pair" if role == "access" else "access switches",
@@ -164,7 +164,7 @@ def oob_frr(plan: Plan, v: SwitchView) -> str:
 
 
 def oob_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str, Any]:
-    np_ = plan.extra["netplan"]
+    np_ = required(plan.netplan, "netplan")
     db: dict[str, Any] = {
         "DEVICE_METADATA": _metadata(v, OOB_DEVICE_TYPE),
         "PORT": _ports_table(catalog, v, 9100),
@@ -172,14 +172,14 @@ def oob_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str, Any]
         "INTERFACE": {p.port: {"ipv6_use_link_local_only": "enable"} for p in v.fabric_ports},
         **_mgmt_tables(plan, v),
     }
-    subnets = np_["oob"]["subnets"].get(v.device.name)
+    subnets = np_.oob["subnets"].get(v.device.name)
     if subnets:
         vlan: dict[str, Any] = {}
         svi: dict[str, Any] = {}
         for kind in ("bmc", "mgmt"):
             s = subnets[kind]
             name = f"Vlan{s['vlan']}"
-            vlan[name] = {"vlanid": str(s["vlan"]), "admin_status": "up", "dhcp_servers": np_["dhcp_servers"]}
+            vlan[name] = {"vlanid": str(s["vlan"]), "admin_status": "up", "dhcp_servers": np_.dhcp_servers}
             svi[name] = {}
             svi[f"{name}|{s['gateway']}/{s['subnet'].split('/')[1]}"] = {}
         db["VLAN"] = vlan
@@ -191,8 +191,8 @@ def oob_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str, Any]
 
 def oob_nvue(plan: Plan, v: SwitchView) -> str:
     """Cumulus Linux 5.x NVUE startup.yaml (``nv config replace``, then ``nv config apply``)."""
-    np_ = plan.extra["netplan"]
-    subnets = np_["oob"]["subnets"].get(v.device.name)
+    np_ = required(plan.netplan, "netplan")
+    subnets = np_.oob["subnets"].get(v.device.name)
     iface: dict[str, Any] = {"lo": {"type": "loopback", "ip": {"address": {v.loopback: {}}}}}
     neighbors: dict[str, Any] = {}
     networks: dict[str, Any] = {v.loopback: {}}
@@ -224,13 +224,13 @@ def oob_nvue(plan: Plan, v: SwitchView) -> str:
             "address-family": {"ipv4-unicast": {"enable": "on", "network": networks}}}}}},
         "service": {"dhcp-relay": {"default": {
             "interface": relay_ifaces,
-            "server": {a: {} for a in np_["dhcp_servers"]},
+            "server": {a: {} for a in np_.dhcp_servers},
             # the physical port, not the SVI, goes into option 82 circuit-id
             "agent": {"enable": "on", "use-pif-circuit-id": {"enable": "on"},
                       "remote-id": {v.device.name: {}}}}}},
     }}]
     head = (f"# {v.device.name}: Cumulus Linux 5.x NVUE startup config, generated by railyard from design "
-            f"{plan.design['name']}\n# out-of-band {'access' if v.device.role == 'leaf' else 'aggregation'}, "
+            f"{plan.design.name}\n# out-of-band {'access' if v.device.role == 'leaf' else 'aggregation'}, "
             f"ASN {v.asn}\n")
     # libyaml's emitter when present: the pure-Python one dominates render time at 64k GPUs
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -238,9 +238,9 @@ def oob_nvue(plan: Plan, v: SwitchView) -> str:
 
 
 def render_frontend_sonic(plan: Plan) -> dict[str, str]:
-    if "netplan" not in plan.extra or plan.extra["netplan"]["vendor"] != "sonic":
+    if plan.netplan is None or plan.netplan.vendor != "sonic":
         return {}
-    catalog = Catalog.model_validate(plan.catalog)
+    catalog = plan.catalog
     files: dict[str, str] = {}
     for name, v in frontend_views(plan).items():
         files[f"frontend/{name}/config_db.json"] = _json(frontend_config_db(plan, v, catalog))
@@ -249,9 +249,9 @@ def render_frontend_sonic(plan: Plan) -> dict[str, str]:
 
 
 def render_oob(plan: Plan) -> dict[str, str]:
-    if "netplan" not in plan.extra:
+    if plan.netplan is None:
         return {}
-    catalog = Catalog.model_validate(plan.catalog)
+    catalog = plan.catalog
     files: dict[str, str] = {}
     for name, v in oob_views(plan).items():
         os_ = catalog.switches[v.device.model].os

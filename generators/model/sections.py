@@ -1,0 +1,305 @@
+"""The typed sections later stages add to the plan (racks, floor, trays, cables, network plan, ...).
+
+Each section is a slotted dataclass deriving from `Record`, which gives every section the one
+`to_dict`/`from_dict` pair: `to_dict` writes the fields in declaration order (that order is
+plan.json's key order), `from_dict` refuses a missing or unknown key, so a reader and a writer can
+never disagree silently about a section's shape. A reader that asks for a field that does not exist
+fails at type-check (or with AttributeError at once), never with a quiet `None`.
+
+Where a section holds free-form tables keyed by device or network (the network plan's address maps,
+the BoM's sizing blocks), those stay `dict[str, Any]` inside a typed section: their keys are data
+(device names), not schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
+
+
+class PlanShapeError(ValueError):
+    """plan.json does not have the shape this railyard writes (an older or hand-edited file)."""
+
+
+def _record_type(tp: Any) -> type[Record] | None:
+    return tp if isinstance(tp, type) and issubclass(tp, Record) else None
+
+
+_CODECS: dict[type, tuple[tuple[str, ...], dict[str, Any]]] = {}
+_DEFAULTS: dict[type, frozenset[str]] = {}
+
+
+def _codec(cls: type[Record]) -> tuple[tuple[str, ...], dict[str, Any]]:
+    if (c := _CODECS.get(cls)) is not None:
+        return c
+    c = _CODECS[cls] = _build_codec(cls)
+    return c
+
+
+def _build_codec(cls: type[Record]) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """Field names in order, and for each field that holds records how to rebuild it:
+    ("one", T), ("list", T), ("optional", T). Plain JSON values need no conversion."""
+    hints = typing.get_type_hints(cls)
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    nested: dict[str, Any] = {}
+    for name in names:
+        tp = hints[name]
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if (rt := _record_type(tp)) is not None:
+            nested[name] = ("one", rt)
+        elif origin is list and args and (rt := _record_type(args[0])) is not None:
+            nested[name] = ("list", rt)
+        elif origin in (typing.Union, types.UnionType):
+            inner = [a for a in args if a is not type(None)]
+            if len(inner) == 1 and (rt := _record_type(inner[0])) is not None:
+                nested[name] = ("optional", rt)
+    return names, nested
+
+
+@dataclass(slots=True)
+class Record:
+    """Base of every plan section: one JSON codec for all of them."""
+
+    def to_dict(self) -> dict[str, Any]:
+        names, nested = _codec(type(self))
+        out = {n: getattr(self, n) for n in names}
+        for n, (how, _) in nested.items():
+            v = out[n]
+            if how == "list":
+                out[n] = [x.to_dict() for x in v]
+            elif v is not None:
+                out[n] = v.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "") -> Self:
+        where = where or cls.__name__
+        if not isinstance(d, dict):
+            raise PlanShapeError(f"{where}: expected an object, got {type(d).__name__}")
+        names, nested = _codec(cls)
+        unknown = set(d) - set(names)
+        missing = [n for n in names if n not in d and not _has_default(cls, n)]
+        if unknown or missing:
+            raise PlanShapeError(f"{where}: " + "; ".join(
+                ([f"unknown keys {sorted(unknown)}"] if unknown else [])
+                + ([f"missing keys {missing}"] if missing else [])))
+        kw = {n: d[n] for n in names if n in d}
+        for n, (how, rt) in nested.items():
+            if n not in kw:
+                continue
+            v = kw[n]
+            if how == "list":
+                kw[n] = [rt.from_dict(x, f"{where}.{n}[{i}]") for i, x in enumerate(v)]
+            elif v is not None:
+                kw[n] = rt.from_dict(v, f"{where}.{n}")
+        return cls(**kw)
+
+
+def _has_default(cls: type[Record], name: str) -> bool:
+    if (d := _DEFAULTS.get(cls)) is None:
+        d = _DEFAULTS[cls] = frozenset(
+            f.name for f in dataclasses.fields(cls)
+            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
+    return name in d
+
+
+# ------------------------------------------------------------------------------------ placement
+
+
+@dataclass(slots=True)
+class Rack(Record):
+    name: str  # "<row>-<position>", e.g. "A-03"
+    role: str  # compute, leaf, spine, network, storage, management, ...
+    row: str
+    position: int  # 1-based position in the row
+    x_mm: float  # the rack's front-left corner on the floor
+    y_mm: float
+    width_mm: float
+    depth_mm: float
+    units: int  # rack height in U
+    units_used: int
+    power_kw: float
+    power_budget_kw: float
+    pdus: int
+
+
+@dataclass(slots=True)
+class FloorRow(Record):
+    name: str
+    x_mm: float
+    y_mm: float
+    positions: int
+    blocked: list[int]  # 1-based positions a keep-out takes
+
+
+@dataclass(slots=True)
+class Floor(Record):
+    site: str
+    rack_model: str | None  # catalog key of the rack, when the catalog prices one
+    outline_mm: list[list[float]]
+    rows: list[FloorRow]
+    keepouts: list[dict[str, Any]]  # the design's keep-outs as written
+    rack_height_mm: float
+
+
+# -------------------------------------------------------------------------------------- cabling
+
+
+@dataclass(slots=True)
+class TraySegment(Record):
+    id: str  # "T00001"
+    a_mm: list[float]
+    b_mm: list[float]
+    length_m: float
+    cable_mm2: float = 0.0  # cross-section of the cables routed through it
+    fill: float = 0.0  # cable_mm2 over the tray's usable cross-section
+
+
+@dataclass(slots=True)
+class Trays(Record):
+    capacity_mm2: float
+    fill_limit: float
+    segments: list[TraySegment]
+
+
+@dataclass(slots=True)
+class Cable(Record):
+    """One bundle: what one cable (or one pair of optics and its fibers) serves. Per-link lists are
+    aligned with `links` (indices into plan.links)."""
+
+    id: str  # "C000001": stable, printed on the label
+    links: list[int]
+    shape: str  # single, twin, splitter, mixed
+    network: str
+    media: str  # dac, acc, aoc, mmf, smf, cat6
+    catalog: str  # catalog key of the cable
+    physical: int  # cables pulled for this bundle
+    parts: list[str]
+    length_m: list[float]
+    reach_m: float
+    routed_m: list[float]
+    route: list[str]  # per physical cable: the tray segments it runs through
+    labels: list[str]  # "<rack>.<unit>.<port> -- <rack>.<unit>.<port>" per link
+    a_transceiver: str | None
+    b_transceiver: str | None
+
+
+@dataclass(slots=True)
+class CablingTotals(Record):
+    cables: dict[str, int]  # "<network>/<media>" -> cables
+    copper_m: float
+    fiber_m: float
+    cat6_m: float
+    transceivers: dict[str, int]  # network -> transceivers
+    transceiver_parts: dict[str, int]
+    cable_parts: dict[str, int]
+    max_tray_fill: float
+
+
+# ---------------------------------------------------------------------------------- network plan
+
+
+@dataclass(slots=True)
+class NetPlan(Record):
+    """ASNs, loopbacks, tenant networks and every address of the frontend and out-of-band networks."""
+
+    scheme: dict[str, Any]  # how numbers were chosen, for the reader
+    vendor: str  # frontend.vendor
+    mtu: int
+    domain: str
+    anycast_gateway_mac: str
+    asn: dict[str, int]  # switch -> ASN
+    loopbacks: dict[str, Any]  # switch -> loopback addresses
+    vteps: dict[str, Any]  # leaf -> VTEP (EVPN leaves that need one)
+    networks: list[dict[str, Any]]  # one per tenant network: VRF, VNIs, VLANs, segments
+    hosts: dict[str, Any]  # server/storage/management -> address, network, bond
+    storage_addresses: dict[str, Any]
+    oob: dict[str, Any]  # port map, access-switch subnets, reservations
+    dhcp_servers: list[str]
+
+
+# ------------------------------------------------------------------------------- Slurm, InfiniBand
+
+
+@dataclass(slots=True)
+class SlurmFacts(Record):
+    switches_per_level: list[int]
+    blocks: int
+    block_sizes: list[int]
+
+
+@dataclass(slots=True)
+class SubnetManager(Record):
+    device: str
+    node: str
+    on_switch: bool
+
+
+@dataclass(slots=True)
+class PartitionFact(Record):
+    name: str
+    pkey: str  # "0x8001"
+    ports: int
+    servers: str  # hostlist
+
+
+@dataclass(slots=True)
+class InfinibandFacts(Record):
+    root_switches: list[str]
+    subnet_managers: list[SubnetManager]
+    partitions: list[PartitionFact]
+
+
+@dataclass(slots=True)
+class PlanWarning(Record):
+    """Advice that does not stop a compile (printed by `railyard compile`, kept in plan.json)."""
+
+    field: str  # the design field to look at
+    message: str
+
+
+# ------------------------------------------------------------------------------------------ BoM
+
+
+@dataclass(slots=True)
+class BomLine(Record):
+    category: str
+    kind: str
+    part: str
+    sku: str
+    description: str
+    quantity: int | float
+    unit: str
+    unit_usd: float
+    total_usd: float
+    source: str
+    date: str
+
+
+@dataclass(slots=True)
+class Bom(Record):
+    """The costed bill of materials: the shape of DIR/bom.json and of plan.json's `bom`."""
+
+    SCHEMA: ClassVar[str] = "railyard.bom/1"
+
+    schema: str
+    design: str
+    currency: str
+    servers: int
+    gpus: int
+    total_usd: float
+    per_server_usd: float
+    per_gpu_usd: float
+    per_server_excl_storage_usd: float
+    per_gpu_excl_storage_usd: float
+    backend_fabric_usd: float
+    by_category: dict[str, float]
+    node: dict[str, Any]  # one compute node's configuration and price
+    networks: dict[str, Any]  # per network: media and transceiver counts
+    storage: dict[str, Any]  # sizing: drives, capacity, bandwidth
+    software: dict[str, Any]
+    warnings: list[PlanWarning] = field(default_factory=list)
+    lines: list[BomLine] = field(default_factory=list)
