@@ -347,7 +347,10 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
                 and catalog.switches[key].technology != "ethernet"):
             bad(path, f"{key} is not an Ethernet switch", "pick an Ethernet switch")
 
-    want_os = {"sonic": "sonic", "eos": "eos"}[f.vendor]
+    # imported here: the vendor modules import the stages, which import this module
+    from generators.vendors import frontend_vendor
+
+    want_os = frontend_vendor(f.vendor).name
     for path, key in (("frontend.switch", f.switch), ("frontend.spine_switch", f.spine_switch)):
         if key in catalog.switches and catalog.switches[key].os != want_os:
             bad(path, f"{key} runs {catalog.switches[key].os}, but frontend.vendor is {f.vendor}",
