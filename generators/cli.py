@@ -28,6 +28,8 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 DesignArg = Annotated[Path, typer.Argument(help="design YAML file", show_default=False)]
 SetOpt = Annotated[list[str] | None, typer.Option("--set", help="what-if override path=value, repeatable")]
+CatalogOpt = Annotated[Path | None, typer.Option("--catalog", help="parts catalog YAML instead of "
+                                                 "designs/catalog.yaml", show_default=False)]
 
 
 def _fail(exc: DesignError) -> None:
@@ -45,10 +47,10 @@ def _warn(plan: Plan) -> None:
 
 
 @app.command()
-def validate(design: DesignArg, set_: SetOpt = None) -> None:
+def validate(design: DesignArg, set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
     """Check a design (shape, catalog, and every fabric invariant) without writing anything."""
     try:
-        plan, _, _ = compile_file(design, set_)
+        plan, _, _ = compile_file(design, set_, catalog)
     except DesignError as exc:
         _fail(exc)
         return
@@ -60,10 +62,11 @@ def validate(design: DesignArg, set_: SetOpt = None) -> None:
 def compile_(design: DesignArg,
              out: Annotated[Path, typer.Option("--out", "-o", help="output directory")] = Path("out"),
              set_: SetOpt = None,
-             quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no summary table")] = False) -> None:
+             quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no summary table")] = False,
+             catalog: CatalogOpt = None) -> None:
     """Compile a design and write DIR/plan.json and every generated artifact."""
     try:
-        plan, _, _ = compile_file(design, set_)
+        plan, _, _ = compile_file(design, set_, catalog)
         files = render_all(plan)
         write_tree(files, out)
     except DesignError as exc:

@@ -35,8 +35,9 @@ def compile_design(design: Design, catalog: Catalog) -> Plan:
     return plan
 
 
-def compile_file(path: Path, overrides: list[str] | None = None) -> tuple[Plan, Design, Catalog]:
-    design, catalog, src = load_design(path, overrides)
+def compile_file(path: Path, overrides: list[str] | None = None,
+                 catalog_path: Path | None = None) -> tuple[Plan, Design, Catalog]:
+    design, catalog, src = load_design(path, overrides, catalog_path)
     try:
         return compile_design(design, catalog), design, catalog
     except DesignError as exc:

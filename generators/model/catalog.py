@@ -7,7 +7,7 @@ fails loudly with the YAML line instead of silently pricing or cabling the wrong
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -43,12 +43,17 @@ class PortGroup(_Strict):
         return speed == self.speed_gbps or speed in self.speeds_gbps
 
 
+# The network OSes railyard renders: one module each in generators.vendors, whose registry asserts
+# it holds exactly these (the model layer cannot import the renderers).
+NetworkOs = Literal["sonic", "cumulus", "eos", "mlnx-os"]
+
+
 class Switch(_Strict):
     vendor: str
     sku: str
     description: str
     technology: Literal["infiniband", "ethernet"]
-    os: str  # mlnx-os, sonic, eos, cumulus
+    os: NetworkOs
     port_groups: list[PortGroup] = Field(min_length=1)
     rack_units: int = Field(ge=1)
     power_w: float = Field(gt=0)  # typical with optics, for rack power budgets
@@ -269,8 +274,15 @@ def load_catalog(path: Path = DEFAULT_CATALOG) -> Catalog:
         return Catalog.model_validate(data)
     except ValidationError as exc:
         problems = [
-            Problem(".".join(str(p) for p in err["loc"]) or "(catalog)", err["msg"],
-                    "fix the catalog entry", where(src, err["loc"]))
+            Problem(".".join(str(p) for p in err["loc"]) or "(catalog)", *_message(err), where(src, err["loc"]))
             for err in exc.errors()
         ]
         raise DesignError(problems) from None
+
+
+def _message(err: Any) -> tuple[str, str]:
+    loc = err["loc"]
+    if err["type"] == "literal_error" and len(loc) == 3 and loc[0] == "switches" and loc[2] == "os":
+        return (f"no renderer for switch OS {err['input']!r}",
+                f"use one of the registered network OSes: {', '.join(get_args(NetworkOs))}")
+    return err["msg"], "fix the catalog entry"

@@ -347,11 +347,28 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
                 and catalog.switches[key].technology != "ethernet"):
             bad(path, f"{key} is not an Ethernet switch", "pick an Ethernet switch")
 
-    want_os = {"sonic": "sonic", "eos": "eos"}[f.vendor]
+    # imported here: the vendor modules import the stages, which import this module
+    from generators.vendors import frontend_vendor, serving, vendor
+    from generators.vendors.base import ROLE_TEXT, Role
+
+    want_os = frontend_vendor(f.vendor).name
     for path, key in (("frontend.switch", f.switch), ("frontend.spine_switch", f.spine_switch)):
         if key in catalog.switches and catalog.switches[key].os != want_os:
             bad(path, f"{key} runs {catalog.switches[key].os}, but frontend.vendor is {f.vendor}",
                 f"pick a {want_os} switch model or set frontend.vendor to match the switch")
+    # a switch stands only where its OS's vendor module can configure it (the frontend: checked above)
+    flagged = {p for p, _, _ in out}
+    roles: list[tuple[str, str, Role]] = [
+        ("oob.switch", design.oob.switch, "oob-access"),
+        ("oob.aggregation_switch", design.oob.aggregation_switch or f.spine_switch or f.switch, "oob-aggregation")]
+    if b.technology == "infiniband":
+        roles.append(("backend.switch", b.switch, "infiniband"))
+    for path, key, role in roles:
+        if key in catalog.switches and tuple(path.split(".")) not in flagged:
+            os_ = catalog.switches[key].os
+            if role not in vendor(os_).serves:
+                bad(path, f"{key} runs {os_}, which railyard cannot configure as {ROLE_TEXT[role]}",
+                    f"pick a switch model running {' or '.join(serving(role))}")
 
     st = design.storage
     if known("storage.server", st.server, catalog.storage_servers, "storage server model"):

@@ -79,4 +79,6 @@ class OobNetwork(_Model):
         description="Kea servers the relays forward to; default: the first two management nodes' infra addresses")
 
 
+# frontend.vendor names the frontend switches' OS: a registered vendor (generators.vendors) that renders
+# the frontend; its MTU, VTEP loopbacks and files come from there (a test keeps the two lists equal)
 Vendor = Literal["sonic", "eos"]

@@ -8,13 +8,11 @@ from collections.abc import Callable
 from generators.model.plan import Plan, dumps
 from generators.renderers.bom import render_bom
 from generators.renderers.cabling import render_cabling, render_floor
-from generators.renderers.infiniband import render_infiniband
 from generators.renderers.ipam import render_ipam
 from generators.renderers.oob_dhcp import render_kea
 from generators.renderers.slurm import render_slurm
 from generators.renderers.storage_tenants import render_storage_tenants
-from generators.vendors.eos import render_frontend_eos, render_oob_eos
-from generators.vendors.sonic import render_frontend_sonic, render_oob
+from generators.vendors import render_backend, render_frontend, render_oob
 
 Renderer = Callable[[Plan], dict[str, str]]
 
@@ -23,9 +21,10 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
     return {"plan.json": dumps(plan)}
 
 
-RENDERERS: list[Renderer] = [render_plan_json, render_frontend_sonic, render_frontend_eos, render_oob, render_oob_eos,
-                             render_kea, render_ipam, render_storage_tenants]
-RENDERERS += [render_slurm, render_infiniband]
+# switch configs through the vendor registry: each switch by the module of its catalog `os`
+RENDERERS: list[Renderer] = [render_plan_json, render_frontend, render_oob, render_kea, render_ipam,
+                             render_storage_tenants]
+RENDERERS += [render_slurm, render_backend]
 RENDERERS += [render_cabling, render_floor]
 RENDERERS.append(render_bom)  # DIR/bom.csv, bom.json, bom.html
 

@@ -14,6 +14,7 @@ from ipaddress import ip_interface
 from typing import Any
 
 from generators.model.plan import Plan, required
+from generators.vendors import vendor
 
 
 def kea_config(plan: Plan) -> dict[str, Any]:
@@ -41,7 +42,7 @@ def kea_config(plan: Plan) -> dict[str, Any]:
                 "option-data": [{"name": "routers", "data": s["gateway"]}],
                 "reservations": by_subnet.get((sw, kind), []),
                 "user-context": {"switch": sw, "vlan": s["vlan"], "kind": kind,
-                                 "circuit-id": "hostname:port" if oob["subnets"][sw]["os"] != "cumulus" else "port"},
+                                 "circuit-id": vendor(oob["subnets"][sw]["os"]).circuit_id_format},
             })
     return {"Dhcp4": {
         # relayed traffic only: plain UDP sockets, no raw sockets on the server's interfaces

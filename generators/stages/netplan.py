@@ -29,13 +29,13 @@ from generators.model.netdesign import PRIVATE_ASN_RANGES
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import NetPlan
 from generators.stages.fabric import port_table
+from generators.vendors import frontend_vendor, vendor
 
 # First host addresses of every hosts/storage subnet kept for the provider: .1 is the anycast
 # gateway, the rest for DHCP/DNS/VIPs added later, so hosts start at a fixed, documented offset.
 RESERVED_HOSTS = 8
 VRF_PREFIX = "Vrf_"
 INFRA = "infra"
-VENDOR_MTU = {"sonic": 9100, "eos": 9214}
 BMC_KINDS = ("server", "storage", "management")
 
 
@@ -230,8 +230,8 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
 
     lo_pool = ad.loopbacks
     routers = fe + oob_routers
-    # EOS (AVD) sources VXLAN from its own Loopback1; SONiC uses the router-id loopback as VTEP
-    vtep_leaves = [d for d in fe if d.role == "leaf"] if design.frontend.vendor == "eos" else []
+    # some OSes source VXLAN from a loopback of their own (EOS: Loopback1), others from the router id's
+    vtep_leaves = [d for d in fe if d.role == "leaf"] if frontend_vendor(design.frontend.vendor).vtep_loopback else []
     need = len(routers) + len(vtep_leaves)
     loopbacks: dict[str, str] = {}
     vteps: dict[str, str] = {}
@@ -307,7 +307,7 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
             "reserved_hosts": RESERVED_HOSTS,
         },
         vendor=vendor,
-        mtu=design.frontend.mtu or VENDOR_MTU[vendor],
+        mtu=design.frontend.mtu or frontend_vendor(vendor).mtu,
         domain=ad.domain or f"{design.site.name}.internal",
         anycast_gateway_mac=design.frontend.evpn.anycast_gateway_mac,
         asn=asn,
@@ -370,14 +370,9 @@ def access_ports(catalog: Catalog, model: str) -> list[str]:
 
 
 def circuit_id(os: str, switch: str, port: str) -> str:
-    """Option 82 circuit-id the access switch's relay stamps on a request from `port`.
-
-    SONiC's dhcrelay runs with ``-a %h:%p`` (hostname:port alias; railyard sets each port's alias to
-    its name). Cumulus Linux with ``use-pif-circuit-id`` sends the physical port alone; the Kea
-    subnet is chosen by the relay's gateway address (one per access switch), so the pair
-    (subnet, port) still names switch and port.
-    """
-    return port if os == "cumulus" else f"{switch}:{port}"
+    """Option 82 circuit-id the access switch's relay stamps on a request from `port`: its OS's
+    format (``Vendor.circuit_id``); the Kea subnet is chosen by the relay's gateway address."""
+    return vendor(os).circuit_id_of(switch, port)
 
 
 def _plan_oob(plan: Plan, catalog: Catalog, design: Design, devs: dict[str, Device]
@@ -488,8 +483,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
     asns = ", ".join(f"{k} {v}" for k, v in asn.items() if v)
     tenants = sum(1 for n in np_.networks if n["tenant"])
     rows = [
-        ("frontend vendor", "frontend", "SONiC (config_db.json + frr.conf)" if np_.vendor == "sonic"
-         else "Arista EOS (AVD via pyavd)"),
+        ("frontend vendor", "frontend", frontend_vendor(np_.vendor).summary),
         ("ASNs", "frontend", asns),
         ("VRFs (infra + tenants)", "frontend", f"1 + {tenants}"),
         ("storage throughput", "frontend", f"{bw['throughput_gbytes']:,.0f} GB/s (NIC-limited "

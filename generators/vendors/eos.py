@@ -24,8 +24,10 @@ from typing import Any
 
 import yaml
 
+from generators.model.catalog import Catalog
 from generators.model.plan import Plan, required
-from generators.renderers.netview import SwitchView, frontend_views, oob_views
+from generators.renderers.netview import SwitchView, frontend_views
+from generators.vendors.base import Vendor
 
 NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "core": "super_spine"}
 FABRIC = "FRONTEND"
@@ -211,22 +213,29 @@ def oob_structured_config(plan: Plan, v: SwitchView) -> dict[str, Any]:
     return sc
 
 
-def render_oob_eos(plan: Plan) -> dict[str, str]:
-    if plan.netplan is None:
-        return {}
-    eos = {d.name for d in plan.devices if d.network == "oob" and d.kind == "switch"
-           and plan.catalog.switches[d.model].os == "eos"}
-    if not eos:
+def render_oob_eos(plan: Plan, catalog: Catalog, views: dict[str, SwitchView]) -> dict[str, str]:
+    if not views:
         return {}
     from pyavd import get_device_config, validate_structured_config
 
     files: dict[str, str] = {}
-    for name, v in oob_views(plan).items():
-        if name not in eos:
-            continue
+    for name, v in views.items():
         r = validate_structured_config(oob_structured_config(plan, v))
         if r.validated_data is None:
             raise AvdValidationError(f"AVD rejected the structured config of {name}:\n" + "\n".join(_violations(r)))
         files[f"oob/{name}/eos.cfg"] = (f"! {name}: EOS config rendered by pyavd from railyard design "
                                         f"{plan.design.name}\n" + get_device_config(r.validated_data))
     return files
+
+
+VENDOR = Vendor(
+    name="eos",
+    # out-of-band aggregation only: an access switch's BMC VLANs and DHCP relay have no EOS rendering
+    serves=frozenset({"frontend", "oob-aggregation"}),
+    mtu=9214,
+    # AVD sources VXLAN from its own Loopback1 (SONiC uses the router-id loopback as VTEP)
+    vtep_loopback=True,
+    summary="Arista EOS (AVD via pyavd)",
+    render_frontend=render_frontend_eos,
+    render_oob=render_oob_eos,
+)

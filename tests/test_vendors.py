@@ -1,0 +1,121 @@
+"""Vendors as one unit each: the registry knows every catalog OS, an OS without a renderer is refused
+by the CLI naming the catalog field, and every switch is rendered once, by the module of its own OS."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from generators.model.catalog import DEFAULT_CATALOG, NetworkOs, load_catalog
+from generators.model.netdesign import Vendor as FrontendVendor
+from generators.model.plan import Plan
+from generators.vendors import VENDORS, serving, vendor
+from tests.conftest import DESIGNS, rendered_files
+
+EOS = ("frontend.vendor=eos", "frontend.switch=DCS-7060DX5-64S")
+# what each OS writes into oob/<switch>/ and frontend/<switch>/
+SWITCH_FILES = {"sonic": {"config_db.json", "frr.conf"}, "cumulus": {"startup.yaml"}, "eos": {"eos.cfg"}}
+
+
+def test_registry_covers_every_catalog_os() -> None:
+    assert set(VENDORS) == set(get_args(NetworkOs))
+    assert {s.os for s in load_catalog().switches.values()} <= set(VENDORS)
+    assert all(name == v.name for name, v in VENDORS.items())
+    # frontend.vendor's values are the registered OSes that render a frontend, and only those
+    assert set(get_args(FrontendVendor)) == set(serving("frontend"))
+    for name in serving("frontend"):
+        v = vendor(name)
+        assert v.render_frontend is not None and v.mtu and v.summary
+    for name, v in VENDORS.items():
+        assert (v.render_oob is not None) == bool(v.serves & {"oob-access", "oob-aggregation"}), name
+        assert (v.render_backend is not None) == ("infiniband" in v.serves), name
+
+
+def _catalog_with(tmp_path: Path, model: str, os_: str) -> Path:
+    """The shipped catalog with one switch model's `os` changed (the YAML text, so lines stay true)."""
+    lines = DEFAULT_CATALOG.read_text().splitlines(keepends=True)
+    start = lines.index(f"  {model}:\n")
+    i = next(i for i in range(start, len(lines)) if lines[i].startswith("    os: "))
+    lines[i] = f"    os: {os_}\n"
+    path = tmp_path / "catalog.yaml"
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.mark.parametrize("command", ["validate", "compile"])
+def test_switch_os_without_renderer_is_refused_naming_the_field(cli, tmp_path: Path, command: str) -> None:
+    cat = _catalog_with(tmp_path, "SN2201", "junos")
+    out = tmp_path / "out"
+    r = cli(command, DESIGNS / "h100-1024-reference.yaml", "--catalog", cat, *(["--out", out] if command == "compile"
+                                                                                 else []))
+    assert r.exit_code == 2, r.output
+    assert "switches.SN2201.os: no renderer for switch OS 'junos'" in r.output
+    assert "use one of the registered network OSes: " + ", ".join(VENDORS) in r.output
+    assert f"{cat}:" in r.output  # the catalog line
+    assert not out.exists()
+
+
+def test_shipped_catalog_through_the_option_compiles_the_same(cli, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert cli("compile", DESIGNS / "h100-256.yaml", "-q", "--out", a).exit_code == 0
+    assert cli("compile", DESIGNS / "h100-256.yaml", "-q", "--out", b, "--catalog", DEFAULT_CATALOG).exit_code == 0
+    assert (a / "plan.json").read_bytes() == (b / "plan.json").read_bytes()
+
+
+def test_switch_in_a_role_its_os_cannot_serve_is_refused(cli, tmp_path: Path) -> None:
+    r = cli("validate", DESIGNS / "h100-256.yaml", "--set", "oob.switch=DCS-7060DX5-64S")
+    assert r.exit_code == 2, r.output
+    assert ("oob.switch: DCS-7060DX5-64S runs eos, which railyard cannot configure as an out-of-band access "
+            "switch") in r.output
+    assert "pick a switch model running sonic or cumulus" in r.output
+    r = cli("validate", DESIGNS / "h100-256.yaml", "--catalog", _catalog_with(tmp_path, "QM9700", "sonic"))
+    assert r.exit_code == 2, r.output
+    assert "backend.switch: QM9700 runs sonic, which railyard cannot configure as an InfiniBand backend switch" \
+        in r.output
+    # a RoCE backend on a SONiC switch stays allowed (no vendor renders RoCE switch configs yet)
+    assert cli("validate", DESIGNS / "h100-256.yaml", "--set", "backend.technology=roce",
+               "--set", "backend.switch=SN5600").exit_code == 0
+
+
+@pytest.mark.parametrize(("name", "overrides", "oses"), [
+    ("h100-256", (), {"sonic"}),
+    ("h100-1024-reference", (), {"sonic", "cumulus"}),  # SN2201 access, SN4600 aggregation
+    ("h100-256", EOS, {"sonic", "eos"}),  # AS4630 access, EOS aggregation (the frontend spine model)
+])
+def test_each_switch_is_rendered_once_by_its_own_vendor(compiled: Callable[..., Plan], name: str,
+                                                        overrides: tuple[str, ...], oses: set[str]) -> None:
+    plan = compiled(name, *overrides)
+    files = rendered_files(compiled, name, *overrides)
+    catalog = load_catalog()
+    os_of = {d.name: catalog.switches[d.model].os for d in plan.devices if d.kind == "switch"}
+    oob = [d.name for d in plan.devices if d.kind == "switch" and d.network == "oob"]
+    assert {os_of[s] for s in oob} == oses
+    for s in oob:
+        assert {p.split("/")[2] for p in files if p.startswith(f"oob/{s}/")} == SWITCH_FILES[os_of[s]], s
+    fe = [d.name for d in plan.devices if d.kind == "switch" and d.network == "frontend"]
+    frontend_os = {os_of[s] for s in fe}
+    assert frontend_os == {plan.networks["frontend"]["vendor"]}
+    for s in fe:
+        assert {p.split("/")[2] for p in files if p.startswith(f"frontend/{s}/")} == SWITCH_FILES[os_of[s]], s
+    # every per-switch directory belongs to a switch of that network
+    assert {p.split("/")[1] for p in files if p.startswith("oob/") and p.count("/") == 2} == set(oob)
+    assert {p.split("/")[1] for p in files if p.startswith("frontend/") and p.count("/") == 2} - {"avd"} == set(fe)
+    # the Kea subnets expect the circuit-id format of the access switch's own OS
+    for sn in json.loads(files["oob/kea-dhcp4.conf"])["Dhcp4"]["subnet4"]:
+        ctx = sn["user-context"]
+        assert ctx["circuit-id"] == vendor(os_of[ctx["switch"]]).circuit_id_format
+        for r in sn["reservations"]:
+            port = r["circuit-id"].strip("'").split(":")[-1]
+            assert r["circuit-id"] == f"'{vendor(os_of[ctx['switch']]).circuit_id_of(ctx['switch'], port)}'"
+
+
+def test_backend_files_come_from_the_backend_switch_os(compiled: Callable[..., Plan]) -> None:
+    ib = rendered_files(compiled, "h100-256")
+    assert load_catalog().switches[compiled("h100-256").networks["backend"]["switch"]].os == "mlnx-os"
+    assert "infiniband/partitions.conf" in ib and "infiniband/opensm.conf" in ib
+    roce = rendered_files(compiled, "h100-256", "backend.technology=roce", "backend.switch=SN5600")
+    assert not [p for p in roce if p.startswith("infiniband/")]
