@@ -6,8 +6,11 @@ catalog (`check_against_catalog`), so later stages can trust their input and sta
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
+import types
+import typing
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -56,7 +59,7 @@ def ratio_value(r: str) -> Fraction:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # finite numbers only
 
 
 class ServerConfigOverrides(_Model):
@@ -125,7 +128,8 @@ class Storage(_Model):
     count: int = Field(default=8, ge=1, description="storage servers; vendors want at least 8 for HA")
     ports_per_server: Literal[1, 2] = 2
     speed: SpeedGbps = 200
-    capacity_pb: float = Field(default=2.0, gt=0, description="usable capacity target in PB (decimal); sizes the "
+    capacity_pb: float = Field(default=2.0, gt=0, le=10_000,
+                               description="usable capacity target in PB (decimal); sizes the "
                                "drives per server. The playbook starts a 1,024-GPU cluster at 2 PB and grows it, "
                                "leaving bays free")
     license: str | None = Field(default="storage-software", description="storage software license key in the "
@@ -507,7 +511,9 @@ def load_design(path: Path, overrides: list[str] | None = None,
                 loc = tuple(field.split("."))
             if err["type"] == "extra_forbidden":
                 msg = "unknown field"
-                fix = "check the spelling; `railyard schema` lists every field"
+                close = difflib.get_close_matches(str(loc[-1]), _fields_at(loc[:-1]), n=1, cutoff=0.6)
+                fix = (f"did you mean {close[0]!r}? " if close else "check the spelling; ") + \
+                    "`railyard schema` lists every field"
             elif err["type"] == "missing":
                 fix = "add this field"
             else:
@@ -519,6 +525,31 @@ def load_design(path: Path, overrides: list[str] | None = None,
     if issues:
         raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
     return design, catalog, src
+
+
+def _fields_at(loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the model at a validation location (for "did you mean")."""
+    tp: Any = Design
+    for part in (*loc, None):
+        while True:  # unwrap Annotated, Optional/unions (the first model among them) and lists
+            origin = typing.get_origin(tp)
+            if origin is typing.Annotated:
+                tp = typing.get_args(tp)[0]
+            elif origin in (typing.Union, types.UnionType):
+                models = [a for a in typing.get_args(tp) if isinstance(a, type) and issubclass(a, BaseModel)]
+                tp = models[0] if models else None
+            elif origin in (list, tuple) and isinstance(part, int):
+                tp, part = typing.get_args(tp)[0], "-"
+            else:
+                break
+        if part is None or part == "-":
+            if part is None:
+                break
+            continue
+        if not (isinstance(tp, type) and issubclass(tp, BaseModel)) or str(part) not in tp.model_fields:
+            return []
+        tp = tp.model_fields[str(part)].annotation
+    return list(tp.model_fields) if isinstance(tp, type) and issubclass(tp, BaseModel) else []
 
 
 def _fix_for(err: dict[str, Any]) -> str:
