@@ -2,7 +2,7 @@
 
 Regular files only (a device such as /dev/zero, a FIFO or a folder is refused before a byte is read),
 at most `limit` bytes, decoded as UTF-8; every failure is a DesignError naming the option, the file
-and (for bad bytes) the line.
+and (for bad bytes) the line; the caller sets `where` (e.g. the extends: line that named the file).
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ def read_bytes(path: Path, option: str, limit: int, what: str) -> bytes:
         hint = {errno.ENOENT: "check the path", errno.ELOOP: "the path runs through a symlink loop: use the "
                 "real file", errno.EACCES: "make the file readable", errno.EISDIR: f"name {what}, not a folder",
                 errno.ENAMETOOLONG: "use a shorter path"}.get(exc.errno or 0, "check the path")
-        raise DesignError.one(option, f"cannot read {path}: {exc.strerror}", hint, str(path)) from None
+        raise DesignError.one(option, f"cannot read {path}: {exc.strerror}", hint) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a device, FIFO or socket)"
-            raise DesignError.one(option, f"{path} is {kind}", f"name {what}", str(path))
+            raise DesignError.one(option, f"{path} is {kind}", f"name {what}")
         if st.st_size > limit:
             raise DesignError.one(option, f"{path} is {st.st_size:,} bytes, more than the {limit:,} allowed",
-                                  f"name {what}; this is far larger than any real one", str(path))
+                                  f"name {what}; this is far larger than any real one")
         chunks, total = [], 0
         while total <= limit:
             chunk = os.read(fd, min(MiB, limit + 1 - total))
@@ -45,10 +45,10 @@ def read_bytes(path: Path, option: str, limit: int, what: str) -> bytes:
             total += len(chunk)
         if total > limit:
             raise DesignError.one(option, f"{path} grew past the {limit:,} bytes allowed while being read",
-                                  f"name {what}", str(path))
+                                  f"name {what}")
         return b"".join(chunks)
     except OSError as exc:
-        raise DesignError.one(option, f"cannot read {path}: {exc.strerror}", "check the file", str(path)) from None
+        raise DesignError.one(option, f"cannot read {path}: {exc.strerror}", "check the file") from None
     finally:
         os.close(fd)
 

@@ -68,6 +68,11 @@ _Loader.add_implicit_resolver(
 )
 
 
+def _tag(node: yaml.Node) -> str:
+    """A tag as written: !!python/object/apply:os.system, !secret."""
+    return "!!" + node.tag.removeprefix("tag:yaml.org,2002:") if node.tag.startswith("tag:yaml.org,2002:") else node.tag
+
+
 class _Walk:
     """Node graph -> Python values with a budget: aliases are expanded, so count every value."""
 
@@ -90,7 +95,7 @@ class _Walk:
         self.src[path] = self.at(node)
         std = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
         if type(node) in std and node.tag != std[type(node)]:
-            raise DesignError.one(".".join(path) or "(yaml)", f"cannot read this value (tag {node.tag})",
+            raise DesignError.one(".".join(path) or "(yaml)", f"cannot read this value (tag {_tag(node)})",
                                   "write a plain value without a YAML tag", self.at(node))
         if isinstance(node, yaml.MappingNode):
             self.active.add(id(node))
@@ -114,8 +119,7 @@ class _Walk:
         try:
             return self.loader.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
-            tag = node.tag if not node.tag.startswith("tag:yaml.org,2002:") else "!!" + node.tag.rsplit(":", 1)[1]
-            raise DesignError.one(".".join(path) or "(yaml)", f"cannot read this value (tag {tag}): "
+            raise DesignError.one(".".join(path) or "(yaml)", f"cannot read this value (tag {_tag(node)}): "
                                   f"{getattr(exc, 'problem', None) or exc}",
                                   "write a plain value without a YAML tag", self.at(node)) from None
 
@@ -232,7 +236,7 @@ def load_with_extends(path: Path, _seen: tuple[Path, ...] = ()) -> tuple[dict[st
         base, base_src = load_with_extends(parent_path, (*_seen, path))
     except DesignError as exc:
         note = f" (in {parent}, which {_display(path)} extends)"
-        exc.problems = [p if "extends" in p.field or "circular" in p.message or "chain" in p.message
+        exc.problems = [replace(p, where=at) if not p.where else p if "extends" in p.field
                         else replace(p, message=p.message + note) for p in exc.problems]
         raise
     merged_src = dict(base_src)
