@@ -47,6 +47,7 @@ _HINTS = {
     errno.ENOSPC: "free some space on that filesystem or choose another one",
     errno.EDQUOT: "free some space (your quota is full) or choose another filesystem",
     errno.ENAMETOOLONG: "use a shorter name",
+    errno.EFBIG: "a file is larger than this process may write (ulimit -f): raise the limit",
     errno.ENOTDIR: "a part of that path is a file, not a folder: choose another path",
     errno.EISDIR: "that path is a folder: name a file",
     errno.ENOENT: "check the path; its parent folder does not exist",

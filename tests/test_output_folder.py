@@ -226,3 +226,27 @@ def test_internal_bug_is_labelled_exit_70(cli, monkeypatch, tmp_path):
     assert r.exit_code == 70
     assert "internal error: this is a railyard bug" in r.stderr and "ZeroDivisionError" in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+FSIZE = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+from generators.cli import main
+sys.argv = ["railyard", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_write_that_fails_midway_leaves_the_folder_as_it_was(cli, tmp_path):
+    out = tmp_path / "out"
+    assert cli("compile", SMALL, "--out", out, "-q").exit_code == 0
+    before = tree(out)
+    # plan.json of the second design is larger than the file size limit: the OS refuses mid-write
+    r = subprocess.run([sys.executable, "-c", FSIZE, "compile", str(OTHER), "--out", str(out), "-q"],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2, r.stderr
+    assert f"--out: cannot write {out}" in r.stderr and "File too large" in r.stderr and "ulimit" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "a temp folder was left behind"
