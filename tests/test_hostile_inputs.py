@@ -101,6 +101,18 @@ def test_non_finite_set_names_the_field(cli):
             "--set storage.capacity_pb=.inf: storage.capacity_pb: .inf is not a finite number")
 
 
+@pytest.mark.parametrize(("sets", "text"), [
+    ("storage.count=100000000", "storage.count: Input should be less than or equal to 2048"),
+    ("management.count=100000000", "management.count: Input should be less than or equal to 256"),
+    ("site.rows=[" + ",".join(f"{{name: r{i}, positions: 200}}" for i in range(1001)) + "]",
+     "site.rows: List should have at most 1000 items"),
+])
+def test_sizes_that_would_run_away_are_refused(cli, sets, text):
+    # these once ran past 4 GiB and 30 s; a long --set is shortened where it is echoed
+    err = refused(cli("validate", SMALL, "--set", sets), text)
+    assert len(max(err.splitlines(), key=len)) < 300
+
+
 def test_extends_chain_is_limited_and_named(cli, tmp_path):
     (tmp_path / "f0.yaml").write_text(BASE)
     for i in range(1, 21):

@@ -66,7 +66,7 @@ class ServerConfigOverrides(_Model):
     """Chassis choices; any field left out takes the server model's default from the catalog."""
 
     cpu: str | None = None
-    memory_gb: int | None = Field(default=None, ge=64)
+    memory_gb: int | None = Field(default=None, ge=64, le=65536)
     frontend_nic: str | None = None
     frontend_nic_count: int | None = Field(default=None, ge=0, le=4)
     nvme_tb: float | None = Field(default=None, ge=0)
@@ -125,7 +125,7 @@ class Oob(_Model):
 
 class Storage(_Model):
     server: str = "nvme-storage-1u"
-    count: int = Field(default=8, ge=1, description="storage servers; vendors want at least 8 for HA")
+    count: int = Field(default=8, ge=1, le=2048, description="storage servers; vendors want at least 8 for HA")
     ports_per_server: Literal[1, 2] = 2
     speed: SpeedGbps = 200
     capacity_pb: float = Field(default=2.0, gt=0, le=10_000,
@@ -154,7 +154,7 @@ class Software(_Model):
 
 class Management(_Model):
     server: str = "mgmt-1u"
-    count: int = Field(default=3, ge=1)
+    count: int = Field(default=3, ge=1, le=256)
     backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (subnet manager)")
 
 
@@ -220,7 +220,7 @@ class Floor(_Model):
                                "generated (site.rows empty)")
     aisle_mm: int = Field(default=1200, ge=600, description="aisle between rows (hot or cold)")
     end_aisle_mm: int = Field(default=1500, ge=600, description="aisle at the row ends, where the cross trays run")
-    keepouts: list[Keepout] = Field(default_factory=list)
+    keepouts: list[Keepout] = Field(default_factory=list, max_length=1000)
 
 
 class Tray(_Model):
@@ -242,8 +242,8 @@ class Slack(_Model):
 class Site(_Model):
     name: Name = "site1"
     rack: RackSpec = RackSpec()
-    rows: list[Row] = Field(default_factory=list, description="rows of rack positions; empty: generated from "
-                            "floor.row_positions")
+    rows: list[Row] = Field(default_factory=list, max_length=1000,
+                            description="rows of rack positions; empty: generated from floor.row_positions")
     floor: Floor = Floor()
     tray: Tray = Tray()
     slack: Slack = Slack()
@@ -269,7 +269,7 @@ class Design(_Model):
     oob: Oob = Oob()
     storage: Storage = Storage()
     management: Management = Management()
-    tenants: list[Tenant] = Field(default_factory=list)
+    tenants: list[Tenant] = Field(default_factory=list, max_length=4096)
     site: Site = Site()
     addressing: Addressing = Addressing()
     cabling: Cabling = Cabling()

@@ -276,7 +276,7 @@ def apply_overrides(data: dict[str, Any], src: SourceMap, overrides: list[str]) 
         else:
             raise DesignError.one(".".join(parts), "cannot set a key inside a non-mapping value", "check the path",
                                   "--set")
-        src[parts] = f"--set {item}"
+        src[parts] = f"--set {item if len(item) <= 100 else item[:97] + '...'}"
     return data
 
 
