@@ -6,8 +6,9 @@ The output folder contract (`compile --out`, `verify --write-config`):
   non-empty folder without a manifest is refused unless `--force DIR` names it;
 - never: the filesystem root, a folder holding `.git` (a git work tree's root) or inside `.git`, the
   project's `designs/`, the folder of the design file or any of its ancestors, a symlink;
-- every file is first written into a sibling temp folder, then moved in file by file (each an atomic
-  rename), so an error while rendering or writing leaves the folder as it was; only files in the
+- every file is first written into a temp folder (beside a new folder, which is then renamed in
+  whole; inside an existing one, whose files are then replaced one atomic rename each), so an
+  error while rendering or writing leaves the folder as it was; only files in the
   manifest are replaced; files a user added are kept; stale railyard files (in the old manifest, not
   written now) are removed and listed, unless edited since, then they are kept and listed too.
 Files are written 0644 and folders 0755 whatever the umask.
@@ -162,6 +163,31 @@ def _mkdirs(root: Path, rel_dir: PurePosixPath) -> None:
             os.chmod(d, DIR_MODE)
 
 
+def _preflight(root: Path, rel: str) -> None:
+    """Raise the OSError that writing root/rel would meet half way (a symlinked or file folder, a folder
+    where the file goes), before anything is written."""
+    d = root
+    for part in PurePosixPath(rel).parent.parts:
+        d = d / part
+        if d.is_symlink():
+            raise OSError(errno.ELOOP, "is a symlink inside the output folder; railyard does not follow it", str(d))
+        if d.exists() and not d.is_dir():
+            raise OSError(errno.ENOTDIR, "is a file where railyard writes a folder", str(d))
+    target = root / rel
+    if target.is_dir() and not target.is_symlink():
+        raise OSError(errno.EISDIR, "is a folder where railyard writes a file", str(target))
+
+
+def _via_symlink(root: Path, rel: str) -> bool:
+    """Whether a folder between root and root/rel is a symlink (railyard never reaches through one)."""
+    d = root
+    for part in PurePosixPath(rel).parent.parts:
+        d = d / part
+        if d.is_symlink():
+            return True
+    return False
+
+
 def _stage(files: dict[str, str], tmp: Path) -> dict[str, str]:
     digests = {}
     for rel, text in files.items():
@@ -214,7 +240,10 @@ def _write_tree(files: dict[str, str], out: Path, manifest: dict[str, str] | Non
                           f"move them away, or pass --force {out} to overwrite them")
     else:
         make_parents(out)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.railyard-", dir=out.parent))
+    # a new folder is staged beside it and renamed in whole; an existing one is staged inside itself
+    # (same filesystem, and its parent need not be writable) and moved in file by file
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.railyard-" if not out.exists() else ".railyard-staging-",
+                                dir=out.parent if not out.exists() else out))
     try:
         digests = _stage(files, tmp)
         if not out.exists():
@@ -223,18 +252,18 @@ def _write_tree(files: dict[str, str], out: Path, manifest: dict[str, str] | Non
             os.chmod(tmp, DIR_MODE)
             tmp.rename(out)  # all at once
             return Written(len(files))
-        # an existing folder: list old and new first, so an interruption leaves nothing unaccounted for
+        # an existing folder: check every path before touching anything, then list old and new files
+        # in the manifest, so an interruption while moving leaves nothing unaccounted for
+        for rel in files:
+            _preflight(out, rel)
         _write_manifest(out, {**old, **digests}, option)
         for rel in files:
-            target = out / rel
             _mkdirs(out, PurePosixPath(rel).parent)
-            if target.is_dir() and not target.is_symlink():
-                raise OSError(errno.EISDIR, "is a folder where railyard writes a file", str(target))
-            os.replace(tmp / rel, target)
+            os.replace(tmp / rel, out / rel)
         done = Written(len(files))
         for rel in sorted(set(old) - set(files)):
             path = out / rel
-            if path.is_symlink() or not path.is_file():
+            if _via_symlink(out, rel) or path.is_symlink() or not path.is_file():
                 continue
             if _sha(path.read_bytes()) != old[rel]:
                 done.kept.append(rel)

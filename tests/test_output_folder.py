@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -250,3 +251,23 @@ def test_a_write_that_fails_midway_leaves_the_folder_as_it_was(cli, tmp_path):
     assert "Traceback" not in r.stderr
     assert tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "a temp folder was left behind"
+
+
+def test_a_symlinked_folder_inside_the_output_is_never_followed(cli, tmp_path):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    assert cli("compile", OTHER, "--out", out, "-q").exit_code == 0
+    # stale removal must not reach through a symlink: frontend/ of OTHER is railyard's, now a link
+    shutil.copytree(out / "frontend", elsewhere)
+    shutil.rmtree(out / "frontend")
+    (out / "frontend").symlink_to(elsewhere)
+    before, mine = tree(elsewhere), tree(out)
+    r = cli("compile", SMALL, "--out", out, "-q")
+    refused(r, "is a symlink inside the output folder")
+    assert tree(elsewhere) == before
+    assert tree(out) == mine, "a refused write changed files before it stopped"
+    (out / "frontend").unlink()
+    (out / "slurm").rename(tmp_path / "slurm")
+    (out / "slurm").symlink_to(tmp_path / "slurm")
+    before = tree(tmp_path / "slurm")
+    refused(cli("compile", SMALL, "--out", out, "-q"), "is a symlink inside the output folder")
+    assert tree(tmp_path / "slurm") == before
