@@ -18,7 +18,7 @@ from generators.compiler import compile_file
 from generators.model.design import Design
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
-from generators.output import Written, check_out_dir, os_problem, write_file, write_tree
+from generators.output import Written, check_out_dir, check_out_file, os_problem, write_file, write_tree
 from generators.renderers import render_all
 from generators.reports.compare import compare_markdown, compare_table
 from generators.reports.summary import summary_table
@@ -137,6 +137,8 @@ def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the targe
     from generators.reports.diff import review_markdown
 
     try:
+        if out is not None:
+            check_out_file(out, "--out", force)  # before compiling two designs
         bplan, _, _ = compile_file(base, base_set)
         hplan, _, _ = compile_file(head, head_set)
     except DesignError as exc:
@@ -172,6 +174,8 @@ def verify(design: DesignArg,
     from generators.asbuilt.verify import run_verify, write_as_built
 
     try:
+        if write_config is not None:
+            check_out_dir(write_config, "--write-config", force, design)
         plan, _, _ = compile_file(design, set_)
         report = run_verify(plan, ibnetdiscover, speed, node_name_map)
         if write_config is not None:

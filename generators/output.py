@@ -283,7 +283,13 @@ def _write_tree(files: dict[str, str], out: Path, manifest: dict[str, str] | Non
 def check_out_file(path: Path, option: str = "--out", force: Path | None = None) -> None:
     """A single output file (`diff --out`): never a folder or a symlink; an existing file only when
     railyard wrote it (a design review) or `--force FILE` names it."""
-    path = Path(path)
+    try:
+        _check_out_file(Path(path), option, force)
+    except OSError as exc:
+        raise os_problem(option, path, exc, "cannot use") from None
+
+
+def _check_out_file(path: Path, option: str, force: Path | None) -> None:
     if path.is_symlink():
         raise _refuse(option, path, "it is a symlink", "pass the real file or a new file name")
     if path.is_dir():
@@ -304,10 +310,7 @@ def write_file(path: Path, text: str, option: str = "--out", force: Path | None 
     """One file, atomically (a reader sees the old or the new content, never a partial one), 0644."""
     path = Path(path)
     if not replace_any:
-        try:
-            check_out_file(path, option, force)
-        except OSError as exc:
-            raise os_problem(option, path, exc, "cannot use") from None
+        check_out_file(path, option, force)
     try:
         make_parents(path)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:200]}.", dir=path.parent)

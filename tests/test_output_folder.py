@@ -271,3 +271,9 @@ def test_a_symlinked_folder_inside_the_output_is_never_followed(cli, tmp_path):
     before = tree(tmp_path / "slurm")
     refused(cli("compile", SMALL, "--out", out, "-q"), "is a symlink inside the output folder")
     assert tree(tmp_path / "slurm") == before
+
+
+def test_diff_out_os_errors(cli, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    refused(cli("diff", SMALL, SMALL, "--out", tmp_path / "afile" / "review.md"), "--out: ", "Not a directory")
+    refused(cli("diff", SMALL, SMALL, "--out", tmp_path / ("n" * 300)), "--out: ", "File name too long")
