@@ -45,9 +45,36 @@ def _target(props: dict[str, Any]) -> Path:
     return Path(props["dir"]) / props["path"]
 
 
+def deploy_dir_problem(d: str) -> str | None:
+    """Why railyard must not deploy into folder `d` (the rules of `railyard compile --out`), or None."""
+    real = Path(d).resolve()
+    if real == Path(real.anchor):
+        return f"{d} is the filesystem root"
+    if ".git" in real.parts or (real / ".git").exists():
+        return f"{d} is (inside) a git work tree's root or .git folder: deploy into a subfolder such as deploy/NAME"
+    return None
+
+
+def _no_symlinks(root: Path, path: Path, create: bool = False) -> None:
+    """Refuse a symlink between the deploy folder and the file (the file itself may be one: it is
+    replaced, never followed); create missing folders 0755 when asked."""
+    d = root
+    for part in path.relative_to(root).parent.parts:
+        d = d / part
+        if d.is_symlink():
+            raise OSError(f"{d} is a symlink inside the deploy folder {root}; railyard does not follow it out "
+                          "of the folder: remove it")
+        if create and not d.exists():
+            d.mkdir()
+            os.chmod(d, 0o755)
+
+
 def _disk(path: Path) -> tuple[str, int, str] | None:
-    """(sha256, size, mode) of the file as it is on disk, or None when it is missing."""
+    """(sha256, size, mode) of the file as it is on disk, or None when it is missing (a symlink in its
+    place counts as missing: it is never followed)."""
     try:
+        if path.is_symlink() or not path.is_file():
+            return None
         data = path.read_bytes()
         mode = f"{path.stat().st_mode & 0o777:04o}"
     except FileNotFoundError:
@@ -55,16 +82,25 @@ def _disk(path: Path) -> tuple[str, int, str] | None:
     return hashlib.sha256(data).hexdigest(), len(data), mode
 
 
-def write_atomic(path: Path, text: str, mode: str) -> None:
+def write_atomic(path: Path, text: str, mode: str, root: Path | None = None) -> None:
     """Readers see the old file or the new one, never a partial write; a crash leaves no temp file
-    behind the rename. Skips the write when the file already holds exactly this (idempotent)."""
+    behind the rename. Skips the write when the file already holds exactly this (idempotent). Under
+    `root` (the deploy folder) no symlink is followed."""
     data = text.encode("utf-8")
+    if root is not None:
+        _no_symlinks(root, path)
     current = _disk(path)
     if current is not None and current[0] == hashlib.sha256(data).hexdigest():
         if current[2] != mode:
             os.chmod(path, int(mode, 8))
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if root is not None:
+        if not root.exists():
+            root.mkdir(parents=True)
+            os.chmod(root, 0o755)
+        _no_symlinks(root, path, create=True)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -80,6 +116,7 @@ def write_atomic(path: Path, text: str, mode: str) -> None:
 
 def remove(root: Path, path: Path) -> None:
     """Remove the file and then each parent directory it leaves empty, up to (not including) root."""
+    _no_symlinks(root, path)
     path.unlink(missing_ok=True)
     parent = path.parent
     while parent != root and root in parent.parents:
@@ -112,6 +149,8 @@ class FileArtifactProvider(ResourceProvider):
         d, p = news.get("dir"), news.get("path")
         if d != _UNKNOWN and (not isinstance(d, str) or not os.path.isabs(d)):
             failures.append(CheckFailure("dir", f"must be an absolute directory, got {d!r}"))
+        elif d != _UNKNOWN and (why := deploy_dir_problem(d)):
+            failures.append(CheckFailure("dir", f"refusing to deploy into {why}"))
         if p != _UNKNOWN:
             pp = PurePosixPath(p) if isinstance(p, str) else None
             if pp is None or not p or pp.is_absolute() or ".." in pp.parts or p != pp.as_posix():
@@ -133,11 +172,11 @@ class FileArtifactProvider(ResourceProvider):
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         target = _target(props)
-        write_atomic(target, props["content"], props["mode"])
+        write_atomic(target, props["content"], props["mode"], Path(props["dir"]))
         return CreateResult(str(target), _outs(props))
 
     def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        write_atomic(_target(news), news["content"], news["mode"])
+        write_atomic(_target(news), news["content"], news["mode"], Path(news["dir"]))
         return UpdateResult(_outs(news))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:

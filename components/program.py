@@ -70,6 +70,9 @@ def main() -> None:
     base = Path.cwd()  # the language host runs the program in the project directory
     design = resolve(cfg.require("design"), base)
     out_dir = resolve(cfg.get("outDir") or f"deploy/{pulumi.get_stack()}", base)
+    if out_dir == design.parent or out_dir in design.parents or out_dir == (base / "designs").resolve():
+        raise pulumi.RunError(f"railyard:outDir {out_dir} holds the design {design} (or is designs/): railyard "
+                              "deploys into a folder of its own, e.g. deploy/<stack>")
     overrides: Any = cfg.get_object("overrides") or []
     if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
         raise pulumi.RunError("railyard:overrides must be a list of path=value strings")

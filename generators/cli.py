@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +18,7 @@ from generators.compiler import compile_file
 from generators.model.design import Design
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
-from generators.output import write_file, write_tree
+from generators.output import Written, check_out_dir, check_out_file, os_problem, write_file, write_tree
 from generators.renderers import render_all
 from generators.reports.compare import compare_markdown, compare_table
 from generators.reports.summary import summary_table
@@ -30,14 +33,55 @@ DesignArg = Annotated[Path, typer.Argument(help="design YAML file", show_default
 SetOpt = Annotated[list[str] | None, typer.Option("--set", help="what-if override path=value, repeatable")]
 CatalogOpt = Annotated[Path | None, typer.Option("--catalog", help="parts catalog YAML instead of "
                                                  "designs/catalog.yaml", show_default=False)]
+ForceOpt = Annotated[Path | None, typer.Option("--force", help="write into this existing folder (or file) "
+                                               "although railyard did not write it; must name the output",
+                                               show_default=False)]
+INTERNAL = 70  # EX_SOFTWARE: a railyard bug, not the user's input
+
+
+def _guarded(fn: Callable[..., None]) -> Callable[..., None]:
+    """No traceback reaches a user: bad input and OS errors exit 2 with what to do; anything else is a
+    railyard bug, printed with its traceback, labelled as such, exit 70."""
+
+    @functools.wraps(fn)
+    def run(*args: object, **kwargs: object) -> None:
+        try:
+            fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except DesignError as exc:
+            _fail(exc)
+        except OSError as exc:
+            _fail(os_problem("(file)", exc.filename or "", exc, "cannot use"))
+        except KeyboardInterrupt:
+            err_console.print("interrupted", markup=False)
+            raise typer.Exit(130) from None
+        except Exception:
+            err_console.print("[bold red]internal error[/]: this is a railyard bug, not a problem with your input; "
+                              "please report it with the traceback below", markup=True)
+            err_console.print(traceback.format_exc(), markup=False)
+            raise typer.Exit(INTERNAL) from None
+
+    return run
 
 
 def _fail(exc: DesignError) -> None:
-    err_console.print(f"[bold red]error[/]: the design is not valid ({len(exc.problems)} problem"
-                      f"{'s' if len(exc.problems) != 1 else ''})", markup=True)
+    n = f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''}"
+    if all(p.field.startswith(("-", "(file)")) for p in exc.problems):  # an option or a path, not the design
+        err_console.print(f"[bold red]error[/]: refused ({n})", markup=True)
+    else:
+        err_console.print(f"[bold red]error[/]: the design is not valid ({n})", markup=True)
     for p in exc.problems:
         err_console.print(p.render(), markup=False)
     raise typer.Exit(2)
+
+
+def _wrote(done: Written, out: Path) -> None:
+    for rel in done.removed:
+        err_console.print(f"removed stale {out / rel} (railyard wrote it before, not now)", markup=False)
+    for rel in done.kept:
+        err_console.print(f"[bold yellow]warning[/]: kept {out / rel}: railyard wrote it before, not now, but it was "
+                          "edited since; delete it if it is not needed", markup=True)
 
 
 def _warn(plan: Plan) -> None:
@@ -47,6 +91,7 @@ def _warn(plan: Plan) -> None:
 
 
 @app.command()
+@_guarded
 def validate(design: DesignArg, set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
     """Check a design (shape, catalog, and every fabric invariant) without writing anything."""
     try:
@@ -59,36 +104,43 @@ def validate(design: DesignArg, set_: SetOpt = None, catalog: CatalogOpt = None)
 
 
 @app.command("compile")
+@_guarded
 def compile_(design: DesignArg,
              out: Annotated[Path, typer.Option("--out", "-o", help="output directory")] = Path("out"),
              set_: SetOpt = None,
              quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no summary table")] = False,
-             catalog: CatalogOpt = None) -> None:
-    """Compile a design and write DIR/plan.json and every generated artifact."""
+             catalog: CatalogOpt = None, force: ForceOpt = None) -> None:
+    """Compile a design and write DIR/plan.json and every generated artifact. Only files railyard wrote
+    (listed in DIR/.railyard-manifest.json) are ever replaced or removed."""
     try:
+        check_out_dir(out, "--out", force, design)  # before minutes of compiling
         plan, _, _ = compile_file(design, set_, catalog)
         files = render_all(plan)
-        write_tree(files, out)
+        done = write_tree(files, out, "--out", force, design)
     except DesignError as exc:
         _fail(exc)
         return
     if not quiet:
         out_console.print(summary_table(plan))
     _warn(plan)
+    _wrote(done, out)
     out_console.print(f"wrote {len(files)} files to {out}/")
 
 
 @app.command("diff")
+@_guarded
 def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the target branch's)", show_default=False)],
           head: Annotated[Path, typer.Argument(help="head design YAML (the proposed change)", show_default=False)],
           out: Annotated[Path | None, typer.Option("--out", "-o", help="write the markdown here")] = None,
           base_set: Annotated[list[str] | None, typer.Option("--base-set", help="override on the base")] = None,
           head_set: Annotated[list[str] | None, typer.Option("--head-set", help="override on the head")] = None,
-          ) -> None:
+          force: ForceOpt = None) -> None:
     """Markdown review of a design change: counts, cost, cables and artifacts that change."""
     from generators.reports.diff import review_markdown
 
     try:
+        if out is not None:
+            check_out_file(out, "--out", force)  # before compiling two designs
         bplan, _, _ = compile_file(base, base_set)
         hplan, _, _ = compile_file(head, head_set)
     except DesignError as exc:
@@ -100,11 +152,12 @@ def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the targe
     if out is None:
         sys.stdout.write(text)
     else:
-        write_file(out, text)
+        write_file(out, text, "--out", force)
         out_console.print(f"wrote {out}")
 
 
 @app.command()
+@_guarded
 def verify(design: DesignArg,
            ibnetdiscover: Annotated[Path, typer.Option("--ibnetdiscover", help="output of `ibnetdiscover` on site",
                                                        show_default=False)],
@@ -116,29 +169,33 @@ def verify(design: DesignArg,
            as_json: Annotated[bool, typer.Option("--json", help="machine-readable report")] = False,
            write_config: Annotated[Path | None, typer.Option("--write-config", help="also write plan.json and "
                                                              "infiniband/ with the discovered GUIDs to this "
-                                                             "directory")] = None) -> None:
+                                                             "directory")] = None,
+           force: ForceOpt = None) -> None:
     """Compare a discovered InfiniBand fabric with the plan: missing, extra, swapped and slow links.
     Exits 1 when the fabric differs from the plan, 2 on bad input."""
-    from generators.asbuilt.verify import parse_node_name_map, run_verify, write_as_built
+    from generators.asbuilt.verify import run_verify, write_as_built
 
     try:
+        if write_config is not None:
+            check_out_dir(write_config, "--write-config", force, design)
         plan, _, _ = compile_file(design, set_)
         report = run_verify(plan, ibnetdiscover, speed, node_name_map)
         if write_config is not None:
-            names = parse_node_name_map(node_name_map.read_text()) if node_name_map else None
-            write_as_built(plan, ibnetdiscover.read_text(errors="replace"), write_config, names)
+            done = write_as_built(plan, ibnetdiscover, write_config, node_name_map, force, design)
     except DesignError as exc:
         _fail(exc)
         return
     out_console.print(json.dumps(report.to_dict(), indent=1) if as_json else report.text().rstrip(), markup=False,
                       soft_wrap=True)
     if write_config is not None:
+        _wrote(done, write_config)
         err_console.print(f"wrote the subnet-manager files with the discovered GUIDs to {write_config}/")
     if not report.ok:
         raise typer.Exit(1)
 
 
 @app.command()
+@_guarded
 def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML files; the first is the base",
                                                           show_default=False)],
             set_: SetOpt = None,
@@ -164,13 +221,21 @@ def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML file
 
 
 @app.command()
+@_guarded
 def schema() -> None:
     """Print the JSON Schema of a design (for editor completion in YAML)."""
     sys.stdout.write(json.dumps(Design.model_json_schema(), indent=2) + "\n")
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception:  # outside any command (start-up): still labelled, still exit 70
+        sys.stderr.write("internal error: this is a railyard bug, not a problem with your input; please report "
+                         "it with the traceback below\n" + traceback.format_exc())
+        sys.exit(INTERNAL)
 
 
 if __name__ == "__main__":

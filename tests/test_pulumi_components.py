@@ -230,3 +230,12 @@ def test_bad_design_is_a_clean_run_error(monitor, tmp_path, monkeypatch):
                                    "railyard:overrides": json.dumps(["backend.oversubscription=1:2"])})
     with pytest.raises(pulumi.RunError, match=r"backend\.oversubscription"):
         run(program.main)
+
+
+@pytest.mark.parametrize("out", ["designs", "."])
+def test_deploy_folder_holding_the_design_is_refused(monitor, monkeypatch, out):
+    monkeypatch.chdir(ROOT)
+    pulumi.runtime.set_all_config({"railyard:design": "designs/h100-256.yaml", "railyard:outDir": out})
+    with pytest.raises(pulumi.RunError, match=r"railyard:outDir .* holds the design"):
+        run(program.main)
+    assert not _by_name(monitor, ARTIFACT_T)

@@ -120,3 +120,47 @@ def test_provider_is_stateless_and_pickles_by_reference():
     blob = dill.dumps(P, protocol=pickle.DEFAULT_PROTOCOL, recurse=True)
     assert len(blob) < 200, len(blob)
     assert b"components.artifact" in blob
+
+
+def test_a_symlinked_folder_inside_the_deploy_folder_is_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "deploy"
+    root.mkdir()
+    (root / "frontend").symlink_to(outside)
+    with pytest.raises(OSError, match="is a symlink inside the deploy folder"):
+        P.create(props(root))
+    assert not list(outside.iterdir())
+    (outside / "fe-leaf01").mkdir()
+    (outside / "fe-leaf01" / "frr.conf").write_text("not railyard's\n")
+    with pytest.raises(OSError, match="symlink"):
+        P.delete("id", props(root))
+    assert (outside / "fe-leaf01" / "frr.conf").exists()
+
+
+def test_a_symlink_in_place_of_the_file_is_replaced_not_followed(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    root = tmp_path / "deploy"
+    (root / "frontend" / "fe-leaf01").mkdir(parents=True)
+    (root / "frontend" / "fe-leaf01" / "frr.conf").symlink_to(victim)
+    P.create(props(root))
+    assert victim.read_text() == "precious\n"
+    assert (root / "frontend/fe-leaf01/frr.conf").read_text() == "hostname fe-leaf01\n"
+
+
+def test_deploy_folder_rules(tmp_path):
+    assert P.check({}, props("/")).failures[0].reason.startswith("refusing to deploy into / is the filesystem root")
+    (tmp_path / ".git").mkdir()
+    assert "git work tree" in P.check({}, props(tmp_path)).failures[0].reason
+    assert not P.check({}, props(tmp_path / "deploy" / "x")).failures
+
+
+def test_folders_are_0755_whatever_the_umask(tmp_path):
+    old = os.umask(0o077)
+    try:
+        P.create(props(tmp_path / "d"))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "d").stat().st_mode & 0o777 == (tmp_path / "d" / "frontend").stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / "d" / "frontend/fe-leaf01/frr.conf").stat().st_mode & 0o777 == 0o644

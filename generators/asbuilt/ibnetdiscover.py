@@ -161,9 +161,14 @@ def parse_net(text: str) -> dict[str, NetNode]:
             if node is None:
                 raise NetParseError(f"line {lineno}: port line outside a node record")
             speed = _SPEED.search(m.group(5) or "")
+            try:
+                pguid = int(m.group(2), 16) if m.group(2) else None
+            except ValueError:
+                raise NetParseError(f"line {lineno}: port GUID {m.group(2)!r} is not hexadecimal") from None
+            if int(m.group(1)) in node.links:
+                raise NetParseError(f"line {lineno}: port {m.group(1)} of {node.ident} appears twice")
             node.links[int(m.group(1))] = NetLink(int(m.group(1)), m.group(3), int(m.group(4)),
-                                                  speed.group(1) if speed else None,
-                                                  int(m.group(2), 16) if m.group(2) else None)
+                                                  speed.group(1) if speed else None, pguid)
             continue
         raise NetParseError(f"line {lineno}: not ibnetdiscover topology output: {line[:80]!r}")
     for n in nodes.values():
@@ -173,11 +178,24 @@ def parse_net(text: str) -> dict[str, NetNode]:
     return nodes
 
 
+def _confirmed(nodes: dict[str, NetNode], n: NetNode, p: int, lk: NetLink) -> bool:
+    back = nodes[lk.peer].links.get(lk.peer_port)
+    return back is not None and back.peer == n.ident and back.peer_port == p
+
+
 def links_of(nodes: dict[str, NetNode]) -> list[tuple[NetNode, int, NetNode, int, str | None]]:
-    """Each link once: (node, port, peer, peer_port, speed), taken from the end whose (ident, port) sorts first."""
+    """Each link that both of its ends report, once: (node, port, peer, peer_port, speed), taken from the
+    end whose (ident, port) sorts first. A link only one end reports is in one_sided() instead."""
     out = []
     for n in nodes.values():
         for p, lk in n.links.items():
-            if (n.ident, p) <= (lk.peer, lk.peer_port):
+            if (n.ident, p) <= (lk.peer, lk.peer_port) and _confirmed(nodes, n, p, lk):
                 out.append((n, p, nodes[lk.peer], lk.peer_port, lk.speed))
     return out
+
+
+def one_sided(nodes: dict[str, NetNode]) -> list[tuple[NetNode, int, NetNode, int, str | None]]:
+    """Every port line whose peer does not report the link back (a corrupt or hand-edited file, or a
+    fabric that changed while ibnetdiscover walked it): (node, port, peer, peer_port, speed)."""
+    return [(n, p, nodes[lk.peer], lk.peer_port, lk.speed)
+            for n in nodes.values() for p, lk in n.links.items() if not _confirmed(nodes, n, p, lk)]

@@ -25,9 +25,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from generators.asbuilt.ibnetdiscover import NetNode, NetParseError, ib_speed, links_of, parse_net
-from generators.model.errors import DesignError
+from generators.asbuilt.ibnetdiscover import NetNode, NetParseError, ib_speed, links_of, one_sided, parse_net
+from generators.model.errors import DesignError, printable
+from generators.model.inputfile import DISCOVERY_LIMIT, read_bytes
 from generators.model.plan import Plan
+from generators.output import Written, write_tree
 from generators.stages.infiniband import switch_port_numbers
 
 End = tuple[str, str]  # (device, port name) as in the plan
@@ -126,11 +128,13 @@ class VerifyReport:
     swapped: list[SwapReport] = field(default_factory=list)
     slow: list[LinkReport] = field(default_factory=list)
     unknown_nodes: list[str] = field(default_factory=list)
+    one_sided: list[LinkReport] = field(default_factory=list)  # one end reports the link, the other does not
 
     @property
     def faulty_links(self) -> int:
         """Planned links that are not as planned: a swapped pair counts as its two links."""
-        return len(self.missing) + len(self.extra) + 2 * len(self.swapped) + len(self.slow)
+        return (len(self.missing) + len(self.extra) + 2 * len(self.swapped) + len(self.slow)
+                + len(self.one_sided))
 
     @property
     def ok(self) -> bool:
@@ -150,7 +154,10 @@ class VerifyReport:
             return "\n".join(lines) + "\n"
         pairs = f"{len(self.swapped)} swapped pair{'' if len(self.swapped) == 1 else 's'}"
         lines.append(f"FAULTS: {self.faulty_links} links ({pairs}, {len(self.missing)} "
-                     f"missing, {len(self.extra)} extra, {len(self.slow)} slow)")
+                     f"missing, {len(self.extra)} extra, {len(self.slow)} slow"
+                     f"{f', {len(self.one_sided)} one-sided' if self.one_sided else ''})")
+        for lk in self.one_sided:
+            lines.append(f"ONE-SIDED {lk.text()}: {lk.note}")
         for s in self.swapped:
             lines.append(f"SWAPPED  exchange the cables at {s.at[0].text()} and {s.at[1].text()}")
             lines += [f"    planned {lk.text()}" for lk in s.planned]
@@ -164,7 +171,8 @@ class VerifyReport:
                          "(clean or replace the optics/cable)")
         if self.unknown_nodes:
             lines.append(f"unknown devices (description not in the plan): {', '.join(self.unknown_nodes)}")
-        return "\n".join(lines) + "\n"
+        # descriptions come from the discovered file: never let it drive the terminal
+        return printable("\n".join(lines)) + "\n"
 
 
 def switch_name(desc: str) -> str:
@@ -253,6 +261,12 @@ def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = Non
             b = (f"{b[0]} (peer)", b[1])
         ib_found[a], ib_found[b] = p, pp
         found[frozenset((a, b))] = (a, b, speed, ka, kb)
+    lopsided = []
+    for n, p, peer, pp, _speed in one_sided(nodes):
+        (a, _ka), (b, _kb) = end_of(n, p), end_of(peer, pp)
+        back = peer.links.get(pp)
+        says = f"{end_of(nodes[back.peer], back.peer_port)[0][0]} port {back.peer_port}" if back else "no link"
+        lopsided.append((a, b, _ka, _kb, p, pp, says))
 
     def report(a: End, b: End, known_a: bool = True, known_b: bool = True, speed: str | None = None,
                planned_speed: str | None = None) -> LinkReport:
@@ -330,6 +344,12 @@ def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = Non
         got = found.get(k)
         if got is not None and got[2] is not None and got[2] != sp:
             rep.slow.append(report(a, b, speed=got[2], planned_speed=sp))
+    for a, b, ka, kb, p, pp, says in lopsided:
+        ib_found.setdefault(a, p)
+        ib_found.setdefault(b, pp)
+        lk = report(a, b, ka, kb)
+        rep.one_sided.append(replace(lk, note=f"{a[0]} reports this link but {b[0]} reports {says} on that port "
+                                     "(discover again; if it stays, check both ends of the cable)"))
     rep.unknown_nodes = sorted(unknown)
     return rep
 
@@ -342,23 +362,23 @@ def run_verify(plan: Plan, discovered: Path, speed: str | None = None, node_name
                               "InfiniBand", "use it on InfiniBand designs")
     if speed is not None and not re.fullmatch(r"\d+x[A-Z]+", speed):
         raise DesignError.one("--speed", f"{speed!r} is not an InfiniBand link speed", "write e.g. 4xNDR or 4xHDR")
-    try:
-        text = discovered.read_text(errors="replace")
-    except OSError as exc:
-        raise DesignError.one("--ibnetdiscover", f"cannot read {discovered}: {exc.strerror}",
-                              "pass the file ibnetdiscover wrote") from None
-    names = None
-    if node_name_map is not None:
-        try:
-            names = parse_node_name_map(node_name_map.read_text(errors="replace"))
-        except OSError as exc:
-            raise DesignError.one("--node-name-map", f"cannot read {node_name_map}: {exc.strerror}",
-                                  "pass an ibnetdiscover node-name map") from None
+    text, names = read_discovery(discovered, node_name_map)
     try:
         return verify_fabric(plan, text, expect_speed=speed, node_names=names)
     except NetParseError as exc:
         raise DesignError.one("--ibnetdiscover", f"{discovered}: {exc}",
                               "pass the unmodified output of `ibnetdiscover`") from None
+
+
+def read_discovery(discovered: Path, node_name_map: Path | None = None) -> tuple[str, dict[int, str] | None]:
+    """The --ibnetdiscover text and the --node-name-map, read bounded (regular files only)."""
+    text = read_bytes(discovered, "--ibnetdiscover", DISCOVERY_LIMIT, "the file ibnetdiscover wrote"
+                      ).decode("utf-8", errors="replace")
+    names = None
+    if node_name_map is not None:
+        names = parse_node_name_map(read_bytes(node_name_map, "--node-name-map", DISCOVERY_LIMIT,
+                                               "an ibnetdiscover node-name map").decode("utf-8", errors="replace"))
+    return text, names
 
 
 def as_built_guids(plan: Plan, discovered: str, node_names: Mapping[int, str] | None = None
@@ -391,13 +411,19 @@ def as_built_guids(plan: Plan, discovered: str, node_names: Mapping[int, str] | 
     return guids, ports
 
 
-def write_as_built(plan: Plan, discovered: str, out: Path, node_names: Mapping[int, str] | None = None) -> int:
-    """`verify --write-config DIR`: plan.json and infiniband/ with the discovered GUIDs. Returns the file count."""
+def write_as_built(plan: Plan, discovered: Path, out: Path, node_name_map: Path | None = None,
+                   force: Path | None = None, design: Path | None = None) -> Written:
+    """`verify --write-config DIR`: plan.json and infiniband/ with the discovered GUIDs, under the output
+    folder contract of generators.output."""
     from generators.model.plan import dumps
-    from generators.output import write_tree
     from generators.renderers.infiniband import render_infiniband
 
-    guids, ports = as_built_guids(plan, discovered, node_names)
+    text, node_names = read_discovery(discovered, node_name_map)
+    try:
+        guids, ports = as_built_guids(plan, text, node_names)
+    except NetParseError as exc:
+        raise DesignError.one("--ibnetdiscover", f"{discovered}: {exc}",
+                              "pass the unmodified output of `ibnetdiscover`") from None
     try:
         files = {"plan.json": dumps(plan), **render_infiniband(plan, guids, ports)}
     except DesignError as exc:
@@ -405,5 +431,4 @@ def write_as_built(plan: Plan, discovered: str, out: Path, node_names: Mapping[i
             raise DesignError.one("--write-config", exc.problems[0].message.replace("have no GUID", "were not "
                                   "discovered"), "cable and power them, then discover again") from None
         raise
-    write_tree(files, out)
-    return len(files)
+    return write_tree(files, out, "--write-config", force, design)

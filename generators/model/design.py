@@ -6,8 +6,11 @@ catalog (`check_against_catalog`), so later stages can trust their input and sta
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
+import types
+import typing
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -56,14 +59,14 @@ def ratio_value(r: str) -> Fraction:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # finite numbers only
 
 
 class ServerConfigOverrides(_Model):
     """Chassis choices; any field left out takes the server model's default from the catalog."""
 
     cpu: str | None = None
-    memory_gb: int | None = Field(default=None, ge=64)
+    memory_gb: int | None = Field(default=None, ge=64, le=65536)
     frontend_nic: str | None = None
     frontend_nic_count: int | None = Field(default=None, ge=0, le=4)
     nvme_tb: float | None = Field(default=None, ge=0)
@@ -122,10 +125,11 @@ class Oob(_Model):
 
 class Storage(_Model):
     server: str = "nvme-storage-1u"
-    count: int = Field(default=8, ge=1, description="storage servers; vendors want at least 8 for HA")
+    count: int = Field(default=8, ge=1, le=2048, description="storage servers; vendors want at least 8 for HA")
     ports_per_server: Literal[1, 2] = 2
     speed: SpeedGbps = 200
-    capacity_pb: float = Field(default=2.0, gt=0, description="usable capacity target in PB (decimal); sizes the "
+    capacity_pb: float = Field(default=2.0, gt=0, le=10_000,
+                               description="usable capacity target in PB (decimal); sizes the "
                                "drives per server. The playbook starts a 1,024-GPU cluster at 2 PB and grows it, "
                                "leaving bays free")
     license: str | None = Field(default="storage-software", description="storage software license key in the "
@@ -150,7 +154,7 @@ class Software(_Model):
 
 class Management(_Model):
     server: str = "mgmt-1u"
-    count: int = Field(default=3, ge=1)
+    count: int = Field(default=3, ge=1, le=256)
     backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (subnet manager)")
 
 
@@ -216,7 +220,7 @@ class Floor(_Model):
                                "generated (site.rows empty)")
     aisle_mm: int = Field(default=1200, ge=600, description="aisle between rows (hot or cold)")
     end_aisle_mm: int = Field(default=1500, ge=600, description="aisle at the row ends, where the cross trays run")
-    keepouts: list[Keepout] = Field(default_factory=list)
+    keepouts: list[Keepout] = Field(default_factory=list, max_length=1000)
 
 
 class Tray(_Model):
@@ -238,8 +242,8 @@ class Slack(_Model):
 class Site(_Model):
     name: Name = "site1"
     rack: RackSpec = RackSpec()
-    rows: list[Row] = Field(default_factory=list, description="rows of rack positions; empty: generated from "
-                            "floor.row_positions")
+    rows: list[Row] = Field(default_factory=list, max_length=1000,
+                            description="rows of rack positions; empty: generated from floor.row_positions")
     floor: Floor = Floor()
     tray: Tray = Tray()
     slack: Slack = Slack()
@@ -265,7 +269,7 @@ class Design(_Model):
     oob: Oob = Oob()
     storage: Storage = Storage()
     management: Management = Management()
-    tenants: list[Tenant] = Field(default_factory=list)
+    tenants: list[Tenant] = Field(default_factory=list, max_length=4096)
     site: Site = Site()
     addressing: Addressing = Addressing()
     cabling: Cabling = Cabling()
@@ -524,7 +528,9 @@ def load_design(path: Path, overrides: list[str] | None = None,
                 loc = tuple(field.split("."))
             if err["type"] == "extra_forbidden":
                 msg = "unknown field"
-                fix = "check the spelling; `railyard schema` lists every field"
+                close = difflib.get_close_matches(str(loc[-1]), _fields_at(loc[:-1]), n=1, cutoff=0.6)
+                fix = (f"did you mean {close[0]!r}? " if close else "check the spelling; ") + \
+                    "`railyard schema` lists every field"
             elif err["type"] == "missing":
                 fix = "add this field"
             else:
@@ -536,6 +542,31 @@ def load_design(path: Path, overrides: list[str] | None = None,
     if issues:
         raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
     return design, catalog, src
+
+
+def _fields_at(loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the model at a validation location (for "did you mean")."""
+    tp: Any = Design
+    for part in (*loc, None):
+        while True:  # unwrap Annotated, Optional/unions (the first model among them) and lists
+            origin = typing.get_origin(tp)
+            if origin is typing.Annotated:
+                tp = typing.get_args(tp)[0]
+            elif origin in (typing.Union, types.UnionType):
+                models = [a for a in typing.get_args(tp) if isinstance(a, type) and issubclass(a, BaseModel)]
+                tp = models[0] if models else None
+            elif origin in (list, tuple) and isinstance(part, int):
+                tp, part = typing.get_args(tp)[0], "-"
+            else:
+                break
+        if part is None or part == "-":
+            if part is None:
+                break
+            continue
+        if not (isinstance(tp, type) and issubclass(tp, BaseModel)) or str(part) not in tp.model_fields:
+            return []
+        tp = tp.model_fields[str(part)].annotation
+    return list(tp.model_fields) if isinstance(tp, type) and issubclass(tp, BaseModel) else []
 
 
 def _fix_for(err: dict[str, Any]) -> str:

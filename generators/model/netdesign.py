@@ -19,7 +19,7 @@ Vni = Annotated[int, Field(ge=1, le=16777215)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # finite numbers only
 
 
 class FrontendBgp(_Model):

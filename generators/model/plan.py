@@ -166,14 +166,16 @@ def dumps(plan: Plan) -> str:
     """Deterministic JSON: stable key order from construction, fixed separators, trailing newline.
     Lists of records (devices, links, cables, racks, ...) are written one compact record per line: a
     diff then shows one line per changed device or cable, and the C encoder keeps a 65,536-GPU plan
-    (hundreds of thousands of records) fast; the other sections are indented."""
+    (hundreds of thousands of records) fast; the other sections are indented. Strict JSON: a
+    non-finite number is a bug (inputs refuse .inf/.nan), never `Infinity` in the file."""
     parts = []
     for key, value in plan.to_dict().items():
         if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
-            body = ",\n".join("  " + json.dumps(x, ensure_ascii=False, separators=(", ", ": ")) for x in value)
+            body = ",\n".join("  " + json.dumps(x, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
+                               for x in value)
             text = f"[\n{body}\n ]"
         else:
-            text = json.dumps(value, indent=1, ensure_ascii=False).replace("\n", "\n ")
+            text = json.dumps(value, indent=1, ensure_ascii=False, allow_nan=False).replace("\n", "\n ")
         parts.append(f" {json.dumps(key)}: {text}")
     return "{\n" + ",\n".join(parts) + "\n}\n"
 

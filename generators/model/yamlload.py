@@ -3,23 +3,49 @@
 Why not plain yaml.safe_load: error messages must name the YAML line of the offending field, and a
 design that extends another must report the line in whichever file set the value. PyYAML also reads
 `2:1` as the base-60 integer 121 (YAML 1.1); ratios are common in designs, so that rule is dropped.
+
+Hostile input is bounded: files are read through inputfile (regular files, size limit, UTF-8), the
+nesting depth and the number of values after alias expansion are capped (an alias bomb is refused
+in milliseconds), recursive aliases, unknown tags and non-finite numbers (.inf, .nan) are refused by
+line, merge keys (`<<: *base`) are supported, and `extends:` chains are limited and cycle-checked.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from generators.model.errors import DesignError
+from generators.model.inputfile import DESIGN_LIMIT, read_text
+
+MAX_DEPTH = 48  # nesting of mappings and lists; real designs stay under 8
+MAX_VALUES = 50_000  # values after alias expansion; the largest shipped design has a few hundred
+MAX_EXTENDS = 16  # files in one extends: chain
+_MERGE = "tag:yaml.org,2002:merge"
 
 SourceMap = dict[tuple[str, ...], str]  # path of keys -> "file:line"
 
 
 class _Loader(yaml.SafeLoader):
-    pass
+    label = ""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        # PyYAML's composer recurses once per level: refuse deep nesting before Python's stack runs out
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise DesignError.one("(yaml)", f"nested more than {MAX_DEPTH} levels deep",
+                                      "flatten the structure; a design needs a few levels", f"{self.label}:"
+                                      f"{mark.line + 1}")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 # Re-register the int/float resolvers without the sexagesimal (base-60) forms.
@@ -42,51 +68,115 @@ _Loader.add_implicit_resolver(
 )
 
 
-def _to_python(node: yaml.Node, loader: _Loader, path: tuple[str, ...], src: SourceMap, label: str) -> Any:
-    src[path] = f"{label}:{node.start_mark.line + 1}"
-    if isinstance(node, yaml.MappingNode):
+def _tag(node: yaml.Node) -> str:
+    """A tag as written: !!python/object/apply:os.system, !secret."""
+    return "!!" + node.tag.removeprefix("tag:yaml.org,2002:") if node.tag.startswith("tag:yaml.org,2002:") else node.tag
+
+
+class _Walk:
+    """Node graph -> Python values with a budget: aliases are expanded, so count every value."""
+
+    def __init__(self, loader: _Loader, src: SourceMap, label: str) -> None:
+        self.loader, self.src, self.label, self.left = loader, src, label, MAX_VALUES
+        self.active: set[int] = set()
+
+    def at(self, node: yaml.Node) -> str:
+        return f"{self.label}:{node.start_mark.line + 1}"
+
+    def value(self, node: yaml.Node, path: tuple[str, ...]) -> Any:
+        self.left -= 1
+        if self.left < 0:
+            raise DesignError.one(".".join(path) or "(yaml)", f"more than {MAX_VALUES:,} values after expanding "
+                                  "aliases (an alias bomb?)", "write the values out; a design has a few hundred",
+                                  self.at(node))
+        if id(node) in self.active:
+            raise DesignError.one(".".join(path) or "(yaml)", "an alias refers to a value that contains it "
+                                  "(recursive alias)", "remove the alias or point it elsewhere", self.at(node))
+        self.src[path] = self.at(node)
+        std = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
+        if type(node) in std and node.tag != std[type(node)]:
+            raise DesignError.one(".".join(path) or "(yaml)", f"cannot read this value (tag {_tag(node)})",
+                                  "write a plain value without a YAML tag", self.at(node))
+        if isinstance(node, yaml.MappingNode):
+            self.active.add(id(node))
+            try:
+                return self.mapping(node, path)
+            finally:
+                self.active.discard(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            self.active.add(id(node))
+            try:
+                return [self.value(n, (*path, str(i))) for i, n in enumerate(node.value)]
+            finally:
+                self.active.discard(id(node))
+        value = self.scalar(node, path)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise DesignError.one(".".join(path) or "(yaml)", f"{node.value} is not a finite number",
+                                  "write a number such as 1.5", self.at(node))
+        return value
+
+    def scalar(self, node: yaml.Node, path: tuple[str, ...]) -> Any:
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            raise DesignError.one(".".join(path) or "(yaml)", f"cannot read this value (tag {_tag(node)}): "
+                                  f"{getattr(exc, 'problem', None) or exc}",
+                                  "write a plain value without a YAML tag", self.at(node)) from None
+
+    def mapping(self, node: yaml.MappingNode, path: tuple[str, ...]) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        merged: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            key = str(key)
+            if key_node.tag == _MERGE:
+                # `<<: *base` or `<<: [*a, *b]`: keys of the named mappings, explicit keys win, earlier wins
+                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                for sn in sources:
+                    if not isinstance(sn, yaml.MappingNode):
+                        raise DesignError.one(".".join((*path, "<<")), "a merge key (<<) takes a mapping or a "
+                                              "list of mappings", "merge an anchored mapping: <<: *name",
+                                              self.at(sn))
+                    for k, v in self.value(sn, path).items():
+                        merged.setdefault(k, v)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise DesignError.one(".".join(path) or "(yaml)", "a key must be a plain name, not a list or "
+                                      "mapping", "write the key as text", self.at(key_node))
+            key = str(self.scalar(key_node, path))
             if key in out:
                 raise DesignError.one(
                     ".".join((*path, key)),
                     "key appears twice in the same mapping",
                     "remove one of the two",
-                    f"{label}:{key_node.start_mark.line + 1}",
+                    self.at(key_node),
                 )
-            src[(*path, key)] = f"{label}:{key_node.start_mark.line + 1}"
-            out[key] = _to_python(value_node, loader, (*path, key), src, label)
+            self.src[(*path, key)] = self.at(key_node)
+            out[key] = self.value(value_node, (*path, key))
+        for k, v in merged.items():
+            out.setdefault(k, v)
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_to_python(n, loader, (*path, str(i)), src, label) for i, n in enumerate(node.value)]
-    return loader.construct_object(node, deep=True)
 
 
 def parse_yaml_text(text: str, label: str) -> tuple[Any, SourceMap]:
     src: SourceMap = {}
     loader = _Loader(text)
+    loader.label = label
     try:
         node = loader.get_single_node()
+        if node is None:
+            return {}, src
+        return _Walk(loader, src, label).value(node, ()), src
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{label}:{mark.line + 1}" if mark else label
-        raise DesignError.one("(yaml)", f"not valid YAML: {getattr(exc, 'problem', exc)}",
+        raise DesignError.one("(yaml)", f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
                               "check indentation and quoting near that line", where) from None
     finally:
         loader.dispose()
-    if node is None:
-        return {}, src
-    return _to_python(node, loader, (), src, label), src
 
 
-def load_yaml_file(path: Path) -> tuple[Any, SourceMap]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DesignError.one("(file)", f"cannot read {path}: {exc.strerror}", "check the path", str(path)) from None
-    return parse_yaml_text(text, _display(path))
+def load_yaml_file(path: Path, option: str = "(file)") -> tuple[Any, SourceMap]:
+    label = _display(path)
+    return parse_yaml_text(read_text(path, option, DESIGN_LIMIT, "a design YAML file", label), label)
 
 
 def _display(path: Path) -> str:
@@ -108,25 +198,47 @@ def deep_merge(base: Any, over: Any) -> Any:
 
 def load_with_extends(path: Path, _seen: tuple[Path, ...] = ()) -> tuple[dict[str, Any], SourceMap]:
     """Load a design file, resolving `extends:` chains (relative to the extending file)."""
-    path = path.resolve()
-    if path in _seen:
-        chain = " -> ".join(p.name for p in (*_seen, path))
-        raise DesignError.one("extends", f"circular extends: {chain}", "remove one of the extends lines")
-    data, src = load_yaml_file(path)
+    try:
+        path = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise DesignError.one("extends" if _seen else "(file)", f"cannot resolve {path}: {exc}",
+                              "the path runs through a symlink loop: use the real file", str(path)) from None
+    data, src = load_yaml_file(path, "extends" if _seen else "(file)")
     if not isinstance(data, dict):
         raise DesignError.one("(design)", "a design must be a YAML mapping", "start the file with `name: ...`",
                               _display(path))
     parent = data.pop("extends", None)
     if parent is None:
         return data, src
-    if not isinstance(parent, str):
-        raise DesignError.one("extends", "must be a file name", "e.g. extends: h100-1024-reference.yaml",
-                              src.get(("extends",), ""))
+    at = src.get(("extends",), "")
+    if not isinstance(parent, str) or not parent.strip():
+        raise DesignError.one("extends", "must be a file name", "e.g. extends: h100-1024-reference.yaml", at)
     parent_path = path.parent / parent
-    if not parent_path.exists():
+    try:
+        exists = parent_path.exists() or parent_path.is_symlink()  # a symlink loop fails when read, by name
+    except (OSError, ValueError):
+        exists = False
+    try:
+        parent_real = parent_path.resolve()
+    except (OSError, RuntimeError):
+        parent_real = parent_path
+    if parent_real in (*_seen, path):
+        chain = " -> ".join(_display(p) for p in (*_seen, path, parent_real))
+        raise DesignError.one("extends", f"circular extends: {chain}", "remove one of the extends lines", at)
+    if len(_seen) + 2 > MAX_EXTENDS:
+        raise DesignError.one("extends", f"the extends chain is longer than {MAX_EXTENDS} files (from "
+                              f"{_display(_seen[0] if _seen else path)})", "extend a design that extends nothing, "
+                              "or merge some of the files", at)
+    if not exists:
         raise DesignError.one("extends", f"{parent} does not exist next to {path.name}",
-                              "name a design file in the same folder", src.get(("extends",), ""))
-    base, base_src = load_with_extends(parent_path, (*_seen, path))
+                              "name a design file in the same folder", at)
+    try:
+        base, base_src = load_with_extends(parent_path, (*_seen, path))
+    except DesignError as exc:
+        note = f" (in {parent}, which {_display(path)} extends)"
+        exc.problems = [replace(p, where=at) if not p.where else p if "extends" in p.field
+                        else replace(p, message=p.message + note) for p in exc.problems]
+        raise
     merged_src = dict(base_src)
     merged_src.update({k: v for k, v in src.items() if k != ("extends",)})
     return deep_merge(base, data), merged_src
@@ -141,7 +253,12 @@ def apply_overrides(data: dict[str, Any], src: SourceMap, overrides: list[str]) 
         parts = tuple(p for p in key.strip().split(".") if p)
         if not parts:
             raise DesignError.one("--set", f"{item!r} has an empty path", "e.g. --set compute.count=256")
-        value, _ = parse_yaml_text(raw, "--set") if raw.strip() else ("", {})
+        try:
+            value, _ = parse_yaml_text(raw, "--set") if raw.strip() else ("", {})
+        except DesignError as exc:  # name the field being set, not "(yaml)"
+            exc.problems = [replace(p, field=".".join(parts) + p.field.removeprefix("(yaml)").lstrip("."),
+                                    where=f"--set {item}") for p in exc.problems]
+            raise
         node: Any = data
         for i, part in enumerate(parts[:-1]):
             if isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -159,7 +276,7 @@ def apply_overrides(data: dict[str, Any], src: SourceMap, overrides: list[str]) 
         else:
             raise DesignError.one(".".join(parts), "cannot set a key inside a non-mapping value", "check the path",
                                   "--set")
-        src[parts] = f"--set {item}"
+        src[parts] = f"--set {item if len(item) <= 100 else item[:97] + '...'}"
     return data
 
 

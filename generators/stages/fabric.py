@@ -420,10 +420,10 @@ def build_frontend(b: Builder, design: Design, servers: list[str], storage: list
     up_ports: dict[str, list[int]] = {}
 
     def place(group: list[tuple[str, list[tuple[str, int]]]], service: bool) -> None:
-        # each endpoint has one port per side; side s of endpoint e lands on leaf (pair, s)
-        n_groups = max(1, math.ceil(len(group) / down))
-        for gi in range(n_groups):
-            members = group[gi * down:(gi + 1) * down]
+        # port p of an endpoint lands on leaf (pair, p % sides); an endpoint with more ports than
+        # sides (dual-homed storage under single-homed servers) takes several downlinks per leaf
+        i = 0
+        while True:
             names = []
             for s in range(sides):
                 n = len(leaves) + 1
@@ -432,10 +432,19 @@ def build_frontend(b: Builder, design: Design, servers: list[str], storage: list
                 leaves.append(leaf.name)
                 up_ports[leaf.name] = ups
                 names.append(leaf.name)
-            for ei, (host, ports) in enumerate(members):
-                for s, (pname, speed) in enumerate(ports):
-                    b.link("frontend", "server-leaf", speed, host, pname, names[s % sides],
-                           b.port_name(names[s % sides], downs[ei]))
+            slot = 0
+            while i < len(group):
+                host, ports = group[i]
+                need = max(1, math.ceil(len(ports) / sides))
+                if slot + need > down and slot:
+                    break
+                for p, (pname, speed) in enumerate(ports):
+                    b.link("frontend", "server-leaf", speed, host, pname, names[p % sides],
+                           b.port_name(names[p % sides], downs[slot + p // sides]))
+                slot += need
+                i += 1
+            if i >= len(group):
+                return
 
     def ports(template: str, n: int, speed: int) -> list[tuple[str, int]]:
         return [(template.format(i=i), speed) for i in range(n)]
