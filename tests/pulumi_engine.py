@@ -67,9 +67,9 @@ class Stack:
         project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
         options, env = python_runtime()
         project["runtime"] = {"name": project["runtime"]["name"], "options": options}
-        project["main"] = str(main)
         project.pop("stackConfigDir", None)
-        (self.dir / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
+        self.project = project
+        self.use_program(main)
         bin_dir = engine_bin()
         self.env = {
             **os.environ, **env,
@@ -86,6 +86,11 @@ class Stack:
             self.env["PULUMI_SKIP_CHECKPOINTS"] = "true"
         self.run("stack", "init", name)
         self.configure(config)
+
+    def use_program(self, main: Path) -> None:
+        """Point the project at another program; the stack (name, state, config) stays the same."""
+        self.project["main"] = str(main)
+        (self.dir / "Pulumi.yaml").write_text(yaml.safe_dump(self.project, sort_keys=False))
 
     def run(self, *args: str, check: bool = True, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
         cmd = [shutil.which("pulumi", path=self.env["PATH"]) or "pulumi", *args, "--non-interactive"]

@@ -15,9 +15,10 @@ import pytest
 
 from generators.compiler import compile_file
 from generators.renderers import render_all
-from tests.pulumi_engine import ROOT, EngineMissing, Secret, Stack, artifact_ops, engine_bin, snapshot
+from tests.pulumi_engine import ARTIFACT_T, ROOT, EngineMissing, Secret, Stack, artifact_ops, engine_bin, snapshot
 
 pytestmark = pytest.mark.engine
+SITE_T, NETWORK_T, FOLDER_T, RACK_T = (f"railyard:site:{t}" for t in ("Site", "Network", "Folder", "Rack"))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -140,12 +141,15 @@ def test_two_thousand_artifacts_secrets_and_regrouping(tmp_path):
     assert isinstance(state["plan.json"]["inputs"]["content"], str)  # only artifacts with secrets are secret
 
     # moving every synthetic file out of its rack group is a re-parenting, not delete + create
+    def chains() -> set[str]:
+        return {r["urn"].split("::")[2] for r in st.resources() if "::synthetic/" in r["urn"]}
+    assert chains() == {f"{SITE_T}${FOLDER_T}${RACK_T}${ARTIFACT_T}"}
     st.configure({"railyard:racked": "false"})
-    # (plan.json records the devices' racks, so it alone changes content)
-    assert st.up_ops() == {"plan.json": "update"}
+    assert st.up_ops() == {}
+    assert chains() == {f"{SITE_T}${FOLDER_T}${ARTIFACT_T}"}
     after = snapshot(out)
     assert set(after) == set(files), "regrouping must not lose (or add) a file"
-    assert {p for p in files if after[p] != files[p]} == {"plan.json"}, "nor rewrite one"
+    assert [p for p in files if after[p] != files[p]] == [], "nor rewrite one"
     st.run("preview", "--expect-no-changes")
 
     st.run("destroy", "--yes", "--skip-preview")
@@ -194,3 +198,75 @@ def test_real_project_file_runs_with_the_venv(tmp_path):
         if cfg.parent.exists() and not any(cfg.parent.iterdir()):
             cfg.parent.rmdir()
     assert not Path(tmp_path / "out").exists(), "a preview writes nothing"
+
+
+def by_type(st: Stack) -> dict[str, dict[str, dict]]:
+    """type -> resource name -> resource, from `pulumi stack export`."""
+    out: dict[str, dict[str, dict]] = {}
+    for r in st.export()["deployment"]["resources"]:
+        out.setdefault(r["type"], {})[r["urn"].rsplit("::", 1)[1]] = r
+    return out
+
+
+def assert_racked(tree: dict[str, dict[str, dict]], plan) -> None:
+    """Every switch's config files hang under the Rack component placement put the switch in, inside
+    its network's component; every rack's printed sheets under that rack in the cabling folder."""
+    site, = tree[SITE_T].values()
+    nets, folders, racks, arts = tree[NETWORK_T], tree[FOLDER_T], tree.get(RACK_T, {}), tree[ARTIFACT_T]
+    switch_files = [p for p in arts if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
+    switches = {d.name: d for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")}
+    assert {p.split("/")[1] for p in switch_files} == set(switches), "every frontend/oob switch renders files"
+    want = {f"cabling/{r.name}" for r in plan.racks} | {f"{d.network}/{d.rack}" for d in switches.values()}
+    assert set(racks) == want
+    for path in switch_files:
+        section, device = path.split("/")[:2]
+        rack = racks[f"{section}/{switches[device].rack}"]
+        assert arts[path]["parent"] == rack["urn"], f"{path} is not under Rack {section}/{switches[device].rack}"
+        assert rack["parent"] == nets[section]["urn"]
+        assert nets[section]["parent"] == site["urn"]
+    for r in plan.racks:
+        for sheet in (f"cabling/racks/{r.name}.html", f"cabling/racks/{r.name}.csv"):
+            assert arts[sheet]["parent"] == racks[f"cabling/{r.name}"]["urn"], sheet
+        assert racks[f"cabling/{r.name}"]["parent"] == folders["cabling"]["urn"]
+    assert arts["plan.json"]["parent"] == site["urn"]
+
+
+def test_up_groups_switch_files_under_rack_components(tmp_path):
+    """h100-256 through the real program: the stack's resources show railyard:site:Rack components
+    with each switch's files as children, racks taken from the compiled plan."""
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
+    st.up()
+    plan = compile_file(ROOT / "designs/h100-256.yaml")[0]
+    tree = by_type(st)
+    assert_racked(tree, plan)
+    leaf = tree[ARTIFACT_T]["frontend/fe-leaf01/frr.conf"]["urn"]
+    assert leaf.split("::")[2] == f"{SITE_T}${NETWORK_T}${RACK_T}${ARTIFACT_T}"
+
+
+def test_stack_created_before_racks_keeps_every_resource(tmp_path):
+    """A stack made by the program as it was before switch files were racked (the real program with
+    the old grouping: no device in a rack) moves into the Rack components on the next `up` as the same
+    resources: no replace, no delete + create, no file rewritten."""
+    out = tmp_path / "site"
+    design = ROOT / "designs/h100-256.yaml"
+    st = Stack(tmp_path, {"railyard:design": str(design), "railyard:outDir": str(out)},
+               main=ROOT / "tests" / "engine_program_before_racks")
+    st.up()
+    old = by_type(st)
+    assert set(old[RACK_T]) == {f"cabling/{r.name}" for r in compile_file(design)[0].racks}, "only cabling racks"
+    assert old[ARTIFACT_T]["frontend/fe-leaf01/frr.conf"]["parent"] == old[NETWORK_T]["frontend"]["urn"]
+    files = snapshot(out)
+
+    st.use_program(ROOT)  # the same stack, state, project name and config: the real program
+    steps = st.preview()["steps"]
+    assert artifact_ops({"steps": steps}) == {}, "an artifact would be replaced, deleted or created"
+    assert {(s["op"], s["urn"].split("::")[2].rsplit("$", 1)[-1]) for s in steps if s["op"] != "same"} == {
+        ("create", RACK_T)}
+    assert st.up_ops() == {}
+    assert snapshot(out) == files, "a file was rewritten"
+    new = by_type(st)
+    assert set(new[ARTIFACT_T]) == set(old[ARTIFACT_T])
+    assert_racked(new, compile_file(design)[0])
+    assert {p: r["id"] for p, r in new[ARTIFACT_T].items()} == {p: r["id"] for p, r in old[ARTIFACT_T].items()}
+    st.run("preview", "--expect-no-changes")

@@ -1,14 +1,16 @@
 """A Pulumi program for the engine tests: the `railyard:design` site plus `railyard:count` synthetic artifacts
 through the same Site component and provider, so the engine is driven past 2,000 file resources
-before the renderers of every issue exist. `railyard:racked` places the synthetic per-device files
-in racks (true) or not (false), moving them between groups; `railyard:bmcPassword` (secret) fills
-one artifact that embeds a credential."""
+before the renderers of every issue exist. `railyard:racked` groups the files of a device under the
+Rack placement put it in (true, as the real program does) or not (false: Site is given no device's
+rack), moving the synthetic per-server files between groups without changing a byte;
+`railyard:bmcPassword` (secret) fills one artifact that embeds a credential."""
 
 import copy
 from pathlib import Path
 
 import pulumi
 
+import components.site
 from components.program import secret_config
 from components.site import Site
 from generators.compiler import compile_file
@@ -20,9 +22,8 @@ cfg = pulumi.Config("railyard")
 count = cfg.require_int("count")
 plan = copy.deepcopy(compile_file(ROOT / cfg.require("design"))[0])
 servers = [d for d in plan.devices if d.kind == "server"]
-if cfg.require_bool("racked"):
-    for i, d in enumerate(servers):
-        d.attrs["rack"] = f"r{i // 4 + 1:02d}"  # 4 HGX per ~41 kW rack
+if not cfg.require_bool("racked"):
+    components.site.rack_index = lambda plan: ({r.name for r in plan.racks}, {})
 files = render_all(plan)
 for i in range(count):
     d = servers[i % len(servers)].name
