@@ -121,14 +121,14 @@ def test_rack_sheets_print_in_headless_chromium(compiled, files, tmp_path: Path)
             (tmp_path / rel).write_text(text)
     pages = {}
     for r in plan.racks:
-        pdf = chromium_print_pdf(tmp_path / f"cabling/racks/{r['name']}.html", tmp_path / f"{r['name']}.pdf")
-        pages[r["name"]] = pdf_page_count(pdf)
+        pdf = chromium_print_pdf(tmp_path / f"cabling/racks/{r.name}.html", tmp_path / f"{r.name}.pdf")
+        pages[r.name] = pdf_page_count(pdf)
     assert all(n >= 1 for n in pages.values()), pages
     # the elevation page, then the cable table continuing over as many pages as it needs
-    busiest = max(plan.racks, key=lambda r: len(_rows(files[f"cabling/racks/{r['name']}.csv"])))
-    assert pages[busiest["name"]] >= 2
+    busiest = max(plan.racks, key=lambda r: len(_rows(files[f"cabling/racks/{r.name}.csv"])))
+    assert pages[busiest.name] >= 2
     if shutil.which("pdftotext"):
-        text = subprocess.run(["pdftotext", str(tmp_path / f"{busiest['name']}.pdf"), "-"], capture_output=True,
+        text = subprocess.run(["pdftotext", str(tmp_path / f"{busiest.name}.pdf"), "-"], capture_output=True,
                               text=True, check=True).stdout
-        first = _rows(files[f"cabling/racks/{busiest['name']}.csv"])[0]
-        assert f"Rack {busiest['name']}" in text and first["label"] in text
+        first = _rows(files[f"cabling/racks/{busiest.name}.csv"])[0]
+        assert f"Rack {busiest.name}" in text and first["label"] in text

@@ -61,7 +61,7 @@ def test_kea_accepts_the_generated_config(compiled: Callable[..., Plan], name: s
     assert ok, out
     doc = json.loads(text)["Dhcp4"]
     n = sum(len(s["reservations"]) for s in doc["subnet4"])
-    assert n == len(compiled(name).netplan["oob"]["ports"])
+    assert n == len(compiled(name).netplan.oob["ports"])
     # the same port planned twice would hand two BMCs one address: Kea must refuse that file
     sub = next(s for s in doc["subnet4"] if len(s["reservations"]) >= 2)
     sub["reservations"][1]["ip-address"] = sub["reservations"][0]["ip-address"]
@@ -84,7 +84,7 @@ def test_h100_256_frontend_runs_in_namespaces(compiled: Callable[..., Plan], tmp
     links = [(lk.a_device, lk.a_port, lk.b_device, lk.b_port) for lk in plan.links
              if lk.network == "frontend" and lk.a_device in configs and lk.b_device in configs]
     assert len(links) == 128
-    lo = {n: a.split("/")[0] for n, a in plan.netplan["loopbacks"].items() if n in configs}
+    lo = {n: a.split("/")[0] for n, a in plan.netplan.loopbacks.items() if n in configs}
     leaves = [n for n in fe if n.startswith("fe-leaf")]
     expected = {n: sum(n in (a, b) for a, _, b, _ in links) for n in fe}
     timings: dict[str, float] = {}

@@ -17,6 +17,7 @@ import hostlist
 import pytest
 
 from generators.asbuilt.ibnetdiscover import format_net, parse_net
+from generators.model.design import resolved_config
 from generators.model.plan import Plan
 from generators.stages.slurm import check_tree, slurm_tree
 from tests.conftest import DESIGNS, rendered_files
@@ -70,18 +71,18 @@ def test_slurmctld_takes_the_topology(compiled: Compiled, name: str, tmp_path: P
     assert sorted(nodes) == sorted(d.name for d in servers)
     first = nodes[servers[0].name]
     assert first["Gres"] == "gpu:8"
-    cfg = plan.design.compute.config
-    cores = plan.catalog.cpus[cfg["cpu"]]["cores"]
+    cfg = resolved_config(plan.design, plan.catalog)
+    cores = plan.catalog.cpus[cfg.cpu].cores
     assert first["CPUTot"] == str(2 * cores)
-    assert first["RealMemory"] == str(int(cfg["memory_gb"] * 0.97) * 1024)
+    assert first["RealMemory"] == str(int(cfg.memory_gb * 0.97) * 1024)
     parts = r.partitions_parsed
     assert parts["all"]["Default"] == "YES" and parts["all"]["TotalNodes"] == str(len(servers))
     for t in plan.design.tenants:
         expected = {h for h in (d.name for d in servers) if any(
-            h in hostlist.expand_hostlist(e) for e in t["servers"])} | {
-            d.name for d in servers if d.attrs["su"] in t["scalable_units"]}
-        assert set(hostlist.expand_hostlist(parts[t["name"]]["Nodes"])) == expected
-        assert parts[t["name"]]["AllowAccounts"] == t["name"]
+            h in hostlist.expand_hostlist(e) for e in t.servers)} | {
+            d.name for d in servers if d.attrs["su"] in t.scalable_units}
+        assert set(hostlist.expand_hostlist(parts[t.name]["Nodes"])) == expected
+        assert parts[t.name]["AllowAccounts"] == t.name
 
 
 def test_slurmctld_and_railyard_agree_on_a_broken_tree(compiled: Compiled, tmp_path: Path) -> None:
@@ -156,13 +157,13 @@ def test_opensm_routes_it_as_a_fat_tree(sim: Sim) -> None:
     ca_ports = sum(1 for n in parse_net(sim.files["infiniband/topology.net"]).values() if n.kind == "Ca")
     assert f"Fabric has {ca_ports} CAs, {ca_ports} CA ports" in sim.run.log
     # the SM ran where the design puts it: a management node's HCA, or a spine's port 0
-    sm = sim.plan.infiniband["subnet_managers"][0]
-    assert f"Setting IS_SM on port 0x{sim.fab.port_guid(sm['node']):016x}" in sim.run.log
-    if sm["on_switch"]:
+    sm = sim.plan.infiniband.subnet_managers[0]
+    assert f"Setting IS_SM on port 0x{sim.fab.port_guid(sm.node):016x}" in sim.run.log
+    if sm.on_switch:
         # connect_roots: from the SM's spine every switch answers by LID, the other roots included
         switches = [n for n in sim.fab.topology().values() if n.kind == "Switch"]
         dead = [n.desc for n in switches if sim.fab.run(["smpquery", "nodedesc", str(n.lid)], check=False).returncode]
-        assert dead == [], f"unreachable by LID from {sm['node']}: {dead}"
+        assert dead == [], f"unreachable by LID from {sm.node}: {dead}"
 
 
 def expected_keys(plan: Plan) -> dict[str, set[int]]:
@@ -170,14 +171,14 @@ def expected_keys(plan: Plan) -> dict[str, set[int]]:
     plus 0x7fff limited, other servers 0x7fff limited, SM ports 0x7fff full."""
     ib = plan.infiniband
     key_of: dict[str, int] = {}
-    for p in ib["partitions"][1:]:
-        for h in hostlist.expand_hostlist(p["servers"]):
-            key_of[h] = 0x8000 | int(p["pkey"], 16)
+    for p in ib.partitions[1:]:
+        for h in hostlist.expand_hostlist(p.servers):
+            key_of[h] = 0x8000 | int(p.pkey, 16)
     rails = plan.networks["backend"]["rails"]
     out = {f"{d.name} mlx5_{r}": {0x7FFF} | ({key_of[d.name]} if d.name in key_of else set())
            for d in plan.devices if d.kind == "server" for r in range(rails)}
-    for sm in ib["subnet_managers"]:
-        out[sm["node"]] = {0xFFFF}
+    for sm in ib.subnet_managers:
+        out[sm.node] = {0xFFFF}
     for d in plan.devices:
         if d.network == "backend" and d.kind == "switch" and d.name not in out:
             out[d.name] = {0x7FFF}
@@ -191,13 +192,13 @@ def sample_ports(plan: Plan) -> list[str]:
     rails = plan.networks["backend"]["rails"]
     rented: set[str] = set()
     out: list[str] = []
-    for p in ib["partitions"][1:]:
-        hosts = hostlist.expand_hostlist(p["servers"])
+    for p in ib.partitions[1:]:
+        hosts = hostlist.expand_hostlist(p.servers)
         rented |= set(hosts)
         out += [f"{h} mlx5_{r}" for h in (hosts[0], hosts[-1]) for r in (0, rails - 1)]
     free = [d.name for d in plan.devices if d.kind == "server" and d.name not in rented]
     out += [f"{h} mlx5_0" for h in free[:1] + free[-1:]]
-    out += [sm["node"] for sm in ib["subnet_managers"]]
+    out += [sm.node for sm in ib.subnet_managers]
     out.append(next(d.name for d in plan.devices if d.role == "leaf" and d.network == "backend"))
     return out
 
@@ -285,8 +286,12 @@ def test_verify_reports_exactly_the_faults_made(compiled: Compiled, name: str, c
     assert m["a"]["device"] == "su1-rail2-leaf" and m["a"]["ib_port"] == up
     assert (m["b"]["device"], m["b"]["ib_port"]) == spine_end
     text = cli("verify", DESIGNS / f"{name}.yaml", "--ibnetdiscover", discovered, "--speed", "4xHDR").output  # type: ignore
-    assert "SWAPPED  exchange the cables at gpu001 mlx5_0 and gpu001 mlx5_1" in text
-    assert f"MISSING  su1-rail2-leaf {m['a']['port']} (IB port {up}) <-> {spine_end[0]}" in text
+    assert re.search(r"SWAPPED  exchange the cables at gpu001 mlx5_0 \[rack \S+ U\d+\] and gpu001 mlx5_1 \[rack", text)
+    assert f"MISSING  su1-rail2-leaf {m['a']['port']} (IB port {up}) [rack {m['a']['rack']} U{m['a']['unit']}] <-> " \
+           f"{spine_end[0]}" in text
+    # the technician's view of that fault: both racks and units, and the label printed on the cable
+    assert m["a"]["rack"] and m["b"]["rack"] and m["a"]["unit"] and m["b"]["unit"] and m["label"] and m["cable_id"]
+    assert f"label '{m['label']}'" in text
 
 
 def test_a_leaked_key_fails_the_isolation_check(compiled: Compiled, tmp_path: Path) -> None:
