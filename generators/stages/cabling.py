@@ -692,11 +692,6 @@ def _loc(d: Device) -> str:
     return f"U{d.unit:02d}" if d.unit is not None else str(d.attrs.get("slot", "0U"))
 
 
-def port_label(d: Device, port: str) -> str:
-    """TIA-606 style identifier of a port: rack, unit (or zero-U slot), port."""
-    return f"{d.rack}.{_loc(d)}.{port}"
-
-
 def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[End], ends_b: list[End],
             trays: Trays, capacity: float, limit: float) -> None:
     """plan.cables: one record per bundle (what one cable or one pair of optics serves), with
