@@ -31,79 +31,17 @@ import networkx as nx
 from shapely.geometry import LineString, box
 
 from generators.model.catalog import COPPER, Cable, Catalog, Transceiver
-from generators.model.design import Design, resolved_config
+from generators.model.design import Design
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import Cable as CableRecord
 from generators.model.sections import CablingTotals, TraySegment
 from generators.model.sections import Trays as TraysRecord
-from generators.stages.fabric import port_table
 from generators.stages.placement import device_size, rack_height_mm, unit_centre_mm
+from generators.stages.ports import End, port_ends
 
 MEDIA_ORDER = ("dac", "acc", "aoc", "mmf", "smf", "cat6")
 MAX_REPORTED = 5
-
-
-# ------------------------------------------------------------------------------------------ ports
-
-
-@dataclass(frozen=True, slots=True)
-class End:
-    connector: str
-    cage: int  # cage number on the device (twin-port cages hold two ports)
-    ppc: int  # ports per cage
-
-
-def _port_maps(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[str, End]]:
-    """Port name -> End, per device model (key "kind:model")."""
-    out: dict[str, dict[str, End]] = {}
-    cfg = resolved_config(design, catalog)
-
-    def nic_ports(m: dict[str, End], nic_key: str, count: int, template: str, start: int) -> int:
-        nic = catalog.nics[nic_key]
-        for i in range(nic.ports * count):
-            m[template.format(i=i)] = End(nic.connector, start, 1)
-            start += 1
-        return start
-
-    for d in plan.devices:
-        key = f"{d.kind}:{d.model}"
-        if key in out:
-            continue
-        m: dict[str, End] = {}
-        if d.kind == "switch":
-            sw = catalog.switches[d.model]
-            table = port_table(sw)
-            cage = 0
-            gi_prev, k = -1, 0
-            for p in table:
-                g = sw.port_groups[p.group]
-                if p.group != gi_prev:
-                    gi_prev, k = p.group, 0
-                if k % g.ports_per_cage == 0:
-                    cage += 1
-                m[p.name] = End(g.connector, cage, g.ports_per_cage)
-                k += 1
-            m[sw.mgmt_port] = End("rj45", 0, 1)
-        elif d.kind in ("server", "management"):
-            sm = catalog.servers[d.model]
-            c = 1
-            if sm.backend:
-                c = nic_ports(m, sm.backend.nic, sm.backend.count, sm.backend.name, c)
-            if d.kind == "server":
-                nic_key, count = cfg.frontend_nic, cfg.frontend_nic_count
-            else:
-                nic_key, count = sm.defaults.frontend_nic, sm.defaults.frontend_nic_count
-            nic_ports(m, nic_key, count, sm.frontend_port_name, c)
-            m[sm.bmc_port] = End("rj45", 0, 1)
-        elif d.kind == "storage":
-            st = catalog.storage_servers[d.model]
-            nic_ports(m, st.nic, st.nic_count, st.frontend_port_name, 1)
-            m[st.bmc_port] = End("rj45", 0, 1)
-        elif d.kind == "pdu":
-            m[catalog.pdus[d.model].mgmt_port] = End("rj45", 0, 1)
-        out[key] = m
-    return out
 
 
 # ------------------------------------------------------------------------------------------ trays
@@ -436,7 +374,7 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
     design = plan.design
     site = design.site
     devs = plan.index()
-    maps = _port_maps(plan, catalog, design)
+    maps = port_ends(plan, catalog, design)
     racks = {r.name: r for r in plan.racks}
     rack_h = rack_height_mm(site.rack.units)
     links = plan.links

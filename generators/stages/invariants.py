@@ -16,7 +16,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
-from generators.stages.fabric import port_table
+from generators.stages.ports import port_table
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
 

@@ -28,7 +28,7 @@ from generators.model.errors import DesignError, Problem
 from generators.model.netdesign import PRIVATE_ASN_RANGES
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import NetPlan
-from generators.stages.fabric import port_table
+from generators.stages.ports import port_table
 from generators.vendors import frontend_vendor, vendor
 
 # First host addresses of every hosts/storage subnet kept for the provider: .1 is the anycast
