@@ -18,7 +18,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
-from generators.stages.ports import port_table
+from generators.stages.ports import host_port_speeds, port_table
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
 
@@ -53,33 +53,6 @@ def _switch_field(plan: Plan, dev: Device) -> str:
     if dev.network == "frontend":
         return "frontend.oversubscription" if dev.role == "leaf" else "frontend.spine_switch"
     return "oob.uplinks_per_switch" if dev.role == "leaf" else "oob.aggregation_switch"
-
-
-def _host_ports(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
-                ) -> dict[str, set[int]]:
-    """Ports a server-like device has, with the speeds each can run. Compute servers pass their
-    configured frontend NIC; other devices use their model's."""
-    out: dict[str, set[int]] = {}
-    if dev.kind == "pdu":
-        return {catalog.pdus[dev.model].mgmt_port: {1}}
-    if dev.kind == "storage":
-        st = catalog.storage_servers[dev.model]
-        nic = catalog.nics[st.nic]
-        for i in range(nic.ports * st.nic_count):
-            out[st.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
-        out[st.bmc_port] = {1}
-        return out
-    m = catalog.servers[dev.model]
-    if m.backend:
-        nic = catalog.nics[m.backend.nic]
-        for i in range(m.backend.count):
-            out[m.backend.name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
-    nic = catalog.nics[fe_nic or m.defaults.frontend_nic]
-    count = m.defaults.frontend_nic_count if fe_count is None else fe_count
-    for i in range(nic.ports * count):
-        out[m.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
-    out[m.bmc_port] = {1}
-    return out
 
 
 @dataclass(slots=True)
@@ -135,8 +108,8 @@ def _port_speeds(plan: Plan, catalog: Catalog) -> Callable[[Device], dict[str, A
             return model_ports[dev.model]
         key = f"{dev.kind}:{dev.model}"
         if key not in host_ports:
-            host_ports[key] = (_host_ports(catalog, dev, fe_nic_key, fe_nic_count) if dev.kind == "server"
-                               else _host_ports(catalog, dev))
+            host_ports[key] = (host_port_speeds(catalog, dev, fe_nic_key, fe_nic_count) if dev.kind == "server"
+                               else host_port_speeds(catalog, dev))
         return host_ports[key]
 
     return ports_of

@@ -1,5 +1,9 @@
 """Port tables: the one place a device model's ports are enumerated.
 
+* `port_table`: a switch model's front-panel ports (name, group, role, speeds, connector, cage), cached.
+* `port_ends`: per device model of a plan, the cage every port's plug goes into (cable plan and BoM).
+* `host_port_speeds`: the speeds every port of a server-like device runs (invariants).
+
 The fabric builder picks ports from a switch's table, the invariants check speeds against it, the cable
 plan and the BoM bundle links by its cages, the InfiniBand stage numbers ports in its order and the
 renderers list it. Building it once per model keeps all of them agreeing on names, order and cages.
@@ -11,7 +15,7 @@ from dataclasses import dataclass
 
 from generators.model.catalog import Catalog, Switch
 from generators.model.design import Design, resolved_config
-from generators.model.plan import Plan
+from generators.model.plan import Device, Plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +28,7 @@ class Port:
     speeds: frozenset[int]
     connector: str
     cage: int  # cage number on the device, from 1; twin-port cages hold two consecutive ports
+    sub: int  # position in the cage, from 1
     ports_per_cage: int
 
 
@@ -62,7 +67,7 @@ def _switch_ports(model: Switch) -> tuple[Port, ...]:
             sub = i % g.ports_per_cage + 1
             name = g.name.format(n=n + 1, i=n, cage=_cage_base(model, gi) + i // g.ports_per_cage + 1, sub=sub,
                                  lane=lane)
-            out.append(Port(name, gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps}), g.connector, cage,
+            out.append(Port(name, gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps}), g.connector, cage, sub,
                             g.ports_per_cage))
             n += 1
             lane += g.lanes
@@ -114,4 +119,33 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
         elif d.kind == "pdu":
             m[catalog.pdus[d.model].mgmt_port] = End("rj45", 0, 1)
         out[key] = m
+    return out
+
+
+def host_port_speeds(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
+                     ) -> dict[str, set[int]]:
+    """Port name -> speeds of a server-like device, for the invariants. Compute servers pass their
+    configured frontend NIC; other devices use their model's. Unlike port_ends it lists one backend
+    port per backend NIC, as the fabric names them (one rail per NIC); the two agree for the catalog's
+    single-port backend NICs."""
+    out: dict[str, set[int]] = {}
+    if dev.kind == "pdu":
+        return {catalog.pdus[dev.model].mgmt_port: {1}}
+    if dev.kind == "storage":
+        st = catalog.storage_servers[dev.model]
+        nic = catalog.nics[st.nic]
+        for i in range(nic.ports * st.nic_count):
+            out[st.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+        out[st.bmc_port] = {1}
+        return out
+    m = catalog.servers[dev.model]
+    if m.backend:
+        nic = catalog.nics[m.backend.nic]
+        for i in range(m.backend.count):
+            out[m.backend.name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+    nic = catalog.nics[fe_nic or m.defaults.frontend_nic]
+    count = m.defaults.frontend_nic_count if fe_count is None else fe_count
+    for i in range(nic.ports * count):
+        out[m.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+    out[m.bmc_port] = {1}
     return out
