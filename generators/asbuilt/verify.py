@@ -191,167 +191,232 @@ def parse_node_name_map(text: str) -> dict[int, str]:
     return out
 
 
+Planned = dict[frozenset[End], tuple[End, End, str]]  # link -> (a, b, planned speed)
+Found = dict[frozenset[End], tuple[End, End, str | None, bool, bool]]  # link -> (a, b, speed, a known, b known)
+
+
+class _Namer:
+    """Plan names for discovered ports, and report ports with IB number, rack and unit. Collects the
+    discovered devices the plan does not know and the IB port numbers seen on them."""
+
+    def __init__(self, plan: Plan, node_names: Mapping[int, str] | None) -> None:
+        self.catalog = plan.catalog
+        self.idx = plan.index()
+        self.locate = PlanLocator(plan)
+        self.node_names = node_names
+        self.numbers: dict[str, dict[str, int]] = {}
+        self.names_by_number: dict[str, dict[int, str]] = {}
+        self.unknown: set[str] = set()
+        self.ib_found: dict[End, int] = {}
+
+    def nums(self, model: str) -> dict[str, int]:
+        if model not in self.numbers:
+            self.numbers[model] = switch_port_numbers(self.catalog, model)
+            self.names_by_number[model] = {v: k for k, v in self.numbers[model].items()}
+        return self.numbers[model]
+
+    def port(self, dev: str, pname: str, ib: int | None, known: bool = True) -> Port:
+        loc = self.locate.location((dev, pname)) if known else Location()
+        return Port(dev, pname, ib, loc.rack, loc.unit, known)
+
+    def ib_of(self, end: End) -> int | None:
+        """IB port number of a switch port (an HCA's single port needs no number)."""
+        d = self.idx.get(end[0])
+        if d is not None and d.kind == "switch":
+            return self.nums(d.model).get(end[1])
+        return None
+
+    def shown(self, a: End, b: End) -> tuple[End, End]:
+        """Servers first, then up the tiers, as planned links are written."""
+        ra = _RANK.get(self.idx[a[0]].role, 0) if a[0] in self.idx else 0
+        rb = _RANK.get(self.idx[b[0]].role, 0) if b[0] in self.idx else 0
+        return (b, a) if rb < ra else (a, b)
+
+    def end_of(self, n: NetNode, p: int) -> tuple[End, bool]:
+        """The plan's (device, port) for port p of a discovered node, and whether the plan knows it."""
+        desc = self.node_names.get(n.guid, n.desc) if self.node_names else n.desc
+        if n.kind == "Switch":
+            name = switch_name(desc)
+            d = self.idx.get(name)
+            if d is not None and d.kind == "switch":
+                self.nums(d.model)
+                return (name, self.names_by_number[d.model].get(p, f"port {p}")), True
+            self.unknown.add(f"switch {desc!r} (GUID 0x{n.guid:016x})")
+            return (f"{desc} (GUID 0x{n.guid:016x})", f"port {p}"), False
+        host, _, dev = desc.partition(" ")
+        if host in self.idx and dev:
+            return (host, dev if p == 1 else f"{dev} port {p}"), True
+        self.unknown.add(f"HCA {desc!r} (GUID 0x{n.guid:016x})")
+        # unknown devices may share a description (factory defaults): the GUID keeps them apart
+        return (f"{desc} (GUID 0x{n.guid:016x})", f"port {p}"), False
+
+    def report(self, a: End, b: End, known_a: bool = True, known_b: bool = True, speed: str | None = None,
+               planned_speed: str | None = None) -> LinkReport:
+        # planned links are written server/lower tier first; keep that order in reports
+        ca = self.locate.cable(a, b)
+        pa = self.port(a[0], a[1], self.ib_found.get(a) if not known_a else self.ib_of(a), known_a)
+        pb = self.port(b[0], b[1], self.ib_found.get(b) if not known_b else self.ib_of(b), known_b)
+        return LinkReport(pa, pb, ca.cable_id if ca else None, ca.label if ca else None, planned_speed, speed)
+
+
+_RANK = {"leaf": 1, "spine": 2, "core": 3}
+
+
+@dataclass(slots=True)
+class _Diff:
+    """Planned against found links. The two sets shrink as swaps explain their members."""
+
+    planned: Planned
+    found: Found
+    missing_keys: list[frozenset[End]]
+    extra_keys: list[frozenset[End]]
+    missing_by_end: dict[End, list[frozenset[End]]]
+    missing_set: set[frozenset[End]]
+    extra_set: set[frozenset[End]]
+
+    @classmethod
+    def of(cls, planned: Planned, found: Found) -> _Diff:
+        missing_keys = [k for k in planned if k not in found]
+        extra_keys = [k for k in found if k not in planned]
+        missing_by_end: dict[End, list[frozenset[End]]] = {}
+        for k in missing_keys:
+            for e in k:
+                missing_by_end.setdefault(e, []).append(k)
+        return cls(planned, found, missing_keys, extra_keys, missing_by_end, set(missing_keys), set(extra_keys))
+
+
 def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = None,
                   node_names: Mapping[int, str] | None = None) -> VerifyReport:
     """Compare ibnetdiscover output to the plan's backend. `expect_speed` (e.g. '4xHDR') replaces the
     planned link speed, for a rehearsal on a simulator that cannot run the real one."""
-    catalog = plan.catalog
-    idx = plan.index()
-    locate = PlanLocator(plan)
-    numbers: dict[str, dict[str, int]] = {}
-    names_by_number: dict[str, dict[int, str]] = {}
+    namer = _Namer(plan, node_names)
+    planned = _planned_links(plan, expect_speed)
+    found, lopsided = _discover(namer, discovered)
+    rep = VerifyReport(plan.design.name, len(planned), len(found))
+    diff = _Diff.of(planned, found)
+    # swaps first: they explain pairs of missing and extra links, which are then not reported alone
+    _report_swaps(rep, namer, diff)
+    _report_missing(rep, namer, diff)
+    _report_extra(rep, namer, diff)
+    _report_slow(rep, namer, diff)
+    _report_one_sided(rep, namer, lopsided)
+    rep.unknown_nodes = sorted(namer.unknown)
+    return rep
 
-    def nums(model: str) -> dict[str, int]:
-        if model not in numbers:
-            numbers[model] = switch_port_numbers(catalog, model)
-            names_by_number[model] = {v: k for k, v in numbers[model].items()}
-        return numbers[model]
 
-    def port(dev: str, pname: str, ib: int | None, known: bool = True) -> Port:
-        loc = locate.location((dev, pname)) if known else Location()
-        return Port(dev, pname, ib, loc.rack, loc.unit, known)
-
-    planned: dict[frozenset[End], tuple[End, End, str]] = {}
+def _planned_links(plan: Plan, expect_speed: str | None) -> Planned:
+    planned: Planned = {}
     for lk in plan.links:
         if lk.network != "backend":
             continue
         a, b = (lk.a_device, lk.a_port), (lk.b_device, lk.b_port)
         planned[frozenset((a, b))] = (a, b, expect_speed or ib_speed(lk.speed_gbps))
+    return planned
 
-    def ib_of(end: End) -> int | None:
-        """IB port number of a switch port (an HCA's single port needs no number)."""
-        d = idx.get(end[0])
-        if d is not None and d.kind == "switch":
-            return nums(d.model).get(end[1])
-        return None
 
-    rank = {"leaf": 1, "spine": 2, "core": 3}
+_Lopsided = tuple[End, End, bool, bool, int, int, str]  # a, b, a known, b known, IB ports, what b reports
 
-    def shown(a: End, b: End) -> tuple[End, End]:
-        """Servers first, then up the tiers, as planned links are written."""
-        ra = rank.get(idx[a[0]].role, 0) if a[0] in idx else 0
-        rb = rank.get(idx[b[0]].role, 0) if b[0] in idx else 0
-        return (b, a) if rb < ra else (a, b)
 
-    unknown: set[str] = set()
-
-    def end_of(n: NetNode, p: int) -> tuple[End, bool]:
-        desc = node_names.get(n.guid, n.desc) if node_names else n.desc
-        if n.kind == "Switch":
-            name = switch_name(desc)
-            d = idx.get(name)
-            if d is not None and d.kind == "switch":
-                nums(d.model)
-                return (name, names_by_number[d.model].get(p, f"port {p}")), True
-            unknown.add(f"switch {desc!r} (GUID 0x{n.guid:016x})")
-            return (f"{desc} (GUID 0x{n.guid:016x})", f"port {p}"), False
-        host, _, dev = desc.partition(" ")
-        if host in idx and dev:
-            return (host, dev if p == 1 else f"{dev} port {p}"), True
-        unknown.add(f"HCA {desc!r} (GUID 0x{n.guid:016x})")
-        # unknown devices may share a description (factory defaults): the GUID keeps them apart
-        return (f"{desc} (GUID 0x{n.guid:016x})", f"port {p}"), False
-
+def _discover(namer: _Namer, discovered: str) -> tuple[Found, list[_Lopsided]]:
+    """Links both ends report, and links only one end reports, in plan names."""
     nodes = parse_net(discovered)
-    found: dict[frozenset[End], tuple[End, End, str | None, bool, bool]] = {}
-    ib_found: dict[End, int] = {}
+    found: Found = {}
     for n, p, peer, pp, speed in links_of(nodes):
-        (a, ka), (b, kb) = end_of(n, p), end_of(peer, pp)
+        (a, ka), (b, kb) = namer.end_of(n, p), namer.end_of(peer, pp)
         if a == b:  # a port cabled to itself cannot happen; two identical unknown ends would collapse
             b = (f"{b[0]} (peer)", b[1])
-        ib_found[a], ib_found[b] = p, pp
+        namer.ib_found[a], namer.ib_found[b] = p, pp
         found[frozenset((a, b))] = (a, b, speed, ka, kb)
     lopsided = []
     for n, p, peer, pp, _speed in one_sided(nodes):
-        (a, _ka), (b, _kb) = end_of(n, p), end_of(peer, pp)
+        (a, _ka), (b, _kb) = namer.end_of(n, p), namer.end_of(peer, pp)
         back = peer.links.get(pp)
-        says = f"{end_of(nodes[back.peer], back.peer_port)[0][0]} port {back.peer_port}" if back else "no link"
+        says = f"{namer.end_of(nodes[back.peer], back.peer_port)[0][0]} port {back.peer_port}" if back else "no link"
         lopsided.append((a, b, _ka, _kb, p, pp, says))
+    return found, lopsided
 
-    def report(a: End, b: End, known_a: bool = True, known_b: bool = True, speed: str | None = None,
-               planned_speed: str | None = None) -> LinkReport:
-        # planned links are written server/lower tier first; keep that order in reports
-        ca = locate.cable(a, b)
-        pa = port(a[0], a[1], ib_found.get(a) if not known_a else ib_of(a), known_a)
-        pb = port(b[0], b[1], ib_found.get(b) if not known_b else ib_of(b), known_b)
-        return LinkReport(pa, pb, ca.cable_id if ca else None, ca.label if ca else None, planned_speed, speed)
 
-    missing_keys = [k for k in planned if k not in found]
-    extra_keys = [k for k in found if k not in planned]
-    rep = VerifyReport(plan.design.name, len(planned), len(found))
-
-    # swaps: planned {x,y1} and {x1,y}, found {x,y} and {x1,y1}
-    missing_by_end: dict[End, list[frozenset[End]]] = {}
-    for k in missing_keys:
-        for e in k:
-            missing_by_end.setdefault(e, []).append(k)
-    extra_set, missing_set = set(extra_keys), set(missing_keys)
-
-    def find_swap(x: End, y: End) -> tuple[End, End, frozenset[End], frozenset[End]] | None:
-        """For found {x,y}: a missing {x,y1}, a missing {x1,y} and a found {x1,y1}."""
-        for m1 in missing_by_end.get(x, []):
-            if m1 not in missing_set:
+def _find_swap(diff: _Diff, x: End, y: End) -> tuple[End, End, frozenset[End], frozenset[End]] | None:
+    """For found {x,y}: a missing {x,y1}, a missing {x1,y} and a found {x1,y1}."""
+    for m1 in diff.missing_by_end.get(x, []):
+        if m1 not in diff.missing_set:
+            continue
+        (y1,) = m1 - {x}
+        for m2 in diff.missing_by_end.get(y, []):
+            if m2 not in diff.missing_set or m2 == m1:
                 continue
-            (y1,) = m1 - {x}
-            for m2 in missing_by_end.get(y, []):
-                if m2 not in missing_set or m2 == m1:
-                    continue
-                (x1,) = m2 - {y}
-                if frozenset((x1, y1)) in extra_set:
-                    return x1, y1, m1, m2
-        return None
+            (x1,) = m2 - {y}
+            if frozenset((x1, y1)) in diff.extra_set:
+                return x1, y1, m1, m2
+    return None
 
-    for k in sorted(extra_keys, key=lambda k: sorted(k)):
-        if k not in extra_set:
+
+def _report_swaps(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
+    """Planned {x,y1} and {x1,y}, found {x,y} and {x1,y1}: one crossed pair, not four faults."""
+    for k in sorted(diff.extra_keys, key=lambda k: sorted(k)):
+        if k not in diff.extra_set:
             continue
         x, y = sorted(k)
-        hit = find_swap(x, y)
+        hit = _find_swap(diff, x, y)
         if hit is None:
             x, y = y, x
-            hit = find_swap(x, y)
+            hit = _find_swap(diff, x, y)
         if hit is None:
             continue
         x1, y1, m1, m2 = hit
         # Trading the plugs in x and x1 fixes it, and so does trading y and y1: name the pair that
         # sits on one device (two NICs of one server, two ports of one leaf) when there is one.
         at = (x, x1) if x[0] == x1[0] else (y, y1)
-        extra_set -= {k, frozenset((x1, y1))}
-        missing_set -= {m1, m2}
-        pa, pb = planned[m1], planned[m2]
+        diff.extra_set -= {k, frozenset((x1, y1))}
+        diff.missing_set -= {m1, m2}
+        pa, pb = diff.planned[m1], diff.planned[m2]
         rep.swapped.append(SwapReport(
-            planned=(report(pa[0], pa[1]), report(pb[0], pb[1])),
-            found=(report(*shown(x, y)), report(*shown(x1, y1))),
-            at=(port(at[0][0], at[0][1], ib_of(at[0])), port(at[1][0], at[1][1], ib_of(at[1])))))
-    for k in missing_keys:
-        if k in missing_set:
-            a, b, sp = planned[k]
-            rep.missing.append(report(a, b, planned_speed=sp))
-    for k in extra_keys:
-        if k in extra_set:
-            a, b, sp, ka, kb = found[k]
-            if (a, b) != shown(a, b):
+            planned=(namer.report(pa[0], pa[1]), namer.report(pb[0], pb[1])),
+            found=(namer.report(*namer.shown(x, y)), namer.report(*namer.shown(x1, y1))),
+            at=(namer.port(at[0][0], at[0][1], namer.ib_of(at[0])),
+                namer.port(at[1][0], at[1][1], namer.ib_of(at[1])))))
+
+
+def _report_missing(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
+    for k in diff.missing_keys:
+        if k in diff.missing_set:
+            a, b, sp = diff.planned[k]
+            rep.missing.append(namer.report(a, b, planned_speed=sp))
+
+
+def _report_extra(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
+    for k in diff.extra_keys:
+        if k in diff.extra_set:
+            a, b, sp, ka, kb = diff.found[k]
+            if (a, b) != namer.shown(a, b):
                 a, b, ka, kb = b, a, kb, ka
-            lk = report(a, b, ka, kb, speed=sp)
+            lk = namer.report(a, b, ka, kb, speed=sp)
             # a cable in the wrong port: one end is also an end of a missing link
             notes = []
             for e in (a, b):
-                for m in missing_by_end.get(e, []):
-                    if m in missing_set:
+                for m in diff.missing_by_end.get(e, []):
+                    if m in diff.missing_set:
                         (other,) = m - {e}
-                        notes.append(f"{e[0]} {e[1]} was planned to {port(other[0], other[1], ib_of(other)).text()}")
+                        notes.append(f"{e[0]} {e[1]} was planned to "
+                                     f"{namer.port(other[0], other[1], namer.ib_of(other)).text()}")
             rep.extra.append(replace(lk, note="; ".join(notes) or None))
-    for k, (a, b, sp) in planned.items():
-        got = found.get(k)
+
+
+def _report_slow(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
+    for k, (a, b, sp) in diff.planned.items():
+        got = diff.found.get(k)
         if got is not None and got[2] is not None and got[2] != sp:
-            rep.slow.append(report(a, b, speed=got[2], planned_speed=sp))
+            rep.slow.append(namer.report(a, b, speed=got[2], planned_speed=sp))
+
+
+def _report_one_sided(rep: VerifyReport, namer: _Namer, lopsided: list[_Lopsided]) -> None:
     for a, b, ka, kb, p, pp, says in lopsided:
-        ib_found.setdefault(a, p)
-        ib_found.setdefault(b, pp)
-        lk = report(a, b, ka, kb)
+        # both-ends links keep the number they were found with; these only fill in what is missing
+        namer.ib_found.setdefault(a, p)
+        namer.ib_found.setdefault(b, pp)
+        lk = namer.report(a, b, ka, kb)
         rep.one_sided.append(replace(lk, note=f"{a[0]} reports this link but {b[0]} reports {says} on that port "
                                      "(discover again; if it stays, check both ends of the cable)"))
-    rep.unknown_nodes = sorted(unknown)
-    return rep
 
 
 def run_verify(plan: Plan, discovered: Path, speed: str | None = None, node_name_map: Path | None = None

@@ -39,9 +39,6 @@ class PortGroup(_Strict):
     name: str = "{n}"
     role: Literal["any", "down", "up"] = "any"
 
-    def supports(self, speed: int) -> bool:
-        return speed == self.speed_gbps or speed in self.speeds_gbps
-
 
 # The network OSes railyard renders: one module each in generators.vendors, whose registry asserts
 # it holds exactly these (the model layer cannot import the renderers).
@@ -136,10 +133,6 @@ class StorageModel(_Strict):
     frontend_port_name: str = "eth{i}"
     bmc_port: str = "bmc"
     price: Price  # chassis with CPUs and RAM, without drives and NICs (priced from their own entries)
-
-    @property
-    def max_raw_tb(self) -> float:
-        return self.drive_bays * self.drive_tb
 
 
 class License(_Strict):

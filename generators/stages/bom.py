@@ -20,7 +20,7 @@ from generators.model.catalog import Catalog, Price, ServerConfig, ServerModel
 from generators.model.design import Design, resolved_config
 from generators.model.plan import Plan
 from generators.model.sections import Bom, BomLine, PlanWarning
-from generators.stages.cabling import _port_maps  # the cable plan's port -> cage map, so both count cages alike
+from generators.stages.ports import port_ends
 from generators.stages.storage import HA_MIN_SERVERS, size_storage
 
 BOM_SCHEMA = Bom.SCHEMA
@@ -227,7 +227,7 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
     if cables is None:  # a plan compiled without the cable plan has nothing to count here
         return {}
     stock = _stocked(catalog)
-    ports = _port_maps(plan, catalog, design)  # the cable plan's own port -> cage map
+    ports = port_ends(plan, catalog, design)  # the cable plan's own port -> cage map
     devs = plan.index()
     seen_cages: set[tuple[str, int]] = set()
     cable_n: Counter[tuple[str, str]] = Counter()  # (network, SKU) -> physical cables

@@ -31,79 +31,17 @@ import networkx as nx
 from shapely.geometry import LineString, box
 
 from generators.model.catalog import COPPER, Cable, Catalog, Transceiver
-from generators.model.design import Design, resolved_config
+from generators.model.design import Design
 from generators.model.errors import DesignError, Problem
-from generators.model.plan import Device, Plan, required
+from generators.model.plan import Device, Link, Plan, required
 from generators.model.sections import Cable as CableRecord
 from generators.model.sections import CablingTotals, TraySegment
 from generators.model.sections import Trays as TraysRecord
-from generators.stages.fabric import port_table
 from generators.stages.placement import device_size, rack_height_mm, unit_centre_mm
+from generators.stages.ports import End, port_ends
 
 MEDIA_ORDER = ("dac", "acc", "aoc", "mmf", "smf", "cat6")
 MAX_REPORTED = 5
-
-
-# ------------------------------------------------------------------------------------------ ports
-
-
-@dataclass(frozen=True, slots=True)
-class End:
-    connector: str
-    cage: int  # cage number on the device (twin-port cages hold two ports)
-    ppc: int  # ports per cage
-
-
-def _port_maps(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[str, End]]:
-    """Port name -> End, per device model (key "kind:model")."""
-    out: dict[str, dict[str, End]] = {}
-    cfg = resolved_config(design, catalog)
-
-    def nic_ports(m: dict[str, End], nic_key: str, count: int, template: str, start: int) -> int:
-        nic = catalog.nics[nic_key]
-        for i in range(nic.ports * count):
-            m[template.format(i=i)] = End(nic.connector, start, 1)
-            start += 1
-        return start
-
-    for d in plan.devices:
-        key = f"{d.kind}:{d.model}"
-        if key in out:
-            continue
-        m: dict[str, End] = {}
-        if d.kind == "switch":
-            sw = catalog.switches[d.model]
-            table = port_table(sw)
-            cage = 0
-            gi_prev, k = -1, 0
-            for p in table:
-                g = sw.port_groups[p.group]
-                if p.group != gi_prev:
-                    gi_prev, k = p.group, 0
-                if k % g.ports_per_cage == 0:
-                    cage += 1
-                m[p.name] = End(g.connector, cage, g.ports_per_cage)
-                k += 1
-            m[sw.mgmt_port] = End("rj45", 0, 1)
-        elif d.kind in ("server", "management"):
-            sm = catalog.servers[d.model]
-            c = 1
-            if sm.backend:
-                c = nic_ports(m, sm.backend.nic, sm.backend.count, sm.backend.name, c)
-            if d.kind == "server":
-                nic_key, count = cfg.frontend_nic, cfg.frontend_nic_count
-            else:
-                nic_key, count = sm.defaults.frontend_nic, sm.defaults.frontend_nic_count
-            nic_ports(m, nic_key, count, sm.frontend_port_name, c)
-            m[sm.bmc_port] = End("rj45", 0, 1)
-        elif d.kind == "storage":
-            st = catalog.storage_servers[d.model]
-            nic_ports(m, st.nic, st.nic_count, st.frontend_port_name, 1)
-            m[st.bmc_port] = End("rj45", 0, 1)
-        elif d.kind == "pdu":
-            m[catalog.pdus[d.model].mgmt_port] = End("rj45", 0, 1)
-        out[key] = m
-    return out
 
 
 # ------------------------------------------------------------------------------------------ trays
@@ -431,17 +369,44 @@ class Bundle:
     component: int = -1
 
 
+@dataclass(slots=True)
+class Wiring:
+    """plan.links with both ends resolved to the cages their plugs go into, index-aligned."""
+
+    links: list[Link]
+    a_dev: list[str]
+    b_dev: list[str]
+    ends_a: list[End]
+    ends_b: list[End]
+
+
+@dataclass(slots=True)
+class Routes:
+    """Where every link runs and how long it is, index-aligned with the links."""
+
+    where: dict[str, tuple[str, str, int, float]]  # device -> (rack, row, position, port height mm)
+    kind: list[str]  # rack, adjacent or tray
+    routed: list[float]  # metres, rounded up to the centimetre
+    trays: Trays
+    router: Router
+
+
 def plan_cables(plan: Plan, catalog: Catalog) -> None:
     """The cabling stage (runs after placement and the invariants)."""
     design = plan.design
-    site = design.site
-    devs = plan.index()
-    maps = _port_maps(plan, catalog, design)
-    racks = {r.name: r for r in plan.racks}
-    rack_h = rack_height_mm(site.rack.units)
+    wiring = _resolve_ends(plan, catalog, design)
+    bundles = _bundle(wiring)
+    routes = _route(plan, catalog, design, wiring)
+    _choose_media(plan, catalog, design, wiring, bundles, routes)
+    _check_reach(wiring, bundles, routes)
+    capacity = _fill_trays(catalog, design, wiring, bundles, routes)
+    _record(plan, bundles, wiring.links, wiring.ends_a, wiring.ends_b, routes.trays, capacity,
+            design.site.tray.fill_limit)
+
+
+def _resolve_ends(plan: Plan, catalog: Catalog, design: Design) -> Wiring:
+    maps = port_ends(plan, catalog, design)
     links = plan.links
-    n = len(links)
-    problems: list[Problem] = []
     port_map = {d.name: maps[f"{d.kind}:{d.model}"] for d in plan.devices}
     a_dev = [lk.a_device for lk in links]
     b_dev = [lk.b_device for lk in links]
@@ -449,10 +414,17 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
         ends_a = [port_map[d][lk.a_port] for d, lk in zip(a_dev, links, strict=True)]
         ends_b = [port_map[d][lk.b_port] for d, lk in zip(b_dev, links, strict=True)]
     except KeyError as exc:
+        # the invariants already proved every port exists, so only a bug gets here
         raise DesignError.one("backend.switch", f"a link uses port {exc} that its device does not have",
                               "this is a railyard bug; please report the design") from None
+    return Wiring(links, a_dev, b_dev, ends_a, ends_b)
 
-    # bundles: links sharing a twin-port cage
+
+def _bundle(w: Wiring) -> list[Bundle]:
+    """Group links sharing a twin-port cage, since one cable or twin transceiver serves the cage, and
+    give each bundle its shape."""
+    n = len(w.links)
+    ends_a, ends_b, a_dev, b_dev = w.ends_a, w.ends_b, w.a_dev, w.b_dev
     cage_use: Counter[tuple[str, int]] = Counter()
     keys: list[tuple[str, int] | None] = [None] * n
     for i in range(n):
@@ -490,10 +462,24 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
                 bd.shape = "mixed"
         else:
             bd.shape = "split-b" if all(ends_a[i].ppc == 1 for i in bd.links) else "mixed"
+    return bundles
 
-    # heights of ports and routes
+
+def _route(plan: Plan, catalog: Catalog, design: Design, w: Wiring) -> Routes:
+    where = _port_heights(plan, catalog, design)
+    kind, pairs = _route_kinds(w, where)
+    trays = build_trays(plan, design)
+    router = Router(trays, pairs)
+    routed = _run_lengths(design, w, where, kind, trays, router)
+    return Routes(where, kind, routed, trays, router)
+
+
+def _port_heights(plan: Plan, catalog: Catalog, design: Design) -> dict[str, tuple[str, str, int, float]]:
+    racks = {r.name: r for r in plan.racks}
+    rack_h = rack_height_mm(design.site.rack.units)
+
     def z_of(d: Device) -> float:
-        if d.unit is None:
+        if d.unit is None:  # zero-U devices hang mid-rack
             return rack_h / 2
         return unit_centre_mm(d.unit, device_size(catalog, d)[0])
 
@@ -502,36 +488,46 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
         if d.rack is not None:
             r = racks[d.rack]
             where[d.name] = (d.rack, r.row, r.position, z_of(d))
+    return where
+
+
+def _route_kinds(w: Wiring, where: dict[str, tuple[str, str, int, float]]
+                 ) -> tuple[list[str], set[tuple[str, str]]]:
+    """rack, adjacent or tray per link, and the rack pairs the tray router has to connect."""
     pairs: set[tuple[str, str]] = set()
-    route_kind: list[str] = [""] * n
-    for i in range(n):
-        ra, rowa, posa, _ = where[a_dev[i]]
-        rb, rowb, posb, _ = where[b_dev[i]]
+    kind: list[str] = [""] * len(w.links)
+    for i in range(len(w.links)):
+        ra, rowa, posa, _ = where[w.a_dev[i]]
+        rb, rowb, posb, _ = where[w.b_dev[i]]
         if ra == rb:
-            route_kind[i] = "rack"
+            kind[i] = "rack"
         elif rowa == rowb and (posa - posb == 1 or posb - posa == 1):
-            route_kind[i] = "adjacent"
+            kind[i] = "adjacent"
         else:
-            route_kind[i] = "tray"
+            kind[i] = "tray"
             pairs.add((ra, rb) if ra < rb else (rb, ra))
-    trays = build_trays(plan, design)
-    router = Router(trays, pairs)
+    return kind, pairs
+
+
+def _run_lengths(design: Design, w: Wiring, where: dict[str, tuple[str, str, int, float]], kind: list[str],
+                 trays: Trays, router: Router) -> list[float]:
+    site = design.site
+    problems: list[Problem] = []
     z_tray = trays.z_tray_mm
     slack_t, slack_d = site.slack.tray_m, site.slack.direct_m
     width_m = site.rack.width_mm / 1000
-    routed = [0.0] * n
-    for i in range(n):
-        ra, _, _, za = where[a_dev[i]]
-        rb, _, _, zb = where[b_dev[i]]
-        kind = route_kind[i]
-        if kind == "rack":
+    routed = [0.0] * len(w.links)
+    for i in range(len(w.links)):
+        ra, _, _, za = where[w.a_dev[i]]
+        rb, _, _, zb = where[w.b_dev[i]]
+        if kind[i] == "rack":
             x = abs(za - zb) / 1000 + slack_d
-        elif kind == "adjacent":
+        elif kind[i] == "adjacent":
             x = width_m + abs(za - zb) / 1000 + slack_d
         else:
             dist = router.distance(ra, rb)
             if dist is None:
-                lk = links[i]
+                lk = w.links[i]
                 problems.append(Problem("site.floor.keepouts", f"no tray path from rack {ra} to rack {rb} "
                                         f"({lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port})",
                                         "move the keep-outs that block trays, or add cross trays "
@@ -544,12 +540,17 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
         routed[i] = math.ceil(round(x * 100, 6)) / 100  # centimetres, rounded up
     if problems:
         raise DesignError(problems)
+    return routed
 
-    # media choice
+
+def _choose_media(plan: Plan, catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundle],
+                  routes: Routes) -> None:
+    links, ends_a, ends_b, routed = w.links, w.ends_a, w.ends_b, routes.routed
+    problems: list[Problem] = []
     chooser = Chooser(catalog, design)
     proto_of = {"backend": "infiniband" if design.backend.technology == "infiniband" else "ethernet"}
     mixed = [bd for bd in bundles if bd.shape == "mixed"]
-    _choose_mixed(mixed, links, ends_a, ends_b, routed, chooser, proto_of, devs, problems)
+    _choose_mixed(mixed, links, ends_a, ends_b, routed, chooser, proto_of, plan.index(), problems)
     is_switch = {d.name for d in plan.devices if d.kind == "switch"}
     for bd in bundles:
         if bd.shape == "mixed":
@@ -559,6 +560,7 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
         ls = [routed[k] for k in bd.links]
         ss = lk.a_device in is_switch and lk.b_device in is_switch
         proto = proto_of.get(lk.network, "ethernet")
+        # a twin cable or splitter plugs one cage on its twin side; fibers need a transceiver per cage
         ca = 1 if bd.shape in ("straight", "split-a", "single") else len(bd.links)
         cb = 1 if bd.shape in ("straight", "split-b", "single") else len(bd.links)
         ch = chooser.choose(bd.shape, ends_a[i], ends_b[i], lk.speed_gbps, proto, ss, ls, ca, cb)
@@ -569,38 +571,47 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
         bd.choice = ch
     if problems:
         raise DesignError(problems)
+
+
+def _check_reach(w: Wiring, bundles: list[Bundle], routes: Routes) -> None:
+    """Every run fits its stocked cable and every stocked cable is within its medium's reach: checked
+    apart from how the choice was made, so a chooser bug cannot ship a cable that does not reach."""
+    problems: list[Problem] = []
     for bd in bundles:
-        bd.routed = [routed[k] for k in bd.links]
-        bd.routes = [route_kind[k] for k in bd.links]
-        # the check the issue asks for, kept independent of how the choice was made: every run fits
-        # its stocked cable, and every stocked cable is within its medium's reach
+        bd.routed = [routes.routed[k] for k in bd.links]
+        bd.routes = [routes.kind[k] for k in bd.links]
         assert bd.choice is not None
         for k, need, have in zip(bd.links, bd.routed, bd.choice.lengths, strict=True):
             if not need <= have <= bd.choice.option.reach_m:
-                lk = links[k]
+                lk = w.links[k]
                 problems.append(Problem(f"{lk.network}.switch", f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
                                         f"{lk.b_port}: {need} m routed on a {have} m {bd.choice.option.media} "
                                         f"reaching {bd.choice.option.reach_m} m", "this is a railyard bug"))
     if problems:
         raise DesignError(problems[:MAX_REPORTED])
 
-    # tray fill
+
+def _fill_trays(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundle], routes: Routes) -> float:
+    """Charge every tray segment with the cross-section of the cables it carries; returns the tray
+    capacity (mm2)."""
     area: dict[tuple[str, str], float] = defaultdict(float)
+    where = routes.where
     for bd in bundles:
         assert bd.choice is not None
         d_mm = catalog.cables[bd.choice.option.cable].diameter_mm
         a_mm2 = math.pi * d_mm * d_mm / 4
+        # a twin cable or splitter is one cable for the whole bundle; fibers run one per link
         per_link = bd.choice.option.xa is not None or bd.shape in ("single", "mixed")
         for j, k in enumerate(bd.links):
-            if route_kind[k] != "tray" or (j and not per_link):
+            if routes.kind[k] != "tray" or (j and not per_link):
                 continue
-            ra, rb = where[a_dev[k]][0], where[b_dev[k]][0]
+            ra, rb = where[w.a_dev[k]][0], where[w.b_dev[k]][0]
             area[(ra, rb) if ra < rb else (rb, ra)] += a_mm2
-    per_edge = router.charge(area)
-    tray = site.tray
+    per_edge = routes.router.charge(area)
+    tray = design.site.tray
     capacity = tray.width_mm * tray.depth_mm * tray.levels
     worst = []
-    for seg, mm2 in zip(trays.segments, per_edge, strict=True):
+    for seg, mm2 in zip(routes.trays.segments, per_edge, strict=True):
         seg.cable_mm2 = round(mm2, 1)
         seg.fill = round(mm2 / capacity, 4)
         if seg.fill > tray.fill_limit:
@@ -612,8 +623,7 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
             f"(limit {tray.fill_limit:.0%} of {capacity:,} mm2)",
             "use wider or deeper trays (site.tray.width_mm, depth_mm), more levels (site.tray.levels), or "
             "more cross trays (site.tray.cross_every)") for s in worst[:MAX_REPORTED]])
-
-    _record(plan, bundles, links, ends_a, ends_b, trays, capacity, tray.fill_limit)
+    return capacity
 
 
 def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends_b: list[End], routed: list[float],
@@ -690,11 +700,6 @@ def _no_part(chooser: Chooser, bd: Bundle, links: list[Any], ends_a: list[End], 
 
 def _loc(d: Device) -> str:
     return f"U{d.unit:02d}" if d.unit is not None else str(d.attrs.get("slot", "0U"))
-
-
-def port_label(d: Device, port: str) -> str:
-    """TIA-606 style identifier of a port: rack, unit (or zero-U slot), port."""
-    return f"{d.rack}.{_loc(d)}.{port}"
 
 
 def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[End], ends_b: list[End],

@@ -18,47 +18,11 @@ from generators.model.catalog import Catalog, Switch
 from generators.model.design import Design, ratio_value, server_names
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Link, Plan
+from generators.stages.ports import port_table
 
 # --------------------------------------------------------------------------------------------- ports
 
-
-@dataclass(frozen=True, slots=True)
-class PortInfo:
-    name: str
-    group: int
-    role: str  # any, down, up
-    speeds: frozenset[int]
-
-
-# keyed by id(); the model is kept in the value so the id cannot be reused while cached
-_PORT_CACHE: dict[int, tuple[Switch, tuple[PortInfo, ...]]] = {}
 _ELIGIBLE_CACHE: dict[tuple[int, int, str], list[int]] = {}
-
-
-def port_table(model: Switch) -> tuple[PortInfo, ...]:
-    hit = _PORT_CACHE.get(id(model))
-    if hit is None or hit[0] is not model:
-        hit = _PORT_CACHE[id(model)] = (model, _switch_ports(model))
-    return hit[1]
-
-
-def _switch_ports(model: Switch) -> tuple[PortInfo, ...]:
-    out: list[PortInfo] = []
-    n = 0
-    lane = 0
-    for gi, g in enumerate(model.port_groups):
-        for i in range(g.count):
-            cage = i // g.ports_per_cage + 1
-            sub = i % g.ports_per_cage + 1
-            name = g.name.format(n=n + 1, i=n, cage=_cage_base(model, gi) + cage, sub=sub, lane=lane)
-            out.append(PortInfo(name, gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps})))
-            n += 1
-            lane += g.lanes
-    return tuple(out)
-
-
-def _cage_base(model: Switch, group: int) -> int:
-    return sum(g.count // g.ports_per_cage for g in model.port_groups[:group])
 
 
 def overflow_port(index: int) -> str:

@@ -7,6 +7,8 @@ bisection, spare ports) are written back into the plan so reports show what was 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -16,7 +18,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
-from generators.stages.fabric import port_table
+from generators.stages.ports import host_port_speeds, port_table
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
 
@@ -53,47 +55,47 @@ def _switch_field(plan: Plan, dev: Device) -> str:
     return "oob.uplinks_per_switch" if dev.role == "leaf" else "oob.aggregation_switch"
 
 
-def _host_ports(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
-                ) -> dict[str, set[int]]:
-    """Ports a server-like device has, with the speeds each can run. Compute servers pass their
-    configured frontend NIC; other devices use their model's."""
-    out: dict[str, set[int]] = {}
-    if dev.kind == "pdu":
-        return {catalog.pdus[dev.model].mgmt_port: {1}}
-    if dev.kind == "storage":
-        st = catalog.storage_servers[dev.model]
-        nic = catalog.nics[st.nic]
-        for i in range(nic.ports * st.nic_count):
-            out[st.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
-        out[st.bmc_port] = {1}
-        return out
-    m = catalog.servers[dev.model]
-    if m.backend:
-        nic = catalog.nics[m.backend.nic]
-        for i in range(m.backend.count):
-            out[m.backend.name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
-    nic = catalog.nics[fe_nic or m.defaults.frontend_nic]
-    count = m.defaults.frontend_nic_count if fe_count is None else fe_count
-    for i in range(nic.ports * count):
-        out[m.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
-    out[m.bmc_port] = {1}
-    return out
+@dataclass(slots=True)
+class Bandwidth:
+    """What the links put on every leaf, measured from the graph."""
+
+    down: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))  # leaf -> Gb/s to servers
+    up: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))  # leaf -> Gb/s to spines
+    rails: defaultdict[str, set[int]] = field(default_factory=lambda: defaultdict(set))  # backend leaf -> rails
+    measured: dict[str, dict[str, Fraction]] = field(default_factory=lambda: defaultdict(dict))  # net -> ratios
 
 
 def check(plan: Plan, catalog: Catalog) -> None:
     """Raise DesignError listing every violated invariant; otherwise annotate the plan with measurements."""
     c = _Collector()
     devs = plan.index()
-    design = plan.design
-    be = design.backend
+    nic_ports = _backend_nic_ports(plan, catalog)
+    used = _check_ports(plan, catalog, devs, c)
+    _check_backend_nics(plan, nic_ports, used, c)
+    _check_radix(plan, catalog, devs, used, c)
+    bw = _measure_leaves(plan, devs, nic_ports)
+    _check_ratios(plan, bw, c)
+    _check_rails(plan, devs, bw, c)
+    bisection = _check_graph(plan, devs, bw, c)
+    if c.problems:
+        raise DesignError(c.problems)
+    _annotate(plan, catalog, used, bw, bisection)
 
-    # frontend NICs depend on the server configuration, not only the model
+
+def _backend_nic_ports(plan: Plan, catalog: Catalog) -> list[str]:
+    be_nic = catalog.servers[plan.design.compute.server].backend
+    return [be_nic.name.format(i=i) for i in range(be_nic.count)] if be_nic else []
+
+
+def _port_speeds(plan: Plan, catalog: Catalog) -> Callable[[Device], dict[str, Any]]:
+    """Port name -> speeds of a device, one table per model. Frontend NICs of compute servers come
+    from the server configuration, not only the model."""
+    design = plan.design
     cfg = design.compute.config
     compute_model = catalog.servers[design.compute.server]
     fe_nic_key = cfg.frontend_nic or compute_model.defaults.frontend_nic
     fe_nic_count = cfg.frontend_nic_count
     fe_nic_count = compute_model.defaults.frontend_nic_count if fe_nic_count is None else fe_nic_count
-
     host_ports: dict[str, dict[str, set[int]]] = {}
     model_ports: dict[str, dict[str, frozenset[int]]] = {}
 
@@ -106,11 +108,17 @@ def check(plan: Plan, catalog: Catalog) -> None:
             return model_ports[dev.model]
         key = f"{dev.kind}:{dev.model}"
         if key not in host_ports:
-            host_ports[key] = (_host_ports(catalog, dev, fe_nic_key, fe_nic_count) if dev.kind == "server"
-                               else _host_ports(catalog, dev))
+            host_ports[key] = (host_port_speeds(catalog, dev, fe_nic_key, fe_nic_count) if dev.kind == "server"
+                               else host_port_speeds(catalog, dev))
         return host_ports[key]
 
-    # 1. every port exists, is used once, and runs the link's speed at both ends
+    return ports_of
+
+
+def _check_ports(plan: Plan, catalog: Catalog, devs: dict[str, Device], c: _Collector) -> Counter[tuple[str, str]]:
+    """Every port exists, is used once, and runs the link's speed at both ends. Returns the use count
+    of every (device, port)."""
+    ports_of = _port_speeds(plan, catalog)
     used: Counter[tuple[str, str]] = Counter()
     for lk in plan.links:
         for dname, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
@@ -137,6 +145,7 @@ def check(plan: Plan, catalog: Catalog) -> None:
                       "use parts whose ports run the same speed")
     for (dname, port), n in sorted(used.items()):
         if n > 1:
+            # a subnet-manager node on a full leaf is a design choice, anything else a builder bug
             sm = any(lk.tier == "server-leaf" and devs[lk.a_device].kind == "management"
                      and lk.b_device == dname and lk.b_port == port for lk in plan.links)
             field = "management.backend_attached" if sm else _switch_field(plan, devs[dname])
@@ -144,21 +153,24 @@ def check(plan: Plan, catalog: Catalog) -> None:
                     "management.backend_attached: 0 (run the SM on a managed switch), oversubscribe, "
                     "or leave a server slot free" if sm else "this is a railyard bug; please report the design")
             c.add("double", field, f"{dname} port {port} is used by {n} links", hint)
+    return used
 
-    # 2. every backend NIC of every compute server connected exactly once
-    be_nic = compute_model.backend
-    nic_ports = [be_nic.name.format(i=i) for i in range(be_nic.count)] if be_nic else []
-    if be_nic:
-        for d in plan.devices:
-            if d.kind != "server":
-                continue
-            for p in nic_ports:
-                if used[(d.name, p)] != 1:
-                    c.add("nic", "backend.rails",
-                          f"{d.name} {p} is connected {used[(d.name, p)]} times (must be exactly once)",
-                          f"set backend.rails to {be_nic.count}, one rail per backend NIC")
 
-    # 3. switch radix: ports used never exceed the model's
+def _check_backend_nics(plan: Plan, nic_ports: list[str], used: Counter[tuple[str, str]], c: _Collector) -> None:
+    """Every backend NIC of every compute server is connected exactly once."""
+    for d in plan.devices:
+        if d.kind != "server":
+            continue
+        for p in nic_ports:
+            if used[(d.name, p)] != 1:
+                c.add("nic", "backend.rails",
+                      f"{d.name} {p} is connected {used[(d.name, p)]} times (must be exactly once)",
+                      f"set backend.rails to {len(nic_ports)}, one rail per backend NIC")
+
+
+def _check_radix(plan: Plan, catalog: Catalog, devs: dict[str, Device], used: Counter[tuple[str, str]],
+                 c: _Collector) -> None:
+    """Ports used never exceed the switch model's (the management port is not a front-panel port)."""
     per_switch: Counter[str] = Counter()
     for (dname, port), _n in used.items():
         if devs[dname].kind == "switch" and port != catalog.switches[devs[dname].model].mgmt_port:
@@ -169,55 +181,68 @@ def check(plan: Plan, catalog: Catalog) -> None:
             c.add("port-count", _switch_field(plan, dev), f"{dname} uses {n} ports but {dev.model} has {dev.ports}",
                   "fewer servers per leaf, a higher oversubscription ratio, or a larger switch")
 
-    # 4. oversubscription measured at every leaf; 5. rail isolation
-    down_bw: defaultdict[str, int] = defaultdict(int)
-    up_bw: defaultdict[str, int] = defaultdict(int)
-    rails_on_leaf: defaultdict[str, set[int]] = defaultdict(set)
+
+def _measure_leaves(plan: Plan, devs: dict[str, Device], nic_ports: list[str]) -> Bandwidth:
+    bw = Bandwidth()
     rail_of_port = {p: i for i, p in enumerate(nic_ports)}
     for lk in plan.links:
         a, b = devs[lk.a_device], devs[lk.b_device]
         if lk.tier in ("server-leaf", "mgmt-access"):
             if a.kind == "server":
-                down_bw[b.name] += lk.speed_gbps
+                bw.down[b.name] += lk.speed_gbps
                 if lk.network == "backend":
-                    rails_on_leaf[b.name].add(rail_of_port.get(lk.a_port, -1))
+                    bw.rails[b.name].add(rail_of_port.get(lk.a_port, -1))
             elif lk.network != "backend":
-                down_bw[b.name] += lk.speed_gbps
+                # subnet-manager nodes on backend leaves are not demand the ratio is about
+                bw.down[b.name] += lk.speed_gbps
         elif lk.tier in ("leaf-spine", "access-agg"):
-            up_bw[a.name] += lk.speed_gbps
-    measured: dict[str, dict[str, Fraction]] = defaultdict(dict)
+            bw.up[a.name] += lk.speed_gbps
+    return bw
+
+
+def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
+    """Oversubscription measured at every backend and frontend leaf (recorded in bw.measured)."""
+    design = plan.design
+    be = design.backend
     for d in plan.devices:
         if d.kind != "switch" or d.role != "leaf" or d.network == "oob":
             continue
-        if not up_bw[d.name]:
+        if not bw.up[d.name]:
             c.add("ratio", f"{d.network}.oversubscription", f"{d.name} has no uplinks", "check the design")
             continue
-        measured[d.network][d.name] = Fraction(down_bw[d.name], up_bw[d.name])
+        bw.measured[d.network][d.name] = Fraction(bw.down[d.name], bw.up[d.name])
     want_be = ratio_value(be.oversubscription)
-    for leaf, r in measured["backend"].items():
+    for leaf, r in bw.measured["backend"].items():
         if r != want_be:
             down_ports = plan.networks["backend"]["downlinks_per_leaf"]
             fits = ", ".join(f"{n}:1" for n in range(1, 8) if down_ports % n == 0)
             c.add("ratio", "backend.oversubscription",
-                  f"{leaf} measures {_pretty_ratio(r)} ({down_bw[leaf]}G down / {up_bw[leaf]}G up), "
+                  f"{leaf} measures {_pretty_ratio(r)} ({bw.down[leaf]}G down / {bw.up[leaf]}G up), "
                   f"not the requested {be.oversubscription}",
                   f"pick a ratio that divides the leaf's {down_ports} server ports: {fits}")
     want_fe = ratio_value(design.frontend.oversubscription)
-    for leaf, r in measured["frontend"].items():
+    for leaf, r in bw.measured["frontend"].items():
         if r > want_fe:
             c.add("ratio", "frontend.oversubscription",
                   f"{leaf} measures {_pretty_ratio(r)}, above the requested {design.frontend.oversubscription}",
                   "raise the ratio or use a leaf with more ports")
-    if be.topology == "rail_optimized":
-        for leaf, rails in rails_on_leaf.items():
-            want = devs[leaf].attrs.get("rail")
-            if rails != {want}:
-                c.add("rail", "backend.rails",
-                      f"{leaf} (rail {want}) carries NICs of rails {sorted(rails)}: rails are not isolated",
-                      "NIC i of every server must land on a rail-i leaf")
 
-    # 6. graph-level proofs: connectivity, and full bisection for non-blocking backends; they need
-    # a wiring that fits the switches, so they run once the port checks pass
+
+def _check_rails(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collector) -> None:
+    if plan.design.backend.topology != "rail_optimized":
+        return
+    for leaf, rails in bw.rails.items():
+        want = devs[leaf].attrs.get("rail")
+        if rails != {want}:
+            c.add("rail", "backend.rails",
+                  f"{leaf} (rail {want}) carries NICs of rails {sorted(rails)}: rails are not isolated",
+                  "NIC i of every server must land on a rail-i leaf")
+
+
+def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collector) -> dict[str, Any] | None:
+    """Connectivity, and full bisection for non-blocking backends. They need a wiring that fits the
+    switches, so they run only once the port checks pass; returns the bisection measured."""
+    be = plan.design.backend
     g = _capacity_graph(plan, "backend")
     wiring_ok = not (c.kinds["port-count"] or c.kinds["double"] or c.kinds["speed"])
     if wiring_ok and g.number_of_nodes():
@@ -233,17 +258,19 @@ def check(plan: Plan, catalog: Catalog) -> None:
                   "every leaf must reach every other leaf of its plane through the spines")
     bisection = None
     if wiring_ok and not c.kinds["connect"]:
-        bisection = _bisection(plan, g, down_bw)
-        if want_be == 1 and bisection is not None and bisection["ratio"] < 1:
+        bisection = _bisection(plan, g, bw.down)
+        if ratio_value(be.oversubscription) == 1 and bisection is not None and bisection["ratio"] < 1:
             c.add("bisection", "backend.oversubscription",
                   f"max-flow across the bisection is {bisection['max_flow_gbps']}G of "
                   f"{bisection['demand_gbps']}G needed: the fabric is not non-blocking",
                   "add spines or uplinks")
-    if c.problems:
-        raise DesignError(c.problems)
+    return bisection
 
-    # annotate the plan with what was measured
-    for net, leaves in measured.items():
+
+def _annotate(plan: Plan, catalog: Catalog, used: Counter[tuple[str, str]], bw: Bandwidth,
+              bisection: dict[str, Any] | None) -> None:
+    """Write what was measured into the plan, so reports show what was proven."""
+    for net, leaves in bw.measured.items():
         worst = max(leaves.values()) if leaves else Fraction(0)
         plan.networks[net]["oversubscription"]["measured"] = _fmt_ratio(worst)
     if bisection is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Network, ip_network
 from typing import Any
 
@@ -28,7 +28,7 @@ from generators.model.errors import DesignError, Problem
 from generators.model.netdesign import PRIVATE_ASN_RANGES
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import NetPlan
-from generators.stages.fabric import port_table
+from generators.stages.ports import port_table
 from generators.vendors import frontend_vendor, vendor
 
 # First host addresses of every hosts/storage subnet kept for the provider: .1 is the anycast
@@ -187,14 +187,50 @@ def check_isolation(nets: list[NetworkIds], design: Design) -> list[Problem]:
     return problems
 
 
+@dataclass(slots=True)
+class Routers:
+    """The frontend and OOB switches that run BGP, with their ASNs and loopbacks."""
+
+    frontend: list[Device]
+    oob: list[Device]
+    asn: dict[str, int]
+    loopbacks: dict[str, str] = field(default_factory=dict)
+    vteps: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Tenancy:
+    """Every network (infra and the tenants) with its subnets, and each host's address in it."""
+
+    networks: list[dict[str, Any]]
+    hosts: dict[str, dict[str, str]]
+    storage_addresses: dict[str, dict[str, list[str]]]
+
+
 def plan_network(plan: Plan, catalog: Catalog) -> None:
     """Compiler stage: allocate everything, check it, and store it in plan.netplan."""
     design = plan.design
+    _check_pools(design)
+    # every allocation below runs even when an earlier one failed, so one compile names all problems
     problems: list[Problem] = []
-    devs = plan.index()
-    ad = design.addressing
+    routers = _assign_asns(plan, design)
+    problems += _check_asns(plan, routers.asn)
+    problems += _assign_loopbacks(design, routers)
+    tenancy, tenancy_problems = _allocate_networks(plan, design)
+    problems += tenancy_problems
+    oob, oob_problems = _plan_oob(plan, catalog, design, plan.index())
+    problems += oob_problems
+    storage_bw, bw_problems = storage_bandwidth(plan, catalog)
+    problems += bw_problems
+    if problems:
+        raise DesignError(problems)
+    _store(plan, design, routers, tenancy, oob, storage_bw)
 
-    # pools must not overlap one another
+
+def _check_pools(design: Design) -> None:
+    """The address pools must not overlap one another; everything else is allocated from them."""
+    ad = design.addressing
+    problems: list[Problem] = []
     pools = [("addressing.loopbacks", ad.loopbacks), ("addressing.management", ad.management),
              ("addressing.bmc", ad.bmc), ("addressing.tenants", ad.tenants), ("addressing.storage", ad.storage)]
     for i, (fa, na) in enumerate(pools):
@@ -204,7 +240,8 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
     if problems:
         raise DesignError(problems)
 
-    # ---- routers: ASNs and loopbacks
+
+def _assign_asns(plan: Plan, design: Design) -> Routers:
     fe = [d for d in plan.devices if d.kind == "switch" and d.network == "frontend"]
     oob_routers = [d for d in plan.devices if d.kind == "switch" and d.network == "oob"]
     asn: dict[str, int] = {}
@@ -226,26 +263,29 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
             asn[d.name] = onet.asn_base + access_no
         else:
             asn[d.name] = onet.asn_base
-    problems += _check_asns(plan, asn)
+    return Routers(fe, oob_routers, asn)
 
-    lo_pool = ad.loopbacks
-    routers = fe + oob_routers
+
+def _assign_loopbacks(design: Design, routers: Routers) -> list[Problem]:
+    lo_pool = design.addressing.loopbacks
+    fe = routers.frontend
+    every = fe + routers.oob
     # some OSes source VXLAN from a loopback of their own (EOS: Loopback1), others from the router id's
     vtep_leaves = [d for d in fe if d.role == "leaf"] if frontend_vendor(design.frontend.vendor).vtep_loopback else []
-    need = len(routers) + len(vtep_leaves)
-    loopbacks: dict[str, str] = {}
-    vteps: dict[str, str] = {}
+    need = len(every) + len(vtep_leaves)
     if need > lo_pool.num_addresses - 2:
-        problems.append(Problem("addressing.loopbacks", f"{lo_pool} has {lo_pool.num_addresses - 2:,} addresses "
-                                f"but {need:,} loopbacks are needed ({len(routers):,} routers, {len(vtep_leaves):,} "
-                                f"VTEPs)", f"use a larger pool, e.g. /{_prefix_for(need + 2)}"))
-    else:
-        loopbacks = {d.name: f"{host(lo_pool, i + 1)}/32" for i, d in enumerate(routers)}
-        vteps = {d.name: f"{host(lo_pool, len(routers) + i + 1)}/32" for i, d in enumerate(vtep_leaves)}
+        return [Problem("addressing.loopbacks", f"{lo_pool} has {lo_pool.num_addresses - 2:,} addresses "
+                        f"but {need:,} loopbacks are needed ({len(every):,} routers, {len(vtep_leaves):,} "
+                        f"VTEPs)", f"use a larger pool, e.g. /{_prefix_for(need + 2)}")]
+    routers.loopbacks = {d.name: f"{host(lo_pool, i + 1)}/32" for i, d in enumerate(every)}
+    routers.vteps = {d.name: f"{host(lo_pool, len(every) + i + 1)}/32" for i, d in enumerate(vtep_leaves)}
+    return []
 
-    # ---- networks (VRFs)
-    nets, id_problems = network_ids(design)
-    problems += id_problems
+
+def _allocate_networks(plan: Plan, design: Design) -> tuple[Tenancy, list[Problem]]:
+    """A hosts and a storage subnet per network (VRF), and every member's address in them."""
+    ad = design.addressing
+    nets, problems = network_ids(design)
     members = tenant_members(design)
     owner = {h: t for t, hs in members.items() for h in hs}
     hosts_of: dict[str, list[str]] = {n.name: [] for n in nets}
@@ -283,22 +323,19 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
                         "gateway": str(host(snet, 1))},
         })
     if failed:
+        # report the pool that ran out (and how much it needed), not every network that missed it
         problems += [p.problem() for p in (tpool, spool) if p.next > int(p.network.broadcast_address) + 1]
+    return Tenancy(net_out, host_addr, dict(storage_addr)), problems
 
-    # ---- out-of-band: a BMC and a management subnet per access switch, one address per access port
-    oob, oob_problems = _plan_oob(plan, catalog, design, devs)
-    problems += oob_problems
 
-    # ---- storage bandwidth on the service leaves
-    storage_bw, bw_problems = storage_bandwidth(plan, catalog)
-    problems += bw_problems
-
-    if problems:
-        raise DesignError(problems)
-
-    dhcp = [str(a) for a in onet.dhcp_servers]
+def _store(plan: Plan, design: Design, routers: Routers, tenancy: Tenancy, oob: dict[str, Any],
+           storage_bw: dict[str, Any]) -> None:
+    ad = design.addressing
+    asn, fe = routers.asn, routers.frontend
+    dhcp = [str(a) for a in design.oob.network.dhcp_servers]
     if not dhcp:
-        dhcp = [host_addr[d.name]["address"].split("/")[0] for d in plan.devices if d.kind == "management"][:2]
+        # without configured DHCP servers the first two management nodes serve the OOB network
+        dhcp = [tenancy.hosts[d.name]["address"].split("/")[0] for d in plan.devices if d.kind == "management"][:2]
     vendor = design.frontend.vendor
     plan.netplan = NetPlan(
         scheme={
@@ -311,11 +348,11 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
         domain=ad.domain or f"{design.site.name}.internal",
         anycast_gateway_mac=design.frontend.evpn.anycast_gateway_mac,
         asn=asn,
-        loopbacks=loopbacks,
-        vteps=vteps,
-        networks=net_out,
-        hosts=host_addr,
-        storage_addresses=dict(storage_addr),
+        loopbacks=routers.loopbacks,
+        vteps=routers.vteps,
+        networks=tenancy.networks,
+        hosts=tenancy.hosts,
+        storage_addresses=tenancy.storage_addresses,
         oob=oob,
         dhcp_servers=dhcp,
     )
@@ -325,7 +362,7 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
     info["asn"] = {"leaves": _span(asn[d.name] for d in fe if d.role == "leaf"),
                    "spines": _span(asn[d.name] for d in fe if d.role == "spine"),
                    "cores": _span(asn[d.name] for d in fe if d.role == "core")}
-    info["vrfs"] = len(net_out)
+    info["vrfs"] = len(tenancy.networks)
 
 
 def _span(values: Iterable[int]) -> str:

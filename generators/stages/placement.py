@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from shapely.geometry import Polygon, box
@@ -677,13 +676,3 @@ def _floor_record(rows: list[RowGeom], design: Design, room: Polygon, rack_model
         rack_height_mm=round(rack_height_mm(site.rack.units), 1),
     )
 
-
-def iter_rack_devices(plan: Plan) -> Iterator[tuple[str, list[Device]]]:
-    """(rack, devices in it bottom-up, zero-U last) for every rack in floor order."""
-    by_rack: dict[str, list[Device]] = defaultdict(list)
-    for d in plan.devices:
-        if d.rack is not None:
-            by_rack[d.rack].append(d)
-    for r in plan.racks:
-        devs = by_rack.get(r.name, [])
-        yield r.name, sorted(devs, key=lambda d: (d.unit is None, d.unit or 0, d.name))

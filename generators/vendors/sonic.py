@@ -29,7 +29,7 @@ import jinja2
 from generators.model.catalog import Catalog
 from generators.model.plan import Plan, required
 from generators.renderers.netview import SwitchView, frontend_views, rt
-from generators.stages.fabric import port_table
+from generators.stages.ports import port_table
 from generators.vendors.base import Vendor
 
 DEVICE_TYPE = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}

@@ -1,0 +1,151 @@
+"""Port tables: the one place a device model's ports are enumerated.
+
+* `port_table`: a switch model's front-panel ports (name, group, role, speeds, connector, cage), cached.
+* `port_ends`: per device model of a plan, the cage every port's plug goes into (cable plan and BoM).
+* `host_port_speeds`: the speeds every port of a server-like device runs (invariants).
+
+The fabric builder picks ports from a switch's table, the invariants check speeds against it, the cable
+plan and the BoM bundle links by its cages, the InfiniBand stage numbers ports in its order and the
+renderers list it. Building it once per model keeps all of them agreeing on names, order and cages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generators.model.catalog import Catalog, Switch
+from generators.model.design import Design, resolved_config
+from generators.model.plan import Device, Plan
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """One front-panel port of a switch model, in the model's port order."""
+
+    name: str
+    group: int  # index into the model's port_groups
+    role: str  # any, down, up
+    speeds: frozenset[int]
+    connector: str
+    cage: int  # cage number on the device, from 1; twin-port cages hold two consecutive ports
+    sub: int  # position in the cage, from 1
+    ports_per_cage: int
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """What the cable plan needs of a port: the cage a plug goes into."""
+
+    connector: str
+    cage: int  # cage number on the device (0: a fixed management port)
+    ppc: int  # ports per cage
+
+
+# keyed by id(); the model is kept in the value so the id cannot be reused while cached
+_PORT_CACHE: dict[int, tuple[Switch, tuple[Port, ...]]] = {}
+
+
+def port_table(model: Switch) -> tuple[Port, ...]:
+    """The switch model's ports in order (cached per model)."""
+    hit = _PORT_CACHE.get(id(model))
+    if hit is None or hit[0] is not model:
+        hit = _PORT_CACHE[id(model)] = (model, _switch_ports(model))
+    return hit[1]
+
+
+def _switch_ports(model: Switch) -> tuple[Port, ...]:
+    out: list[Port] = []
+    n = 0
+    lane = 0
+    cage = 0
+    for gi, g in enumerate(model.port_groups):
+        for i in range(g.count):
+            # a group whose count the cage size does not divide ends on a partly used cage, which
+            # still takes a number of its own
+            if i % g.ports_per_cage == 0:
+                cage += 1
+            sub = i % g.ports_per_cage + 1
+            name = g.name.format(n=n + 1, i=n, cage=_cage_base(model, gi) + i // g.ports_per_cage + 1, sub=sub,
+                                 lane=lane)
+            out.append(Port(name, gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps}), g.connector, cage, sub,
+                            g.ports_per_cage))
+            n += 1
+            lane += g.lanes
+    return tuple(out)
+
+
+def _cage_base(model: Switch, group: int) -> int:
+    return sum(g.count // g.ports_per_cage for g in model.port_groups[:group])
+
+
+def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[str, End]]:
+    """Port name -> End, per device model (key "kind:model") of the plan's devices. The cable plan and
+    the BoM both count transceivers per cage, so both read this one map."""
+    out: dict[str, dict[str, End]] = {}
+    cfg = resolved_config(design, catalog)
+
+    def nic_ports(m: dict[str, End], nic_key: str, count: int, template: str, start: int) -> int:
+        nic = catalog.nics[nic_key]
+        for i in range(nic.ports * count):
+            m[template.format(i=i)] = End(nic.connector, start, 1)
+            start += 1
+        return start
+
+    for d in plan.devices:
+        key = f"{d.kind}:{d.model}"
+        if key in out:
+            continue
+        m: dict[str, End] = {}
+        if d.kind == "switch":
+            sw = catalog.switches[d.model]
+            for p in port_table(sw):
+                m[p.name] = End(p.connector, p.cage, p.ports_per_cage)
+            m[sw.mgmt_port] = End("rj45", 0, 1)
+        elif d.kind in ("server", "management"):
+            sm = catalog.servers[d.model]
+            c = 1
+            if sm.backend:
+                c = nic_ports(m, sm.backend.nic, sm.backend.count, sm.backend.name, c)
+            if d.kind == "server":
+                nic_key, count = cfg.frontend_nic, cfg.frontend_nic_count
+            else:
+                nic_key, count = sm.defaults.frontend_nic, sm.defaults.frontend_nic_count
+            nic_ports(m, nic_key, count, sm.frontend_port_name, c)
+            m[sm.bmc_port] = End("rj45", 0, 1)
+        elif d.kind == "storage":
+            st = catalog.storage_servers[d.model]
+            nic_ports(m, st.nic, st.nic_count, st.frontend_port_name, 1)
+            m[st.bmc_port] = End("rj45", 0, 1)
+        elif d.kind == "pdu":
+            m[catalog.pdus[d.model].mgmt_port] = End("rj45", 0, 1)
+        out[key] = m
+    return out
+
+
+def host_port_speeds(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
+                     ) -> dict[str, set[int]]:
+    """Port name -> speeds of a server-like device, for the invariants. Compute servers pass their
+    configured frontend NIC; other devices use their model's. Unlike port_ends it lists one backend
+    port per backend NIC, as the fabric names them (one rail per NIC); the two agree for the catalog's
+    single-port backend NICs."""
+    out: dict[str, set[int]] = {}
+    if dev.kind == "pdu":
+        return {catalog.pdus[dev.model].mgmt_port: {1}}
+    if dev.kind == "storage":
+        st = catalog.storage_servers[dev.model]
+        nic = catalog.nics[st.nic]
+        for i in range(nic.ports * st.nic_count):
+            out[st.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+        out[st.bmc_port] = {1}
+        return out
+    m = catalog.servers[dev.model]
+    if m.backend:
+        nic = catalog.nics[m.backend.nic]
+        for i in range(m.backend.count):
+            out[m.backend.name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+    nic = catalog.nics[fe_nic or m.defaults.frontend_nic]
+    count = m.defaults.frontend_nic_count if fe_count is None else fe_count
+    for i in range(nic.ports * count):
+        out[m.frontend_port_name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+    out[m.bmc_port] = {1}
+    return out
