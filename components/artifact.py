@@ -65,8 +65,14 @@ def _no_symlinks(root: Path, path: Path, create: bool = False) -> None:
             raise OSError(f"{d} is a symlink inside the deploy folder {root}; railyard does not follow it out "
                           "of the folder: remove it")
         if create and not d.exists():
-            d.mkdir()
-            os.chmod(d, 0o755)
+            # the engine creates artifacts in parallel: another file's create may make this folder
+            # between the check and the mkdir
+            try:
+                d.mkdir()
+                os.chmod(d, 0o755)
+            except FileExistsError:
+                if d.is_symlink() or not d.is_dir():
+                    raise OSError(f"{d} inside the deploy folder {root} is not a folder: remove it") from None
 
 
 def _disk(path: Path) -> tuple[str, int, str] | None:
@@ -96,7 +102,7 @@ def write_atomic(path: Path, text: str, mode: str, root: Path | None = None) -> 
         return
     if root is not None:
         if not root.exists():
-            root.mkdir(parents=True)
+            root.mkdir(parents=True, exist_ok=True)  # exist_ok: a parallel create may have made it
             os.chmod(root, 0o755)
         _no_symlinks(root, path, create=True)
     else:

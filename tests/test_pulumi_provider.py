@@ -164,3 +164,29 @@ def test_folders_are_0755_whatever_the_umask(tmp_path):
         os.umask(old)
     assert (tmp_path / "d").stat().st_mode & 0o777 == (tmp_path / "d" / "frontend").stat().st_mode & 0o777 == 0o755
     assert (tmp_path / "d" / "frontend/fe-leaf01/frr.conf").stat().st_mode & 0o777 == 0o644
+
+
+def test_parallel_creates_into_one_new_folder(tmp_path):
+    """The engine runs creates in parallel: many files of one new switch folder (and a new deploy
+    folder) created at once must all land, none failing on a folder another create just made."""
+    import threading
+
+    for trial in range(30):
+        root = tmp_path / f"deploy{trial}"
+        barrier = threading.Barrier(8)
+        errors: list[BaseException] = []
+
+        def create(k: int, root=root, barrier=barrier, errors=errors) -> None:
+            barrier.wait()
+            try:
+                FileArtifactProvider().create(props(root, f"oob/agg1/sub/f{k}.conf", f"{k}\n"))
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=create, args=(k,)) for k in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert errors == []
+        assert sorted(p.name for p in (root / "oob/agg1/sub").iterdir()) == [f"f{k}.conf" for k in range(8)]
