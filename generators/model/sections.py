@@ -28,22 +28,26 @@ def _record_type(tp: Any) -> type[Record] | None:
     return tp if isinstance(tp, type) and issubclass(tp, Record) else None
 
 
-_CODECS: dict[type, tuple[tuple[str, ...], dict[str, Any]]] = {}
-_DEFAULTS: dict[type, frozenset[str]] = {}
+Codec = tuple[tuple[str, ...], frozenset[str], dict[str, Any]]
+_CODECS: dict[type, Codec] = {}
 
 
-def _codec(cls: type[Record]) -> tuple[tuple[str, ...], dict[str, Any]]:
+def _codec(cls: type[Record]) -> Codec:
     if (c := _CODECS.get(cls)) is not None:
         return c
     c = _CODECS[cls] = _build_codec(cls)
     return c
 
 
-def _build_codec(cls: type[Record]) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """Field names in order, and for each field that holds records how to rebuild it:
-    ("one", T), ("list", T), ("optional", T). Plain JSON values need no conversion."""
+def _build_codec(cls: type[Record]) -> Codec:
+    """Field names in order, the names without a default (a reader must find them), and for each
+    field that holds records how to rebuild it: ("one", T), ("list", T), ("optional", T). Plain JSON
+    values need no conversion."""
     hints = typing.get_type_hints(cls)
-    names = tuple(f.name for f in dataclasses.fields(cls))
+    fields = dataclasses.fields(cls)
+    names = tuple(f.name for f in fields)
+    required = frozenset(f.name for f in fields
+                         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
     nested: dict[str, Any] = {}
     for name in names:
         tp = hints[name]
@@ -56,7 +60,7 @@ def _build_codec(cls: type[Record]) -> tuple[tuple[str, ...], dict[str, Any]]:
             inner = [a for a in args if a is not type(None)]
             if len(inner) == 1 and (rt := _record_type(inner[0])) is not None:
                 nested[name] = ("optional", rt)
-    return names, nested
+    return names, required, nested
 
 
 @dataclass(slots=True)
@@ -64,7 +68,7 @@ class Record:
     """Base of every plan section: one JSON codec for all of them."""
 
     def to_dict(self) -> dict[str, Any]:
-        names, nested = _codec(type(self))
+        names, _, nested = _codec(type(self))
         out = {n: getattr(self, n) for n in names}
         for n, (how, _) in nested.items():
             v = out[n]
@@ -79,9 +83,9 @@ class Record:
         where = where or cls.__name__
         if not isinstance(d, dict):
             raise PlanShapeError(f"{where}: expected an object, got {type(d).__name__}")
-        names, nested = _codec(cls)
+        names, required, nested = _codec(cls)
         unknown = set(d) - set(names)
-        missing = [n for n in names if n not in d and not _has_default(cls, n)]
+        missing = [n for n in names if n in required and n not in d]
         if unknown or missing:
             raise PlanShapeError(f"{where}: " + "; ".join(
                 ([f"unknown keys {sorted(unknown)}"] if unknown else [])
@@ -98,20 +102,12 @@ class Record:
         return cls(**kw)
 
 
-def _has_default(cls: type[Record], name: str) -> bool:
-    if (d := _DEFAULTS.get(cls)) is None:
-        d = _DEFAULTS[cls] = frozenset(
-            f.name for f in dataclasses.fields(cls)
-            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
-    return name in d
-
-
 # ------------------------------------------------------------------------------------ placement
 
 
 @dataclass(slots=True)
 class Rack(Record):
-    name: str  # "<row>-<position>", e.g. "A-03"
+    name: str  # "<row>-<position>", e.g. "r01-03"
     role: str  # compute, leaf, spine, network, storage, management, ...
     row: str
     position: int  # 1-based position in the row
@@ -170,7 +166,7 @@ class Cable(Record):
     """One bundle: what one cable (or one pair of optics and its fibers) serves. Per-link lists are
     aligned with `links` (indices into plan.links)."""
 
-    id: str  # "C000001": stable, printed on the label
+    id: str  # "C000001", numbered in plan order (so an unrelated edit can renumber it: issue #12)
     links: list[int]
     shape: str  # single, twin, splitter, mixed
     network: str

@@ -56,20 +56,12 @@ class Line:
     def total_usd(self) -> float:
         return self.quantity * self.unit_usd
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "category": self.category,
-            "kind": self.kind,
-            "part": self.part,
-            "sku": self.sku,
-            "description": self.description,
-            "quantity": _num(self.quantity),
-            "unit": self.unit,
-            "unit_usd": _money(self.unit_usd),
-            "total_usd": _money(self.total_usd),
-            "source": self.source,
-            "date": self.date,
-        }
+    def record(self) -> BomLine:
+        """The line as the plan and bom.json carry it: rounded money, whole quantities as integers."""
+        return BomLine(category=self.category, kind=self.kind, part=self.part, sku=self.sku,
+                       description=self.description, quantity=_num(self.quantity), unit=self.unit,
+                       unit_usd=_money(self.unit_usd), total_usd=_money(self.total_usd), source=self.source,
+                       date=self.date)
 
 
 def _money(x: float) -> float:
@@ -369,7 +361,7 @@ def build_bom(plan: Plan, catalog: Catalog | None = None) -> Bom:
         storage=storage,
         software=software,
         warnings=warnings,
-        lines=[BomLine.from_dict(ln.to_dict()) for ln in lines],
+        lines=[ln.record() for ln in lines],
     )
 
 
