@@ -66,7 +66,7 @@ def render_oob(plan: Plan) -> dict[str, str]:
         render = vendor(os_).render_oob
         if render is None:
             raise RuntimeError(f"{', '.join(views)} run {os_}, which renders no out-of-band switch")
-        files.update(render(plan, catalog, views))
+        files.update(render(plan, views))
     return files
 
 

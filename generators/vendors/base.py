@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from generators.model.catalog import Catalog
 from generators.model.plan import Plan
 from generators.renderers.netview import SwitchView
 
@@ -19,7 +18,7 @@ ROLE_TEXT: dict[Role, str] = {"infiniband": "an InfiniBand backend switch", "fro
                               "oob-aggregation": "an out-of-band aggregation switch"}
 
 FabricRenderer = Callable[[Plan], dict[str, str]]
-OobRenderer = Callable[[Plan, Catalog, dict[str, SwitchView]], dict[str, str]]
+OobRenderer = Callable[[Plan, dict[str, SwitchView]], dict[str, str]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ from typing import Any
 
 import yaml
 
-from generators.model.catalog import Catalog
 from generators.model.plan import Plan, required
 from generators.renderers.netview import SwitchView
 from generators.vendors.base import Vendor
@@ -65,7 +64,7 @@ def oob_nvue(plan: Plan, v: SwitchView) -> str:
     return head + yaml.dump(doc, Dumper=dumper, sort_keys=True, default_flow_style=False)
 
 
-def render_oob_cumulus(plan: Plan, catalog: Catalog, views: dict[str, SwitchView]) -> dict[str, str]:
+def render_oob_cumulus(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
     return {f"oob/{name}/startup.yaml": oob_nvue(plan, v) for name, v in views.items()}
 
 

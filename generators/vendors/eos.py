@@ -24,7 +24,6 @@ from typing import Any
 
 import yaml
 
-from generators.model.catalog import Catalog
 from generators.model.plan import Plan, required
 from generators.renderers.netview import SwitchView, frontend_views
 from generators.vendors.base import Vendor
@@ -213,7 +212,7 @@ def oob_structured_config(plan: Plan, v: SwitchView) -> dict[str, Any]:
     return sc
 
 
-def render_oob_eos(plan: Plan, catalog: Catalog, views: dict[str, SwitchView]) -> dict[str, str]:
+def render_oob_eos(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
     if not views:
         return {}
     from pyavd import get_device_config, validate_structured_config

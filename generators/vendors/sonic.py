@@ -26,7 +26,6 @@ from typing import Any
 
 import jinja2
 
-from generators.model.catalog import Catalog
 from generators.model.plan import Plan, required
 from generators.renderers.netview import SwitchView, frontend_views, rt
 from generators.stages.ports import port_table
@@ -60,8 +59,8 @@ def _mgmt_address(plan: Plan, name: str) -> dict[str, str] | None:
     return None
 
 
-def _ports_table(catalog: Catalog, v: SwitchView, mtu: int) -> dict[str, dict[str, str]]:
-    sw = catalog.switches[v.device.model]
+def _ports_table(plan: Plan, v: SwitchView, mtu: int) -> dict[str, dict[str, str]]:
+    sw = plan.catalog.switches[v.device.model]
     table: dict[str, dict[str, str]] = {}
     for p in port_table(sw):
         use = v.ports.get(p.name)
@@ -89,12 +88,12 @@ def _mgmt_tables(plan: Plan, v: SwitchView) -> dict[str, Any]:
             "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}}}
 
 
-def frontend_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str, Any]:
+def frontend_config_db(plan: Plan, v: SwitchView) -> dict[str, Any]:
     np_ = required(plan.netplan, "netplan")
     mtu = np_.mtu
     db: dict[str, Any] = {
         "DEVICE_METADATA": _metadata(v, DEVICE_TYPE),
-        "PORT": _ports_table(catalog, v, mtu),
+        "PORT": _ports_table(plan, v, mtu),
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{v.loopback}": {}},
         "INTERFACE": {p.port: {"ipv6_use_link_local_only": "enable"} for p in v.fabric_ports},
         **_mgmt_tables(plan, v),
@@ -163,11 +162,11 @@ def oob_frr(plan: Plan, v: SwitchView) -> str:
     )
 
 
-def oob_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str, Any]:
+def oob_config_db(plan: Plan, v: SwitchView) -> dict[str, Any]:
     np_ = required(plan.netplan, "netplan")
     db: dict[str, Any] = {
         "DEVICE_METADATA": _metadata(v, OOB_DEVICE_TYPE),
-        "PORT": _ports_table(catalog, v, 9100),
+        "PORT": _ports_table(plan, v, 9100),
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{v.loopback}": {}},
         "INTERFACE": {p.port: {"ipv6_use_link_local_only": "enable"} for p in v.fabric_ports},
         **_mgmt_tables(plan, v),
@@ -192,18 +191,17 @@ def oob_config_db(plan: Plan, v: SwitchView, catalog: Catalog) -> dict[str, Any]
 def render_frontend_sonic(plan: Plan) -> dict[str, str]:
     if plan.netplan is None or plan.netplan.vendor != "sonic":
         return {}
-    catalog = plan.catalog
     files: dict[str, str] = {}
     for name, v in frontend_views(plan).items():
-        files[f"frontend/{name}/config_db.json"] = _json(frontend_config_db(plan, v, catalog))
+        files[f"frontend/{name}/config_db.json"] = _json(frontend_config_db(plan, v))
         files[f"frontend/{name}/frr.conf"] = frontend_frr(plan, v)
     return files
 
 
-def render_oob_sonic(plan: Plan, catalog: Catalog, views: dict[str, SwitchView]) -> dict[str, str]:
+def render_oob_sonic(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
     files: dict[str, str] = {}
     for name, v in views.items():
-        files[f"oob/{name}/config_db.json"] = _json(oob_config_db(plan, v, catalog))
+        files[f"oob/{name}/config_db.json"] = _json(oob_config_db(plan, v))
         files[f"oob/{name}/frr.conf"] = oob_frr(plan, v)
     return files
 
