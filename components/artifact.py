@@ -31,6 +31,8 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
+from generators.output import safe_folders
+
 PUBLIC_MODE = "0644"
 SECRET_MODE = "0600"  # files holding credentials: owner-only
 _OUT_KEYS = ("dir", "path", "mode", "sha256", "size")
@@ -58,21 +60,7 @@ def deploy_dir_problem(d: str) -> str | None:
 def _no_symlinks(root: Path, path: Path, create: bool = False) -> None:
     """Refuse a symlink between the deploy folder and the file (the file itself may be one: it is
     replaced, never followed); create missing folders 0755 when asked."""
-    d = root
-    for part in path.relative_to(root).parent.parts:
-        d = d / part
-        if d.is_symlink():
-            raise OSError(f"{d} is a symlink inside the deploy folder {root}; railyard does not follow it out "
-                          "of the folder: remove it")
-        if create and not d.exists():
-            # the engine creates artifacts in parallel: another file's create may make this folder
-            # between the check and the mkdir
-            try:
-                d.mkdir()
-                os.chmod(d, 0o755)
-            except FileExistsError:
-                if d.is_symlink() or not d.is_dir():
-                    raise OSError(f"{d} inside the deploy folder {root} is not a folder: remove it") from None
+    safe_folders(root, path.relative_to(root).parent, "deploy folder", create)
 
 
 def _disk(path: Path) -> tuple[str, int, str] | None:

@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 
 from generators.model.errors import DesignError, Problem
 
@@ -151,16 +151,23 @@ def _check_out_dir(out: Path, option: str, force: Path | None, design: Path | No
     return None
 
 
-def _mkdirs(root: Path, rel_dir: PurePosixPath) -> None:
-    """Create rel_dir under root (0755), refusing to go through a symlink."""
+def safe_folders(root: Path, rel_dir: PurePath, what: str = "output folder", create: bool = True) -> None:
+    """Walk rel_dir under root, refusing a symlinked folder (railyard never reaches through one out of
+    its folder); with create, make the missing folders 0755 whatever the umask. Shared with the Pulumi
+    file provider, whose creates run in parallel: another writer may make a folder between the check
+    and the mkdir."""
     d = root
     for part in rel_dir.parts:
         d = d / part
         if d.is_symlink():
-            raise OSError(errno.ELOOP, "is a symlink inside the output folder; railyard does not follow it", str(d))
-        if not d.exists():
-            d.mkdir()
-            os.chmod(d, DIR_MODE)
+            raise OSError(errno.ELOOP, f"is a symlink inside the {what}; railyard does not follow it", str(d))
+        if create and not d.exists():
+            try:
+                d.mkdir()
+                os.chmod(d, DIR_MODE)
+            except FileExistsError:
+                if d.is_symlink() or not d.is_dir():
+                    raise OSError(errno.ENOTDIR, f"is not a folder inside the {what}", str(d)) from None
 
 
 def _preflight(root: Path, rel: str) -> None:
@@ -194,7 +201,7 @@ def _stage(files: dict[str, str], tmp: Path) -> dict[str, str]:
         if not _safe_rel(rel):
             raise RuntimeError(f"a renderer wrote an unsafe path {rel!r}")
         data = text.encode("utf-8")
-        _mkdirs(tmp, PurePosixPath(rel).parent)
+        safe_folders(tmp, PurePosixPath(rel).parent)
         path = tmp / rel
         with open(path, "wb") as fh:
             fh.write(data)
@@ -258,7 +265,7 @@ def _write_tree(files: dict[str, str], out: Path, manifest: dict[str, str] | Non
             _preflight(out, rel)
         _write_manifest(out, {**old, **digests}, option)
         for rel in files:
-            _mkdirs(out, PurePosixPath(rel).parent)
+            safe_folders(out, PurePosixPath(rel).parent)
             os.replace(tmp / rel, out / rel)
         done = Written(len(files))
         for rel in sorted(set(old) - set(files)):

@@ -12,9 +12,9 @@ label, so a technician can walk to it:
   once with the two ports where the cables must trade places;
 * slow: the link is up at a lower speed or width than planned (dirty or damaged optics).
 
-Rack, unit and cable label come from the cable plan when the plan has one (``plan.cables``,
-one record per link with the columns of ``cabling/cables.csv``); without it the report still names
-device and port.
+Rack and unit come from placement (``Device.rack``, ``Device.unit``), cable id and printed label from
+the cable plan (``plan.cables``: per link, the label on the cable and the rack sheets); a plan without
+them still gets device and port.
 """
 
 from __future__ import annotations
