@@ -187,10 +187,14 @@ def test_stack_outputs_from_the_real_program(monitor, tmp_path, monkeypatch):
         assert exported["costTotalUsd"] is None and exported["costPerGpuUsd"] is None
 
 
-def test_cable_and_cost_outputs_come_from_the_plan(monitor, compiled, tmp_path):
+def test_cable_and_cost_outputs_come_from_the_plan(monitor, compiled, h100_256_files, tmp_path):
     plan = compiled("h100-256")
-    site = run(lambda: Site("s", plan, FILES, str(tmp_path)))
+    site = run(lambda: Site("s", plan, h100_256_files, str(tmp_path)))
     f = site.facts
+    # the figures a stack exports are the ones the written files give a reader
+    written = json.loads(h100_256_files["bom.json"])
+    assert (f["cost_total_usd"], f["cost_by_category"]) == (written["total_usd"], written["by_category"])
+    assert f["artifacts"] == len(h100_256_files)
     by_medium = plan.cabling.cables
     assert f["cables"] == sum(by_medium.values()) > 0
     assert f["cables_by_network_medium"] == dict(sorted(by_medium.items()))
