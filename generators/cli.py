@@ -7,6 +7,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -127,28 +128,46 @@ def compile_(design: DesignArg,
     out_console.print(f"wrote {len(files)} files to {out}/")
 
 
+class DiffFormat(StrEnum):
+    markdown = "markdown"
+    json = "json"
+
+
 @app.command("diff")
 @_guarded
 def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the target branch's)", show_default=False)],
           head: Annotated[Path, typer.Argument(help="head design YAML (the proposed change)", show_default=False)],
-          out: Annotated[Path | None, typer.Option("--out", "-o", help="write the markdown here")] = None,
+          out: Annotated[Path | None, typer.Option("--out", "-o", help="write the review here")] = None,
+          full: Annotated[Path | None, typer.Option(
+              "--full", help="also write the whole review here (every cable and file); --out links it")] = None,
+          fmt: Annotated[DiffFormat, typer.Option("--format", help="markdown (a pull-request comment within a "
+                                                  "size budget) or json (every item)")] = DiffFormat.markdown,
           base_set: Annotated[list[str] | None, typer.Option("--base-set", help="override on the base")] = None,
           head_set: Annotated[list[str] | None, typer.Option("--head-set", help="override on the head")] = None,
           force: ForceOpt = None) -> None:
-    """Markdown review of a design change: counts, cost, cables and artifacts that change."""
-    from generators.reports.diff import review_markdown
+    """Review of a design change: the design fields that differ, then switches, cost, cables and files."""
+    from generators.reports.diff import review, review_json, review_markdown
 
     try:
         if out is not None:
             check_out_file(out, "--out", force)  # before compiling two designs
+        if full is not None:
+            check_out_file(full, "--full", force)
+            if out is not None and Path(out).resolve() == Path(full).resolve():
+                raise DesignError.one("--full", f"{full} is also --out", "give the full review its own file name")
         bplan, _, _ = compile_file(base, base_set)
         hplan, _, _ = compile_file(head, head_set)
     except DesignError as exc:
         _fail(exc)
         return
-    text = review_markdown(bplan, render_all(bplan), hplan, render_all(hplan),
-                           " ".join([str(base), *(f"--set {s}" for s in base_set or [])]),
-                           " ".join([str(head), *(f"--set {s}" for s in head_set or [])]))
+    r = review(bplan, render_all(bplan), hplan, render_all(hplan),
+               " ".join([str(base), *(f"--set {s}" for s in base_set or [])]),
+               " ".join([str(head), *(f"--set {s}" for s in head_set or [])]))
+    if full is not None:
+        write_file(full, review_json(r) if fmt is DiffFormat.json else review_markdown(r, limit=None), "--full", force)
+        out_console.print(f"wrote {full}")
+        r.full_report = full.name if out is not None and full.parent.resolve() == out.parent.resolve() else str(full)
+    text = review_json(r) if fmt is DiffFormat.json else review_markdown(r)
     if out is None:
         sys.stdout.write(text)
     else:

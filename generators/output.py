@@ -31,7 +31,8 @@ MANIFEST = ".railyard-manifest.json"
 SCHEMA = "railyard.manifest/1"
 FILE_MODE = 0o644
 DIR_MODE = 0o755
-REVIEW_HEAD = "# railyard design review:"  # the first line of `railyard diff` output
+# how `railyard diff` output begins (markdown, json): an existing file may be replaced only if it is one
+REVIEW_HEADS = ("# railyard design review:", '{\n  "schema": "railyard.review/')
 
 
 @dataclass
@@ -304,10 +305,10 @@ def _check_out_file(path: Path, option: str, force: Path | None) -> None:
     if path.exists() and not (force is not None and Path(force).resolve() == path.resolve()):
         try:
             with open(path, "rb") as fh:
-                head = fh.read(len(REVIEW_HEAD.encode()))
+                head = fh.read(max(len(h.encode()) for h in REVIEW_HEADS))
         except OSError as exc:
             raise os_problem(option, path, exc, "cannot read") from None
-        if head != REVIEW_HEAD.encode():
+        if not any(head.startswith(h.encode()) for h in REVIEW_HEADS):
             raise _refuse(option, path, "it exists and is not a railyard review",
                           f"choose a new file name, or pass --force {path} to overwrite it")
 

@@ -146,7 +146,7 @@ class Floor(Record):
 
 @dataclass(slots=True)
 class TraySegment(Record):
-    id: str  # "T00001"
+    id: str  # "T-XXXXX-XXXXX", a hash of its end points (generators/model/ids.py)
     a_mm: list[float]
     b_mm: list[float]
     length_m: float
@@ -166,7 +166,7 @@ class Cable(Record):
     """One bundle: what one cable (or one pair of optics and its fibers) serves. Per-link lists are
     aligned with `links` (indices into plan.links)."""
 
-    id: str  # "C000001", numbered in plan order (so an unrelated edit can renumber it: issue #12)
+    id: str  # "C-XXXXX-XXXXX", a hash of the device ports it joins (generators/model/ids.py)
     links: list[int]
     shape: str  # single, twin, splitter, mixed
     network: str

@@ -1,89 +1,213 @@
-"""`railyard diff`: what a design change does to the site, as markdown for a pull request.
+"""`railyard diff`: what a design change does to the site, for the pull request that makes it.
 
-Compares two compiled plans and their rendered files: switch, link and cable counts by network
-(cables also by medium), cost by category, cables added/removed/changed by label, and which
-artifacts change. Deterministic, so the comment a CI job posts only changes when the designs do.
+The review leads with intent and then shows consequences, in the order a reviewer asks:
+1. the design fields that differ, resolved (after `extends:` and `--set`), old -> new;
+2. the headline figures (GPUs, switches, links, cables, cost);
+3. switch models and counts by network and role;
+4. the bill-of-materials lines that changed (part, quantity, cost), which explain the cost delta;
+5. cables added, removed, moved (an end now lands in another rack or unit) and changed (medium, part
+   or length), matched by their stable id, counted by network and by rack, with the first few listed;
+6. rendered files added, removed and changed, with line deltas.
+
+One `Review` feeds both formats: JSON carries every item; markdown stays within a size budget that
+keeps a pull-request comment readable at 64k GPUs (long lists give their count and their first
+`limit` entries, and point at the full report when there is one). Deterministic, so the comment a CI
+job posts only changes when the designs do.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from generators.model.plan import Plan
-from generators.reports.facts import cable_label, cables, site_facts
+from generators.model.sections import Cable
+from generators.reports.facts import site_facts
 
-LIST_LIMIT = 100  # longest list of cables or artifacts printed in full; the rest is counted
+LIMIT = 15  # entries of a long list the markdown comment shows; the rest is counted
+TABLE_LIMIT = 25  # rows of a long table (racks, files) the markdown comment shows
 
-
-def _num(v: float | int | None, money: bool = False) -> str:
-    if v is None:
-        return "n/a"
-    if money:
-        return f"${v:,.0f}"
-    return f"{v:,}"
+# ------------------------------------------------------------------------------- the review model
 
 
-def _delta(a: float | int | None, b: float | int | None, money: bool = False) -> str:
-    if a is None or b is None:
-        return "n/a"
-    d = b - a
-    if d == 0:
-        return "0"
-    sign = "+" if d > 0 else "-"
-    text = f"{sign}${abs(d):,.0f}" if money else f"{sign}{abs(d):,}"
-    if a:
-        text += f" ({d / a:+.1%})"
-    return text
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    path: str  # e.g. backend.oversubscription, tenants[acme].vlan
+    base: Any  # JSON value; None when the field is absent on that side
+    head: Any
 
 
-def _table(rows: list[tuple[str, ...]], head: tuple[str, ...]) -> list[str]:
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
+@dataclass(frozen=True, slots=True)
+class Figure:
+    name: str
+    base: float | int | None
+    head: float | int | None
+    money: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchChange:
+    group: str  # <network>/<role>
+    base: dict[str, int]  # model -> count
+    head: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class BomChange:
+    category: str
+    kind: str
+    part: str
+    unit: str
+    base_quantity: float
+    head_quantity: float
+    base_usd: float
+    head_usd: float
+
+
+@dataclass(frozen=True, slots=True)
+class CableEnd:
+    labels: list[str]  # per link: "<rack>.U<unit>.<port> -- <rack>.U<unit>.<port>"
+    media: str
+    parts: list[str]
+    length_m: list[float]
+    transceivers: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CableChange:
+    id: str
+    change: str  # added, removed, moved, changed
+    network: str
+    racks: list[str]  # every rack an end is in, on either side
+    base: CableEnd | None
+    head: CableEnd | None
+    what: list[str]  # for changed/moved: which properties differ
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    path: str
+    change: str  # added, removed, changed
+    plus: int
+    minus: int
+
+
+@dataclass(slots=True)
+class Review:
+    base_design: str
+    head_design: str
+    base_label: str
+    head_label: str
+    design: list[FieldChange]
+    figures: list[Figure]
+    switches: list[SwitchChange]
+    cost_by_category: list[Figure] | None  # None: neither plan has a BoM
+    bom: list[BomChange] | None
+    cables_by_network_medium: list[Figure] | None  # None: neither plan has a cable plan
+    cables: list[CableChange] | None
+    files: list[FileChange]
+    files_total: int
+    unchanged_cables: int = 0
+    full_report: str | None = field(default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        # the schema first: `railyard diff --out` recognises its own earlier output by it
+        return {"schema": "railyard.review/1", **asdict(self)}
+
+
+# ------------------------------------------------------------------------------- building it
+
+
+def _flatten(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Leaves of a design as (dotted path, JSON value). A list of named objects (tenants, rows) is keyed
+    by name, so a reviewer reads `tenants[acme].vlan` and inserting a tenant does not shift the rest."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _flatten(v, f"{path}.{k}" if path else k)
+    elif (isinstance(value, list) and value and all(isinstance(v, dict) and isinstance(v.get("name"), str)
+                                                     for v in value)
+          and len({v["name"] for v in value}) == len(value)):
+        for v in value:
+            yield from _flatten({k: x for k, x in v.items() if k != "name"}, f"{path}[{v['name']}]")
+    else:
+        yield path, value
+
+
+def design_changes(base: Plan, head: Plan) -> list[FieldChange]:
+    """Every resolved design field that differs, in the design's own field order."""
+    b = dict(_flatten(base.design.model_dump(mode="json")))
+    h = dict(_flatten(head.design.model_dump(mode="json")))
+    order = list(b) + [k for k in h if k not in b]
+    return [FieldChange(k, b.get(k), h.get(k)) for k in order if b.get(k) != h.get(k)]
+
+
+def _switch_models(plan: Plan) -> dict[str, Counter[str]]:
+    out: dict[str, Counter[str]] = defaultdict(Counter)
+    for d in plan.devices:
+        if d.kind == "switch":
+            out[f"{d.network}/{d.role}"][d.model] += 1
     return out
 
 
-def _keyed(title: str, base: Mapping[str, Any] | None, head: Mapping[str, Any] | None, money: bool = False,
-           only_changes: bool = False) -> list[str]:
-    if base is None and head is None:
-        return []
-    b, h = base or {}, head or {}
-    rows = []
-    for k in sorted(set(b) | set(h)):
-        bv = b.get(k, 0 if base is not None else None)
-        hv = h.get(k, 0 if head is not None else None)
-        if only_changes and bv == hv:
+def switch_changes(base: Plan, head: Plan) -> list[SwitchChange]:
+    b, h = _switch_models(base), _switch_models(head)
+    return [SwitchChange(g, dict(sorted(b.get(g, Counter()).items())), dict(sorted(h.get(g, Counter()).items())))
+            for g in sorted(set(b) | set(h)) if b.get(g) != h.get(g)]
+
+
+def bom_changes(base: Plan, head: Plan) -> list[BomChange] | None:
+    if base.bom is None and head.bom is None:
+        return None
+    def lines(p: Plan) -> dict[tuple[str, str, str], Any]:
+        return {(ln.category, ln.kind, ln.part): ln for ln in (p.bom.lines if p.bom is not None else [])}
+    b, h = lines(base), lines(head)
+    out = []
+    for key in sorted(set(b) | set(h)):
+        lb, lh = b.get(key), h.get(key)
+        if lb is not None and lh is not None and (lb.quantity, lb.total_usd) == (lh.quantity, lh.total_usd):
             continue
-        rows.append((f"`{k}`", _num(bv, money), _num(hv, money), _delta(bv, hv, money)))
-    if not rows:
-        return [f"### {title}", "", "no change", ""]
-    return [f"### {title}", "", *_table(rows, ("", "base", "head", "delta")), ""]
-
-
-def _cable_changes(base: list[dict[str, str]], head: list[dict[str, str]]) -> list[str]:
-    b = {cable_label(r): r for r in base}
-    h = {cable_label(r): r for r in head}
-    added = sorted(set(h) - set(b))
-    removed = sorted(set(b) - set(h))
-    changed = []
-    for label in sorted(set(b) & set(h)):
-        diffs = [f"{k} {b[label].get(k, '') or '-'} → {h[label].get(k, '') or '-'}"
-                 for k in sorted(set(b[label]) | set(h[label])) if b[label].get(k, "") != h[label].get(k, "")]
-        if diffs:
-            changed.append(f"`{label}`: " + ", ".join(diffs))
-    out = ["## Cables by label", "",
-           f"{len(added)} added, {len(removed)} removed, {len(changed)} changed, "
-           f"{len(set(b) & set(h)) - len(changed)} unchanged.", ""]
-    for title, items in (("Added", [f"`{x}`" for x in added]), ("Removed", [f"`{x}`" for x in removed]),
-                         ("Changed", changed)):
-        if items:
-            out += [f"<details><summary>{title} ({len(items)})</summary>", ""]
-            out += [f"- {x}" for x in items[:LIST_LIMIT]]
-            if len(items) > LIST_LIMIT:
-                out.append(f"- … and {len(items) - LIST_LIMIT} more")
-            out += ["", "</details>", ""]
+        unit = (lh or lb).unit
+        out.append(BomChange(*key, unit, lb.quantity if lb else 0, lh.quantity if lh else 0,
+                             lb.total_usd if lb else 0.0, lh.total_usd if lh else 0.0))
+    # the lines that move the cost most come first
+    out.sort(key=lambda c: (-abs(c.head_usd - c.base_usd), c.category, c.kind, c.part))
     return out
+
+
+def _end(c: Cable) -> CableEnd:
+    return CableEnd(labels=list(c.labels), media=c.media, parts=list(c.parts), length_m=list(c.length_m),
+                    transceivers=[x for x in (c.a_transceiver, c.b_transceiver) if x])
+
+
+def _racks(labels: list[str]) -> set[str]:
+    return {end.strip().split(".", 1)[0] for label in labels for end in label.split(" -- ")}
+
+
+def cable_changes(base: Plan, head: Plan) -> tuple[list[CableChange] | None, int]:
+    """Cables matched by id (a hash of the ports they join, so it survives unrelated edits)."""
+    if base.cables is None and head.cables is None:
+        return None, 0
+    b = {c.id: c for c in base.cables or []}
+    h = {c.id: c for c in head.cables or []}
+    out = []
+    unchanged = 0
+    for cid in sorted(set(b) | set(h)):
+        cb, ch = b.get(cid), h.get(cid)
+        eb, eh = (_end(cb) if cb else None), (_end(ch) if ch else None)
+        racks = sorted(_racks((eb.labels if eb else []) + (eh.labels if eh else [])))
+        net = (ch or cb).network  # type: ignore[union-attr]
+        if eb is None or eh is None:
+            out.append(CableChange(cid, "added" if eb is None else "removed", net, racks, eb, eh, []))
+            continue
+        what = [k for k in ("labels", "media", "parts", "length_m", "transceivers") if getattr(eb, k) != getattr(eh, k)]
+        if not what:
+            unchanged += 1
+            continue
+        out.append(CableChange(cid, "moved" if "labels" in what else "changed", net, racks, eb, eh, what))
+    return out, unchanged
 
 
 def _line_delta(old: str, new: str) -> tuple[int, int]:
@@ -93,59 +217,216 @@ def _line_delta(old: str, new: str) -> tuple[int, int]:
     return sum((b - a).values()), sum((a - b).values())
 
 
-def _artifact_changes(base: Mapping[str, str], head: Mapping[str, str]) -> list[str]:
-    added = sorted(set(head) - set(base))
-    removed = sorted(set(base) - set(head))
-    changed = sorted(p for p in set(base) & set(head) if base[p] != head[p])
-    unchanged = len(set(base) & set(head)) - len(changed)
-    out = ["## Artifacts", "",
-           f"{len(added)} added, {len(removed)} removed, {len(changed)} changed, {unchanged} unchanged "
-           f"(of {len(head)} files).", ""]
-    rows = [(f"`{p}`", "added", f"+{len(head[p].splitlines())}") for p in added]
-    rows += [(f"`{p}`", "removed", f"-{len(base[p].splitlines())}") for p in removed]
-    for p in changed:
-        plus, minus = _line_delta(base[p], head[p])
-        rows.append((f"`{p}`", "changed", f"+{plus} -{minus}"))
-    rows.sort()
-    if rows:
-        shown = rows[:LIST_LIMIT]
-        out += _table(shown, ("file", "", "lines"))
-        if len(rows) > LIST_LIMIT:
-            out.append(f"\n… and {len(rows) - LIST_LIMIT} more files")
-        out.append("")
+def file_changes(base: Mapping[str, str], head: Mapping[str, str]) -> list[FileChange]:
+    out = [FileChange(p, "added", len(head[p].splitlines()), 0) for p in set(head) - set(base)]
+    out += [FileChange(p, "removed", 0, len(base[p].splitlines())) for p in set(base) - set(head)]
+    for p in set(base) & set(head):
+        if base[p] != head[p]:
+            out.append(FileChange(p, "changed", *_line_delta(base[p], head[p])))
+    return sorted(out, key=lambda f: f.path)
+
+
+def _figures(pairs: Mapping[str, Any] | None, other: Mapping[str, Any] | None, money: bool = False,
+             only_changes: bool = True) -> list[Figure] | None:
+    if pairs is None and other is None:
+        return None
+    b, h = pairs or {}, other or {}
+    rows = []
+    for k in sorted(set(b) | set(h)):
+        bv = b.get(k, 0 if pairs is not None else None)
+        hv = h.get(k, 0 if other is not None else None)
+        if not only_changes or bv != hv:
+            rows.append(Figure(k, bv, hv, money))
+    return rows
+
+
+def review(base: Plan, base_files: Mapping[str, str], head: Plan, head_files: Mapping[str, str],
+           base_label: str = "base", head_label: str = "head") -> Review:
+    fb, fh = site_facts(base, base_files), site_facts(head, head_files)
+    figures = [Figure("GPUs", fb["gpus"], fh["gpus"]), Figure("servers", fb["servers"], fh["servers"]),
+               Figure("switches", fb["switches"], fh["switches"]), Figure("links", fb["links"], fh["links"]),
+               Figure("cables", fb["cables"], fh["cables"]),
+               Figure("total cost", fb["cost_total_usd"], fh["cost_total_usd"], True),
+               Figure("cost per GPU", fb["cost_per_gpu_usd"], fh["cost_per_gpu_usd"], True)]
+    cables, unchanged = cable_changes(base, head)
+    return Review(
+        base_design=fb["design"], head_design=fh["design"], base_label=base_label, head_label=head_label,
+        design=design_changes(base, head), figures=figures, switches=switch_changes(base, head),
+        cost_by_category=_figures(fb["cost_by_category"], fh["cost_by_category"], money=True),
+        bom=bom_changes(base, head),
+        cables_by_network_medium=_figures(fb["cables_by_network_medium"], fh["cables_by_network_medium"]),
+        cables=cables, unchanged_cables=unchanged,
+        files=file_changes(base_files, head_files), files_total=len(head_files),
+    )
+
+
+# ------------------------------------------------------------------------------- rendering it
+
+
+def review_json(r: Review) -> str:
+    return json.dumps(r.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _num(v: float | int | None, money: bool = False) -> str:
+    if v is None:
+        return "n/a"
+    if money:
+        return f"${v:,.0f}"
+    return f"{v:,}" if isinstance(v, int) else f"{v:,.2f}".rstrip("0").rstrip(".")
+
+
+def _delta(a: float | int | None, b: float | int | None, money: bool = False) -> str:
+    if a is None or b is None:
+        return "n/a"
+    d = b - a
+    if d == 0:
+        return "0"
+    sign = "+" if d > 0 else "-"
+    text = f"{sign}{_num(abs(d), money)}"
+    if a:
+        text += f" ({d / a:+.1%})"
+    return text
+
+
+def _table(rows: list[tuple[str, ...]], head: tuple[str, ...]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
+    return out + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def _value(v: Any) -> str:
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _more(shown: int, total: int, what: str, full: str | None) -> list[str]:
+    if total <= shown:
+        return []
+    where = f": the full list is in `{full}`" if full else ""
+    return [f"- … and {total - shown:,} more {what}{where}"]
+
+
+def _models(m: dict[str, int]) -> str:
+    return ", ".join(f"{n} × {k}" for k, n in m.items()) or "—"
+
+
+def _leg(e: CableEnd) -> str:
+    parts = "/".join(sorted(set(e.parts)))
+    length = "/".join(f"{x:g}" for x in sorted(set(e.length_m)))
+    legs = f" (+{len(e.labels) - 1} leg{'s' if len(e.labels) > 2 else ''})" if len(e.labels) > 1 else ""
+    return f"`{e.labels[0]}`{legs} {e.media} {parts} {length} m"
+
+
+def _cable_line(c: CableChange) -> str:
+    if c.change in ("added", "removed"):
+        e = c.head if c.change == "added" else c.base
+        assert e is not None
+        return f"`{c.id}` {_leg(e)}"
+    assert c.base is not None and c.head is not None
+    bits = []
+    if "labels" in c.what:
+        moved = [(x, y) for x, y in zip(c.base.labels, c.head.labels, strict=False) if x != y]
+        x, y = moved[0] if moved else (c.base.labels[0], c.head.labels[0])
+        more = f" (and {len(moved) - 1} more leg{'s' if len(moved) > 2 else ''})" if len(moved) > 1 else ""
+        bits.append(f"`{x}` → `{y}`{more}")
+    for k, title in (("media", "medium"), ("parts", "part"), ("length_m", "length"), ("transceivers", "optics")):
+        if k in c.what:
+            old, new = getattr(c.base, k), getattr(c.head, k)
+            fmt = (lambda v: "/".join(f"{x:g} m" for x in sorted(set(v)))) if k == "length_m" else \
+                  (lambda v: v if isinstance(v, str) else "/".join(sorted(set(v))) or "—")
+            bits.append(f"{title} {fmt(old)} → {fmt(new)}")
+    return f"`{c.id}` " + ", ".join(bits)
+
+
+def _cables_md(r: Review, limit: int | None) -> list[str]:
+    out = ["## Cables", ""]
+    if r.cables is None:
+        return [*out, "neither design has a cable plan yet", ""]
+    kinds = ("added", "removed", "moved", "changed")
+    by_kind = {k: [c for c in r.cables if c.change == k] for k in kinds}
+    out += [", ".join(f"{len(by_kind[k]):,} {k}" for k in kinds) + f", {r.unchanged_cables:,} unchanged "
+            "cable records (matched by cable id; a twin or splitter cable, or a pair of optics and its fiber, "
+            "is one record; moved: an end is in another rack or unit, so a label changed; changed: medium, "
+            "part or length).", ""]
+    if r.cables_by_network_medium:
+        out += ["### By network and medium", ""]
+        rows = [(f"`{f.name}`", _num(f.base), _num(f.head), _delta(f.base, f.head)) for f in r.cables_by_network_medium]
+        out += [*_table(rows, ("", "base", "head", "delta")), ""]
+    if not r.cables:
+        return out
+    per_net: Counter[tuple[str, str]] = Counter((c.network, c.change) for c in r.cables)
+    out += ["### By network", ""]
+    nets = sorted({n for n, _ in per_net})
+    out += [*_table([(f"`{n}`", *(f"{per_net[n, k]:,}" for k in kinds)) for n in nets], ("", *kinds)), ""]
+    per_rack: dict[str, Counter[str]] = defaultdict(Counter)
+    for c in r.cables:
+        for rack in c.racks:
+            per_rack[rack][c.change] += 1
+    racks = sorted(per_rack, key=lambda x: (-sum(per_rack[x].values()), x))
+    shown = racks if limit is None else racks[:TABLE_LIMIT]
+    out += ["### By rack", "", "A cable counts in each rack it has an end in.", ""]
+    out += _table([(f"`{x}`", *(f"{per_rack[x][k]:,}" for k in kinds)) for x in sorted(shown)], ("rack", *kinds))
+    out += [*_more(len(shown), len(racks), "racks", r.full_report), ""]
+    for k in kinds:
+        items = by_kind[k]
+        if not items:
+            continue
+        shown_items = items if limit is None else items[:limit]
+        out += [f"<details><summary>{k.capitalize()} ({len(items):,})</summary>", ""]
+        out += [f"- {_cable_line(c)}" for c in shown_items]
+        out += _more(len(shown_items), len(items), f"{k} cables", r.full_report)
+        out += ["", "</details>", ""]
     return out
 
 
-def review_markdown(base: Plan, base_files: Mapping[str, str], head: Plan, head_files: Mapping[str, str],
-                    base_label: str = "base", head_label: str = "head") -> str:
-    fb, fh = site_facts(base, base_files), site_facts(head, head_files)
-    lines = [f"# railyard design review: `{fb['design']}` → `{fh['design']}`", "",
-             f"base: `{base_label}`, head: `{head_label}`", ""]
-    summary = [
-        ("GPUs", fb["gpus"], fh["gpus"], False),
-        ("switches", fb["switches"], fh["switches"], False),
-        ("links", fb["links"], fh["links"], False),
-        ("cables", fb["cables"], fh["cables"], False),
-        ("total cost", fb["cost_total_usd"], fh["cost_total_usd"], True),
-        ("cost per GPU", fb["cost_per_gpu_usd"], fh["cost_per_gpu_usd"], True),
-    ]
-    lines += _table([(k, _num(a, m), _num(b, m), _delta(a, b, m)) for k, a, b, m in summary],
-                    ("", "base", "head", "delta"))
-    lines += ["", "## Counts", ""]
-    lines += _keyed("Switches by network", fb["switches_by_network"], fh["switches_by_network"])
-    lines += _keyed("Switches by network and role", fb["switches_by_role"], fh["switches_by_role"], only_changes=True)
-    lines += _keyed("Links by network", fb["links_by_network"], fh["links_by_network"])
-    if fb["cables_by_network_medium"] is None and fh["cables_by_network_medium"] is None:
-        lines += ["### Cables by network and medium", "", "neither design has a cable plan yet", ""]
+def _lines(f: FileChange) -> str:
+    return {"added": f"+{f.plus:,}", "removed": f"-{f.minus:,}"}.get(f.change, f"+{f.plus:,} -{f.minus:,}")
+
+
+def review_markdown(r: Review, limit: int | None = LIMIT) -> str:
+    """The pull-request comment; `limit=None` gives the full report (every cable and file)."""
+    lines = [f"# railyard design review: `{r.base_design}` → `{r.head_design}`", "",
+             f"base: `{r.base_label}`, head: `{r.head_label}`", "", "## Design changes", ""]
+    if r.design:
+        shown = r.design if limit is None else r.design[:limit * 4]
+        lines += [f"- `{c.path}`: {_value(c.base)} → {_value(c.head)}" for c in shown]
+        lines += _more(len(shown), len(r.design), "fields", r.full_report)
     else:
-        lines += _keyed("Cables by network and medium", fb["cables_by_network_medium"], fh["cables_by_network_medium"])
-    lines += ["## Cost", ""]
-    if fb["cost_by_category"] is None and fh["cost_by_category"] is None:
-        lines += ["neither design has a bill of materials yet", ""]
+        lines.append("no design field differs (after `extends:` and `--set`)")
+    lines += ["", "## Summary", ""]
+    lines += _table([(f.name, _num(f.base, f.money), _num(f.head, f.money), _delta(f.base, f.head, f.money))
+                     for f in r.figures], ("", "base", "head", "delta"))
+    lines += ["", "## Switches by network and role", ""]
+    if r.switches:
+        lines += _table([(f"`{s.group}`", _models(s.base), _models(s.head),
+                          _delta(sum(s.base.values()), sum(s.head.values()))) for s in r.switches],
+                        ("", "base", "head", "delta"))
     else:
-        lines += _keyed("By category", fb["cost_by_category"], fh["cost_by_category"], money=True)
-    cb, ch = cables(base), cables(head)
-    if cb is not None or ch is not None:
-        lines += _cable_changes(cb or [], ch or [])
-    lines += _artifact_changes(base_files, head_files)
+        lines.append("no change in switch models or counts")
+    lines += ["", "## Cost", ""]
+    if r.cost_by_category is None:
+        lines += ["neither design has a bill of materials yet"]
+    elif not r.cost_by_category:
+        lines += ["no change in cost"]
+    else:
+        lines += ["### By category", ""]
+        lines += _table([(f"`{f.name}`", _num(f.base, True), _num(f.head, True), _delta(f.base, f.head, True))
+                         for f in r.cost_by_category], ("", "base", "head", "delta"))
+    if r.bom:
+        shown_bom = r.bom if limit is None else r.bom[:limit * 2]
+        lines += ["", "### Bill-of-materials lines that changed", ""]
+        lines += _table([(f"`{b.part}` ({b.category} {b.kind})", _num(b.base_quantity), _num(b.head_quantity),
+                          _delta(b.base_usd, b.head_usd, True)) for b in shown_bom],
+                        ("part", "base qty", "head qty", "cost delta"))
+        lines += _more(len(shown_bom), len(r.bom), "lines", r.full_report)
+    lines += [""]
+    lines += _cables_md(r, limit)
+    changed = Counter(f.change for f in r.files)
+    lines += ["## Files", "",
+              f"{changed['added']:,} added, {changed['removed']:,} removed, {changed['changed']:,} changed, "
+              f"{r.files_total - changed['added'] - changed['changed']:,} unchanged (of {r.files_total:,} files).", ""]
+    if r.files:
+        files = sorted(r.files, key=lambda f: (-(f.plus + f.minus), f.path))
+        shown_files = files if limit is None else files[:TABLE_LIMIT]
+        lines += _table([(f"`{f.path}`", f.change, _lines(f)) for f in sorted(shown_files, key=lambda f: f.path)],
+                        ("file", "", "lines"))
+        lines += _more(len(shown_files), len(files), "files", r.full_report)
     return "\n".join(lines).rstrip("\n") + "\n"

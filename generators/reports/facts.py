@@ -1,7 +1,7 @@
 """What a site amounts to, read from a compiled plan: GPU, switch and cable counts, cost. Shared by
 the Pulumi stack outputs and `railyard diff`.
 
-Cables come from the cable plan (`plan.cables`, `plan.cabling`) and cost from the
+Cables come from the cable plan (`plan.cabling`) and cost from the
 BoM (`plan.bom`); a plan compiled without those stages gives None (unknown), never zero.
 """
 
@@ -13,26 +13,6 @@ from typing import Any
 
 from generators.model.plan import Plan
 from generators.reports.summary import counts
-
-
-def cables(plan: Plan) -> list[dict[str, str]] | None:
-    """One row per link's cable run (a twin cable or a pair of optics serves two links), keyed by its
-    printed label, or None when the plan has no cable plan."""
-    records = plan.cables
-    if records is None:
-        return None
-    rows = []
-    for rec in records:
-        for i, label in enumerate(rec.labels):
-            rows.append({"label": label, "cable_id": rec.id, "network": rec.network, "media": rec.media,
-                         "part": rec.parts[i], "length_m": f"{rec.length_m[i]:g}",
-                         "a_transceiver": rec.a_transceiver or "",
-                         "b_transceiver": rec.b_transceiver or ""})
-    return rows
-
-
-def cable_label(row: Mapping[str, str]) -> str:
-    return row["label"]
 
 
 def site_facts(plan: Plan, files: Mapping[str, str]) -> dict[str, Any]:

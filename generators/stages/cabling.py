@@ -33,9 +33,10 @@ from shapely.geometry import LineString, box
 from generators.model.catalog import COPPER, Cable, Catalog, Transceiver
 from generators.model.design import Design
 from generators.model.errors import DesignError, Problem
+from generators.model.ids import cable_key, stable_ids
 from generators.model.plan import Device, Link, Plan, required
 from generators.model.sections import Cable as CableRecord
-from generators.model.sections import CablingTotals, TraySegment
+from generators.model.sections import CablingTotals, PlanWarning, TraySegment
 from generators.model.sections import Trays as TraysRecord
 from generators.stages.placement import device_size, rack_height_mm, unit_centre_mm
 from generators.stages.ports import End, port_ends
@@ -121,9 +122,12 @@ def build_trays(plan: Plan, design: Design) -> Trays:
         seg = LineString([pos[a], pos[b]])
         if any(seg.intersects(ko) and not seg.touches(ko) for ko in blocking):
             g.remove_edge(a, b)
-    for k, (a, b) in enumerate(g.edges()):
+    edges = list(g.edges())
+    # a segment is its two end points on the floor, so adding a row elsewhere keeps its id
+    seg_ids, _ = stable_ids("T", [";".join(sorted(f"{pos[n][0]:.1f},{pos[n][1]:.1f}" for n in e)) for e in edges])
+    for k, (a, b) in enumerate(edges):
         g[a][b]["id"] = k
-        segments.append(TraySegment(id=f"T{k + 1:05d}", a_mm=list(pos[a]), b_mm=list(pos[b]),
+        segments.append(TraySegment(id=seg_ids[k], a_mm=list(pos[a]), b_mm=list(pos[b]),
                                     length_m=round(g[a][b]["weight"], 3)))
     node_of_rack = {}
     row_index = {r.name: ri for ri, r in enumerate(rows)}
@@ -712,7 +716,13 @@ def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[En
     metres: Counter[str] = Counter()
     xcvrs: Counter[tuple[str, str]] = Counter()
     parts: Counter[str] = Counter()
-    w = max(6, len(str(len(bundles))))
+    keys = [cable_key([(links[k].a_device, links[k].a_port, links[k].b_device, links[k].b_port) for k in bd.links])
+            for bd in bundles]
+    ids, clashed = stable_ids("C", keys)
+    if clashed:
+        plan.warnings.append(PlanWarning(
+            field="cables", message=f"{len(clashed)} cables got a 16-character id because their short ids "
+            f"clashed (a 1-in-2,000 event at a million cables): {', '.join(ids[keys.index(k)] for k in clashed[:4])}"))
     prefix = {d.name: f"{d.rack}.{_loc(d)}." for d in plan.devices if d.rack is not None}
     a_dev = [lk.a_device for lk in links]
     b_dev = [lk.b_device for lk in links]
@@ -739,7 +749,7 @@ def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[En
                         seen_cages.add(cage)
                         xcvrs[(net, part)] += 1
         cables.append(CableRecord(
-            id=f"C{n + 1:0{w}d}", links=ks, shape=bd.shape, network=net, media=o.media,
+            id=ids[n], links=ks, shape=bd.shape, network=net, media=o.media,
             catalog=o.cable, physical=physical, parts=ch.skus, length_m=ch.lengths,
             reach_m=o.reach_m, routed_m=bd.routed, route=bd.routes,
             labels=[f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}" for k in ks],
