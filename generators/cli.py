@@ -200,8 +200,9 @@ def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML file
                                                           show_default=False)],
             set_: SetOpt = None,
             markdown: Annotated[bool, typer.Option("--markdown", help="print a Markdown table")] = False) -> None:
-    """Compare designs' costs by category side by side, with deltas against the first design.
-    Every --set applies to every design (e.g. price them all with a cluster-manager subscription)."""
+    """Compare designs' costs by category side by side, with deltas against the first design; designs of
+    different sizes are also compared per GPU. Every --set applies to every design (e.g. price them all
+    with a cluster-manager subscription)."""
     boms = []
     try:
         for path in designs:
