@@ -21,7 +21,9 @@ from typing import Any
 from generators.model.catalog import Catalog
 from generators.model.design import Design
 
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
+# draft-07, not pydantic's 2020-12: yaml-language-server (VS Code's YAML extension and others) implements
+# draft-07 and warns on later dialects; nothing here needs more (if/else, enums, patterns, $ref)
+DIALECT = "http://json-schema.org/draft-07/schema#"
 MARK = "x-catalog"  # set by design.catalog_key on each field that names a catalog entry
 
 
@@ -49,9 +51,9 @@ CATALOG_CHOICES: dict[str, Callable[[Catalog], list[str]]] = {
 
 
 def design_schema(catalog: Catalog) -> dict[str, Any]:
-    """JSON Schema (2020-12) of a design file for this catalog."""
-    full = Design.model_json_schema()
-    defs: dict[str, Any] = full.pop("$defs")
+    """JSON Schema (draft-07) of a design file for this catalog."""
+    full = Design.model_json_schema(ref_template="#/definitions/{model}")
+    defs: dict[str, Any] = full.pop("$defs")  # pydantic's key; the refs already say #/definitions/
     defs["Design"] = full
     for name, d in defs.items():
         for field, prop in d.get("properties", {}).items():
@@ -71,8 +73,8 @@ def design_schema(catalog: Catalog) -> dict[str, Any]:
         **{k: v for k, v in root.items() if k not in ("title", "description")},
         # a file that extends nothing is a whole design: everything the model requires, required
         "if": {"required": ["extends"]},
-        "else": {"$ref": "#/$defs/Design"},
-        "$defs": dict(sorted(defs.items())),
+        "else": {"$ref": "#/definitions/Design"},
+        "definitions": dict(sorted(defs.items())),
     }
 
 
@@ -118,9 +120,9 @@ class _Partial:
         return out
 
     def ref(self, ref: str) -> str:
-        name = ref.removeprefix("#/$defs/")
+        name = ref.removeprefix("#/definitions/")
         part = f"{name}Partial"
         if part not in self.defs:
             self.defs[part] = {}  # reserved first: a model reachable from itself would recurse forever
             self.defs[part] = self.of(self.defs[name])
-        return f"#/$defs/{part}"
+        return f"#/definitions/{part}"
