@@ -149,6 +149,15 @@ def test_catalog_option_sets_the_enums(cli, tmp_path) -> None:
     assert r.exit_code == 0, r.output
     enum = json.loads(r.stdout)["definitions"]["Frontend"]["properties"]["switch"]["enum"]
     assert "MY-LEAF" in enum and "SN4600" not in enum and "SN2201" in enum
+    # racks and licenses are optional tables: none in the catalog, no name valid there (null still is)
+    del catalog["racks"], catalog["licenses"]
+    mine.write_text(yaml.safe_dump(catalog))
+    r = cli("schema", "--catalog", mine)
+    assert r.exit_code == 0, r.output
+    jsonschema.Draft7Validator.check_schema(json.loads(r.stdout))  # an empty enum is valid draft-07
+    bare = jsonschema.Draft7Validator(json.loads(r.stdout))
+    assert not list(bare.iter_errors({"extends": "a.yaml", "storage": {"license": None}}))
+    assert list(bare.iter_errors({"extends": "a.yaml", "site": {"rack": {"model": "rack-42u-600x1200"}}}))
     bad = cli("schema", "--catalog", tmp_path / "missing.yaml")
     assert bad.exit_code == 2 and "missing.yaml" in bad.output
 

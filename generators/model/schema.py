@@ -79,9 +79,9 @@ def design_schema(catalog: Catalog) -> dict[str, Any]:
 
 
 def _enum(prop: dict[str, Any], keys: list[str], where: str) -> None:
-    """Put the enum on the string branch of a `str` or `str | None` property."""
-    if not keys:  # an empty enum would reject every value: say the catalog has none rather than hide it
-        raise ValueError(f"{where}: the catalog has no entry this field can name")
+    """Put the enum on the string branch of a `str` or `str | None` property. A catalog with no entry of
+    a kind (racks and licenses are optional tables) gives an empty enum: no name is valid there, as
+    `railyard validate` would say too, and null still is where the field allows it."""
     if prop.get("type") == "string":
         prop["enum"] = keys
         return
