@@ -69,6 +69,8 @@ def main() -> None:
     cfg = pulumi.Config("railyard")
     base = Path.cwd()  # the language host runs the program in the project directory
     design = resolve(cfg.require("design"), base)
+    # Pulumi.yaml declares outDir with default "" (a key without a default would be demanded by the
+    # engine), so empty and unset both mean the default
     out_dir = resolve(cfg.get("outDir") or f"deploy/{pulumi.get_stack()}", base)
     if out_dir == design.parent or out_dir in design.parents or out_dir == (base / "designs").resolve():
         raise pulumi.RunError(f"railyard:outDir {out_dir} holds the design {design} (or is designs/): railyard "

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.measure import Measurement
 
 from generators.compiler import compile_file
-from generators.model.design import Design
+from generators.model.catalog import DEFAULT_CATALOG, load_catalog
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.output import Written, check_out_dir, check_out_file, os_problem, write_file, write_tree
@@ -219,8 +219,9 @@ def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML file
                                                           show_default=False)],
             set_: SetOpt = None,
             markdown: Annotated[bool, typer.Option("--markdown", help="print a Markdown table")] = False) -> None:
-    """Compare designs' costs by category side by side, with deltas against the first design.
-    Every --set applies to every design (e.g. price them all with a cluster-manager subscription)."""
+    """Compare designs' costs by category side by side, with deltas against the first design; designs of
+    different sizes are also compared per GPU. Every --set applies to every design (e.g. price them all
+    with a cluster-manager subscription)."""
     boms = []
     try:
         for path in designs:
@@ -241,9 +242,17 @@ def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML file
 
 @app.command()
 @_guarded
-def schema() -> None:
-    """Print the JSON Schema of a design (for editor completion in YAML)."""
-    sys.stdout.write(json.dumps(Design.model_json_schema(), indent=2) + "\n")
+def schema(catalog: CatalogOpt = None) -> None:
+    """Print the JSON Schema of a design file (for editor completion and CI); catalog keys are enums of
+    the catalog's entries. designs/design.schema.json is this for designs/catalog.yaml."""
+    from generators.model.schema import design_schema
+
+    sys.stdout.write(schema_text(design_schema(load_catalog(catalog or DEFAULT_CATALOG))))
+
+
+def schema_text(doc: dict[str, object]) -> str:
+    """The schema as `railyard schema` prints it (and designs/design.schema.json holds it)."""
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def main() -> None:

@@ -142,7 +142,7 @@ def test_schema_is_json_schema(cli):
     assert r.exit_code == 0
     schema = json.loads(r.stdout)
     assert "compute" in schema["properties"]
-    assert schema["$defs"]["Backend"]["properties"]["topology"]["enum"] == ["rail_optimized", "top_of_rack"]
+    assert schema["definitions"]["Backend"]["properties"]["topology"]["enum"] == ["rail_optimized", "top_of_rack"]
 
 
 def test_set_overrides_for_what_if(cli, tmp_path):

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from generators.reports.compare import compare_rows
+from generators.reports.compare import compare_rows, size_note
 from tests.conftest import DESIGNS
 
 NAMES = ["h100-1024-reference", "h100-1024-tor", "h100-1024-vms", "h100-1024-optimized"]
@@ -51,3 +51,57 @@ def test_compare_bad_design_exits_2(cli, tmp_path) -> None:
     r = cli("compare", PATHS[0], bad)
     assert r.exit_code == 2
     assert "compute.count" in r.output
+
+
+# ------------------------------------------------------------------ designs of different sizes
+
+MIXED = ["h100-256", "h100-1024-optimized"]  # the same choices at 256 and 1,024 GPUs
+NOTE = "designs differ in size (256 vs 1,024 GPUs): compare the per-GPU rows"
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|│").replace("│", "|").split("|")]
+
+
+def test_same_size_designs_have_no_size_note(cli) -> None:
+    r = cli("compare", "--markdown", *PATHS)
+    assert r.exit_code == 0, r.output
+    assert "differ in size" not in r.output
+    labels = [_cells(line)[0] for line in r.output.splitlines() if line.startswith("|")]
+    assert "per GPU" in labels and not [x for x in labels if x.endswith(" per GPU")]  # no per-GPU categories
+    total = next(line for line in r.output.splitlines() if _cells(line)[0] == "**total**")
+    assert total.count("%)") == 3  # one size: the totals' deltas are the designs' differences
+
+
+def test_mixed_sizes_say_so_and_compare_per_gpu(cli, compiled) -> None:
+    paths = [DESIGNS / f"{n}.yaml" for n in MIXED]
+    boms = [compiled(n).bom for n in MIXED]
+    assert [b.gpus for b in boms] == [256, 1024]
+    for args in ((), ("--markdown",)):
+        r = cli("compare", *args, *paths)
+        assert r.exit_code == 0, r.output
+        assert NOTE in r.output, r.output
+        lines = r.output.splitlines()
+        per_gpu = next(line for line in lines if "Backend fabric per GPU" in line)
+        base, other = _cells(per_gpu)[1:3]
+        want = [b.by_category["backend"] / b.gpus for b in boms]
+        assert base == f"${want[0]:,.0f}"
+        assert other == f"${want[1]:,.0f} ({(want[1] / want[0] - 1) * 100:+.1f}%)"
+        # a total of a 4x larger design says nothing as a percentage: no delta on it
+        total = next(line for line in lines if _cells(line)[0].strip("*") == "total")
+        assert _cells(total)[1:3] == [f"${boms[0].total_usd:,.0f}", f"${boms[1].total_usd:,.0f}"]
+        backend = next(line for line in lines if _cells(line)[0].strip("*") == "Backend fabric")
+        assert "%" not in backend
+        per_server = next(line for line in lines if _cells(line)[0] == "per compute server")
+        assert "%)" in per_server
+        sizes = next(line for line in lines if _cells(line)[0] == "GPUs")
+        assert _cells(sizes)[1:3] == ["256", "1,024"]
+
+
+def test_size_note_lists_each_size_once(compiled) -> None:
+    boms = [compiled(n).bom for n in ("h100-256", "h100-1024-optimized", "h100-256")]
+    rows = compare_rows(boms)
+    assert size_note(boms) == "designs differ in size (256 vs 1,024 GPUs): compare the per-GPU rows"
+    per_gpu = {r.label: r for r in rows if r.group == "per GPU"}
+    assert per_gpu["Storage per GPU"].values == tuple(b.by_category["storage"] / b.gpus for b in boms)
+    assert size_note(boms[:1]) is None and not [r for r in compare_rows(boms[:1]) if r.group == "per GPU"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import hostlist
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, model_validator
 
 from generators.model.catalog import DEFAULT_CATALOG, Catalog, ServerConfig, load_catalog
 from generators.model.errors import DesignError, Problem
@@ -48,9 +48,21 @@ def _speed(v: Any) -> int:
     raise ValueError('must be a speed such as "100G" or "200G"')
 
 
-Ratio = Annotated[str, BeforeValidator(_ratio)]
-SpeedGbps = Annotated[int, BeforeValidator(_speed), Field(gt=0)]
+# The JSON Schema of each loose type says what its validator accepts (the validator's own type would
+# tell an editor that "200G" or "2:1" is wrong); tests/test_design_schema.py holds the two together.
+Ratio = Annotated[str, BeforeValidator(_ratio), WithJsonSchema({"anyOf": [
+    {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*:\s*\d+(\.\d+)?\s*$"},
+    {"type": "integer", "minimum": 1}]})]
+SpeedGbps = Annotated[int, BeforeValidator(_speed), Field(gt=0), WithJsonSchema({"anyOf": [
+    {"type": "string", "pattern": r"^\s*0*[1-9]\d*\s*[gG](b|bps|bE|be)?\s*$"},
+    {"type": "integer", "minimum": 1}]})]
 Name = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=32)]
+
+
+def catalog_key(table: str, default: Any, description: str) -> Any:
+    """A field naming a catalog entry. `railyard schema` turns `table` into the enum of the keys the
+    loader would accept there (generators.model.schema.CATALOG_CHOICES), from the catalog in use."""
+    return Field(default=default, description=description, json_schema_extra={"x-catalog": table})
 
 
 def ratio_value(r: str) -> Fraction:
@@ -65,24 +77,32 @@ class _Model(BaseModel):
 class ServerConfigOverrides(_Model):
     """Chassis choices; any field left out takes the server model's default from the catalog."""
 
-    cpu: str | None = None
-    memory_gb: int | None = Field(default=None, ge=64, le=65536)
-    frontend_nic: str | None = None
-    frontend_nic_count: int | None = Field(default=None, ge=0, le=4)
-    nvme_tb: float | None = Field(default=None, ge=0)
+    cpu: str | None = catalog_key("cpus", None, "CPU model key in the catalog (each socket gets one)")
+    memory_gb: int | None = Field(default=None, ge=64, le=65536, description="RAM per server, whole 64 GB DIMMs")
+    frontend_nic: str | None = catalog_key("nics", None, "frontend NIC or DPU model key in the catalog")
+    frontend_nic_count: int | None = Field(default=None, ge=0, le=4, description="frontend NICs or DPUs per server")
+    nvme_tb: float | None = Field(default=None, ge=0, description="local NVMe per server, TB")
 
 
 class Compute(_Model):
-    server: str = Field(default="hgx-h100", description="server model key in the catalog")
+    """The GPU servers."""
+
+    server: str = catalog_key("gpu_servers", "hgx-h100", "GPU server model key in the catalog")
     count: int = Field(ge=1, le=16384, description="number of GPU servers")
-    config: ServerConfigOverrides = ServerConfigOverrides()
-    hostname_prefix: Name = "gpu"
+    config: ServerConfigOverrides = Field(default=ServerConfigOverrides(), description="chassis choices "
+                                          "(CPU, RAM, frontend NICs, NVMe); the rest from the catalog")
+    hostname_prefix: Name = Field(default="gpu", description="servers are <prefix>001, <prefix>002, ...")
 
 
 class Backend(_Model):
-    technology: Literal["infiniband", "roce"] = "infiniband"
-    switch: str = Field(default="QM9700", description="leaf/spine/core switch model key in the catalog")
-    topology: Literal["rail_optimized", "top_of_rack"] = "rail_optimized"
+    """The GPU-to-GPU (east-west) fabric."""
+
+    technology: Literal["infiniband", "roce"] = Field(default="infiniband", description="InfiniBand or RoCE "
+                                                      "Ethernet; the switch model must be of that technology")
+    switch: str = catalog_key("switches", "QM9700", "leaf/spine/core switch model key in the catalog")
+    topology: Literal["rail_optimized", "top_of_rack"] = Field(
+        default="rail_optimized", description="rail_optimized: NIC i of every server of a scalable unit on that "
+        "unit's rail-i leaf; top_of_rack: all NICs of a server on its rack's leaf")
     placement: Literal["dedicated_racks", "virtual_modular_switch", "top_of_rack"] = Field(
         default="dedicated_racks",
         description="where leaves and spines stand: separate network racks (NVIDIA reference), "
@@ -100,61 +120,79 @@ class Backend(_Model):
 
 
 class Frontend(_Model):
-    switch: str = Field(default="SN4600", description="frontend leaf switch model")
-    spine_switch: str | None = Field(default=None, description="frontend spine model; default: the leaf model")
+    """The north-south Ethernet fabric: EVPN-VXLAN leaves and spines, storage on service leaves."""
+
+    switch: str = catalog_key("ethernet_switches", "SN4600", "frontend leaf switch model key in the catalog")
+    spine_switch: str | None = catalog_key("ethernet_switches", None, "frontend spine model; default: the leaf "
+                                           "model")
     ports_per_server: Literal[1, 2] = Field(default=2, description="2 = dual-homed to two different leaves")
     speed: SpeedGbps = Field(default=200, description='per server port, e.g. "100G" or "200G"')
-    oversubscription: Ratio = "1:1"
+    oversubscription: Ratio = Field(default="1:1", description='leaf downlink to uplink bandwidth, at most '
+                                    '(quote it in YAML: "2:1")')
     vendor: Vendor = Field(default="sonic", description="sonic: config_db.json + frr.conf; eos: AVD inputs "
                            "rendered to EOS CLI by pyavd (the switch models must run that OS)")
     mtu: int | None = Field(default=None, ge=1500, le=9216, description="fabric and server port MTU; default "
                             "the vendor's jumbo MTU (SONiC 9100, EOS 9214)")
-    bgp: FrontendBgp = FrontendBgp()
-    evpn: Evpn = Evpn()
+    bgp: FrontendBgp = Field(default=FrontendBgp(), description="ASN plan (RFC 7938)")
+    evpn: Evpn = Field(default=Evpn(), description="VLAN, VNI and route-target numbering")
 
 
 class Oob(_Model):
-    switch: str = Field(default="SN2201", description="1GbE out-of-band access switch model")
-    aggregation_switch: str | None = Field(default=None, description="default: the frontend spine model")
-    uplinks_per_switch: int = Field(default=2, ge=1, le=4)
-    network: OobNetwork = OobNetwork()
+    """The out-of-band management network: BMCs, switch and PDU management ports."""
+
+    switch: str = catalog_key("ethernet_switches", "SN2201", "1GbE out-of-band access switch model key in the "
+                              "catalog")
+    aggregation_switch: str | None = catalog_key("ethernet_switches", None, "OOB aggregation switch model; "
+                                                 "default: the frontend spine model")
+    uplinks_per_switch: int = Field(default=2, ge=1, le=4, description="uplinks of each access switch to the "
+                                    "aggregation pair")
+    network: OobNetwork = Field(default=OobNetwork(), description="OOB VLANs, ASNs and DHCP servers")
     racks_per_switch: int | None = Field(default=None, ge=1, description="racks one access switch serves (it "
                                          "stands in one of them); default: as many neighbouring racks of a row "
                                          "as its ports take")
 
 
 class Storage(_Model):
-    server: str = "nvme-storage-1u"
+    """Shared NVMe storage servers on the frontend's service leaves."""
+
+    server: str = catalog_key("storage_servers", "nvme-storage-1u", "storage server model key in the catalog")
     count: int = Field(default=8, ge=1, le=2048, description="storage servers; vendors want at least 8 for HA")
-    ports_per_server: Literal[1, 2] = 2
-    speed: SpeedGbps = 200
+    ports_per_server: Literal[1, 2] = Field(default=2, description="frontend ports per storage server")
+    speed: SpeedGbps = Field(default=200, description='per storage port, e.g. "100G" or "200G"')
     capacity_pb: float = Field(default=2.0, gt=0, le=10_000,
                                description="usable capacity target in PB (decimal); sizes the "
                                "drives per server. The playbook starts a 1,024-GPU cluster at 2 PB and grows it, "
                                "leaving bays free")
-    license: str | None = Field(default="storage-software", description="storage software license key in the "
-                                "catalog, priced per usable TB; null for none")
+    license: str | None = catalog_key("licenses_tb", "storage-software", "storage software license key in the "
+                                      "catalog, priced per usable TB; null for none")
 
 
 class ClusterManager(_Model):
-    license: str = Field(default="base-command-manager", description="subscription key in the catalog, priced "
-                         "per GPU per year")
+    """A cluster-manager subscription bought up front."""
+
+    license: str = catalog_key("licenses_gpu_year", "base-command-manager", "subscription key in the catalog, "
+                               "priced per GPU per year")
     term_years: int = Field(ge=1, le=10, description="years of subscription bought up front")
 
 
 class Software(_Model):
+    """Licensed software priced in the BoM."""
+
     subnet_manager: Literal["ufm", "opensm"] = Field(
         default="ufm", description="InfiniBand subnet manager: ufm (NVIDIA UFM, licensed per backend endpoint, "
         "REST API and UI) or opensm (free, command line only)")
-    ufm_license: str = Field(default="ufm-enterprise", description="UFM license key in the catalog")
+    ufm_license: str = catalog_key("licenses_endpoint", "ufm-enterprise", "UFM license key in the catalog, "
+                                   "priced per backend endpoint")
     cluster_manager: ClusterManager | None = Field(
         default=None, description="optional cluster-manager subscription (e.g. Base Command Manager, MSRP $4,500 "
         "per GPU per year); the playbook's optimized BoM drops it")
 
 
 class Management(_Model):
-    server: str = "mgmt-1u"
-    count: int = Field(default=3, ge=1, le=256)
+    """Management nodes (head nodes, UFM/subnet manager, DHCP)."""
+
+    server: str = catalog_key("servers", "mgmt-1u", "management server model key in the catalog")
+    count: int = Field(default=3, ge=1, le=256, description="management nodes")
     backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (subnet manager)")
 
 
@@ -165,7 +203,9 @@ def _pkey(v: Any) -> Any:
 
 
 class Tenant(_Model):
-    name: Name
+    """A tenant renting servers: its own VRF, VLANs, subnets and InfiniBand partition."""
+
+    name: Name = Field(description="lower-case name; names the VRF, partitions and SLURM partition")
     scalable_units: list[int] = Field(default_factory=list, description="1-based scalable unit numbers")
     servers: list[str] = Field(default_factory=list, description='hostlists, e.g. "gpu[001-016]"')
     vrf: str | None = Field(default=None, pattern=r"^Vrf[A-Za-z0-9_-]{1,12}$",
@@ -173,20 +213,24 @@ class Tenant(_Model):
     vlan: int | None = Field(default=None, ge=2, le=4094, description="hosts VLAN; default from frontend.evpn")
     storage_vlan: int | None = Field(default=None, ge=2, le=4094, description="storage VLAN; default hosts VLAN + 1")
     l3vni: int | None = Field(default=None, ge=1, le=16777215, description="L3VNI; default from frontend.evpn")
-    pkey: Annotated[int | None, BeforeValidator(_pkey)] = Field(
+    pkey: Annotated[int | None, BeforeValidator(_pkey), WithJsonSchema({"anyOf": [
+        {"type": "integer", "minimum": 0x0001, "maximum": 0x7FFE},
+        {"type": "string", "pattern": r"^\s*0[xX][0-9a-fA-F]{1,4}\s*$"}, {"type": "null"}]})] = Field(
         default=None, ge=0x0001, le=0x7FFE,
         description="InfiniBand partition key (15 bits, e.g. 0x1001); default 0x1000 + the tenant's "
         "position. Pin it on a live site so reordering tenants never changes a key")
 
 
 class RackSpec(_Model):
-    model: str | None = Field(default=None, description="catalog rack; default: the catalog rack with these "
-                              "units and footprint")
-    units: int = Field(default=42, ge=10, le=60)
+    """The racks of the site (all alike)."""
+
+    model: str | None = catalog_key("racks", None, "catalog rack; default: the catalog rack with these units "
+                                    "and footprint")
+    units: int = Field(default=42, ge=10, le=60, description="rack units (U)")
     power_kw: float = Field(default=41.0, gt=0, description="power budget per rack (what the site provisions)")
-    width_mm: int = Field(default=600, ge=400)
-    depth_mm: int = Field(default=1200, ge=600)
-    pdu: str = Field(default="pdu-415v-60a-3ph", description="catalog PDU model")
+    width_mm: int = Field(default=600, ge=400, description="rack width")
+    depth_mm: int = Field(default=1200, ge=600, description="rack depth")
+    pdu: str = catalog_key("pdus", "pdu-415v-60a-3ph", "catalog PDU model")
     pdus: int | None = Field(default=None, ge=1, le=8, description="PDUs per rack (A and B feeds); default: "
                              "enough that either feed alone carries power_kw")
     servers_per_rack: int | None = Field(default=None, ge=1, description="cap on GPU servers per rack; default: "
@@ -194,8 +238,10 @@ class RackSpec(_Model):
 
 
 class Row(_Model):
-    name: Name
-    positions: int = Field(ge=1, le=200)
+    """A row of rack positions on the floor."""
+
+    name: Name = Field(description="row name, unique in the site")
+    positions: int = Field(ge=1, le=200, description="rack positions in the row")
     x_mm: int | None = Field(default=None, description="left end of the row (first rack's left edge); default: "
                              "stacked automatically")
     y_mm: int | None = Field(default=None, description="front edge of the row's racks")
@@ -204,27 +250,32 @@ class Row(_Model):
 class Keepout(_Model):
     """An area no rack may stand on: a building column, a CRAH unit, a ramp."""
 
-    name: Name
-    x_mm: int
-    y_mm: int
-    width_mm: int = Field(gt=0)
-    depth_mm: int = Field(gt=0)
+    name: Name = Field(description="keep-out name")
+    x_mm: int = Field(description="left edge")
+    y_mm: int = Field(description="front edge")
+    width_mm: int = Field(gt=0, description="extent along x")
+    depth_mm: int = Field(gt=0, description="extent along y")
     blocks_trays: bool = Field(default=False, description="true for columns that reach the ceiling: overhead "
                                "trays must route around them")
 
 
 class Floor(_Model):
+    """The data hall: room outline, generated rows, aisles and keep-outs."""
+
     width_mm: int | None = Field(default=None, gt=0, description="room outline (x); default: fits the rows")
     depth_mm: int | None = Field(default=None, gt=0, description="room outline (y); default: fits the rows")
     row_positions: int = Field(default=16, ge=4, le=200, description="rack positions per row when rows are "
                                "generated (site.rows empty)")
     aisle_mm: int = Field(default=1200, ge=600, description="aisle between rows (hot or cold)")
     end_aisle_mm: int = Field(default=1500, ge=600, description="aisle at the row ends, where the cross trays run")
-    keepouts: list[Keepout] = Field(default_factory=list, max_length=1000)
+    keepouts: list[Keepout] = Field(default_factory=list, max_length=1000, description="areas no rack may "
+                                    "stand on")
 
 
 class Tray(_Model):
-    width_mm: int = Field(default=600, ge=100)
+    """Overhead cable trays along the rows and across the aisles."""
+
+    width_mm: int = Field(default=600, ge=100, description="tray width")
     depth_mm: int = Field(default=150, ge=50, description="usable fill depth")
     levels: int = Field(default=1, ge=1, le=4, description="stacked tray levels along each route")
     fill_limit: float = Field(default=0.5, gt=0, le=1, description="cable cross-section over tray cross-section "
@@ -235,24 +286,30 @@ class Tray(_Model):
 
 
 class Slack(_Model):
+    """Cable length added to each measured route."""
+
     tray_m: float = Field(default=1.0, ge=0, description="service loops of a cable routed through the trays")
     direct_m: float = Field(default=0.5, ge=0, description="slack of a run within a rack or to the next rack")
 
 
 class Site(_Model):
-    name: Name = "site1"
-    rack: RackSpec = RackSpec()
+    """The physical site: racks, floor, trays."""
+
+    name: Name = Field(default="site1", description="site name; the DNS domain defaults to <name>.internal")
+    rack: RackSpec = Field(default=RackSpec(), description="rack model, power budget and PDUs")
     rows: list[Row] = Field(default_factory=list, max_length=1000,
                             description="rows of rack positions; empty: generated from floor.row_positions")
-    floor: Floor = Floor()
-    tray: Tray = Tray()
-    slack: Slack = Slack()
+    floor: Floor = Field(default=Floor(), description="room outline, generated rows, aisles, keep-outs")
+    tray: Tray = Field(default=Tray(), description="overhead cable trays")
+    slack: Slack = Field(default=Slack(), description="cable slack added to routes")
     spine_rack_position: Literal["middle", "start", "end"] | None = Field(
         default=None, description="where the backend spine racks stand in their network row; default per "
         "backend.placement: middle (virtual modular switch, top-of-rack) or end (dedicated racks)")
 
 
 class Cabling(_Model):
+    """Choices of cable media."""
+
     max_copper_m: float | None = Field(default=None, gt=0, description="no DAC or ACC on a route longer than this")
     prefer_acc_switch_to_switch: bool = Field(default=False, description="active copper instead of passive between "
                                               "switches where it reaches (thinner, better airflow)")
@@ -261,19 +318,22 @@ class Cabling(_Model):
 
 
 class Design(_Model):
-    name: Name
-    description: str = ""
-    compute: Compute
-    backend: Backend = Backend()
-    frontend: Frontend = Frontend()
-    oob: Oob = Oob()
-    storage: Storage = Storage()
-    management: Management = Management()
-    tenants: list[Tenant] = Field(default_factory=list, max_length=4096)
-    site: Site = Site()
-    addressing: Addressing = Addressing()
-    cabling: Cabling = Cabling()
-    software: Software = Software()
+    """A railyard GPU cluster design, as `railyard validate` and `railyard compile` read it."""
+
+    name: Name = Field(description="design name: lower case, digits and dashes")
+    description: str = Field(default="", description="one line on what the design is")
+    compute: Compute = Field(description="the GPU servers")
+    backend: Backend = Field(default=Backend(), description="the GPU-to-GPU fabric")
+    frontend: Frontend = Field(default=Frontend(), description="the north-south Ethernet fabric")
+    oob: Oob = Field(default=Oob(), description="the out-of-band management network")
+    storage: Storage = Field(default=Storage(), description="shared storage servers")
+    management: Management = Field(default=Management(), description="management nodes")
+    tenants: list[Tenant] = Field(default_factory=list, max_length=4096, description="tenants and the servers "
+                                  "they rent; servers of no tenant stay the provider's (infra)")
+    site: Site = Field(default=Site(), description="racks, floor and cable trays")
+    addressing: Addressing = Field(default=Addressing(), description="IPv4 pools of the IP plan")
+    cabling: Cabling = Field(default=Cabling(), description="cable media choices")
+    software: Software = Field(default=Software(), description="licensed software")
 
     @model_validator(mode="after")
     def _shape(self) -> Design:

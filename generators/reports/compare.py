@@ -2,13 +2,16 @@
 
 The comparison reads nothing but each design's BoM (which reads nothing but its plan), so a delta
 here is exactly what the designs' differences cost: the playbook's backend savings (top-of-rack,
-virtual modular switch, 2:1) show up as the backend row's percentage.
+virtual modular switch, 2:1) show up as the backend row's percentage. Designs of different sizes
+(GPU counts) get each category per GPU as well, a note saying so, and deltas only on rows that scale
+with nothing (per GPU, per server): a total's percentage would mostly measure the size.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from rich.table import Table
 
@@ -16,13 +19,13 @@ from generators.model.sections import Bom
 from generators.renderers.bom import usd
 from generators.stages.bom import CATEGORIES, CATEGORY_TITLES, pct
 
-# (key in bom.json, label) for the headline rows under the categories
+# (key in bom.json, label, scales with the design's size) for the headline rows under the categories
 TOTAL_ROWS = (
-    ("total_usd", "total"),
-    ("per_server_excl_storage_usd", "per compute server, excl. storage"),
-    ("per_server_usd", "per compute server"),
-    ("per_gpu_usd", "per GPU"),
-    ("node_usd", "compute node"),
+    ("total_usd", "total", True),
+    ("per_server_excl_storage_usd", "per compute server, excl. storage", False),
+    ("per_server_usd", "per compute server", False),
+    ("per_gpu_usd", "per GPU", False),
+    ("node_usd", "compute node", False),
 )
 
 
@@ -31,21 +34,47 @@ class Row:
     label: str
     values: tuple[float, ...]
     emphasis: bool = False
+    unit: Literal["usd", "count"] = "usd"
+    # a delta is shown only where it compares like with like: a per-GPU or per-server figure, or a
+    # total of designs of one size (a 1,024-GPU design's backend costs more than a 256-GPU one's)
+    comparable: bool = True
+    group: str = "categories"  # rows of one group are drawn together; a new group starts a table section
 
     def deltas(self) -> tuple[float, ...]:
         base = self.values[0]
         return tuple(pct(v, base) for v in self.values)
 
 
+def same_size(boms: list[Bom]) -> bool:
+    return len({b.gpus for b in boms}) == 1
+
+
+def size_note(boms: list[Bom]) -> str | None:
+    """The warning a comparison of designs of different sizes needs, or None when they are one size."""
+    if same_size(boms):
+        return None
+    sizes = list(dict.fromkeys(b.gpus for b in boms))  # distinct, in the designs' order
+    return f"designs differ in size ({' vs '.join(f'{n:,}' for n in sizes)} GPUs): compare the per-GPU rows"
+
+
 def compare_rows(boms: list[Bom]) -> list[Row]:
-    rows = []
-    for c in CATEGORIES:
+    same = same_size(boms)
+    rows = [Row("GPUs", tuple(float(b.gpus) for b in boms), unit="count", comparable=False, group="size"),
+            Row("GPU servers", tuple(float(b.servers) for b in boms), unit="count", comparable=False,
+                group="size")]
+    present = [c for c in CATEGORIES if any(b.by_category.get(c, 0.0) for b in boms)]
+    for c in present:
         vals = tuple(float(b.by_category.get(c, 0.0)) for b in boms)
-        if any(vals):
-            rows.append(Row(CATEGORY_TITLES[c], vals, emphasis=c == "backend"))
-    for key, label in TOTAL_ROWS:
+        rows.append(Row(CATEGORY_TITLES[c], vals, emphasis=same and c == "backend", comparable=same))
+    if not same:
+        # each category over each design's own GPU count: the figures that compare across sizes
+        for c in present:
+            vals = tuple(float(b.by_category.get(c, 0.0)) / b.gpus if b.gpus else math.nan for b in boms)
+            rows.append(Row(f"{CATEGORY_TITLES[c]} per GPU", vals, emphasis=c == "backend", group="per GPU"))
+    for key, label, scales in TOTAL_ROWS:
         vals = tuple(float(b.node["unit_usd"] if key == "node_usd" else getattr(b, key)) for b in boms)
-        rows.append(Row(label, vals, emphasis=key in ("total_usd", "per_server_excl_storage_usd")))
+        rows.append(Row(label, vals, emphasis=key in ("total_usd", "per_server_excl_storage_usd"),
+                        comparable=same or not scales, group="totals"))
     return rows
 
 
@@ -57,27 +86,36 @@ def _delta(d: float) -> str:
     return f"{d:+.1f}%"
 
 
-def _cell(value: float, delta: float, first: bool) -> str:
-    return usd(value) if first else f"{usd(value)} ({_delta(delta)})"
+def _cells(row: Row) -> list[str]:
+    out = []
+    for i, (v, d) in enumerate(zip(row.values, row.deltas(), strict=True)):
+        text = f"{v:,.0f}" if row.unit == "count" else "n/a" if math.isnan(v) else usd(v)
+        out.append(text if i == 0 or not row.comparable else f"{text} ({_delta(d)})")
+    return out
 
 
 def compare_table(boms: list[Bom]) -> Table:
-    t = Table(title=f"railyard compare: cost by category, deltas against {boms[0].design}")
+    note = size_note(boms)
+    t = Table(title=f"railyard compare: cost by category, deltas against {boms[0].design}",
+              caption=note, caption_style="bold yellow")
     t.add_column("", no_wrap=True)
     for i, b in enumerate(boms):
         t.add_column(f"{b.design}\n{b.gpus:,} GPUs" + ("" if i else " (base)"), justify="right")
+    group = None
     for row in compare_rows(boms):
-        cells = [_cell(v, d, i == 0) for i, (v, d) in enumerate(zip(row.values, row.deltas(), strict=True))]
-        style = "bold" if row.emphasis else None
-        t.add_row(row.label, *cells, style=style)
+        if group is not None and row.group != group:
+            t.add_section()
+        group = row.group
+        t.add_row(row.label, *_cells(row), style="bold" if row.emphasis else None)
     return t
 
 
 def compare_markdown(boms: list[Bom]) -> str:
+    note = size_note(boms)
     head = ["USD"] + [f"{b.design}" + ("" if i else " (base)") for i, b in enumerate(boms)]
-    out = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(boms) + "|"]
+    out = [f"**Note:** {note}", ""] if note else []
+    out += ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(boms) + "|"]
     for row in compare_rows(boms):
-        cells = [_cell(v, d, i == 0) for i, (v, d) in enumerate(zip(row.values, row.deltas(), strict=True))]
         label = f"**{row.label}**" if row.emphasis else row.label
-        out.append("| " + " | ".join([label, *cells]) + " |")
+        out.append("| " + " | ".join([label, *_cells(row)]) + " |")
     return "\n".join(out) + "\n"
