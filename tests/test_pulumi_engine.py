@@ -136,9 +136,15 @@ def test_two_thousand_artifacts_secrets_and_regrouping(tmp_path):
             if f.is_file():
                 assert password.encode() not in f.read_bytes(), f"secret in plain text in {f}"
     state = {r["urn"].rsplit("::", 1)[1]: r for r in resources}
-    assert state["oob/bmc-credentials.env"]["inputs"]["content"].get("4dabf18193072939515e22adb298388d")
-    assert state["oob/bmc-credentials.env"]["outputs"]["sha256"].get("4dabf18193072939515e22adb298388d")
-    assert isinstance(state["plan.json"]["inputs"]["content"], str)  # only artifacts with secrets are secret
+    for k in ("sha256", "size", "lines"):  # a secret file's hash and counts are encrypted, in and out
+        assert state["oob/bmc-credentials.env"]["inputs"][k].get("4dabf18193072939515e22adb298388d"), k
+        assert state["oob/bmc-credentials.env"]["outputs"][k].get("4dabf18193072939515e22adb298388d"), k
+    assert isinstance(state["plan.json"]["inputs"]["sha256"], str)  # only artifacts with secrets are secret
+    assert not [p for p, r in state.items() if "content" in r["inputs"]], "the state holds hashes, not content"
+    # the filled-in secret reaches the provider through the owner-only blob store, and only there
+    store = out / ".railyard" / "blobs"
+    assert store.stat().st_mode & 0o777 == 0o700
+    assert {f.read_text() for f in store.iterdir()} == {c for c, _, _ in files.values()}
 
     # moving every synthetic file out of its rack group is a re-parenting, not delete + create
     def chains() -> set[str]:
