@@ -80,16 +80,17 @@ git worktree add --quiet --detach "$TMP/head" "$HEAD"
 
 # The designs to review: named ones, else those whose file, `extends:` chain or the catalog differ.
 if ((${#DESIGNS[@]} == 0)); then
-  mapfile -t DESIGNS < <(git diff --name-only "$BASE" "$HEAD" -- designs/ \
-    | "$PY" - "$TMP/base" "$TMP/head" <<'PY'
+  git diff --name-only "$BASE" "$HEAD" -- designs/ >"$TMP/changed.txt"
+  # (the program comes on stdin, so the changed files go in a file)
+  mapfile -t DESIGNS < <("$PY" - "$TMP/changed.txt" "$TMP/base" "$TMP/head" <<'PY'
 import os
 import sys
 from pathlib import Path
 
 import yaml
 
-changed = {line.strip() for line in sys.stdin if line.strip()}
-trees = [Path(t) for t in sys.argv[1:]]
+changed = {line.strip() for line in Path(sys.argv[1]).read_text().splitlines() if line.strip()}
+trees = [Path(t) for t in sys.argv[2:]]
 
 
 def chain(tree: Path, rel: str) -> set[str]:
