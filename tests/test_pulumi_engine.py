@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from components.artifact import BLOBS
 from generators.compiler import compile_file
 from generators.renderers import render_all
 from tests.pulumi_engine import ARTIFACT_T, ROOT, EngineMissing, Secret, Stack, artifact_ops, engine_bin, snapshot
@@ -313,8 +314,47 @@ def test_stack_created_with_content_in_the_state_moves_to_hashes_in_place(tmp_pa
     head = rendered("h100-256", "backend.oversubscription=2:1")
     st.up()
     assert {p: c for p, (c, _, _) in snapshot(out).items()} == head
+    # once every artifact is deployed the store is pruned to the head's contents
+    assert {f.name for f in (out / BLOBS).iterdir()} == {hashlib.sha256(c.encode()).hexdigest() for c in head.values()}
     st.run("destroy", "--yes", "--skip-preview")
     assert snapshot(out, store=True) == {}
+
+
+def test_a_secret_artifact_made_with_content_in_the_state_moves_in_place(tmp_path):
+    """The same move for a file that embeds a credential (tests/engine_program, whose Site then is the
+    frozen one): its hash stays encrypted, the secret is nowhere in the state, the file is not rewritten."""
+    out = tmp_path / "site"
+    password = "Bmc-pa55word-91c2e4"
+    program = ROOT / "tests" / "engine_program"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out),
+                          "railyard:count": 3, "railyard:racked": "true", "railyard:bmcPassword": Secret(password)},
+               main=program, pythonpath=BEFORE_HASH)
+    st.up()
+    creds = "oob/bmc-credentials.env"
+    old = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
+    assert old[creds]["inputs"]["content"].get(SECRET_KEY), "the frozen program must be the content-input one"
+    files = snapshot(out, store=True)
+
+    st.use_program(program)
+    assert artifact_ops(st.preview()) == {}
+    assert st.up_ops() == {}
+    assert snapshot(out) == files
+    new = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
+    assert "content" not in new[creds]["inputs"] and new[creds]["inputs"]["sha256"].get(SECRET_KEY)
+    assert new[creds]["outputs"]["sha256"].get(SECRET_KEY)
+    for f in st.state.rglob("*"):
+        if f.is_file():
+            assert password.encode() not in f.read_bytes(), f"secret in plain text in {f}"
+    st.run("preview", "--expect-no-changes")
+    # a hand edit of the secret file is still drift, and the next up restores it from the store
+    (out / creds).write_text("BMC_USER=admin\nBMC_PASSWORD=guess\n")
+    assert artifact_ops(st.preview("--refresh")) == {creds: "update"}
+    st.run("up", "--yes", "--skip-preview", "--refresh")
+    assert (out / creds).read_text() == files[creds][0]
+    assert stat.S_IMODE((out / creds).stat().st_mode) == 0o600
+
+
+SECRET_KEY = "4dabf18193072939515e22adb298388d"  # pulumi's marker of an encrypted value in the state
 
 
 def test_state_holds_no_content_and_refresh_finds_a_hand_edit(tmp_path):
