@@ -17,12 +17,17 @@
 # state keeps files by hash, the preview shows one short block per changed file.
 #   RAILYARD_PYTHON  the Python with railyard's dependencies (default: .venv/bin/python of this repo)
 #   pulumi           taken from PATH, else from scripts/install-pulumi.sh
-# Exit: 0 written (even when a design fails to compile: the comment says so), 2 bad arguments or refs.
+# Exit: 0 written (even when a design fails to compile: the comment says so), 2 bad arguments or refs,
+#       1 the tooling failed (git, pulumi setup), with its output.
 set -euo pipefail
 
 usage() { sed -n '5,11p' "$0" | sed 's/^# \{0,1\}//' >&2; }
 die() { printf 'review.sh: %s\n' "$*" >&2; exit 2; }
 log() { printf '[review] %s\n' "$*" >&2; }
+quiet() {  # run a setup step silently; on failure show its output and stop (exit 1: not the input's fault)
+  local o
+  o="$("$@" 2>&1)" || { printf 'review.sh: %s failed:\n%s\n' "$*" "$o" >&2; exit 1; }
+}
 
 OUT="" MAX_LINES=2500
 ARGS=()
@@ -124,7 +129,7 @@ export PULUMI_CONFIG_PASSPHRASE="railyard-review-throwaway" PULUMI_SKIP_UPDATE_C
 export PULUMI_SKIP_CHECKPOINTS=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true NO_COLOR=1
 export PULUMI_PYTHON_CMD="$PY"
 mkdir -p "$TMP/state" "$TMP/project" "$TMP/deploy"
-pulumi login --non-interactive "$PULUMI_BACKEND_URL" >/dev/null
+quiet pulumi login --non-interactive "$PULUMI_BACKEND_URL"
 
 use_program() {  # the project of worktree $1, run by $PY (the worktree has no .venv of its own)
   export PYTHONPATH="$1"
@@ -186,16 +191,16 @@ review_one() {  # $1: designs/<name>.yaml
 
   log "$rel: pulumi up (base) + preview --diff (head)"
   use_program "$TMP/head"
-  pulumi_ stack init "$stack" >/dev/null
+  quiet pulumi_ stack init "$stack"
   local key
   for key in "${SECRET_KEYS[@]}"; do
-    [[ -n "$key" ]] && pulumi_ config set --stack "$stack" --secret "railyard:$key" "review-$key" >/dev/null
+    [[ -z "$key" ]] || quiet pulumi_ config set --stack "$stack" --secret "railyard:$key" "review-$key"
   done
-  pulumi_ config set --stack "$stack" railyard:outDir "$TMP/deploy/$name" >/dev/null
+  quiet pulumi_ config set --stack "$stack" railyard:outDir "$TMP/deploy/$name"
   local ok=1
   if [[ -f "$base_yaml" ]]; then
     use_program "$TMP/base"
-    pulumi_ config set --stack "$stack" railyard:design "$base_yaml" >/dev/null
+    quiet pulumi_ config set --stack "$stack" railyard:design "$base_yaml"
     if ! pulumi_ up --stack "$stack" --yes --skip-preview >"$log_" 2>&1; then
       ok=0
       printf '\n**`pulumi up` of the base failed**, so there is no preview:\n\n'
@@ -205,7 +210,7 @@ review_one() {  # $1: designs/<name>.yaml
   fi
   if ((ok)); then
     use_program "$TMP/head"
-    pulumi_ config set --stack "$stack" railyard:design "$head_yaml" >/dev/null
+    quiet pulumi_ config set --stack "$stack" railyard:design "$head_yaml"
     local rc=0
     pulumi_ preview --stack "$stack" --diff >"$log_" 2>&1 || rc=$?
     # the temp paths mean nothing in a comment: show them relative to the deploy folder / worktree

@@ -36,6 +36,12 @@ def repo(tmp_path_factory, env) -> Path:
     design = repo / "designs/h100-256.yaml"
     design.write_text(design.read_text().replace("compute:\n  count: 32\n", "compute:\n  count: 64\n"))
     subprocess.run(["git", "commit", "--quiet", "-am", "h100-256: two scalable units"], cwd=repo, check=True, env=env)
+    # and a branch whose h100-256 does not compile (24 servers: not whole scalable units)
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "checkout", "--quiet", "-b", "broken"], check=True, env=env)
+    design.write_text(design.read_text().replace("compute:\n  count: 64\n", "compute:\n  count: 24\n"))
+    subprocess.run([*git, "commit", "--quiet", "-am", "h100-256: 24 servers"], check=True, env=env)
+    subprocess.run([*git, "checkout", "--quiet", "-"], check=True, env=env)
     return repo
 
 
@@ -74,6 +80,14 @@ def test_a_long_preview_is_cut_with_a_note(repo, env):
     block = preview.split("```diff\n", 1)[1].split("```", 1)[0]
     assert len(block.splitlines()) == 25
     assert f"**truncated, {total - 25} more lines** (of {total};" in preview
+
+
+def test_a_design_that_does_not_compile_is_reported_in_the_comment(repo, env):
+    proc = review(repo, env, "HEAD", "broken")
+    assert proc.returncode == 0, proc.stderr
+    assert "**`railyard diff` failed:**" in proc.stdout and "compute.count" in proc.stdout
+    assert "pulumi preview --diff: h100-256" in proc.stdout and "**failed (exit " in proc.stdout
+    assert worktrees(repo) == worktrees(repo)[:1]
 
 
 def test_no_design_change_says_so(repo, env):
