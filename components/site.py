@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pulumi
 
-from components.artifact import FileArtifact
+from components.artifact import FileArtifact, deploy_dir_problem, prune_blobs
 from generators.model import secrets
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
@@ -130,7 +130,18 @@ class Site(pulumi.ComponentResource):
             self.artifacts[path] = FileArtifact(
                 path, out_dir, path, content, secret=bool(needed),
                 opts=pulumi.ResourceOptions(parent=parent_of(pl), aliases=artifact_aliases(path, pl)))
+        _prune_when_deployed(out_dir, list(self.artifacts.values()))
         self.register_outputs({"artifacts": len(self.artifacts)})
+
+
+def _prune_when_deployed(out_dir: str, artifacts: list[FileArtifact]) -> None:
+    """Drop the stored copies of contents no artifact has any more, so the blob store holds one copy
+    of the current site, not every version ever deployed. It waits for every artifact's sha256 output,
+    which resolves only when its create/update (or `same`) step is done: no provider can still be
+    copying from a blob by then. A failed step never resolves, so a failed `up` prunes nothing."""
+    if pulumi.runtime.is_dry_run() or deploy_dir_problem(out_dir) is not None:
+        return
+    pulumi.Output.all(*(a.sha256 for a in artifacts)).apply(lambda shas: prune_blobs(Path(out_dir), set(shas)))
 
 
 def _filled(path: str, text: str, needed: set[str], values: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[str]:

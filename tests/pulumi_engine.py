@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from components.artifact import STORE
+
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL = ROOT / "scripts" / "install-pulumi.sh"
 ARTIFACT_T = "pulumi-python:dynamic/railyard:FileArtifact"
@@ -58,7 +60,7 @@ def python_runtime() -> tuple[dict[str, Any], dict[str, str]]:
 
 class Stack:
     def __init__(self, workdir: Path, config: dict[str, Any], main: Path = ROOT, name: str = "test",
-                 skip_checkpoints: bool = True) -> None:
+                 skip_checkpoints: bool = True, pythonpath: Path | None = None) -> None:
         self.dir = workdir / "project"
         self.state = workdir / "state"
         self.name = name
@@ -69,7 +71,6 @@ class Stack:
         project["runtime"] = {"name": project["runtime"]["name"], "options": options}
         project.pop("stackConfigDir", None)
         self.project = project
-        self.use_program(main)
         bin_dir = engine_bin()
         self.env = {
             **os.environ, **env,
@@ -79,18 +80,22 @@ class Stack:
             "PULUMI_CONFIG_PASSPHRASE": "railyard-test-passphrase",
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
             "NO_COLOR": "1",
         }
+        self.use_program(main, pythonpath)
         if skip_checkpoints:
             self.env["PULUMI_SKIP_CHECKPOINTS"] = "true"
         self.run("stack", "init", name)
         self.configure(config)
 
-    def use_program(self, main: Path) -> None:
-        """Point the project at another program; the stack (name, state, config) stays the same."""
+    def use_program(self, main: Path, pythonpath: Path | None = None) -> None:
+        """Point the project at another program; the stack (name, state, config) stays the same.
+        `pythonpath` goes first on the program's and the provider process's import path, so a frozen
+        copy of `components/` there is what both load (as `components.artifact`, as the state names it)."""
         self.project["main"] = str(main)
         (self.dir / "Pulumi.yaml").write_text(yaml.safe_dump(self.project, sort_keys=False))
+        paths = [*([str(pythonpath)] if pythonpath else []), str(ROOT), os.environ.get("PYTHONPATH", "")]
+        self.env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
 
     def run(self, *args: str, check: bool = True, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
         cmd = [shutil.which("pulumi", path=self.env["PATH"]) or "pulumi", *args, "--non-interactive"]
@@ -164,11 +169,12 @@ class Secret:
         self.value = value
 
 
-def snapshot(root: Path) -> dict[str, tuple[str, int, int]]:
-    """relative path -> (content, inode, mtime_ns) of every file under root."""
+def snapshot(root: Path, store: bool = False) -> dict[str, tuple[str, int, int]]:
+    """relative path -> (content, inode, mtime_ns) of every file under root; railyard's blob store
+    (`.railyard/`, the contents the provider copies from) only with store=True."""
     out = {}
     for p in sorted(root.rglob("*")):
-        if p.is_file():
+        if p.is_file() and (store or p.relative_to(root).parts[0] != STORE):
             st = p.stat()
             out[p.relative_to(root).as_posix()] = (p.read_text(), st.st_ino, st.st_mtime_ns)
     return out

@@ -10,7 +10,7 @@ import pytest
 from pulumi.runtime import mocks, rpc
 
 from components import program
-from components.artifact import sha256_text
+from components.artifact import BLOBS, sha256_text, store_blob
 from components.site import ARTIFACT_T, FOLDER_T, NETWORK_T, RACK_T, SITE_T, Site, place, rack_index
 from generators.model.secrets import placeholder
 from generators.renderers import render_all
@@ -47,9 +47,8 @@ class Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args):
         outs = dict(args.inputs)
         if args.typ == ARTIFACT_T:
-            text = rpc.unwrap_rpc_secret(outs["content"])  # the mock monitor hands secrets over wrapped
-            outs.update(sha256=sha256_text(text), size=len(text.encode()))
-            outs.pop("content")
+            # the mock monitor hands secrets over wrapped; the provider's outputs are its inputs
+            outs = {k: rpc.unwrap_rpc_secret(v) for k, v in outs.items()}
             return f"{outs['dir']}/{outs['path']}", outs
         return f"{args.name}-id", outs
 
@@ -98,7 +97,9 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     """On the compiled h100-256 and every file it renders: a file of a placed device (a switch's
     configs) hangs under a Rack component named after the rack placement put the device in."""
     plan, files = compiled("h100-256"), h100_256_files
+    stale = store_blob(tmp_path, "a file of an earlier deploy\n")
     site = run(lambda: Site("h100-256", plan, files, str(tmp_path)))
+    assert not (tmp_path / BLOBS / stale).exists(), "the earlier deploy's copy is pruned once all are deployed"
     assert sorted(site.artifacts) == sorted(files)
     reg = monitor.registered
     (site_urn, _), = _by_name(monitor, SITE_T).values()
@@ -123,11 +124,17 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
         assert parent[f"cabling/racks/{r.name}.html"] == racks[f"cabling/{r.name}"][0]
     assert parent["plan.json"] == parent["bom.json"] == site_urn
     assert parent["cabling/cables.csv"] == folders["cabling"][0]
-    # inputs: the absolute directory, the relative path, the text; nothing secret here
+    # inputs: the absolute directory, the relative path, the content's hash, size and line count (never
+    # the text: that goes to the blob store the provider copies from); nothing secret here
     obj = reg[arts["slurm/topology.conf"][0]]["object"]
-    assert obj["dir"] == str(tmp_path) and obj["path"] == "slurm/topology.conf"
-    assert obj["content"] == files["slurm/topology.conf"] and obj["mode"] == "0644"
+    obj.pop("__provider")
+    text = files["slurm/topology.conf"]
+    assert obj == {"dir": str(tmp_path), "path": "slurm/topology.conf", "mode": "0644", "sha256": sha256_text(text),
+                   "size": len(text.encode()), "lines": text.count("\n")}
+    assert (tmp_path / BLOBS / sha256_text(text)).read_text() == text
     assert reg[arts["slurm/topology.conf"][0]]["secret_outputs"] == []
+    # every stored copy is one an artifact uses (the store was pruned to this site, nothing more)
+    assert {p.name for p in (tmp_path / BLOBS).iterdir()} == {sha256_text(t) for t in files.values()}
 
 
 def test_aliases_cover_every_other_grouping(monitor, compiled, h100_256_files, tmp_path):
@@ -210,11 +217,16 @@ def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):
     run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path), values))
     arts = _by_name(monitor, ARTIFACT_T)
     snmp = monitor.registered[arts["oob/snmp.conf"][0]]
-    assert snmp["object"]["content"] == {SECRET_SIG_KEY: SECRET_SIG, "value": "community c0mmunity-x\n"}
+    filled = "community c0mmunity-x\n"
+    assert snmp["object"]["sha256"] == {SECRET_SIG_KEY: SECRET_SIG, "value": sha256_text(filled)}
+    assert snmp["object"]["lines"] == {SECRET_SIG_KEY: SECRET_SIG, "value": 1}
+    assert "content" not in snmp["object"] and "c0mmunity-x" not in json.dumps(snmp["object"])
     assert snmp["object"]["mode"] == "0600"
-    assert sorted(snmp["secret_outputs"]) == ["sha256", "size"]
+    assert sorted(snmp["secret_outputs"]) == ["lines", "sha256", "size"]
+    blob = tmp_path / BLOBS / sha256_text(filled)  # the filled-in file reaches the provider only here
+    assert blob.read_text() == filled and blob.stat().st_mode & 0o777 == 0o600
     plain = monitor.registered[arts["plan.json"][0]]
-    assert plain["object"]["content"] == "{}\n" and plain["secret_outputs"] == []
+    assert plain["object"]["sha256"] == sha256_text("{}\n") and plain["secret_outputs"] == []
 
 
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -243,3 +255,14 @@ def test_deploy_folder_holding_the_design_is_refused(monitor, monkeypatch, out):
     with pytest.raises(pulumi.RunError, match=r"railyard:outDir .* holds the design"):
         run(program.main)
     assert not _by_name(monitor, ARTIFACT_T)
+
+
+def test_a_preview_stores_nothing(compiled, tmp_path):
+    mon = Recorder(Mocks())
+    pulumi.runtime.set_mocks(Mocks(), project="railyard", stack="unit", preview=True, monitor=mon)
+    try:
+        run(lambda: Site("s", compiled("h100-256"), FILES, str(tmp_path / "out")))
+    finally:
+        pulumi.runtime.set_all_config({})
+    assert len(_by_name(mon, ARTIFACT_T)) == len(FILES)
+    assert not (tmp_path / "out").exists()

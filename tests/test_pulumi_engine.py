@@ -6,6 +6,7 @@ These fail (never skip) when the engine is missing: scripts/install-pulumi.sh fi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from components.artifact import BLOBS
 from generators.compiler import compile_file
 from generators.renderers import render_all
 from tests.pulumi_engine import ARTIFACT_T, ROOT, EngineMissing, Secret, Stack, artifact_ops, engine_bin, snapshot
@@ -136,9 +138,15 @@ def test_two_thousand_artifacts_secrets_and_regrouping(tmp_path):
             if f.is_file():
                 assert password.encode() not in f.read_bytes(), f"secret in plain text in {f}"
     state = {r["urn"].rsplit("::", 1)[1]: r for r in resources}
-    assert state["oob/bmc-credentials.env"]["inputs"]["content"].get("4dabf18193072939515e22adb298388d")
-    assert state["oob/bmc-credentials.env"]["outputs"]["sha256"].get("4dabf18193072939515e22adb298388d")
-    assert isinstance(state["plan.json"]["inputs"]["content"], str)  # only artifacts with secrets are secret
+    for k in ("sha256", "size", "lines"):  # a secret file's hash and counts are encrypted, in and out
+        assert state["oob/bmc-credentials.env"]["inputs"][k].get("4dabf18193072939515e22adb298388d"), k
+        assert state["oob/bmc-credentials.env"]["outputs"][k].get("4dabf18193072939515e22adb298388d"), k
+    assert isinstance(state["plan.json"]["inputs"]["sha256"], str)  # only artifacts with secrets are secret
+    assert not [p for p, r in state.items() if "content" in r["inputs"]], "the state holds hashes, not content"
+    # the filled-in secret reaches the provider through the owner-only blob store, and only there
+    store = out / ".railyard" / "blobs"
+    assert store.stat().st_mode & 0o777 == 0o700
+    assert {f.read_text() for f in store.iterdir()} == {c for c, _, _ in files.values()}
 
     # moving every synthetic file out of its rack group is a re-parenting, not delete + create
     def chains() -> set[str]:
@@ -270,3 +278,132 @@ def test_stack_created_before_racks_keeps_every_resource(tmp_path):
     assert_racked(new, compile_file(design)[0])
     assert {p: r["id"] for p, r in new[ARTIFACT_T].items()} == {p: r["id"] for p, r in old[ARTIFACT_T].items()}
     st.run("preview", "--expect-no-changes")
+
+
+BEFORE_HASH = ROOT / "tests" / "engine_program_before_hash"
+
+
+def test_stack_created_with_content_in_the_state_moves_to_hashes_in_place(tmp_path):
+    """A stack made by railyard when each file's content was an input (the frozen components/ of that
+    commit, loaded by the program and the provider process under their real module names) moves to
+    today's code with `same` steps only: no replace, no delete + create, no update, no file
+    rewritten, and afterwards no content in the state. Then a real change still deploys."""
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)},
+               main=BEFORE_HASH, pythonpath=BEFORE_HASH)
+    st.up()
+    old = {r["urn"]: r for r in st.resources()}
+    assert all("content" in r["inputs"] for r in old.values()), "the frozen program must be the content-input one"
+    files = snapshot(out, store=True)
+    assert not (out / ".railyard").exists()
+
+    st.use_program(ROOT)  # the same stack, state, project name and config: today's program and provider
+    steps = st.preview()["steps"]
+    assert {s["op"] for s in steps} == {"same"}, sorted({(s["op"], s["urn"]) for s in steps if s["op"] != "same"})
+    assert st.up_ops() == {}
+    assert snapshot(out) == files, "a deployed file was rewritten"
+    new = {r["urn"]: r for r in st.resources()}
+    assert set(new) == set(old)
+    assert {u: r["id"] for u, r in new.items()} == {u: r["id"] for u, r in old.items()}
+    assert not [u for u, r in new.items() if "content" in r["inputs"]], "content left in the state's inputs"
+    assert {u: r["outputs"]["sha256"] for u, r in new.items()} == {u: r["outputs"]["sha256"] for u, r in old.items()}
+    st.run("preview", "--expect-no-changes")
+
+    # a change after the move deploys from the blob store
+    st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
+    head = rendered("h100-256", "backend.oversubscription=2:1")
+    st.up()
+    assert {p: c for p, (c, _, _) in snapshot(out).items()} == head
+    # once every artifact is deployed the store is pruned to the head's contents
+    assert {f.name for f in (out / BLOBS).iterdir()} == {hashlib.sha256(c.encode()).hexdigest() for c in head.values()}
+    st.run("destroy", "--yes", "--skip-preview")
+    assert snapshot(out, store=True) == {}
+
+
+def test_a_secret_artifact_made_with_content_in_the_state_moves_in_place(tmp_path):
+    """The same move for a file that embeds a credential (tests/engine_program, whose Site then is the
+    frozen one): its hash stays encrypted, the secret is nowhere in the state, the file is not rewritten."""
+    out = tmp_path / "site"
+    password = "Bmc-pa55word-91c2e4"
+    program = ROOT / "tests" / "engine_program"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out),
+                          "railyard:count": 3, "railyard:racked": "true", "railyard:bmcPassword": Secret(password)},
+               main=program, pythonpath=BEFORE_HASH)
+    st.up()
+    creds = "oob/bmc-credentials.env"
+    old = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
+    assert old[creds]["inputs"]["content"].get(SECRET_KEY), "the frozen program must be the content-input one"
+    files = snapshot(out, store=True)
+
+    st.use_program(program)
+    assert artifact_ops(st.preview()) == {}
+    assert st.up_ops() == {}
+    assert snapshot(out) == files
+    new = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
+    assert "content" not in new[creds]["inputs"] and new[creds]["inputs"]["sha256"].get(SECRET_KEY)
+    assert new[creds]["outputs"]["sha256"].get(SECRET_KEY)
+    for f in st.state.rglob("*"):
+        if f.is_file():
+            assert password.encode() not in f.read_bytes(), f"secret in plain text in {f}"
+    st.run("preview", "--expect-no-changes")
+    # a hand edit of the secret file is still drift, and the next up restores it from the store
+    (out / creds).write_text("BMC_USER=admin\nBMC_PASSWORD=guess\n")
+    assert artifact_ops(st.preview("--refresh")) == {creds: "update"}
+    st.run("up", "--yes", "--skip-preview", "--refresh")
+    assert (out / creds).read_text() == files[creds][0]
+    assert stat.S_IMODE((out / creds).stat().st_mode) == 0o600
+
+
+SECRET_KEY = "4dabf18193072939515e22adb298388d"  # pulumi's marker of an encrypted value in the state
+
+
+def test_state_holds_no_content_and_refresh_finds_a_hand_edit(tmp_path):
+    """After `up` the state has each file's path, size and hash (no content: not even one line of
+    plan.json); a hand edit is drift that `pulumi refresh` reports with the new hash and size, and the
+    next `up` puts the design's file back from the blob store."""
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
+    st.up()
+    expected = rendered("h100-256")
+    exported = st.run("stack", "export").stdout
+    for path in ("plan.json", "slurm/topology.conf", "frontend/fe-leaf01/frr.conf"):
+        line = max(expected[path].splitlines(), key=len)
+        assert json.dumps(line)[1:-1] not in exported, f"a line of {path} is in the state"
+    arts = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
+    topo = arts["slurm/topology.conf"]
+    text = expected["slurm/topology.conf"]
+    assert topo["inputs"]["sha256"] == topo["outputs"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    assert topo["outputs"]["size"] == len(text.encode()) and topo["outputs"]["lines"] == text.count("\n")
+
+    victim = out / "slurm/topology.conf"
+    victim.write_text(text + "SwitchName=by-hand Nodes=gpu001\n")
+    refresh = st.run("refresh", "--yes", "--skip-preview", "--diff")
+    assert "slurm/topology.conf" in refresh.stdout and "sha256" in refresh.stdout
+    arts = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
+    assert arts["slurm/topology.conf"]["outputs"]["lines"] == text.count("\n") + 1  # the state saw the edit
+    assert artifact_ops(st.preview()) == {"slurm/topology.conf": "update"}
+    assert st.up_ops() == {"slurm/topology.conf": "update"}
+    assert victim.read_text() == text
+    st.run("preview", "--refresh", "--expect-no-changes")
+
+
+def test_preview_diff_of_a_design_change_is_bounded(tmp_path):
+    """Issue 12: `pulumi preview --diff` for h100-1024-vms 1:1 -> 2:1 printed ~137,000 lines when the
+    content was an input; by hash it shows a short block per changed file (under 3,000 lines)."""
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-1024-vms.yaml", "railyard:outDir": str(out)})
+    st.up()
+    base = rendered("h100-1024-vms")
+    head = rendered("h100-1024-vms", "backend.oversubscription=2:1")
+    changed = sorted(p for p in set(base) | set(head) if base.get(p) != head.get(p))
+    st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
+    diff = st.run("preview", "--diff").stdout
+    lines = diff.splitlines()
+    assert len(lines) < 3000, f"{len(lines)} lines"
+    assert f"~ {len(changed)} to update" in diff
+    # each changed file is named with its old and new hash, and no file's text is in the diff
+    for path in changed:
+        assert path in diff
+        assert hashlib.sha256(head[path].encode()).hexdigest() in diff, path
+    assert max(map(len, lines)) < 400, "a line of file content reached the diff"
+    assert max(head["plan.json"].splitlines(), key=len) not in diff
