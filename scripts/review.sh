@@ -3,12 +3,14 @@
 # refs, `railyard diff` (counts, cost, cables, artifacts) and the bounded `pulumi preview --diff` of
 # deploying the head over the base, in one markdown file.
 #
-# Usage: scripts/review.sh [--out FILE] [--max-lines N] BASE_REF HEAD_REF [DESIGN ...]
+# Usage: scripts/review.sh [--out FILE] [--full-dir DIR] [--max-lines N] BASE_REF HEAD_REF [DESIGN ...]
 #   DESIGN       designs/<name>.yaml paths to review (default: every designs/*.yaml that differs
 #                between the refs, itself or through a file it `extends:`, or all of them when
 #                designs/catalog.yaml differs)
 #   --out FILE   write the comment there (default: stdout); progress goes to stderr
 #   --max-lines  keep this many lines of each preview (default 2500), then say how many were cut
+#   --full-dir   also write each design's whole review (every cable and file) as DIR/<name>.review.md;
+#                the comment's shortened lists point at it (upload DIR as a build artifact)
 #
 # Each ref is checked out into a temp git worktree (removed afterwards); its design compiles with
 # its own code. The preview runs on a throwaway local Pulumi backend in the temp dir (throwaway
@@ -21,7 +23,7 @@
 #       1 the tooling failed (git, pulumi setup), with its output.
 set -euo pipefail
 
-usage() { sed -n '5,11p' "$0" | sed 's/^# \{0,1\}//' >&2; }
+usage() { sed -n '5,13p' "$0" | sed 's/^# \{0,1\}//' >&2; }
 die() { printf 'review.sh: %s\n' "$*" >&2; exit 2; }
 log() { printf '[review] %s\n' "$*" >&2; }
 quiet() {  # run a setup step silently; on failure show its output and stop (exit 1: not the input's fault)
@@ -29,12 +31,14 @@ quiet() {  # run a setup step silently; on failure show its output and stop (exi
   o="$("$@" 2>&1)" || { printf 'review.sh: %s failed:\n%s\n' "$*" "$o" >&2; exit 1; }
 }
 
-OUT="" MAX_LINES=2500
+OUT="" MAX_LINES=2500 FULL_DIR=""
 ARGS=()
 while (($#)); do
   case "$1" in
     --out) (($# >= 2)) || die "--out needs a file"; OUT="$2"; shift 2 ;;
     --out=*) OUT="${1#--out=}"; shift ;;
+    --full-dir) (($# >= 2)) || die "--full-dir needs a folder"; FULL_DIR="$2"; shift 2 ;;
+    --full-dir=*) FULL_DIR="${1#--full-dir=}"; shift ;;
     --max-lines) (($# >= 2)) || die "--max-lines needs a number"; MAX_LINES="$2"; shift 2 ;;
     --max-lines=*) MAX_LINES="${1#--max-lines=}"; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -46,6 +50,10 @@ done
 ((${#ARGS[@]} >= 2)) || { usage; die "need BASE_REF and HEAD_REF"; }
 [[ "$MAX_LINES" =~ ^[1-9][0-9]*$ ]] || die "--max-lines must be a positive whole number, got '$MAX_LINES'"
 BASE_REF="${ARGS[0]}" HEAD_REF="${ARGS[1]}"
+if [[ -n "$FULL_DIR" ]]; then  # absolute: railyard diff runs inside the head's worktree
+  mkdir -p -- "$FULL_DIR" 2>/dev/null && FULL_DIR="$(cd -- "$FULL_DIR" && pwd)" \
+    || die "--full-dir: cannot create or enter folder '$FULL_DIR'"
+fi
 DESIGNS=("${ARGS[@]:2}")
 
 REPO="$(git rev-parse --show-toplevel 2>/dev/null)" || die "run inside a git work tree"
@@ -178,9 +186,11 @@ review_one() {  # $1: designs/<name>.yaml
   if [[ -f "$base_yaml" ]]; then
     log "$rel: railyard diff"
     rm -f "$md"
+    local full=()
+    [[ -z "$FULL_DIR" ]] || full=(--full "$FULL_DIR/$name.review.md" --force "$FULL_DIR/$name.review.md")
     if (cd "$TMP/head" && PYTHONPATH="$TMP/head" "$PY" -m generators.cli diff "$base_yaml" "$head_yaml" \
-          --out "$md") >"$log_" 2>&1; then
-      sed -e "s#$TMP/base/##g" -e "s#$TMP/head/##g" "$md"
+          --out "$md" "${full[@]}") >"$log_" 2>&1; then
+      sed -e "s#$TMP/base/##g" -e "s#$TMP/head/##g" ${FULL_DIR:+-e "s#$FULL_DIR/##g"} "$md"
     else
       printf '**`railyard diff` failed:**\n\n'
       fence text "$log_"

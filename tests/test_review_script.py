@@ -56,10 +56,14 @@ def worktrees(repo: Path) -> list[str]:
 
 
 def test_the_comment_has_the_design_diff_and_the_bounded_preview(repo, env, tmp_path):
-    out = tmp_path / "review.md"
-    proc = review(repo, env, "--out", str(out), "HEAD~1", "HEAD")
+    out, full = tmp_path / "review.md", tmp_path / "full"
+    proc = review(repo, env, "--out", str(out), "--full-dir", str(full), "HEAD~1", "HEAD")
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
+    # a second SU adds hundreds of cables: the comment lists 15 and points at the whole review
+    whole = (full / "h100-256.review.md").read_text()
+    assert "more added cables: the full list is in `h100-256.review.md`" in text
+    assert whole.startswith("# railyard design review:") and "more added cables" not in whole
     # only the changed design (nothing extends h100-256, the catalog did not change)
     assert text.count("\n## `designs/") == 1 and "## `designs/h100-256.yaml`" in text
     assert "railyard design review" in text.split("## `designs/h100-256.yaml`", 1)[1].split("<details>")[0]
