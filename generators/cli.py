@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -37,6 +37,9 @@ CatalogOpt = Annotated[Path | None, typer.Option("--catalog", help="parts catalo
 ForceOpt = Annotated[Path | None, typer.Option("--force", help="write into this existing folder (or file) "
                                                "although railyard did not write it; must name the output",
                                                show_default=False)]
+if TYPE_CHECKING:
+    from generators.handover.netbox_sync import Client
+
 INTERNAL = 70  # EX_SOFTWARE: a railyard bug, not the user's input
 
 
@@ -253,6 +256,86 @@ def schema(catalog: CatalogOpt = None) -> None:
 def schema_text(doc: dict[str, object]) -> str:
     """The schema as `railyard schema` prints it (and designs/design.schema.json holds it)."""
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+netbox_app = typer.Typer(no_args_is_help=True, help="Hand the site over to NetBox, and read its as-built back.")
+app.add_typer(netbox_app, name="netbox")
+UrlOpt = Annotated[str, typer.Option("--url", help="NetBox base URL, e.g. https://netbox.example.com "
+                                     "(token from NETBOX_TOKEN)", show_default=False)]
+
+
+def _netbox_client(url: str) -> Client:
+    import os
+
+    from generators.handover.netbox_sync import Client, NetBoxError
+
+    token = os.environ.get("NETBOX_TOKEN", "")
+    if not token:
+        raise DesignError.one("NETBOX_TOKEN", "no NetBox API token", "export NETBOX_TOKEN=<a token with write "
+                              "access> (v2 tokens look like nbt_<key>.<secret>)")
+    try:
+        return Client(url, token)
+    except NetBoxError as exc:
+        raise DesignError.one("--url", str(exc), "give the NetBox base URL, e.g. https://netbox.example.com") from None
+
+
+@netbox_app.command("push")
+@_guarded
+def netbox_push(design: DesignArg, url: UrlOpt,
+                dry_run: Annotated[bool, typer.Option("--dry-run", help="print what would change; write "
+                                                      "nothing")] = False,
+                set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
+    """Create or update the whole site in NetBox (racks, device types, devices, interfaces, cables,
+    addresses); delete only what railyard pushed before and the design no longer has."""
+    from generators.handover.netbox_inventory import inventory
+    from generators.handover.netbox_sync import NetBoxError, push
+
+    try:
+        plan, _, _ = compile_file(design, set_, catalog)
+        client = _netbox_client(url)
+    except DesignError as exc:
+        _fail(exc)
+        return
+    try:
+        report = push(inventory(plan), client, dry_run=dry_run)
+    except NetBoxError as exc:
+        err_console.print(f"[bold red]error[/]: {exc}", markup=True)
+        raise typer.Exit(1) from None
+    finally:
+        client.close()
+    out_console.print(report.text(), end="", markup=False)
+
+
+@netbox_app.command("pull")
+@_guarded
+def netbox_pull(design: DesignArg, url: UrlOpt,
+                as_json: Annotated[bool, typer.Option("--json", help="the report as JSON")] = False,
+                set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
+    """Read the site's cables back from NetBox and report what differs from the plan (missing, moved,
+    extra, wrong type or length) with both ends' rack and unit; exit 1 when anything differs."""
+    from generators.asbuilt.netbox_pull import pull
+    from generators.handover.netbox_inventory import inventory
+    from generators.handover.netbox_sync import NetBoxError
+
+    try:
+        plan, _, _ = compile_file(design, set_, catalog)
+        client = _netbox_client(url)
+    except DesignError as exc:
+        _fail(exc)
+        return
+    try:
+        report = pull(plan, inventory(plan), client)
+    except NetBoxError as exc:
+        err_console.print(f"[bold red]error[/]: {exc}", markup=True)
+        raise typer.Exit(1) from None
+    finally:
+        client.close()
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        out_console.print(report.text(), end="", markup=False)
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def main() -> None:

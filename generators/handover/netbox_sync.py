@@ -1,0 +1,415 @@
+"""Push railyard's NetBox inventory into a real NetBox over its REST API, idempotently.
+
+What railyard writes carries the tag `railyard` and its stable key in the custom field
+`railyard_id`; that pair is the whole bookkeeping, kept in NetBox itself:
+- an object railyard wants and NetBox lacks is created; one whose owned fields differ is patched
+  (fields railyard does not name stay as the site team set them); one that matches is left alone;
+- an object tagged `railyard` whose key the design no longer has is deleted, and nothing else ever
+  is: objects the site team made (untagged) are never touched, only referred to when they carry the
+  same natural key (a manufacturer or role of the same slug);
+- interfaces NetBox made itself from railyard's device types are adopted (tagged and keyed).
+
+Deletes run first, in reverse dependency order (a port freed by a removed cable can take the new
+one); creates and updates then run endpoint by endpoint in dependency order, in list requests of up
+to `BATCH` objects, so the 1,024-GPU site is a few hundred requests, not tens of thousands.
+`dry_run` computes the same plan and writes nothing.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import re
+import ssl
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from generators.handover.netbox_model import ENDPOINTS, KEY_FIELD, TAG, NbObject, Ref, Termination
+
+_HEX6 = re.compile(r"[0-9a-fA-F]{6}")
+BATCH = 250  # objects per list request: NetBox validates each in one transaction
+PAGE = 1000  # objects per GET page (NetBox's default MAX_PAGE_SIZE)
+
+# which NetBox object type (for the custom field) each endpoint holds
+OBJECT_TYPES = {
+    "tenancy/tenants": "tenancy.tenant", "dcim/sites": "dcim.site", "dcim/locations": "dcim.location",
+    "dcim/racks": "dcim.rack", "dcim/manufacturers": "dcim.manufacturer", "dcim/device-roles": "dcim.devicerole",
+    "dcim/device-types": "dcim.devicetype", "dcim/interface-templates": "dcim.interfacetemplate",
+    "dcim/devices": "dcim.device", "dcim/interfaces": "dcim.interface", "dcim/cables": "dcim.cable",
+    "ipam/rirs": "ipam.rir", "ipam/asns": "ipam.asn", "ipam/vrfs": "ipam.vrf", "ipam/vlans": "ipam.vlan",
+    "ipam/prefixes": "ipam.prefix", "ipam/ip-addresses": "ipam.ipaddress",
+}
+# endpoints whose objects a site may already hold under the same slug: referred to, never changed
+SHARED_BY_SLUG = ("dcim/manufacturers", "dcim/device-roles", "ipam/rirs", "tenancy/tenants", "dcim/sites")
+
+
+class NetBoxError(Exception):
+    """NetBox refused a request, or could not be reached; the message says which and why."""
+
+
+# ------------------------------------------------------------------------------------ HTTP client
+
+
+class Client:
+    """A small JSON client over one kept-alive connection (stdlib only: no extra dependency)."""
+
+    def __init__(self, url: str, token: str, timeout: float = 120.0, verify_tls: bool = True) -> None:
+        u = urlsplit(url.rstrip("/"))
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise NetBoxError(f"not an http(s) URL: {url!r}")
+        self.base = u.path
+        self._conn_args = (u.scheme, u.hostname, u.port, timeout, verify_tls)
+        self._conn: http.client.HTTPConnection | None = None
+        # v2 tokens (NetBox >= 4.5, `nbt_<key>.<secret>`) go as Bearer, legacy v1 tokens as Token
+        scheme = "Bearer" if token.startswith("nbt_") else "Token"
+        self.headers = {"Authorization": f"{scheme} {token}", "Accept": "application/json",
+                        "Content-Type": "application/json"}
+        self.requests = 0
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            scheme, host, port, timeout, verify = self._conn_args
+            if scheme == "https":
+                ctx = ssl.create_default_context() if verify else ssl._create_unverified_context()
+                self._conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=ctx)
+            else:
+                self._conn = http.client.HTTPConnection(host, port, timeout=timeout)
+        return self._conn
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        full = path if path.startswith(self.base + "/api/") else f"{self.base}/api/{path}"
+        for attempt in (1, 2):  # one retry on a dropped keep-alive connection
+            try:
+                conn = self._connection()
+                conn.request(method, full, body=data, headers=self.headers)
+                resp = conn.getresponse()
+                raw = resp.read()
+                break
+            except (ConnectionError, http.client.HTTPException, OSError) as exc:
+                self.close()
+                if attempt == 2:
+                    raise NetBoxError(f"cannot reach NetBox at {full}: {exc}") from None
+        self.requests += 1
+        if resp.status >= 400:
+            raise NetBoxError(f"NetBox refused {method} {full}: HTTP {resp.status} {_short(raw)}")
+        return json.loads(raw) if raw else None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def all(self, endpoint: str, **params: Any) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        path: str | None = f"{endpoint}/?{urlencode({'limit': PAGE, **params}, doseq=True)}"
+        while path:
+            page = self.request("GET", path)
+            out += page["results"]
+            nxt = page.get("next")
+            path = urlsplit(nxt)._replace(scheme="", netloc="").geturl() if nxt else None
+        return out
+
+
+def _short(raw: bytes, limit: int = 1500) -> str:
+    text = raw.decode("utf-8", "replace")
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} bytes)"
+
+
+# ------------------------------------------------------------------------------------ the plan
+
+
+@dataclass(slots=True)
+class EndpointPlan:
+    create: list[NbObject] = field(default_factory=list)
+    update: list[tuple[int, NbObject, list[str]]] = field(default_factory=list)  # (id, object, changed fields)
+    adopt: list[tuple[int, NbObject]] = field(default_factory=list)  # NetBox-made, railyard's from now on
+    delete: list[tuple[int, str]] = field(default_factory=list)  # (id, railyard key)
+    unchanged: int = 0
+    shared: int = 0  # the site's own objects railyard refers to
+
+
+@dataclass(slots=True)
+class PushReport:
+    endpoints: dict[str, EndpointPlan]
+    dry_run: bool
+    requests: int = 0
+    seconds: float = 0.0
+
+    def totals(self) -> Counter[str]:
+        c: Counter[str] = Counter()
+        for p in self.endpoints.values():
+            c.update(create=len(p.create), update=len(p.update) + len(p.adopt), delete=len(p.delete),
+                     unchanged=p.unchanged)
+        return c
+
+    def changes(self) -> int:
+        t = self.totals()
+        return t["create"] + t["update"] + t["delete"]
+
+    def text(self) -> str:
+        verb = "would" if self.dry_run else "did"
+        rows = [f"{'endpoint':28} {'create':>7} {'update':>7} {'delete':>7} {'same':>7}"]
+        for ep, p in self.endpoints.items():
+            if p.create or p.update or p.adopt or p.delete or p.unchanged:
+                rows.append(f"{ep:28} {len(p.create):7,} {len(p.update) + len(p.adopt):7,} {len(p.delete):7,} "
+                            f"{p.unchanged:7,}")
+        t = self.totals()
+        rows.append(f"railyard {verb} create {t['create']:,}, update {t['update']:,} and delete {t['delete']:,} "
+                    f"NetBox objects ({t['unchanged']:,} unchanged)")
+        if not self.dry_run:
+            objs = t["create"] + t["update"] + t["delete"] + t["unchanged"]
+            rate = objs / self.seconds if self.seconds else math.inf
+            rows.append(f"{self.requests:,} requests in {self.seconds:.1f} s ({rate:,.0f} objects/s)")
+        return "\n".join(rows) + "\n"
+
+
+# ------------------------------------------------------------------------------------ comparing
+
+
+def _norm(v: Any) -> Any:
+    """A NetBox response value in the shape railyard writes it: nested objects by id, choices by value."""
+    if isinstance(v, dict):
+        if "object_type" in v and "object_id" in v:
+            return {"object_type": v["object_type"], "object_id": v["object_id"]}
+        if "id" in v:
+            return v["id"]
+        if "value" in v and "label" in v:
+            return v["value"]
+        return {k: _norm(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_norm(x) for x in v]
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _same(want: Any, have: Any) -> bool:
+    """Whether NetBox's (normalised) value is what railyard writes."""
+    if isinstance(want, bool) or isinstance(have, bool):
+        return want is have
+    if isinstance(want, int | float) and isinstance(have, int | float):
+        return math.isclose(float(want), float(have), abs_tol=1e-9)  # positions and lengths come back as floats
+    if isinstance(want, list) and isinstance(have, list):
+        if want and all(isinstance(t, dict) and "object_id" in t for t in want):  # cable ends: a set
+            return sorted(map(_termination, want)) == sorted(map(_termination, have))
+        return len(want) == len(have) and all(_same(a, b) for a, b in zip(want, have, strict=True))
+    if isinstance(want, str) and isinstance(have, str) and _HEX6.fullmatch(want):
+        return want.lower() == have.lower()  # colours are stored lower-case
+    return bool(want == have)
+
+
+def _termination(t: Any) -> tuple[str, int]:
+    return (t["object_type"], t["object_id"]) if isinstance(t, dict) else ("", -1)
+
+
+class _Ids:
+    """(endpoint, key) -> NetBox id; a dry run hands out negative placeholders for objects to create."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, str], int] = {}
+        self._next = -1
+
+    def placeholder(self, endpoint: str, key: str) -> int:
+        self.ids[(endpoint, key)] = self._next
+        self._next -= 1
+        return self.ids[(endpoint, key)]
+
+    def resolve(self, v: Any, where: str) -> Any:
+        if isinstance(v, Ref):
+            try:
+                return self.ids[(v.endpoint, v.key)]
+            except KeyError:
+                raise NetBoxError(f"{where}: refers to {v.endpoint} {v.key!r}, which railyard did not push "
+                                  "(a railyard bug: please report it)") from None
+        if isinstance(v, Termination):
+            return {"object_type": "dcim.interface", "object_id": self.resolve(v.interface, where)}
+        if isinstance(v, list):
+            return [self.resolve(x, where) for x in v]
+        if isinstance(v, dict):
+            return {k: self.resolve(x, where) for k, x in v.items()}
+        return v
+
+
+def _body(obj: NbObject, ids: _Ids, tag_id: int) -> dict[str, Any]:
+    body = {k: ids.resolve(v, f"{obj.endpoint} {obj.key}") for k, v in obj.fields.items()}
+    body["tags"] = [tag_id]
+    body["custom_fields"] = {KEY_FIELD: obj.key}
+    return body
+
+
+def _diff(body: dict[str, Any], have: dict[str, Any]) -> list[str]:
+    changed = []
+    for k, want in body.items():
+        if k == "custom_fields":
+            if (have.get("custom_fields") or {}).get(KEY_FIELD) != want[KEY_FIELD]:
+                changed.append(k)
+        elif k == "tags":
+            if not set(want) <= {t["id"] for t in have.get("tags", [])}:
+                changed.append(k)
+        elif not _same(want, _norm(have.get(k))):  # absent in NetBox's answer: None, so it differs
+            changed.append(k)
+    return changed
+
+
+# ------------------------------------------------------------------------------------ pushing
+
+
+def _chunks(items: list[Any], n: int = BATCH) -> Iterator[list[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
+    """The `railyard` tag and the `railyard_id` custom field on every object type railyard writes."""
+    tags = c.all("extras/tags", slug=TAG)
+    if tags:
+        tag_id = tags[0]["id"]
+    elif dry_run:
+        tag_id = -1
+    else:
+        tag_id = c.request("POST", "extras/tags/", {"name": TAG, "slug": TAG, "color": "2196f3",
+                                                   "description": "written by railyard: do not edit by hand"})["id"]
+    types = sorted(OBJECT_TYPES.values())
+    fields_ = c.all("extras/custom-fields", name=KEY_FIELD)
+    if not fields_:
+        if not dry_run:
+            c.request("POST", "extras/custom-fields/", {
+                "name": KEY_FIELD, "label": "railyard id", "type": "text", "object_types": types,
+                "description": "railyard's stable key of this object (its design compiles to it)",
+                "ui_editable": "no", "filter_logic": "exact"})
+    elif set(types) - set(fields_[0].get("object_types", [])) and not dry_run:
+        c.request("PATCH", f"extras/custom-fields/{fields_[0]['id']}/",
+                  {"object_types": sorted(set(types) | set(fields_[0].get("object_types", [])))})
+    return tag_id
+
+
+def _existing(c: Client, endpoint: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """railyard's objects at this endpoint by key, and railyard-tagged objects without a key."""
+    keyed: dict[str, dict[str, Any]] = {}
+    stray = []
+    for o in c.all(endpoint, tag=TAG):
+        key = (o.get("custom_fields") or {}).get(KEY_FIELD)
+        if key:
+            keyed[key] = o
+        else:
+            stray.append(o)
+    return keyed, stray
+
+
+def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushReport:
+    start = time.monotonic()
+    want: dict[str, dict[str, NbObject]] = defaultdict(dict)
+    for o in objects:
+        if o.endpoint not in OBJECT_TYPES:
+            raise NetBoxError(f"{o.endpoint}: not an endpoint railyard writes (a railyard bug: please report it)")
+        if o.key in want[o.endpoint]:
+            raise NetBoxError(f"{o.endpoint}: two objects with key {o.key!r} (a railyard bug: please report it)")
+        want[o.endpoint][o.key] = o
+    tag_id = _ensure_bookkeeping(c, dry_run)
+    order = [e for e in ENDPOINTS if e in OBJECT_TYPES]
+    have = {e: _existing(c, e)[0] for e in order}
+    plans = {e: EndpointPlan() for e in order}
+    # deletes first, children before parents: a freed port can take its new cable
+    for e in reversed(order):
+        gone = sorted((o["id"], k) for k, o in have[e].items() if k not in want[e])
+        plans[e].delete = gone
+        if gone and not dry_run:
+            for chunk in _chunks(gone):
+                c.request("DELETE", f"{e}/", [{"id": i} for i, _ in chunk])
+    ids = _Ids()
+    late: list[tuple[str, int, NbObject]] = []
+    for e in order:
+        p = plans[e]
+        by_natural = _natural_index(c, e, want[e], have[e], ids)
+        for key, obj in want[e].items():
+            body = _body(obj, ids, tag_id)
+            cur = have[e].get(key)
+            if cur is None and (nat := by_natural.get(key)) is not None:
+                if e in SHARED_BY_SLUG and TAG not in {t["slug"] for t in nat.get("tags", [])}:
+                    ids.ids[(e, key)] = nat["id"]  # the site's own: use it, never change it
+                    p.shared += 1
+                    continue
+                p.adopt.append((nat["id"], obj))
+                ids.ids[(e, key)] = nat["id"]
+                continue
+            if cur is None:
+                p.create.append(obj)
+                continue
+            ids.ids[(e, key)] = cur["id"]
+            changed = _diff(body, cur)
+            if changed:
+                p.update.append((cur["id"], obj, changed))
+            else:
+                p.unchanged += 1
+            if obj.late:
+                late.append((e, cur["id"], obj))
+        if dry_run:
+            for obj in p.create:
+                ids.placeholder(e, obj.key)
+            continue
+        for chunk in _chunks(p.create):
+            made = c.request("POST", f"{e}/", [_body(o, ids, tag_id) for o in chunk])
+            for o, m in zip(chunk, made, strict=True):
+                ids.ids[(e, o.key)] = m["id"]
+                if o.late:
+                    late.append((e, m["id"], o))
+        patches = [{"id": i, **_body(o, ids, tag_id)} for i, o, _ in p.update]
+        patches += [{"id": i, **_body(o, ids, tag_id)} for i, o in p.adopt]
+        for chunk in _chunks(patches):
+            c.request("PATCH", f"{e}/", chunk)
+    _apply_late(c, late, have, ids, plans, dry_run)
+    return PushReport(plans, dry_run, c.requests, time.monotonic() - start)
+
+
+def _natural_index(c: Client, endpoint: str, want: dict[str, NbObject], have: dict[str, dict[str, Any]],
+                   ids: _Ids) -> dict[str, dict[str, Any]]:
+    """Objects NetBox holds without railyard's key that are the ones railyard wants: the site's own
+    manufacturers/roles/RIRs/tenants/sites of the same slug, and the interfaces NetBox made from
+    railyard's device types when it created railyard's devices."""
+    missing = {k: o for k, o in want.items() if k not in have}
+    if not missing:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    if endpoint in SHARED_BY_SLUG:
+        slugs = {o.fields.get("slug"): k for k, o in missing.items() if o.fields.get("slug")}
+        for found in c.all(endpoint):
+            if found.get("slug") in slugs:
+                out[slugs[found["slug"]]] = found
+    elif endpoint == "dcim/interfaces":
+        devices: dict[int, dict[str, str]] = defaultdict(dict)
+        for k, o in missing.items():
+            dev = ids.ids.get((o.fields["device"].endpoint, o.fields["device"].key))
+            if dev is not None and dev > 0:
+                devices[dev][o.fields["name"]] = k
+        for chunk in _chunks(sorted(devices), 50):
+            for found in c.all(endpoint, device_id=chunk):
+                key = devices[found["device"]["id"]].get(found["name"])
+                if key is not None:
+                    out[key] = found
+    return out
+
+
+def _apply_late(c: Client, late: list[tuple[str, int, NbObject]], have: dict[str, dict[str, dict[str, Any]]],
+                ids: _Ids, plans: dict[str, EndpointPlan], dry_run: bool) -> None:
+    """Fields that point at objects made after this one (a device's primary and OOB address)."""
+    by_ep: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e, oid, obj in late:
+        body = {k: ids.resolve(r, f"{e} {obj.key}") for k, r in obj.late.items()}
+        cur = have[e].get(obj.key)
+        if cur is not None and not _diff(body, cur):
+            continue
+        by_ep[e].append({"id": oid, **body})
+        if cur is not None and all(u[0] != oid for u in plans[e].update):
+            plans[e].update.append((oid, obj, sorted(body)))
+            plans[e].unchanged -= 1
+    if dry_run:
+        return
+    for e, rows in by_ep.items():
+        for chunk in _chunks(rows):
+            c.request("PATCH", f"{e}/", chunk)
