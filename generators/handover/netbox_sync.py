@@ -306,6 +306,8 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
     start = time.monotonic()
     want: dict[str, dict[str, NbObject]] = defaultdict(dict)
     for o in objects:
+        if o.endpoint == "extras/tags" and o.key == TAG:
+            continue  # railyard's own tag: made (or found) by _ensure_bookkeeping before anything else
         if o.endpoint not in OBJECT_TYPES:
             raise NetBoxError(f"{o.endpoint}: not an endpoint railyard writes (a railyard bug: please report it)")
         if o.key in want[o.endpoint]:
