@@ -1,0 +1,68 @@
+"""The NetBox objects a site needs, as railyard keys them: the contract between the pure inventory
+(`netbox_inventory.inventory(plan)`) and the REST sync (`netbox_sync`).
+
+Every object railyard writes carries railyard's stable key in the custom field `railyard_id` and the
+tag `railyard`, so a second push finds it again and a push after a design change updates or removes
+only what railyard made. References between objects name the other object by (endpoint, key); the
+sync turns them into NetBox ids once the referenced object exists, which is why endpoints are pushed
+in `ENDPOINTS` order and removed in reverse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+TAG = "railyard"
+KEY_FIELD = "railyard_id"
+
+# dependency order of the REST endpoints railyard writes (create in this order, delete in reverse)
+ENDPOINTS: tuple[str, ...] = (
+    "extras/tags",
+    "tenancy/tenants",
+    "dcim/sites",
+    "dcim/locations",
+    "dcim/racks",
+    "dcim/manufacturers",
+    "dcim/device-roles",
+    "dcim/device-types",
+    "dcim/interface-templates",
+    "dcim/devices",
+    "dcim/interfaces",
+    "dcim/cables",
+    "ipam/rirs",
+    "ipam/asns",
+    "ipam/vrfs",
+    "ipam/vlans",
+    "ipam/prefixes",
+    "ipam/ip-addresses",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """Another railyard object, by endpoint and key; the sync replaces it with that object's NetBox id."""
+
+    endpoint: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Termination:
+    """One end of a cable: a railyard interface (endpoint dcim/interfaces)."""
+
+    interface: Ref
+
+
+@dataclass(slots=True)
+class NbObject:
+    """One NetBox object. `fields` are the REST body railyard owns (values may be Ref, lists of Ref, or
+    for cables `a_terminations`/`b_terminations` lists of Termination); fields railyard does not
+    name are left as NetBox has them. `key` is unique within the endpoint and stable across compiles."""
+
+    endpoint: str
+    key: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    # a few objects railyard updates after the device's interfaces and addresses exist
+    # (device primary_ip4 / oob_ip): field -> Ref, applied in a second pass
+    late: dict[str, Ref] = field(default_factory=dict)
