@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 from generators.handover.netbox_model import ENDPOINTS, TAG, NbObject, Ref, Termination
 from generators.model.plan import Device, Plan, required
+from generators.model.sections import Cable
 from generators.renderers.cabling import COLOR, NETBOX_TYPE, ROLE_COLOR
-from generators.renderers.ipam import HOST_BOND, addresses, loopback_name, prefixes, tenant_rows, vrf_rows
+from generators.renderers.ipam import HOST_BOND, Address, addresses, loopback_name, prefixes, tenant_rows, vrf_rows
 from generators.stages.placement import device_size
 from generators.stages.ports import End, port_ends
 
@@ -91,7 +93,7 @@ def _role_color(d: Device) -> str:
     return c.lstrip("#")
 
 
-def _device_type_keys(plan: Plan, maps: dict[str, dict[str, End]]) -> dict[str, str]:
+def _device_type_keys(maps: dict[str, dict[str, End]]) -> dict[str, str]:
     """"kind:model" -> device-type key: the catalog key, unless one model serves two kinds with
     different ports (a server model as compute and as management node with another frontend NIC),
     which then gives a type per kind, since a NetBox device type has one set of interfaces."""
@@ -127,9 +129,6 @@ def inventory(plan: Plan) -> list[NbObject]:
         add("tenancy/tenants", t["name"], {"name": t["name"], "slug": slug(t["slug"]), "description": t["description"]})
     tenant_of_vrf = {n["vrf"]: n["tenant"] for n in np_.networks}
 
-    def tenant_ref(tenant: str | None) -> dict[str, Any]:
-        return {"tenant": Ref("tenancy/tenants", tenant)} if tenant else {}
-
     add("dcim/sites", site, {"name": site, "slug": slug(site), "status": STATUS,
                              "description": f"railyard design {plan.design.name}"})
     for row in floor.rows:
@@ -148,7 +147,7 @@ def inventory(plan: Plan) -> list[NbObject]:
 
     # ---- manufacturers, roles, device types and their interfaces
     maps = port_ends(plan, catalog, plan.design)
-    type_key = _device_type_keys(plan, maps)
+    type_key = _device_type_keys(maps)
     roles: dict[str, Device] = {}
     types: dict[str, Device] = {}
     for d in plan.devices:
@@ -199,7 +198,7 @@ def inventory(plan: Plan) -> list[NbObject]:
         add("dcim/devices", d.name, {
             "name": d.name, "role": Ref("dcim/device-roles", _role_key(d)),
             "device_type": Ref("dcim/device-types", type_key[f"{d.kind}:{d.model}"]), "site": site_ref,
-            **placed, "status": STATUS, **tenant_ref(tenant_of_vrf.get(host["vrf"]) if host else None)}, late)
+            **placed, "status": STATUS, **_tenant(tenant_of_vrf.get(host["vrf"]) if host else None)}, late)
 
     peer: dict[tuple[str, str], tuple[str, str, int]] = {}
     for lk in plan.links:
@@ -232,7 +231,13 @@ def inventory(plan: Plan) -> list[NbObject]:
             add("dcim/interfaces", interface_key(d.name, port),
                 {"device": Ref("dcim/devices", d.name), "name": port, "type": kind, "mgmt_only": False})
 
-    # ---- cables: one NetBox cable per physical cable
+    for o in [*_cables(plan, cables), *_ipam(plan, site_ref, addrs)]:
+        out[o.endpoint].append(o)
+    return [o for e in ENDPOINTS for o in out[e]]
+
+
+def _cables(plan: Plan, cables: list[Cable]) -> Iterator[NbObject]:
+    """One NetBox cable per physical cable."""
     links = plan.links
     for cab in cables:
         common = {"type": NETBOX_TYPE[cab.media], "color": COLOR[cab.media], "status": STATUS, "length_unit": "m"}
@@ -241,7 +246,7 @@ def inventory(plan: Plan) -> list[NbObject]:
             for j, k in enumerate(cab.links):
                 lk = links[k]
                 key = cab.id if cab.physical == 1 else f"{cab.id}.{j + 1}"
-                add("dcim/cables", key, {
+                yield NbObject("dcim/cables", key, {
                     "a_terminations": [Termination(_iface(lk.a_device, lk.a_port))],
                     "b_terminations": [Termination(_iface(lk.b_device, lk.b_port))],
                     **common, "label": cab.labels[j], "length": cab.length_m[j]})
@@ -249,61 +254,69 @@ def inventory(plan: Plan) -> list[NbObject]:
             # a twin or splitter cable: one cable whose side(s) with several ports get several terminations
             a_side = list(dict.fromkeys((links[k].a_device, links[k].a_port) for k in cab.links))
             b_side = list(dict.fromkeys((links[k].b_device, links[k].b_port) for k in cab.links))
-            add("dcim/cables", cab.id, {
+            yield NbObject("dcim/cables", cab.id, {
                 "a_terminations": [Termination(_iface(*e)) for e in a_side],
                 "b_terminations": [Termination(_iface(*e)) for e in b_side],
                 # the label of a cable with several legs is its id, as the rack sheets print it on
                 # every leg's row; the legs' own labels go in the description
                 **common, "label": cab.id, "description": "; ".join(cab.labels), "length": cab.length_m[0]})
 
-    # ---- IPAM: ASNs, VRFs, VLANs, prefixes, addresses
+
+def _ipam(plan: Plan, site_ref: Ref, addrs: list[Address]) -> Iterator[NbObject]:
+    """ASNs, VRFs, VLANs, prefixes and addresses, as the IP plan has them."""
+    np_ = required(plan.netplan, "netplan")
     by_asn: dict[int, list[str]] = defaultdict(list)
     for sw, asn in np_.asn.items():
         by_asn[asn].append(sw)
     if by_asn:
-        add("ipam/rirs", PRIVATE_ASNS, {"name": PRIVATE_ASNS, "slug": slug(PRIVATE_ASNS), "is_private": True,
-                                        "description": "4-byte private ASNs (64512-65534, 4200000000-4294967294)"})
+        yield NbObject("ipam/rirs", PRIVATE_ASNS, {
+            "name": PRIVATE_ASNS, "slug": slug(PRIVATE_ASNS), "is_private": True,
+            "description": "4-byte private ASNs (64512-65534, 4200000000-4294967294)"})
     for asn, sws in sorted(by_asn.items()):
         who = ", ".join(sws[:4]) + (f" and {len(sws) - 4} more" if len(sws) > 4 else "")
-        add("ipam/asns", str(asn), {"asn": asn, "rir": Ref("ipam/rirs", PRIVATE_ASNS), "sites": [site_ref],
-                                    "description": who})
+        yield NbObject("ipam/asns", str(asn), {"asn": asn, "rir": Ref("ipam/rirs", PRIVATE_ASNS),
+                                               "sites": [site_ref], "description": who})
     for v in vrf_rows(plan):
-        add("ipam/vrfs", v["name"], {"name": v["name"], "rd": v["rd"], "enforce_unique": True,
-                                     "description": v["description"], **tenant_ref(v["tenant"])})
+        yield NbObject("ipam/vrfs", v["name"], {"name": v["name"], "rd": v["rd"], "enforce_unique": True,
+                                                "description": v["description"], **_tenant(v["tenant"])})
     for n in np_.networks:
         for seg in ("hosts", "storage"):
             s = n[seg]
-            add("ipam/vlans", f"frontend/{s['vlan']}", {
+            yield NbObject("ipam/vlans", f"frontend/{s['vlan']}", {
                 "vid": s["vlan"], "name": f"{n['name']}-{seg}", "site": site_ref, "status": "active",
-                "description": f"{n['vrf']} {seg}, L2VNI {s['vni']}", **tenant_ref(n["tenant"])})
+                "description": f"{n['vrf']} {seg}, L2VNI {s['vni']}", **_tenant(n["tenant"])})
     oob_vlans: dict[int, str] = {}
     for sn in np_.oob["subnets"].values():
         for kind in ("bmc", "mgmt"):
             oob_vlans.setdefault(sn[kind]["vlan"], kind)
     for vid, kind in oob_vlans.items():
-        add("ipam/vlans", f"oob/{vid}", {"vid": vid, "name": f"oob-{kind}", "site": site_ref, "status": "active",
-                                         "description": f"out-of-band {kind} VLAN of every access switch"})
+        yield NbObject("ipam/vlans", f"oob/{vid}", {
+            "vid": vid, "name": f"oob-{kind}", "site": site_ref, "status": "active",
+            "description": f"out-of-band {kind} VLAN of every access switch"})
     for x in prefixes(plan):
         fields = {"prefix": x.prefix, "status": x.status, "is_pool": False, "description": x.description,
-                  "scope_type": "dcim.site", "scope_id": site_ref, **tenant_ref(x.tenant)}
+                  "scope_type": "dcim.site", "scope_id": site_ref, **_tenant(x.tenant)}
         if x.vrf:
             fields["vrf"] = Ref("ipam/vrfs", x.vrf)
         if x.vlan is not None:
             fields["vlan"] = Ref("ipam/vlans", f"{x.vlan[0]}/{x.vlan[1]}")
-        add("ipam/prefixes", f"{x.vrf or 'global'}/{x.prefix}", fields)
+        yield NbObject("ipam/prefixes", f"{x.vrf or 'global'}/{x.prefix}", fields)
     for a in addrs:
         base = {"address": a.address, "status": "active", "dns_name": a.dns_name, "description": a.description,
-                **tenant_ref(a.tenant)}
+                **_tenant(a.tenant)}
         if a.vrf:
             base["vrf"] = Ref("ipam/vrfs", a.vrf)
         if a.role:
             base["role"] = a.role
         for dev, port in a.on:
-            add("ipam/ip-addresses", _ip_key(a.vrf, a.address, a.role, dev),
-                {**base, "assigned_object_type": "dcim.interface", "assigned_object_id": _iface(dev, port)})
+            yield NbObject("ipam/ip-addresses", _ip_key(a.vrf, a.address, a.role, dev), {
+                **base, "assigned_object_type": "dcim.interface", "assigned_object_id": _iface(dev, port)})
         if not a.on:  # an anycast gateway no leaf carries yet: planned, but bound to nothing
-            add("ipam/ip-addresses", _ip_key(a.vrf, a.address, a.role, ""), base)
-    return [o for e in ENDPOINTS for o in out[e]]
+            yield NbObject("ipam/ip-addresses", _ip_key(a.vrf, a.address, a.role, ""), base)
+
+
+def _tenant(tenant: str | None) -> dict[str, Any]:
+    return {"tenant": Ref("tenancy/tenants", tenant)} if tenant else {}
 
 
 def _ip_key(vrf: str, address: str, role: str, device: str) -> str:
