@@ -3,6 +3,7 @@ push order, stable unique keys, and NetBox's own vocabularies."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +12,7 @@ import pytest
 
 from generators.handover.netbox_inventory import INTERFACE_TYPES, inventory
 from generators.handover.netbox_model import ENDPOINTS, NbObject, Ref, Termination
-from generators.model.plan import Plan
+from generators.model.plan import Plan, dumps
 from generators.renderers.cabling import NETBOX_TYPE
 from generators.renderers.ipam import addresses
 
@@ -198,3 +199,5 @@ def test_ipam_matches_the_ip_plan(case: tuple[Plan, list[NbObject]]) -> None:
 def test_deterministic(compiled: Callable[..., Plan]) -> None:
     plan = compiled("h100-256")
     assert inventory(plan) == inventory(plan)
+    # a push from plan.json (railyard compile's output) writes exactly what a push from the design does
+    assert inventory(Plan.from_dict(json.loads(dumps(plan)))) == inventory(plan)
