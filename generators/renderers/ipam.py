@@ -2,18 +2,21 @@
 ``netbox/tenants.csv``, ``netbox/vrfs.csv`` and ``netbox/prefixes.csv`` (import those first: an
 address's VRF and tenant are looked up by name).
 
-Addresses are not bound to device interfaces here: NetBox's interface names come from device
-types, which differ from the switch OS names (``Loopback0``, ``eth0``); the description says where
-each address lives.
+The CSV does not bind addresses to device interfaces (the community device types name interfaces
+otherwise than the switch OSes do); the description says where each address lives. `addresses`
+also says it as (device, interface), for the NetBox inventory, whose device types carry railyard's
+own port names.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 from ipaddress import ip_interface
 
 from generators.model.plan import Plan, required
+from generators.renderers.netview import frontend_views
 
 IP_COLUMNS = ["address", "vrf", "tenant", "status", "role", "dns_name", "description"]
 PREFIX_COLUMNS = ["prefix", "vrf", "tenant", "status", "is_pool", "description"]
@@ -27,74 +30,150 @@ def _csv(columns: list[str], rows: list[dict[str, str]]) -> str:
     return buf.getvalue()
 
 
-def ip_rows(plan: Plan) -> list[dict[str, str]]:
+@dataclass(frozen=True, slots=True)
+class Address:
+    """One planned address and where it lives: ipam.csv writes it as a row, the NetBox inventory binds
+    it to the interfaces in `on`."""
+
+    address: str  # a.b.c.d/len
+    vrf: str  # "" = the global table
+    tenant: str
+    role: str  # NetBox IP role: loopback, anycast, vip, or "" for none
+    dns_name: str
+    description: str
+    # (device, interface) as the device's OS names it; an anycast gateway lives on the SVI of every
+    # leaf that carries its VLAN, every other address on one interface
+    on: tuple[tuple[str, str], ...]
+
+
+# interface names of the switch OSes where they differ from SONiC's (EOS names these as SONiC does)
+_LOOPBACK = {"cumulus": "lo"}
+HOST_BOND = "bond0"  # the active-backup bond over a server's two frontend ports
+
+
+def loopback_name(os: str) -> str:
+    return _LOOPBACK.get(os, "Loopback0")
+
+
+def svi_name(os: str, vlan: int) -> str:
+    return f"vlan{vlan}" if os == "cumulus" else f"Vlan{vlan}"
+
+
+def addresses(plan: Plan) -> list[Address]:
+    """Every address of the network plan, in ipam.csv's order (VRF, then address)."""
     np_ = required(plan.netplan, "netplan")
     dom = np_.domain
-    tenant_of = {n["vrf"]: (n["tenant"] or "") for n in np_.networks}
-    rows: list[dict[str, str]] = []
+    devs = plan.index()
+    cat = plan.catalog
 
-    def add(address: str, description: str, vrf: str = "", role: str = "", dns: str = "") -> None:
-        rows.append({"address": address, "vrf": vrf, "tenant": tenant_of.get(vrf, ""), "status": "active",
-                     "role": role, "dns_name": dns, "description": description})
+    def os_of(switch: str) -> str:
+        return cat.switches[devs[switch].model].os
+
+    tenant_of = {n["vrf"]: (n["tenant"] or "") for n in np_.networks}
+    # which leaves carry each frontend VLAN, and so hold its anycast gateway
+    carriers: dict[int, list[str]] = {}
+    for name, view in frontend_views(plan).items():
+        for vid in view.vlans:
+            carriers.setdefault(vid, []).append(name)
+    out: list[Address] = []
+
+    def add(address: str, description: str, on: list[tuple[str, str]], vrf: str = "", role: str = "",
+            dns: str = "") -> None:
+        out.append(Address(address, vrf, tenant_of.get(vrf, ""), role, dns, description, tuple(on)))
 
     for name, lo in np_.loopbacks.items():
-        add(lo, f"{name} Loopback0 (router-id)", role="loopback", dns=f"{name}.{dom}")
+        add(lo, f"{name} Loopback0 (router-id)", [(name, loopback_name(os_of(name)))], role="loopback",
+            dns=f"{name}.{dom}")
     for name, lo in np_.vteps.items():
-        add(lo, f"{name} Loopback1 (VXLAN tunnel source)", role="loopback", dns=f"{name}-vtep.{dom}")
+        add(lo, f"{name} Loopback1 (VXLAN tunnel source)", [(name, "Loopback1")], role="loopback",
+            dns=f"{name}-vtep.{dom}")
     for n in np_.networks:
         for seg in ("hosts", "storage"):
             s = n[seg]
             plen = s["subnet"].split("/")[1]
-            add(f"{s['gateway']}/{plen}", f"{n['name']} {seg} anycast gateway Vlan{s['vlan']}", vrf=n["vrf"],
+            vid = s["vlan"]
+            add(f"{s['gateway']}/{plen}", f"{n['name']} {seg} anycast gateway Vlan{vid}",
+                [(leaf, svi_name(os_of(leaf), vid)) for leaf in carriers.get(vid, [])], vrf=n["vrf"],
                 role="anycast")
     for h, a in np_.hosts.items():
-        add(a["address"], f"{h} frontend bond (eth0+eth1)", vrf=a["vrf"], dns=f"{h}.{dom}")
+        add(a["address"], f"{h} frontend bond (eth0+eth1)", [(h, HOST_BOND)], vrf=a["vrf"], dns=f"{h}.{dom}")
     for stor, per_vrf in np_.storage_addresses.items():
+        port_name = cat.storage_servers[devs[stor].model].frontend_port_name
         for vrf, addrs in per_vrf.items():
             for p, addr in enumerate(addrs):
-                add(addr, f"{stor} port {p} storage front-end for {vrf}", vrf=vrf, role="vip")
+                add(addr, f"{stor} port {p} storage front-end for {vrf}", [(stor, port_name.format(i=p))], vrf=vrf,
+                    role="vip")
     for sw, sn in np_.oob["subnets"].items():
         for kind in ("bmc", "mgmt"):
             s = sn[kind]
-            add(f"{s['gateway']}/{s['subnet'].split('/')[1]}", f"{sw} Vlan{s['vlan']} {kind} gateway, DHCP relay")
+            add(f"{s['gateway']}/{s['subnet'].split('/')[1]}", f"{sw} Vlan{s['vlan']} {kind} gateway, DHCP relay",
+                [(sw, svi_name(sn["os"], s["vlan"]))])
     for r in np_.oob["ports"]:
         label = f"{r['device']}-bmc" if r["kind"] == "bmc" else f"{r['device']}-mgmt"
         add(r["address"], f"{r['device']} {r['port']} on {r['switch']} {r['switch_port']} "
-            f"(DHCP circuit-id {r['circuit_id']})", dns=f"{label}.{dom}")
-    rows.sort(key=lambda r: (r["vrf"], int(ip_interface(r["address"]).ip)))
-    return rows
+            f"(DHCP circuit-id {r['circuit_id']})", [(r["device"], r["port"])], dns=f"{label}.{dom}")
+    out.sort(key=lambda a: (a.vrf, int(ip_interface(a.address).ip)))
+    return out
 
 
-def prefix_rows(plan: Plan) -> list[dict[str, str]]:
+def ip_rows(plan: Plan) -> list[dict[str, str]]:
+    return [{"address": a.address, "vrf": a.vrf, "tenant": a.tenant, "status": "active", "role": a.role,
+             "dns_name": a.dns_name, "description": a.description} for a in addresses(plan)]
+
+
+def tenant_rows(plan: Plan) -> list[dict[str, str]]:
+    np_ = required(plan.netplan, "netplan")
+    return [{"name": n["tenant"], "slug": n["tenant"], "description": f"railyard tenant, {n['vrf']}"}
+            for n in np_.networks if n["tenant"]]
+
+
+def vrf_rows(plan: Plan) -> list[dict[str, str]]:
+    np_ = required(plan.netplan, "netplan")
+    admin = plan.design.frontend.evpn.route_target_admin
+    return [{"name": n["vrf"], "rd": f"{admin}:{n['l3vni']}", "tenant": n["tenant"] or "", "enforce_unique": "true",
+             "description": f"{n['name']}: L3VNI {n['l3vni']}"} for n in np_.networks]
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    prefix: str
+    vrf: str  # "" = the global table
+    tenant: str
+    status: str  # container (railyard's pools) or active
+    description: str
+    # the VLAN the subnet is on: ("frontend", vid) for a tenant segment, ("oob", vid) for an access
+    # switch's BMC or management VLAN (the same vid on every access switch), None for a pool
+    vlan: tuple[str, int] | None
+
+
+def prefixes(plan: Plan) -> list[Prefix]:
     np_ = required(plan.netplan, "netplan")
     ad = plan.design.addressing
-    rows = [{"prefix": str(getattr(ad, k)), "vrf": "", "tenant": "", "status": "container", "is_pool": "false",
-             "description": f"railyard pool addressing.{k}"} for k in ("loopbacks", "management", "bmc")]
+    out = [Prefix(str(getattr(ad, k)), "", "", "container", f"railyard pool addressing.{k}", None)
+           for k in ("loopbacks", "management", "bmc")]
     for n in np_.networks:
         for seg in ("hosts", "storage"):
             s = n[seg]
-            rows.append({"prefix": s["subnet"], "vrf": n["vrf"], "tenant": n["tenant"] or "", "status": "active",
-                         "is_pool": "false", "description": f"{n['name']} {seg} Vlan{s['vlan']} VNI {s['vni']}"})
+            out.append(Prefix(s["subnet"], n["vrf"], n["tenant"] or "", "active",
+                              f"{n['name']} {seg} Vlan{s['vlan']} VNI {s['vni']}", ("frontend", s["vlan"])))
     for sw, sn in np_.oob["subnets"].items():
         for kind in ("bmc", "mgmt"):
             s = sn[kind]
-            rows.append({"prefix": s["subnet"], "vrf": "", "tenant": "", "status": "active", "is_pool": "false",
-                         "description": f"{sw} {kind} Vlan{s['vlan']}"})
-    return rows
+            out.append(Prefix(s["subnet"], "", "", "active", f"{sw} {kind} Vlan{s['vlan']}", ("oob", s["vlan"])))
+    return out
+
+
+def prefix_rows(plan: Plan) -> list[dict[str, str]]:
+    return [{"prefix": x.prefix, "vrf": x.vrf, "tenant": x.tenant, "status": x.status, "is_pool": "false",
+             "description": x.description} for x in prefixes(plan)]
 
 
 def render_ipam(plan: Plan) -> dict[str, str]:
     if plan.netplan is None:
         return {}
-    np_ = required(plan.netplan, "netplan")
-    tenants = [{"name": n["tenant"], "slug": n["tenant"], "description": f"railyard tenant, {n['vrf']}"}
-               for n in np_.networks if n["tenant"]]
-    admin = plan.design.frontend.evpn.route_target_admin
-    vrfs = [{"name": n["vrf"], "rd": f"{admin}:{n['l3vni']}", "tenant": n["tenant"] or "", "enforce_unique": "true",
-             "description": f"{n['name']}: L3VNI {n['l3vni']}"} for n in np_.networks]
     return {
         "ipam.csv": _csv(IP_COLUMNS, ip_rows(plan)),
         "netbox/prefixes.csv": _csv(PREFIX_COLUMNS, prefix_rows(plan)),
-        "netbox/tenants.csv": _csv(["name", "slug", "description"], tenants),
-        "netbox/vrfs.csv": _csv(["name", "rd", "tenant", "enforce_unique", "description"], vrfs),
+        "netbox/tenants.csv": _csv(["name", "slug", "description"], tenant_rows(plan)),
+        "netbox/vrfs.csv": _csv(["name", "rd", "tenant", "enforce_unique", "description"], vrf_rows(plan)),
     }

@@ -34,11 +34,15 @@ class Port:
 
 @dataclass(frozen=True, slots=True)
 class End:
-    """What the cable plan needs of a port: the cage a plug goes into."""
+    """What the cable plan needs of a port: the cage a plug goes into; and what NetBox needs to type
+    the port (native speed, protocol, management-only)."""
 
     connector: str
     cage: int  # cage number on the device (0: a fixed management port)
     ppc: int  # ports per cage
+    speed_gbps: int = 1  # native speed of the port
+    protocol: str = "ethernet"  # ethernet or infiniband
+    mgmt: bool = False  # the device's management or BMC port
 
 
 # keyed by id(); the model is kept in the value so the id cannot be reused while cached
@@ -84,12 +88,18 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
     out: dict[str, dict[str, End]] = {}
     cfg = resolved_config(design, catalog)
 
-    def nic_ports(m: dict[str, End], nic_key: str, count: int, template: str, start: int) -> int:
+    # a server's backend NICs speak the backend's protocol (the same ConnectX-7 runs NDR or 400GbE)
+    backend_protocol = "infiniband" if design.backend.technology == "infiniband" else "ethernet"
+
+    def nic_ports(m: dict[str, End], nic_key: str, count: int, template: str, start: int,
+                  protocol: str = "ethernet") -> int:
         nic = catalog.nics[nic_key]
         for i in range(nic.ports * count):
-            m[template.format(i=i)] = End(nic.connector, start, 1)
+            m[template.format(i=i)] = End(nic.connector, start, 1, nic.speed_gbps, protocol)
             start += 1
         return start
+
+    mgmt = End("rj45", 0, 1, 1, "ethernet", True)
 
     for d in plan.devices:
         key = f"{d.kind}:{d.model}"
@@ -99,25 +109,25 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
         if d.kind == "switch":
             sw = catalog.switches[d.model]
             for p in port_table(sw):
-                m[p.name] = End(p.connector, p.cage, p.ports_per_cage)
-            m[sw.mgmt_port] = End("rj45", 0, 1)
+                m[p.name] = End(p.connector, p.cage, p.ports_per_cage, max(p.speeds), sw.technology)
+            m[sw.mgmt_port] = mgmt
         elif d.kind in ("server", "management"):
             sm = catalog.servers[d.model]
             c = 1
             if sm.backend:
-                c = nic_ports(m, sm.backend.nic, sm.backend.count, sm.backend.name, c)
+                c = nic_ports(m, sm.backend.nic, sm.backend.count, sm.backend.name, c, backend_protocol)
             if d.kind == "server":
                 nic_key, count = cfg.frontend_nic, cfg.frontend_nic_count
             else:
                 nic_key, count = sm.defaults.frontend_nic, sm.defaults.frontend_nic_count
             nic_ports(m, nic_key, count, sm.frontend_port_name, c)
-            m[sm.bmc_port] = End("rj45", 0, 1)
+            m[sm.bmc_port] = mgmt
         elif d.kind == "storage":
             st = catalog.storage_servers[d.model]
             nic_ports(m, st.nic, st.nic_count, st.frontend_port_name, 1)
-            m[st.bmc_port] = End("rj45", 0, 1)
+            m[st.bmc_port] = mgmt
         elif d.kind == "pdu":
-            m[catalog.pdus[d.model].mgmt_port] = End("rj45", 0, 1)
+            m[catalog.pdus[d.model].mgmt_port] = mgmt
         out[key] = m
     return out
 
