@@ -3,7 +3,8 @@
 What railyard writes carries the tag `railyard` and its stable key in the custom field
 `railyard_id`; that pair is the whole bookkeeping, kept in NetBox itself:
 - an object railyard wants and NetBox lacks is created; one whose owned fields differ is patched
-  (fields railyard does not name stay as the site team set them); one that matches is left alone;
+  (fields railyard does not name, and `status` after creation, stay as the site team set them); one
+  that matches is left alone;
 - an object tagged `railyard` whose key the design no longer has is deleted, and nothing else ever
   is: objects the site team made (untagged) are never touched, only referred to when they carry the
   same natural key (a manufacturer or role of the same slug);
@@ -44,6 +45,9 @@ OBJECT_TYPES = {
     "ipam/rirs": "ipam.rir", "ipam/asns": "ipam.asn", "ipam/vrfs": "ipam.vrf", "ipam/vlans": "ipam.vlan",
     "ipam/prefixes": "ipam.prefix", "ipam/ip-addresses": "ipam.ipaddress",
 }
+# set when railyard creates an object, then the site team's: a cable or device marked connected or
+# active in NetBox stays so through later pushes (and `netbox pull` reads it back as progress)
+CREATE_ONLY = frozenset({"status"})
 # endpoints whose objects a site may already hold under the same slug: referred to, never changed
 SHARED_BY_SLUG = ("dcim/manufacturers", "dcim/device-roles", "ipam/rirs", "tenancy/tenants", "dcim/sites")
 
@@ -243,9 +247,14 @@ def _body(obj: NbObject, ids: _Ids, tag_id: int) -> dict[str, Any]:
     return body
 
 
+def _owned(body: dict[str, Any]) -> dict[str, Any]:
+    """What a push may change on an existing object: not the fields the site team moves on."""
+    return {k: v for k, v in body.items() if k not in CREATE_ONLY}
+
+
 def _diff(body: dict[str, Any], have: dict[str, Any]) -> list[str]:
     changed = []
-    for k, want in body.items():
+    for k, want in _owned(body).items():
         if k == "custom_fields":
             if (have.get("custom_fields") or {}).get(KEY_FIELD) != want[KEY_FIELD]:
                 changed.append(k)
@@ -339,6 +348,8 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
                     continue
                 p.adopt.append((nat["id"], obj))
                 ids.ids[(e, key)] = nat["id"]
+                if obj.late:
+                    late.append((e, nat["id"], obj))
                 continue
             if cur is None:
                 p.create.append(obj)
@@ -361,8 +372,8 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
                 ids.ids[(e, o.key)] = m["id"]
                 if o.late:
                     late.append((e, m["id"], o))
-        patches = [{"id": i, **_body(o, ids, tag_id)} for i, o, _ in p.update]
-        patches += [{"id": i, **_body(o, ids, tag_id)} for i, o in p.adopt]
+        patches = [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o, _ in p.update]
+        patches += [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o in p.adopt]
         for chunk in _chunks(patches):
             c.request("PATCH", f"{e}/", chunk)
     _apply_late(c, late, have, ids, plans, dry_run)
