@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real tools railyard's generated files are proven against (tests/realtools.py),
 # and makes sure none of them is left running as a system service: a packaged slurmctld,
-# opensm, frr or kea started by postinst would hold ports, sockets and pid files the tests
+# opensm, frr, kea, postgresql or redis started by postinst would hold ports, sockets and pid files the tests
 # use, and an OpenSM would sweep whatever it finds.
 #
 # Idempotent and quiet: when every package is already installed apt is not touched at all,
@@ -20,10 +20,12 @@ PACKAGES=(
   chromium                          # headless print-to-pdf of reports
   fonts-dejavu-core                 # chromium pulls no fonts without recommends; text needs one
   poppler-utils                     # pdfinfo/pdftoppm: page counts and looking at PDFs
+  postgresql redis-server           # NetBox's database and cache (scripts/install-netbox.sh)
+  libpq-dev gcc                     # psycopg[c], which NetBox pins, compiles against libpq
 )
 
 # Services that the packages above install (munge comes with slurm).
-SERVICES=(slurmctld munge opensm frr kea-dhcp4-server)
+SERVICES=(slurmctld munge opensm frr kea-dhcp4-server postgresql redis-server)
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "install-system-deps.sh: must run as root" >&2

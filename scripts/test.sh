@@ -8,6 +8,9 @@ bash scripts/install-system-deps.sh
 # the real Pulumi engine: an existing one, the cached build, or a ~15 min offline build from Go modules
 PATH="$(bash scripts/install-pulumi.sh | tail -1):$PATH"
 export PATH PULUMI_PYTHON_CMD="$PWD/.venv/bin/python"
+# a real NetBox (PyPI, in a Python 3.12 venv) and a migrated template database, cached under
+# ~/.cache/railyard/netbox-<version>; the first run takes ~10 min, later ones under a second
+bash scripts/install-netbox.sh >/dev/null
 set +e
 .venv/bin/python -m pytest -q "$@"
 rc=$?

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from generators.compiler import compile_file
 from generators.model.plan import Plan
 from generators.renderers import render_all
+from tests.netbox_service import netbox  # noqa: F401  (the session fixture: a real NetBox on loopback)
 
 ROOT = Path(__file__).resolve().parent.parent
 DESIGNS = ROOT / "designs"
