@@ -51,13 +51,15 @@ PG_MAJOR="$(basename "$(dirname "$PG_BIN")")"
 
 # PostgreSQL refuses to run as root, so under root (CI) the server runs as the packaged `postgres`
 # user; otherwise as whoever runs the tests.
-# `exec` so that a backgrounded as_pg's $! is the server itself, which then gets our signals.
+# The server itself is started with `exec` so that $! is the postmaster, which then gets our
+# signals (a backgrounded function would leave a bash in between that holds SIGINT back).
 if [[ $(id -u) -eq 0 ]]; then
   id postgres >/dev/null 2>&1 || die "no postgres user; reinstall the postgresql package"
-  as_pg() { (cd / && exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"); }
+  pg_user=(setpriv --reuid=postgres --regid=postgres --init-groups --)
 else
-  as_pg() { "$@"; }
+  pg_user=()
 fi
+as_pg() { (cd / && exec "${pg_user[@]}" "$@"); }
 
 WANT_META="{\"netbox_version\": \"$NETBOX_VERSION\", \"postgresql_major\": $PG_MAJOR, \"recipe\": \"$TEMPLATE_RECIPE\", \"pg_bin\": \"$PG_BIN\", \"username\": \"$SUPERUSER\", \"password\": \"$SUPERUSER_PASSWORD\"}"
 
@@ -133,8 +135,9 @@ as_pg "$PG_BIN/initdb" -D "$staging/pgdata" -U postgres --auth=trust -E UTF8 --l
   >"$staging/initdb.log" 2>&1 || { cat "$staging/initdb.log" >&2; die "initdb failed"; }
 # Its socket goes in the staging dir: /run/postgresql may be missing or a packaged server's.
 # fsync off: a crash mid-build just means building again.
-as_pg "$PG_BIN/postgres" -D "$staging/pgdata" -p "$pg_port" -c listen_addresses=127.0.0.1 \
-  -c unix_socket_directories="$staging/run" -c fsync=off >"$staging/postgres.log" 2>&1 &
+(cd / && exec "${pg_user[@]}" "$PG_BIN/postgres" -D "$staging/pgdata" -p "$pg_port" \
+  -c listen_addresses=127.0.0.1 -c unix_socket_directories="$staging/run" -c fsync=off) \
+  >"$staging/postgres.log" 2>&1 &
 pg_pid=$!
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$staging" \
   >"$staging/redis.log" 2>&1 &
@@ -151,8 +154,10 @@ mkdir -p "$staging/root/conf"
 cp "$CONFIG" "$staging/root/conf/configuration.py"
 : >"$staging/root/conf/__init__.py"
 export NETBOX_ROOT="$staging/root" RAILYARD_NETBOX_PG_PORT="$pg_port" RAILYARD_NETBOX_REDIS_PORT="$redis_port"
+migrate_start=$SECONDS
 "$VENV/bin/netbox" migrate --no-input >"$staging/migrate.log" 2>&1 \
   || { tail -50 "$staging/migrate.log" >&2; die "netbox migrate failed"; }
+log "migrate took $((SECONDS - migrate_start))s"
 DJANGO_SUPERUSER_PASSWORD="$SUPERUSER_PASSWORD" "$VENV/bin/netbox" createsuperuser --no-input \
   --username "$SUPERUSER" --email "$SUPERUSER@example.invalid" >&2
 # Planner statistics for the fresh tables, so the first queries of every session plan well.
