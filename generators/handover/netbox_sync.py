@@ -45,6 +45,8 @@ OBJECT_TYPES = {
     "ipam/rirs": "ipam.rir", "ipam/asns": "ipam.asn", "ipam/vrfs": "ipam.vrf", "ipam/vlans": "ipam.vlan",
     "ipam/prefixes": "ipam.prefix", "ipam/ip-addresses": "ipam.ipaddress",
 }
+# endpoints whose objects carry no tags or custom fields: found through their railyard parent
+UNTAGGED = frozenset({"dcim/interface-templates"})
 # set when railyard creates an object, then the site team's: a cable or device marked connected or
 # active in NetBox stays so through later pushes (and `netbox pull` reads it back as progress)
 CREATE_ONLY = frozenset({"status"})
@@ -67,6 +69,7 @@ class Client:
         if u.scheme not in ("http", "https") or not u.hostname:
             raise NetBoxError(f"not an http(s) URL: {url!r}")
         self.base = u.path
+        self.origin = f"{u.scheme}://{u.netloc}"
         self._conn_args = (u.scheme, u.hostname, u.port, timeout, verify_tls)
         self._conn: http.client.HTTPConnection | None = None
         # v2 tokens (NetBox >= 4.5, `nbt_<key>.<secret>`) go as Bearer, legacy v1 tokens as Token
@@ -74,6 +77,8 @@ class Client:
         self.headers = {"Authorization": f"{scheme} {token}", "Accept": "application/json",
                         "Content-Type": "application/json"}
         self.requests = 0
+        self.seconds: Counter[str] = Counter()  # "<METHOD> <endpoint>" -> time spent, for the report
+        self.calls: Counter[str] = Counter()
 
     def _connection(self) -> http.client.HTTPConnection:
         if self._conn is None:
@@ -88,6 +93,7 @@ class Client:
     def request(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         full = path if path.startswith(self.base + "/api/") else f"{self.base}/api/{path}"
+        t0 = time.monotonic()
         for attempt in (1, 2):  # one retry on a dropped keep-alive connection
             try:
                 conn = self._connection()
@@ -98,10 +104,14 @@ class Client:
             except (ConnectionError, http.client.HTTPException, OSError) as exc:
                 self.close()
                 if attempt == 2:
-                    raise NetBoxError(f"cannot reach NetBox at {full}: {exc}") from None
+                    raise NetBoxError(f"cannot reach NetBox at {self.origin}{full}: {exc}") from None
         self.requests += 1
+        parts = full.removeprefix(self.base + "/api/").split("?")[0].strip("/").split("/")
+        what = f"{method} {'/'.join(parts[:-1] if parts[-1].isdigit() else parts)}"
+        self.seconds[what] += time.monotonic() - t0
+        self.calls[what] += 1
         if resp.status >= 400:
-            raise NetBoxError(f"NetBox refused {method} {full}: HTTP {resp.status} {_short(raw)}")
+            raise NetBoxError(f"NetBox refused {method} {self.origin}{full}: HTTP {resp.status} {_short(raw)}")
         return json.loads(raw) if raw else None
 
     def close(self) -> None:
@@ -242,6 +252,8 @@ class _Ids:
 
 def _body(obj: NbObject, ids: _Ids, tag_id: int) -> dict[str, Any]:
     body = {k: ids.resolve(v, f"{obj.endpoint} {obj.key}") for k, v in obj.fields.items()}
+    if obj.endpoint in UNTAGGED:
+        return body
     body["tags"] = [tag_id]
     body["custom_fields"] = {KEY_FIELD: obj.key}
     return body
@@ -284,7 +296,7 @@ def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
     else:
         tag_id = c.request("POST", "extras/tags/", {"name": TAG, "slug": TAG, "color": "2196f3",
                                                    "description": "written by railyard: do not edit by hand"})["id"]
-    types = sorted(OBJECT_TYPES.values())
+    types = sorted(t for e, t in OBJECT_TYPES.items() if e not in UNTAGGED)
     fields_ = c.all("extras/custom-fields", name=KEY_FIELD)
     if not fields_:
         if not dry_run:
@@ -298,17 +310,26 @@ def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
     return tag_id
 
 
-def _existing(c: Client, endpoint: str) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """railyard's objects at this endpoint by key, and railyard-tagged objects without a key."""
+def _existing(c: Client, endpoint: str) -> dict[str, dict[str, Any]]:
+    """railyard's objects at this endpoint, by key (a tagged object without a key is not railyard's
+    doing, e.g. a copy a user tagged: it is left alone)."""
     keyed: dict[str, dict[str, Any]] = {}
-    stray = []
     for o in c.all(endpoint, tag=TAG):
         key = (o.get("custom_fields") or {}).get(KEY_FIELD)
         if key:
             keyed[key] = o
-        else:
-            stray.append(o)
-    return keyed, stray
+    return keyed
+
+
+def _templates(c: Client, device_types: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Interface templates take neither tags nor custom fields in NetBox: railyard's are those of its
+    device types, keyed `<device type key>:<name>` as the inventory keys them."""
+    key_of = {o["id"]: k for k, o in device_types.items()}
+    out: dict[str, dict[str, Any]] = {}
+    for chunk in _chunks(sorted(key_of), 50):
+        for t in c.all("dcim/interface-templates", device_type_id=chunk):
+            out[f"{key_of[t['device_type']['id']]}:{t['name']}"] = t
+    return out
 
 
 def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushReport:
@@ -324,7 +345,8 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
         want[o.endpoint][o.key] = o
     tag_id = _ensure_bookkeeping(c, dry_run)
     order = [e for e in ENDPOINTS if e in OBJECT_TYPES]
-    have = {e: _existing(c, e)[0] for e in order}
+    have = {e: _existing(c, e) for e in order if e not in UNTAGGED}
+    have["dcim/interface-templates"] = _templates(c, have["dcim/device-types"])
     plans = {e: EndpointPlan() for e in order}
     # deletes first, children before parents: a freed port can take its new cable
     for e in reversed(order):

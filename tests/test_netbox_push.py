@@ -1,0 +1,156 @@
+"""`railyard netbox push` and `pull` against a real NetBox on PostgreSQL (tests/netbox_service.py):
+push h100-256 into a fresh NetBox, push again (no change), push its 2:1 variant (only the re-planned
+leaf-spine cables go), delete one cable by hand and pull it back as missing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from generators.handover.netbox_inventory import inventory
+from generators.handover.netbox_model import KEY_FIELD, TAG
+from generators.handover.netbox_sync import Client
+from tests.conftest import DESIGNS
+
+pytestmark = pytest.mark.netbox
+DESIGN = DESIGNS / "h100-256.yaml"
+# h100-256 is 2:1 as shipped; at 1:1 it has four backend spines (and no spare leaf port for the SM
+# hosts), so the change the issue names is BASE -> HEAD
+BASE = ("--set", "backend.oversubscription=1:1", "--set", "management.backend_attached=0")
+HEAD = ("--set", "management.backend_attached=0")
+BASE_SET = ("backend.oversubscription=1:1", "management.backend_attached=0")
+HEAD_SET = ("management.backend_attached=0",)
+
+
+@pytest.fixture(scope="module")
+def nb(netbox: Any) -> Client:
+    c = Client(netbox.url, netbox.token)
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def env(netbox: Any) -> dict[str, str]:
+    return {"NETBOX_TOKEN": netbox.token}
+
+
+def _run(cli_env: Any, *args: str) -> Any:
+    from typer.testing import CliRunner
+
+    from generators.cli import app
+
+    runner = CliRunner()
+    return runner.invoke(app, [str(a) for a in args], env=cli_env, catch_exceptions=False)
+
+
+def _mine(nb: Client, endpoint: str) -> dict[str, dict[str, Any]]:
+    return {o["custom_fields"][KEY_FIELD]: o for o in nb.all(endpoint, tag=TAG)}
+
+
+@pytest.fixture(scope="module")
+def first_push(netbox: Any, env: dict[str, str], nb: Client) -> Any:
+    res = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *BASE)
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def test_a_fresh_netbox_gets_every_device_interface_and_cable(first_push: Any, nb: Client, compiled: Any) -> None:
+    plan = compiled("h100-256", *BASE_SET)
+    devices = _mine(nb, "dcim/devices")
+    assert set(devices) == {d.name for d in plan.devices}
+    for d in plan.devices:
+        got = devices[d.name]
+        assert got["rack"] is not None and got["rack"]["name"] == d.rack, d.name
+        if d.unit is None:
+            assert got["position"] is None, d.name
+        else:
+            assert got["position"] == d.unit, d.name
+    cables = _mine(nb, "dcim/cables")
+    physical = sum(c.physical for c in plan.cables or [])
+    want = [o for o in inventory(plan) if o.endpoint == "dcim/cables"]
+    assert len(cables) == len(want) == physical
+    # every planned link's two ports are joined by a NetBox cable
+    joined = set()
+    for c in cables.values():
+        ends = frozenset((t["object"]["device"]["name"], t["object"]["name"])
+                         for side in ("a_terminations", "b_terminations") for t in c[side])
+        joined.add(ends)
+    for lk in plan.links:
+        assert any({(lk.a_device, lk.a_port), (lk.b_device, lk.b_port)} <= e for e in joined), lk
+    interfaces = _mine(nb, "dcim/interfaces")
+    assert len(interfaces) == sum(o.endpoint == "dcim/interfaces" for o in inventory(plan))
+    ips = nb.all("ipam/ip-addresses", tag=TAG)
+    assert ips and all(ip["assigned_object_type"] == "dcim.interface" and ip["assigned_object_id"] for ip in ips
+                       if ip["role"] is None or ip["role"]["value"] not in ("anycast", "vip"))
+    assert "railyard did create" in first_push.output
+
+
+def test_a_second_push_changes_nothing(first_push: Any, netbox: Any, env: dict[str, str]) -> None:
+    res = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *BASE)
+    assert res.exit_code == 0, res.output
+    assert "railyard did create 0, update 0 and delete 0 NetBox objects" in res.output, res.output
+    dry = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *BASE, "--dry-run")
+    assert "railyard would create 0, update 0 and delete 0" in dry.output, dry.output
+
+
+def test_two_to_one_removes_exactly_the_dropped_spines_and_their_cables(
+        first_push: Any, netbox: Any, env: dict[str, str], nb: Client, compiled: Any) -> None:
+    endpoints = ("dcim/devices", "dcim/cables", "dcim/interfaces", "ipam/ip-addresses")
+    before = {e: _mine(nb, e) for e in endpoints}
+    base, head = compiled("h100-256", *BASE_SET), compiled("h100-256", *HEAD_SET)
+    dry = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *HEAD, "--dry-run")
+    assert dry.exit_code == 0 and "railyard would" in dry.output
+    assert _mine(nb, "dcim/cables").keys() == before["dcim/cables"].keys(), "a dry run writes nothing"
+    res = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *HEAD)
+    assert res.exit_code == 0, res.output
+    after = {e: _mine(nb, e) for e in endpoints}
+    dropped = {d.name for d in base.devices} - {d.name for d in head.devices}
+    assert dropped == {"spine03", "spine04"}
+    assert set(before["dcim/devices"]) - set(after["dcim/devices"]) == dropped
+    assert set(after["dcim/devices"]) <= set(before["dcim/devices"])
+    # what stays keeps its NetBox id: patched in place, never deleted and re-created
+    for e in endpoints:
+        kept = after[e]
+        assert all(kept[k]["id"] == o["id"] for k, o in before[e].items() if k in kept), e
+    gone_if = {k for k, o in before["dcim/interfaces"].items() if k.split(":")[0] in dropped}
+    assert set(before["dcim/interfaces"]) - set(after["dcim/interfaces"]) == gone_if
+    want_cables = {o.key for o in inventory(head) if o.endpoint == "dcim/cables"}
+    gone = set(before["dcim/cables"]) - set(after["dcim/cables"])
+    assert gone == set(before["dcim/cables"]) - want_cables and set(after["dcim/cables"]) == want_cables
+
+    def devices_of(c: dict[str, Any]) -> set[str]:
+        return {t["object"]["device"]["name"] for side in ("a_terminations", "b_terminations") for t in c[side]}
+
+    spine_cables = {k for k in gone if devices_of(before["dcim/cables"][k]) & dropped}
+    assert len(spine_cables) == 66  # 2 spines x 32 leaf ports + their 2 management cables
+    # the only others: the spine rack's PDUs, whose out-of-band ports moved up into the freed ones
+    # (their new cables are the only cables added)
+    others = gone - spine_cables
+    pdus = {d.name for d in base.devices if d.kind == "pdu"}
+    assert all(devices_of(before["dcim/cables"][k]) & pdus for k in others)
+    added = set(after["dcim/cables"]) - set(before["dcim/cables"])
+    assert len(added) == len(others)
+
+
+def test_pull_reports_a_cable_deleted_in_netbox_with_both_ends(
+        first_push: Any, netbox: Any, env: dict[str, str], nb: Client, compiled: Any) -> None:
+    sets = HEAD
+    push = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *sets)  # whatever the tests before left
+    assert push.exit_code == 0, push.output
+    clean = _run(env, "netbox", "pull", DESIGN, "--url", netbox.url, *sets)
+    assert clean.exit_code == 0 and "as-built matches the plan" in clean.output, clean.output
+    plan = compiled("h100-256", *HEAD_SET)
+    cables = _mine(nb, "dcim/cables")
+    key = sorted(cables)[0]
+    nb.request("DELETE", f"dcim/cables/{cables[key]['id']}/")
+    res = _run(env, "netbox", "pull", DESIGN, "--url", netbox.url, *sets, "--json")
+    assert res.exit_code == 1, res.output
+    doc = json.loads(res.output)
+    (f,) = doc["findings"]
+    assert f["kind"] == "missing" and f["cable_id"] == key
+    units = {d.name: (d.rack, d.unit) for d in plan.devices}
+    assert len(f["ends"]) >= 2
+    for e in f["ends"]:
+        assert (e["rack"], e["unit"]) == units[e["device"]] and e["rack"] is not None
