@@ -394,6 +394,12 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
                 ids.ids[(e, o.key)] = m["id"]
                 if o.late:
                     late.append((e, m["id"], o))
+        # devices that move within or between racks first leave their units: NetBox checks each
+        # new position against the rack as it is, so two switches trading units would collide
+        moving = [{"id": i, "position": None, "face": ""} for i, _, changed in p.update
+                  if e == "dcim/devices" and {"position", "rack", "face"} & set(changed)]
+        for chunk in _chunks(moving):
+            c.request("PATCH", f"{e}/", chunk)
         patches = [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o, _ in p.update]
         patches += [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o in p.adopt]
         for chunk in _chunks(patches):
