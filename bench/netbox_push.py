@@ -39,7 +39,7 @@ def main() -> None:
             report = push(objects, c)
             t = report.totals()
             n = t["create"] + t["update"] + t["delete"] + t["unchanged"]
-            print(f"{run}: {report.seconds:.1f} s, {c.requests:,} requests, {n / report.seconds:,.0f} objects/s "
+            print(f"{run}: {report.seconds:.1f} s, {report.requests:,} requests, {n / report.seconds:,.0f} objects/s "
                   f"(create {t['create']:,}, update {t['update']:,}, delete {t['delete']:,}, "
                   f"unchanged {t['unchanged']:,})")
             for what, sec in c.seconds.most_common(8):

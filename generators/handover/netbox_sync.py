@@ -333,7 +333,7 @@ def _templates(c: Client, device_types: dict[str, dict[str, Any]]) -> dict[str, 
 
 
 def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushReport:
-    start = time.monotonic()
+    start, requests = time.monotonic(), c.requests
     want: dict[str, dict[str, NbObject]] = defaultdict(dict)
     for o in objects:
         if o.endpoint == "extras/tags" and o.key == TAG:
@@ -405,7 +405,7 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
         for chunk in _chunks(patches):
             c.request("PATCH", f"{e}/", chunk)
     _apply_late(c, late, have, ids, plans, dry_run)
-    return PushReport(plans, dry_run, c.requests, time.monotonic() - start)
+    return PushReport(plans, dry_run, c.requests - requests, time.monotonic() - start)
 
 
 def _natural_index(c: Client, endpoint: str, want: dict[str, NbObject], have: dict[str, dict[str, Any]],
