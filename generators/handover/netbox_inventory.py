@@ -320,10 +320,14 @@ def _tenant(tenant: str | None) -> dict[str, Any]:
 
 
 def _ip_key(vrf: str, address: str, role: str, device: str) -> str:
-    """An address is unique in its VRF, except an anycast gateway, which is one NetBox address per
-    leaf interface that holds it; the key stays the same when another leaf gains the VLAN."""
+    """An address in its VRF on one device (an anycast gateway is one NetBox address per leaf that
+    holds it, so its key stays when another leaf gains the VLAN). The device is part of the key
+    because NetBox refuses to move an address that is a device's primary or OOB IP to another
+    device, and deletes an interface's addresses with it: an address the plan gives to another
+    device is a new NetBox address, and the old one goes first."""
+    del role  # every role is keyed the same way
     base = f"{vrf or 'global'}/{address}"
-    return f"{base}@{device}" if role == "anycast" and device else base
+    return f"{base}@{device}" if device else base
 
 
 def _manufacturer(plan: Plan, d: Device) -> str:
