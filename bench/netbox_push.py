@@ -4,7 +4,9 @@ PostgreSQL on a copy of the migrated template, Redis, NetBox under gunicorn).
 Prints, for a push into an empty NetBox and a second push (no change): wall time, requests, objects
 per second, and the slowest request kinds. Needs `bash scripts/install-netbox.sh` first.
 
-Run: python bench/netbox_push.py [--design designs/h100-1024-reference.yaml] [--workers 2]
+Run: python bench/netbox_push.py [--design designs/h100-1024-reference.yaml] [--workers 2] [--threads 4]
+       [--in-flight 4]
+(--workers/--threads: NetBox's gunicorn; --in-flight: railyard's requests at once, `netbox push --workers`)
 """
 
 from __future__ import annotations
@@ -19,23 +21,26 @@ sys.path.insert(0, str(ROOT))
 
 from generators.compiler import compile_file  # noqa: E402
 from generators.handover.netbox_inventory import inventory  # noqa: E402
-from generators.handover.netbox_sync import Client, push  # noqa: E402
+from generators.handover.netbox_sync import WORKERS, Client, push  # noqa: E402
 from tests.netbox_service import installed, running_netbox  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--design", default=str(ROOT / "designs" / "h100-1024-reference.yaml"))
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="NetBox's gunicorn workers")
+    ap.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    ap.add_argument("--in-flight", type=int, default=WORKERS, help="railyard's requests at once")
     args = ap.parse_args()
     plan, _, _ = compile_file(Path(args.design), [])
     objects = inventory(plan)
     print(f"{plan.design.name}: {len(objects):,} NetBox objects")
     t0 = time.monotonic()
-    with running_netbox(installed(), workers=args.workers) as nb:
-        print(f"NetBox {nb.version} up in {time.monotonic() - t0:.1f} s")
+    with running_netbox(installed(), workers=args.workers, threads=args.threads) as nb:
+        print(f"NetBox {nb.version} up in {time.monotonic() - t0:.1f} s (gunicorn {args.workers} x "
+              f"{args.threads} threads; {args.in_flight} requests in flight)")
         for run in ("first push", "second push"):
-            c = Client(nb.url, nb.token)
+            c = Client(nb.url, nb.token, workers=args.in_flight)
             report = push(objects, c)
             t = report.totals()
             n = t["create"] + t["update"] + t["delete"] + t["unchanged"]

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.measure import Measurement
 
 from generators.compiler import compile_file
+from generators.handover.netbox_sync import WORKERS
 from generators.model.catalog import DEFAULT_CATALOG, load_catalog
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
@@ -264,19 +265,39 @@ UrlOpt = Annotated[str, typer.Option("--url", help="NetBox base URL, e.g. https:
                                      "(token from NETBOX_TOKEN)", show_default=False)]
 
 
-def _netbox_client(url: str) -> Client:
+WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=32, help="NetBox requests in flight at "
+                                         "once (lower it for a busy production NetBox)")]
+
+
+def _with_netbox(design: Path, url: str, set_: list[str] | None, catalog: Path | None, workers: int,
+                 job: Callable[[Plan, Client], None]) -> None:
+    """Compile the design, connect, and run job(plan, client): a bad design, token or URL exits 2,
+    a NetBox that refuses or does not answer exits 1, both without a traceback."""
     import os
 
     from generators.handover.netbox_sync import Client, NetBoxError
 
-    token = os.environ.get("NETBOX_TOKEN", "")
-    if not token:
-        raise DesignError.one("NETBOX_TOKEN", "no NetBox API token", "export NETBOX_TOKEN=<a token with write "
-                              "access> (v2 tokens look like nbt_<key>.<secret>)")
     try:
-        return Client(url, token)
+        plan, _, _ = compile_file(design, set_, catalog)
+        token = os.environ.get("NETBOX_TOKEN", "")
+        if not token:
+            raise DesignError.one("NETBOX_TOKEN", "no NetBox API token", "export NETBOX_TOKEN=<a token with "
+                                  "write access> (v2 tokens look like nbt_<key>.<secret>)")
+        try:
+            client = Client(url, token, workers=workers)
+        except NetBoxError as exc:
+            raise DesignError.one("--url", str(exc), "give the NetBox base URL, e.g. "
+                                  "https://netbox.example.com") from None
+    except DesignError as exc:
+        _fail(exc)
+        return
+    try:
+        job(plan, client)
     except NetBoxError as exc:
-        raise DesignError.one("--url", str(exc), "give the NetBox base URL, e.g. https://netbox.example.com") from None
+        err_console.print(f"[bold red]error[/]: {exc}", markup=True)
+        raise typer.Exit(1) from None
+    finally:
+        client.close()
 
 
 @netbox_app.command("push")
@@ -284,58 +305,38 @@ def _netbox_client(url: str) -> Client:
 def netbox_push(design: DesignArg, url: UrlOpt,
                 dry_run: Annotated[bool, typer.Option("--dry-run", help="print what would change; write "
                                                       "nothing")] = False,
-                set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
+                set_: SetOpt = None, catalog: CatalogOpt = None, workers: WorkersOpt = WORKERS) -> None:
     """Create or update the whole site in NetBox (racks, device types, devices, interfaces, cables,
     addresses); delete only what railyard pushed before and the design no longer has."""
     from generators.handover.netbox_inventory import inventory
-    from generators.handover.netbox_sync import NetBoxError, push
+    from generators.handover.netbox_sync import push
 
-    try:
-        plan, _, _ = compile_file(design, set_, catalog)
-        client = _netbox_client(url)
-    except DesignError as exc:
-        _fail(exc)
-        return
-    try:
-        report = push(inventory(plan), client, dry_run=dry_run)
-    except NetBoxError as exc:
-        err_console.print(f"[bold red]error[/]: {exc}", markup=True)
-        raise typer.Exit(1) from None
-    finally:
-        client.close()
-    out_console.print(report.text(), end="", markup=False)
+    def job(plan: Plan, client: Client) -> None:
+        out_console.print(push(inventory(plan), client, dry_run=dry_run).text(), end="", markup=False)
+
+    _with_netbox(design, url, set_, catalog, workers, job)
 
 
 @netbox_app.command("pull")
 @_guarded
 def netbox_pull(design: DesignArg, url: UrlOpt,
                 as_json: Annotated[bool, typer.Option("--json", help="the report as JSON")] = False,
-                set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
+                set_: SetOpt = None, catalog: CatalogOpt = None, workers: WorkersOpt = WORKERS) -> None:
     """Read the site's cables back from NetBox and report what differs from the plan (missing, moved,
     extra, wrong type or length) with both ends' rack and unit; exit 1 when anything differs."""
     from generators.asbuilt.netbox_pull import pull
     from generators.handover.netbox_inventory import inventory
-    from generators.handover.netbox_sync import NetBoxError
 
-    try:
-        plan, _, _ = compile_file(design, set_, catalog)
-        client = _netbox_client(url)
-    except DesignError as exc:
-        _fail(exc)
-        return
-    try:
+    def job(plan: Plan, client: Client) -> None:
         report = pull(plan, inventory(plan), client)
-    except NetBoxError as exc:
-        err_console.print(f"[bold red]error[/]: {exc}", markup=True)
-        raise typer.Exit(1) from None
-    finally:
-        client.close()
-    if as_json:
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
-    else:
-        out_console.print(report.text(), end="", markup=False)
-    if not report.ok:
-        raise typer.Exit(1)
+        if as_json:
+            sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        else:
+            out_console.print(report.text(), end="", markup=False)
+        if not report.ok:
+            raise typer.Exit(1)
+
+    _with_netbox(design, url, set_, catalog, workers, job)
 
 
 def main() -> None:

@@ -201,3 +201,28 @@ def test_deterministic(compiled: Callable[..., Plan]) -> None:
     assert inventory(plan) == inventory(plan)
     # a push from plan.json (railyard compile's output) writes exactly what a push from the design does
     assert inventory(Plan.from_dict(json.loads(dumps(plan)))) == inventory(plan)
+
+
+def test_switch_ports_carry_the_vlans_their_configs_set(case: tuple[Plan, list[NbObject]]) -> None:
+    from generators.renderers.netview import frontend_views, oob_views
+
+    plan, inv = case
+    ifaces = by(inv, "dcim/interfaces")
+    seen = Counter()
+    for net, views in (("frontend", frontend_views(plan)), ("oob", oob_views(plan))):
+        for sw, view in views.items():
+            for use in view.ports.values():
+                f = ifaces[f"{sw}:{use.port}"].fields
+                if use.tagged:
+                    assert f["mode"] == "tagged" and f["untagged_vlan"] is None
+                    assert [r.key for r in f["tagged_vlans"]] == [f"{net}/{v}" for v in use.tagged]
+                    seen["tagged"] += 1
+                elif use.untagged is not None:
+                    assert f["mode"] == "access" and f["untagged_vlan"] == Ref("ipam/vlans", f"{net}/{use.untagged}")
+                    seen["access"] += 1
+                else:
+                    assert f["mode"] is None and f["tagged_vlans"] == []
+    assert seen["access"] > 0 and seen["tagged"] > 0  # server and BMC ports; the storage trunks
+    # a server's port has no VLAN of its own: the leaf tags nothing for it
+    servers = {d.name for d in plan.devices if d.kind == "server"}
+    assert all(o.fields.get("mode") is None for o in ifaces.values() if o.fields["device"].key in servers)

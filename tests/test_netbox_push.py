@@ -49,6 +49,17 @@ def _mine(nb: Client, endpoint: str) -> dict[str, dict[str, Any]]:
     return {o["custom_fields"][KEY_FIELD]: o for o in nb.all(endpoint, tag=TAG)}
 
 
+def _interfaces(nb: Client) -> dict[str, dict[str, Any]]:
+    """Every interface of railyard's devices, as `device:port` (the ports NetBox made from railyard's
+    device types carry railyard's tag only once railyard has set something on them)."""
+    ids = sorted(o["id"] for o in _mine(nb, "dcim/devices").values())
+    out: dict[str, dict[str, Any]] = {}
+    for i in range(0, len(ids), 50):
+        for o in nb.all("dcim/interfaces", device_id=ids[i:i + 50]):
+            out[f"{o['device']['name']}:{o['name']}"] = o
+    return out
+
+
 @pytest.fixture(scope="module")
 def first_push(netbox: Any, env: dict[str, str], nb: Client) -> Any:
     res = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *BASE)
@@ -79,8 +90,23 @@ def test_a_fresh_netbox_gets_every_device_interface_and_cable(first_push: Any, n
         joined.add(ends)
     for lk in plan.links:
         assert any({(lk.a_device, lk.a_port), (lk.b_device, lk.b_port)} <= e for e in joined), lk
-    interfaces = _mine(nb, "dcim/interfaces")
-    assert len(interfaces) == sum(o.endpoint == "dcim/interfaces" for o in inventory(plan))
+    interfaces = _interfaces(nb)
+    want_if = {o.key: o for o in inventory(plan) if o.endpoint == "dcim/interfaces"}
+    assert interfaces.keys() == want_if.keys()
+    for key, o in want_if.items():
+        got = interfaces[key]
+        assert (got["type"]["value"], got["speed"], got["description"]) == (
+            o.fields["type"], o.fields.get("speed"), o.fields.get("description", "")), key
+        mode = o.fields.get("mode")
+        assert (got["mode"] and got["mode"]["value"]) == mode, key
+        if mode == "access":
+            assert got["untagged_vlan"]["vid"] == int(o.fields["untagged_vlan"].key.split("/")[1]), key
+        elif mode == "tagged":
+            assert sorted(v["vid"] for v in got["tagged_vlans"]) == sorted(
+                int(r.key.split("/")[1]) for r in o.fields["tagged_vlans"]), key
+        # railyard tags what it set something on (a cabled port, a bond, a loopback), no more
+        assert (TAG in {t["slug"] for t in got["tags"]}) == bool(o.fields.get("description") or mode or o.fields[
+            "type"] in ("virtual", "lag")), key
     ips = nb.all("ipam/ip-addresses", tag=TAG)
     assert ips and all(ip["assigned_object_type"] == "dcim.interface" and ip["assigned_object_id"] for ip in ips
                        if ip["role"] is None or ip["role"]["value"] not in ("anycast", "vip"))
@@ -97,8 +123,9 @@ def test_a_second_push_changes_nothing(first_push: Any, netbox: Any, env: dict[s
 
 def test_two_to_one_removes_exactly_the_dropped_spines_and_their_cables(
         first_push: Any, netbox: Any, env: dict[str, str], nb: Client, compiled: Any) -> None:
-    endpoints = ("dcim/devices", "dcim/cables", "dcim/interfaces", "ipam/ip-addresses")
+    endpoints = ("dcim/devices", "dcim/cables", "ipam/ip-addresses")
     before = {e: _mine(nb, e) for e in endpoints}
+    before["dcim/interfaces"] = _interfaces(nb)
     base, head = compiled("h100-256", *BASE_SET), compiled("h100-256", *HEAD_SET)
     dry = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *HEAD, "--dry-run")
     assert dry.exit_code == 0 and "railyard would" in dry.output
@@ -106,12 +133,13 @@ def test_two_to_one_removes_exactly_the_dropped_spines_and_their_cables(
     res = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *HEAD)
     assert res.exit_code == 0, res.output
     after = {e: _mine(nb, e) for e in endpoints}
+    after["dcim/interfaces"] = _interfaces(nb)
     dropped = {d.name for d in base.devices} - {d.name for d in head.devices}
     assert dropped == {"spine03", "spine04"}
     assert set(before["dcim/devices"]) - set(after["dcim/devices"]) == dropped
     assert set(after["dcim/devices"]) <= set(before["dcim/devices"])
     # what stays keeps its NetBox id: patched in place, never deleted and re-created
-    for e in endpoints:
+    for e in (*endpoints, "dcim/interfaces"):
         kept = after[e]
         assert all(kept[k]["id"] == o["id"] for k, o in before[e].items() if k in kept), e
     gone_if = {k for k, o in before["dcim/interfaces"].items() if k.split(":")[0] in dropped}

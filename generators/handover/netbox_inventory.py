@@ -34,6 +34,7 @@ from generators.model.plan import Device, Plan, required
 from generators.model.sections import Cable
 from generators.renderers.cabling import COLOR, NETBOX_TYPE, ROLE_COLOR
 from generators.renderers.ipam import HOST_BOND, Address, addresses, loopback_name, prefixes, tenant_rows, vrf_rows
+from generators.renderers.netview import PortUse, frontend_views, oob_views
 from generators.stages.placement import device_size
 from generators.stages.ports import End, port_ends
 
@@ -211,12 +212,21 @@ def inventory(plan: Plan) -> list[NbObject]:
         for dev, port in a.on:
             if port not in maps[f"{devs[dev].kind}:{devs[dev].model}"]:
                 virtual[dev].setdefault(port, "lag" if port == HOST_BOND else "virtual")
+    # the VLANs of the frontend and out-of-band switches' access and trunk ports, as their configs set them
+    vlan_use: dict[tuple[str, str], dict[str, Any]] = {}
+    for net, views in (("frontend", frontend_views(plan)), ("oob", oob_views(plan))):
+        for sw, view in views.items():
+            for use in view.ports.values():
+                vlan_use[(sw, use.port)] = _vlan_fields(net, use)
     for d in plan.devices:
         ports = maps[f"{d.kind}:{d.model}"]
         bonded = d.name in virtual and HOST_BOND in virtual[d.name]
         for port, end in ports.items():
+            # speed, peer and VLANs are always named, so a port whose link the design drops is
+            # cleared (an unconnected port then matches what NetBox made from the template)
             fields = {"device": Ref("dcim/devices", d.name), "name": port, "type": interface_type(end),
-                      "mgmt_only": end.mgmt}
+                      "mgmt_only": end.mgmt, "speed": None, "description": "",
+                      **vlan_use.get((d.name, port), _NO_VLANS)}
             late = {}
             p = peer.get((d.name, port))
             if p is not None:
@@ -313,6 +323,19 @@ def _ipam(plan: Plan, site_ref: Ref, addrs: list[Address]) -> Iterator[NbObject]
                 **base, "assigned_object_type": "dcim.interface", "assigned_object_id": _iface(dev, port)})
         if not a.on:  # an anycast gateway no leaf carries yet: planned, but bound to nothing
             yield NbObject("ipam/ip-addresses", _ip_key(a.vrf, a.address, a.role, ""), base)
+
+
+_NO_VLANS: dict[str, Any] = {"mode": None, "untagged_vlan": None, "tagged_vlans": []}
+
+
+def _vlan_fields(network: str, use: PortUse) -> dict[str, Any]:
+    """An 802.1Q port as NetBox records it: access with its VLAN, or a trunk of tagged VLANs."""
+    if use.tagged:
+        return {"mode": "tagged", "untagged_vlan": None,
+                "tagged_vlans": [Ref("ipam/vlans", f"{network}/{v}") for v in use.tagged]}
+    if use.untagged is not None:
+        return {"mode": "access", "untagged_vlan": Ref("ipam/vlans", f"{network}/{use.untagged}"), "tagged_vlans": []}
+    return _NO_VLANS
 
 
 def _tenant(tenant: str | None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ ENDPOINTS: tuple[str, ...] = (
     "extras/tags",
     "tenancy/tenants",
     "dcim/sites",
+    "ipam/vlans",  # before interfaces: access and trunk ports name their VLANs
     "dcim/locations",
     "dcim/racks",
     "dcim/manufacturers",
@@ -33,7 +34,6 @@ ENDPOINTS: tuple[str, ...] = (
     "ipam/rirs",
     "ipam/asns",
     "ipam/vrfs",
-    "ipam/vlans",
     "ipam/prefixes",
     "ipam/ip-addresses",
 )

@@ -8,11 +8,14 @@ What railyard writes carries the tag `railyard` and its stable key in the custom
 - an object tagged `railyard` whose key the design no longer has is deleted, and nothing else ever
   is: objects the site team made (untagged) are never touched, only referred to when they carry the
   same natural key (a manufacturer or role of the same slug);
-- interfaces NetBox made itself from railyard's device types are adopted (tagged and keyed).
+- interfaces NetBox made itself from railyard's device types are adopted (tagged and keyed) when
+  railyard sets something on them (a cabled port's speed and peer); the others stay as NetBox made
+  them, untagged, and are found through their device.
 
 Deletes run first, in reverse dependency order (a port freed by a removed cable can take the new
 one); creates and updates then run endpoint by endpoint in dependency order, in list requests of up
-to `BATCH` objects, so the 1,024-GPU site is a few hundred requests, not tens of thousands.
+to `BATCH` objects, `WORKERS` at a time, so the 1,024-GPU site is a few hundred requests, not tens
+of thousands, and NetBox's workers share them.
 `dry_run` computes the same plan and writes nothing.
 """
 
@@ -23,9 +26,11 @@ import json
 import math
 import re
 import ssl
+import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -33,7 +38,10 @@ from urllib.parse import urlencode, urlsplit
 from generators.handover.netbox_model import ENDPOINTS, KEY_FIELD, TAG, NbObject, Ref, Termination
 
 _HEX6 = re.compile(r"[0-9a-fA-F]{6}")
-BATCH = 250  # objects per list request: NetBox validates each in one transaction
+BATCH = 100  # objects per list request: NetBox validates each in one transaction
+# list requests in flight at once: NetBox spends ~0.2 s of server time per cable and ~70 ms per
+# interface, so one request at a time leaves all but one of its workers idle
+WORKERS = 4
 PAGE = 1000  # objects per GET page (NetBox's default MAX_PAGE_SIZE)
 
 # which NetBox object type (for the custom field) each endpoint holds
@@ -51,6 +59,12 @@ UNTAGGED = frozenset({"dcim/interface-templates"})
 # active in NetBox stays so through later pushes (and `netbox pull` reads it back as progress)
 CREATE_ONLY = frozenset({"status"})
 # endpoints whose objects a site may already hold under the same slug: referred to, never changed
+# many-to-many fields NetBox answers in an order of its own: compared as sets of ids
+UNORDERED = frozenset({"tagged_vlans", "sites"})
+# endpoints whose NetBox-made objects (interfaces instantiated from railyard's device types) railyard
+# tags only when it has to change them: an unconnected port stays as NetBox made it, which saves
+# a PATCH per port (~70 ms of NetBox's time each) and is found again through its device
+ADOPT_AS_IS = frozenset({"dcim/interfaces"})
 SHARED_BY_SLUG = ("dcim/manufacturers", "dcim/device-roles", "ipam/rirs", "tenancy/tenants", "dcim/sites")
 
 
@@ -62,16 +76,23 @@ class NetBoxError(Exception):
 
 
 class Client:
-    """A small JSON client over one kept-alive connection (stdlib only: no extra dependency)."""
+    """A small JSON client over kept-alive connections, one per thread (stdlib only: no extra
+    dependency). `parallel` runs up to `workers` requests at once, each on its own connection."""
 
-    def __init__(self, url: str, token: str, timeout: float = 120.0, verify_tls: bool = True) -> None:
+    def __init__(self, url: str, token: str, timeout: float = 600.0, verify_tls: bool = True,
+                 workers: int = WORKERS) -> None:
         u = urlsplit(url.rstrip("/"))
         if u.scheme not in ("http", "https") or not u.hostname:
             raise NetBoxError(f"not an http(s) URL: {url!r}")
+        if workers < 1:
+            raise NetBoxError(f"workers must be at least 1, not {workers}")
         self.base = u.path
         self.origin = f"{u.scheme}://{u.netloc}"
+        self.workers = workers
         self._conn_args = (u.scheme, u.hostname, u.port, timeout, verify_tls)
-        self._conn: http.client.HTTPConnection | None = None
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._conns: list[http.client.HTTPConnection] = []
         # v2 tokens (NetBox >= 4.5, `nbt_<key>.<secret>`) go as Bearer, legacy v1 tokens as Token
         scheme = "Bearer" if token.startswith("nbt_") else "Token"
         self.headers = {"Authorization": f"{scheme} {token}", "Accept": "application/json",
@@ -81,43 +102,79 @@ class Client:
         self.calls: Counter[str] = Counter()
 
     def _connection(self) -> http.client.HTTPConnection:
-        if self._conn is None:
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is None:
             scheme, host, port, timeout, verify = self._conn_args
             if scheme == "https":
                 ctx = ssl.create_default_context() if verify else ssl._create_unverified_context()
-                self._conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=ctx)
+                conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=ctx)
             else:
-                self._conn = http.client.HTTPConnection(host, port, timeout=timeout)
-        return self._conn
+                conn = http.client.HTTPConnection(host, port, timeout=timeout)
+            self._local.conn = conn
+            with self._lock:
+                self._conns.append(conn)
+        return conn
+
+    def _drop(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+            with self._lock:
+                self._conns.remove(conn)
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         full = path if path.startswith(self.base + "/api/") else f"{self.base}/api/{path}"
         t0 = time.monotonic()
-        for attempt in (1, 2):  # one retry on a dropped keep-alive connection
+        for attempt in (1, 2):
+            reused = getattr(self._local, "conn", None) is not None
             try:
                 conn = self._connection()
                 conn.request(method, full, body=data, headers=self.headers)
                 resp = conn.getresponse()
                 raw = resp.read()
                 break
+            except TimeoutError:
+                # never retried: NetBox may still be applying a POST, and a second one would
+                # duplicate it (its bulk requests are transactions, so a push again picks up)
+                self._drop()
+                raise NetBoxError(f"NetBox at {self.origin}{full} did not answer {method} within "
+                                  f"{self._conn_args[3]:g} s (it may still apply it: push again when it is "
+                                  "idle, or lower --workers)") from None
             except (ConnectionError, http.client.HTTPException, OSError) as exc:
-                self.close()
-                if attempt == 2:
+                self._drop()
+                # one retry when a kept-alive connection was closed by the server while idle: the
+                # request never reached a worker
+                stale = reused and isinstance(exc, http.client.RemoteDisconnected | BrokenPipeError
+                                              | ConnectionResetError)
+                if attempt == 2 or not stale:
                     raise NetBoxError(f"cannot reach NetBox at {self.origin}{full}: {exc}") from None
-        self.requests += 1
         parts = full.removeprefix(self.base + "/api/").split("?")[0].strip("/").split("/")
         what = f"{method} {'/'.join(parts[:-1] if parts[-1].isdigit() else parts)}"
-        self.seconds[what] += time.monotonic() - t0
-        self.calls[what] += 1
+        with self._lock:
+            self.requests += 1
+            self.seconds[what] += time.monotonic() - t0
+            self.calls[what] += 1
         if resp.status >= 400:
             raise NetBoxError(f"NetBox refused {method} {self.origin}{full}: HTTP {resp.status} {_short(raw)}")
         return json.loads(raw) if raw else None
 
+    def parallel(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+        """fn(item) for every item, up to `workers` at once; results in the items' order. The first
+        failure is raised once the requests already in flight have finished."""
+        if self.workers == 1 or len(items) < 2:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(items)), thread_name_prefix="netbox") as ex:
+            futures = [ex.submit(fn, x) for x in items]
+        return [f.result() for f in futures]
+
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
 
     def all(self, endpoint: str, **params: Any) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -259,6 +316,10 @@ def _body(obj: NbObject, ids: _Ids, tag_id: int) -> dict[str, Any]:
     return body
 
 
+def _untagged(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in ("tags", "custom_fields")}
+
+
 def _owned(body: dict[str, Any]) -> dict[str, Any]:
     """What a push may change on an existing object: not the fields the site team moves on."""
     return {k: v for k, v in body.items() if k not in CREATE_ONLY}
@@ -273,6 +334,9 @@ def _diff(body: dict[str, Any], have: dict[str, Any]) -> list[str]:
         elif k == "tags":
             if not set(want) <= {t["id"] for t in have.get("tags", [])}:
                 changed.append(k)
+        elif k in UNORDERED:
+            if sorted(want) != sorted(_norm(have.get(k)) or []):
+                changed.append(k)
         elif not _same(want, _norm(have.get(k))):  # absent in NetBox's answer: None, so it differs
             changed.append(k)
     return changed
@@ -284,6 +348,17 @@ def _diff(body: dict[str, Any], have: dict[str, Any]) -> list[str]:
 def _chunks(items: list[Any], n: int = BATCH) -> Iterator[list[Any]]:
     for i in range(0, len(items), n):
         yield items[i:i + n]
+
+
+def _send(c: Client, method: str, endpoint: str, rows: list[Any]) -> list[Any]:
+    """rows as list requests of at most BATCH, spread over the client's workers (each request is
+    one transaction in NetBox, so a refusal leaves the other requests' objects in place, and the
+    next push picks up from there); NetBox's answers in the rows' order."""
+    if not rows:
+        return []
+    size = max(1, min(BATCH, math.ceil(len(rows) / c.workers)))
+    answers = c.parallel(lambda chunk: c.request(method, f"{endpoint}/", chunk), list(_chunks(rows, size)))
+    return [o for a in answers for o in (a or [])]
 
 
 def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
@@ -345,16 +420,16 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
         want[o.endpoint][o.key] = o
     tag_id = _ensure_bookkeeping(c, dry_run)
     order = [e for e in ENDPOINTS if e in OBJECT_TYPES]
-    have = {e: _existing(c, e) for e in order if e not in UNTAGGED}
+    tagged = [e for e in order if e not in UNTAGGED]
+    have = dict(zip(tagged, c.parallel(lambda e: _existing(c, e), tagged), strict=True))
     have["dcim/interface-templates"] = _templates(c, have["dcim/device-types"])
     plans = {e: EndpointPlan() for e in order}
     # deletes first, children before parents: a freed port can take its new cable
     for e in reversed(order):
         gone = sorted((o["id"], k) for k, o in have[e].items() if k not in want[e])
         plans[e].delete = gone
-        if gone and not dry_run:
-            for chunk in _chunks(gone):
-                c.request("DELETE", f"{e}/", [{"id": i} for i, _ in chunk])
+        if not dry_run:
+            _send(c, "DELETE", e, [{"id": i} for i, _ in gone])
     ids = _Ids()
     late: list[tuple[str, int, NbObject]] = []
     for e in order:
@@ -368,10 +443,15 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
                     ids.ids[(e, key)] = nat["id"]  # the site's own: use it, never change it
                     p.shared += 1
                     continue
-                p.adopt.append((nat["id"], obj))
                 ids.ids[(e, key)] = nat["id"]
                 if obj.late:
                     late.append((e, nat["id"], obj))
+                if e in ADOPT_AS_IS and not _diff(_untagged(body), nat):
+                    # a port NetBox made from railyard's template, just as railyard wants it: left
+                    # as NetBox made it (untagged, so never deleted), found again through its device
+                    p.unchanged += 1
+                else:
+                    p.adopt.append((nat["id"], obj))
                 continue
             if cur is None:
                 p.create.append(obj)
@@ -388,22 +468,18 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
             for obj in p.create:
                 ids.placeholder(e, obj.key)
             continue
-        for chunk in _chunks(p.create):
-            made = c.request("POST", f"{e}/", [_body(o, ids, tag_id) for o in chunk])
-            for o, m in zip(chunk, made, strict=True):
-                ids.ids[(e, o.key)] = m["id"]
-                if o.late:
-                    late.append((e, m["id"], o))
+        made = _send(c, "POST", e, [_body(o, ids, tag_id) for o in p.create])
+        for o, m in zip(p.create, made, strict=True):
+            ids.ids[(e, o.key)] = m["id"]
+            if o.late:
+                late.append((e, m["id"], o))
         # devices that move within or between racks first leave their units: NetBox checks each
         # new position against the rack as it is, so two switches trading units would collide
-        moving = [{"id": i, "position": None, "face": ""} for i, _, changed in p.update
-                  if e == "dcim/devices" and {"position", "rack", "face"} & set(changed)]
-        for chunk in _chunks(moving):
-            c.request("PATCH", f"{e}/", chunk)
+        _send(c, "PATCH", e, [{"id": i, "position": None, "face": ""} for i, _, changed in p.update
+                              if e == "dcim/devices" and {"position", "rack", "face"} & set(changed)])
         patches = [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o, _ in p.update]
         patches += [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o in p.adopt]
-        for chunk in _chunks(patches):
-            c.request("PATCH", f"{e}/", chunk)
+        _send(c, "PATCH", e, patches)
     _apply_late(c, late, have, ids, plans, dry_run)
     return PushReport(plans, dry_run, c.requests - requests, time.monotonic() - start)
 
@@ -428,11 +504,11 @@ def _natural_index(c: Client, endpoint: str, want: dict[str, NbObject], have: di
             dev = ids.ids.get((o.fields["device"].endpoint, o.fields["device"].key))
             if dev is not None and dev > 0:
                 devices[dev][o.fields["name"]] = k
-        for chunk in _chunks(sorted(devices), 50):
-            for found in c.all(endpoint, device_id=chunk):
-                key = devices[found["device"]["id"]].get(found["name"])
-                if key is not None:
-                    out[key] = found
+        pages = c.parallel(lambda chunk: c.all(endpoint, device_id=chunk), list(_chunks(sorted(devices), 50)))
+        for found in (f for page in pages for f in page):
+            key = devices[found["device"]["id"]].get(found["name"])
+            if key is not None:
+                out[key] = found
     return out
 
 
@@ -452,5 +528,4 @@ def _apply_late(c: Client, late: list[tuple[str, int, NbObject]], have: dict[str
     if dry_run:
         return
     for e, rows in by_ep.items():
-        for chunk in _chunks(rows):
-            c.request("PATCH", f"{e}/", chunk)
+        _send(c, "PATCH", e, rows)

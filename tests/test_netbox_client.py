@@ -1,0 +1,117 @@
+"""The NetBox client's concurrency, on a stand-in HTTP server (a unit test: the real NetBox runs the
+push tests): list requests spread over the workers, answers in the rows' order, one connection per
+thread, a refusal raised after the requests in flight finish."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from generators.handover.netbox_sync import BATCH, Client, NetBoxError, _send
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.most = 0
+        self.bodies: list[list[dict[str, Any]]] = []
+        self.clients: set[int] = set()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as NetBox behind gunicorn
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        srv: _Server = self.server  # type: ignore[assignment]
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with srv.lock:
+            srv.in_flight += 1
+            srv.most = max(srv.most, srv.in_flight)
+            srv.bodies.append(body)
+            srv.clients.add(self.client_address[1])
+        time.sleep(0.6 if any(o.get("slow") for o in body) else 0.05)
+        with srv.lock:
+            srv.in_flight -= 1
+        if any(o.get("bad") for o in body):
+            status, out = 400, {"name": ["refused"]}
+        else:
+            status, out = 201, [{"id": o["n"] + 1000, **o} for o in body]
+        raw = json.dumps(out).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+@pytest.fixture
+def server() -> Iterator[_Server]:
+    srv = _Server()
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_rows_go_as_list_requests_over_every_worker_and_come_back_in_order(server: _Server) -> None:
+    c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", workers=4)
+    rows = [{"n": i} for i in range(2 * BATCH + 7)]
+    made = _send(c, "POST", "dcim/cables", rows)
+    c.close()
+    assert [m["id"] for m in made] == [i + 1000 for i in range(len(rows))]
+    assert all(len(b) <= BATCH for b in server.bodies)
+    assert sorted(o["n"] for b in server.bodies for o in b) == list(range(len(rows)))
+    assert server.most > 1 and len(server.clients) <= 4  # concurrent, one kept-alive connection per worker
+    assert c.requests == len(server.bodies) and c.calls["POST dcim/cables"] == len(server.bodies)
+
+
+def test_a_small_set_is_still_shared_by_the_workers(server: _Server) -> None:
+    c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", workers=4)
+    _send(c, "POST", "dcim/devices", [{"n": i} for i in range(8)])
+    c.close()
+    assert sorted(len(b) for b in server.bodies) == [2, 2, 2, 2]
+
+
+def test_one_worker_sends_one_request_at_a_time(server: _Server) -> None:
+    c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", workers=1)
+    _send(c, "POST", "dcim/cables", [{"n": i} for i in range(3 * BATCH)])
+    c.close()
+    assert server.most == 1 and len(server.bodies) == 3
+
+
+def test_a_refusal_is_raised_with_what_netbox_said(server: _Server) -> None:
+    c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", workers=4)
+    rows = [{"n": i, "bad": i == 5} for i in range(40)]
+    with pytest.raises(NetBoxError, match=r"HTTP 400 .*refused"):
+        _send(c, "POST", "dcim/cables", rows)
+    c.close()
+    assert len(server.bodies) == 4  # the other requests were not abandoned half-sent
+
+
+def test_workers_below_one_are_refused() -> None:
+    with pytest.raises(NetBoxError, match="at least 1"):
+        Client("http://127.0.0.1:1", "nbt_x.y", workers=0)
+
+
+def test_a_request_netbox_is_slow_to_answer_is_not_sent_twice(server: _Server) -> None:
+    # a POST NetBox is still applying must not be re-sent: it would create every object twice
+    c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", workers=1, timeout=0.2)
+    with pytest.raises(NetBoxError, match=r"did not answer POST within 0.2 s"):
+        _send(c, "POST", "dcim/cables", [{"n": 1, "slow": True}])
+    c.close()
+    time.sleep(0.6)
+    assert len(server.bodies) == 1
