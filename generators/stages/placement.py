@@ -483,14 +483,42 @@ def _check_floor(src: RowSource, design: Design, room: Polygon) -> None:
 
 
 def _units(rack: Rack, total: int, lim: Limits) -> list[tuple[Item, int]]:
-    """Lowest unit of each item. Servers stack from the bottom (heavy, and their cables short); switch
-    racks are centred so runs up to the tray and across to a neighbour are short; a top-of-rack leaf
-    sits mid-rack among its servers."""
-    u = 1 if rack.layout in ("bottom", "tor") else max(1, (lim.units - rack.units) // 2 + 1)
+    """Lowest unit of each item. Servers stack from the bottom (heavy, and their cables short); a
+    top-of-rack leaf sits mid-rack among its servers.
+
+    Switch racks stack from a fixed anchor, the middle of the usable units, upward in the rack's
+    order (index within role: spine01, spine02, ...). Technicians rack and cable by unit and NetBox
+    stores it, so a switch's unit must not depend on how many others share its rack: centring the
+    stack (as before) moved every spine when the 2:1 variant dropped spine03/04. The anchor keeps what
+    centring was for: every switch rack of a row starts at the same height, so runs across to the
+    neighbouring rack stay level (leafNN beside spineNN), and the stack grows towards the overhead
+    tray. A stack that would run into the unit kept for the OOB switch continues downward below the
+    anchor; each item's unit depends only on the items before it, so dropping the last ones never
+    moves the others."""
+    if rack.layout in ("bottom", "tor"):
+        u = 1
+        out = []
+        for it in rack.items:
+            out.append((it, u))
+            u += it.units
+        return out
+    anchor = lim.units // 2 + 1
+    up, down = anchor, anchor  # next free unit above; lowest unit taken below
     out = []
     for it in rack.items:
-        out.append((it, u))
-        u += it.units
+        if up + it.units - 1 <= lim.units:
+            out.append((it, up))
+            up += it.units
+        else:
+            down -= it.units
+            out.append((it, down))
+    if down < 1:
+        # mixed heights left gaps above the anchor: stack compactly under the OOB unit instead (the
+        # rack holds no more than its usable units, so this fits)
+        u, out = lim.units - rack.units + 1, []
+        for it in rack.items:
+            out.append((it, u))
+            u += it.units
     return out
 
 
