@@ -76,6 +76,17 @@ def test_two_to_one_in_dedicated_spine_racks(compiled: Callable[..., Plan]) -> N
     _only_dropped_changed(base, head, gone)
 
 
+def test_a_vtep_does_not_move_when_the_router_count_does(compiled: Callable[..., Plan]) -> None:
+    """EOS leaves source VXLAN from a loopback of their own: one OOB access switch per rack adds
+    routers, which must not renumber the VTEPs (nor the router ids before them)."""
+    eos = ("frontend.vendor=eos", "frontend.switch=DCS-7060DX5-64S")
+    few, many = compiled("h100-256", *eos), compiled("h100-256", *eos, "oob.racks_per_switch=1")
+    assert few.netplan and many.netplan
+    assert len(many.netplan.loopbacks) > len(few.netplan.loopbacks)
+    assert few.netplan.vteps and many.netplan.vteps == few.netplan.vteps
+    assert {k: v for k, v in many.netplan.loopbacks.items() if k in few.netplan.loopbacks} == few.netplan.loopbacks
+
+
 # ------------------------------------------------------------------------------ placement: units
 
 
