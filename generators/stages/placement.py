@@ -624,8 +624,8 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
     several racks on one switch gives each rack a fixed block of ports (the switch's ports split
     evenly, rack k from port k * block), so a rack that loses a device does not renumber its
     neighbours; `None` marks a port of a block left free. The fallback, when a rack needs more than
-    its even share (or the group needs more than one switch, or holds the aggregation switches,
-    whose management ports are added last), numbers the racks one after the other."""
+    its even share or the group holds the aggregation switches (whose management ports are added
+    last, possibly onto a second switch), numbers the racks one after the other."""
     devs = {d.name: d for d in plan.devices}
     pdu_port = catalog.pdus[design.site.rack.pdu].mgmt_port
     per_rack: dict[str, list[Endpoint]] = {}
