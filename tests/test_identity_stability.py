@@ -5,11 +5,13 @@ addresses. Pure compiler (the same change pushed into a real NetBox: tests/test_
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from generators.handover.netbox_inventory import inventory
 from generators.model.plan import Plan
 from generators.stages import placement
 from generators.stages.placement import Item, Limits, Rack
@@ -65,6 +67,25 @@ def test_two_to_one_drops_the_spines_and_nothing_else_moves(compiled: Callable[.
     _only_dropped_changed(base, head, gone)
     # the 64 leaf-spine cables and the two management cables of the dropped spines, nothing more
     assert len(base.cables or []) - len(head.cables or []) == 66
+
+
+def test_two_to_one_changes_in_netbox_only_what_touched_the_dropped_spines(compiled: Callable[..., Plan]) -> None:
+    """What `railyard netbox push` would send: the spines, their interfaces, cables and addresses go;
+    nothing is added; only the leaf ports they were cabled to (their peer) and their rack (its units
+    used) change."""
+    base, head = compiled("h100-256", *BASE_SET), compiled("h100-256", *HEAD_SET)
+    gone = {"spine03", "spine04"}
+    b = {(o.endpoint, o.key): o for o in inventory(base)}
+    h = {(o.endpoint, o.key): o for o in inventory(head)}
+    assert set(h) <= set(b)
+    removed = Counter(e for e, _ in set(b) - set(h))
+    assert removed == {"dcim/devices": 2, "dcim/interfaces": 130, "dcim/cables": 66, "ipam/ip-addresses": 2}
+    peers = {f"{lk.a_device}:{lk.a_port}" for lk in base.links if lk.b_device in gone}
+    peers |= {f"{lk.b_device}:{lk.b_port}" for lk in base.links if lk.a_device in gone}
+    changed = {k for k in h if h[k].fields != b[k].fields}
+    assert {k for e, k in changed if e == "dcim/interfaces"} <= peers
+    assert {e for e, _ in changed} <= {"dcim/interfaces", "dcim/racks"}
+    assert {k for e, k in changed if e == "dcim/racks"} <= {base.device(n).rack for n in gone}
 
 
 def test_two_to_one_in_dedicated_spine_racks(compiled: Callable[..., Plan]) -> None:
