@@ -440,6 +440,9 @@ def build_frontend(b: Builder, design: Design, servers: list[str], storage: list
 # ----------------------------------------------------------------------------------------------- oob
 
 
+Endpoint = tuple[str, str]  # (device, its management port) on the out-of-band network
+
+
 def oob_port(catalog: Catalog, dev: Device) -> str | None:
     """The management port a device connects to the out-of-band network with (None: it has none here).
     OOB switches are managed in-band through their uplinks."""
@@ -475,12 +478,13 @@ def oob_sizing(catalog: Catalog, design: Design, sizes: list[int], agg_group: in
     return per_pair, n_pairs
 
 
-def build_oob(b: Builder, design: Design, groups: list[list[tuple[str, str]]] | None = None,
+def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | None = None,
               agg_group: int = 0) -> dict[str, Any]:
     """Access switches and their aggregation pairs. Without `groups` every endpoint is served in device
     order (servers' BMCs first, then switches). Placement passes rack-local `groups` instead (one or more
-    access switches per group, tagged with attrs["group"]); the aggregation switches' own management
-    ports join group `agg_group`, the group of the rack they will stand in."""
+    access switches per group, tagged with attrs["group"]); an endpoint takes the access port of its
+    position in the group, `None` leaves that port free. The aggregation switches' own management
+    ports join group `agg_group`, the group of the rack they will stand in, after its endpoints."""
     oob = design.oob
     model = b.catalog.switches[oob.switch]
     agg_key = oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
@@ -493,6 +497,7 @@ def build_oob(b: Builder, design: Design, groups: list[list[tuple[str, str]]] | 
         ordered = [d for d in b.devices if d.kind != "switch"] + [d for d in b.devices if d.kind == "switch"]
         groups = [[(d.name, p) for d in ordered if (p := oob_port(b.catalog, d)) is not None]]
     groups = [list(g) for g in groups]
+    endpoints = sum(e is not None for g in groups for e in g)
     downs = eligible(model, down_speed, "down")
     ups = [i for i in eligible(model, up_speed, "up") if i not in set(downs)][:oob.uplinks_per_switch]
     agg_ports = eligible(agg_model, up_speed, "down")
@@ -511,7 +516,10 @@ def build_oob(b: Builder, design: Design, groups: list[list[tuple[str, str]]] | 
             if grouped:
                 attrs["group"] = gi
             sw = b.switch(f"oob{n + 1:0{w}d}", oob.switch, "oob", "leaf", **attrs)
-            for k, (dev, port) in enumerate(group[c * len(downs):(c + 1) * len(downs)]):
+            for k, ep in enumerate(group[c * len(downs):(c + 1) * len(downs)]):
+                if ep is None:
+                    continue
+                dev, port = ep
                 b.link("oob", "mgmt-access", down_speed, dev, port, sw.name, b.port_name(sw.name, downs[k]))
             pair = n // per_pair
             for u in range(oob.uplinks_per_switch):
@@ -523,7 +531,7 @@ def build_oob(b: Builder, design: Design, groups: list[list[tuple[str, str]]] | 
                        b.port_name(aggs[a].name, idx))
             n += 1
     return {"switch": oob.switch, "aggregation_switch": agg_key, "access_switches": n,
-            "aggregation_switches": len(aggs), "endpoints": sum(len(g) for g in groups),
+            "aggregation_switches": len(aggs), "endpoints": endpoints + len(aggs),
             "uplinks_per_switch": oob.uplinks_per_switch,
             "uplink_speed_gbps": up_speed}
 

@@ -6,6 +6,8 @@ Scheme (documented in the README):
 - ASNs (RFC 7938): cores share one ASN, the spines of pod p share ``spine_asn_base + p`` (a 2-tier
   frontend is pod 1), leaf fe-leafNN has ``leaf_asn_base + NN``. OOB: the aggregation pair shares
   ``oob.network.asn_base``, access switch oobNN has ``asn_base + NN``.
+- Loopbacks: router ids from the start of ``addressing.loopbacks``, VTEPs (OSes that source VXLAN
+  from a loopback of their own) from its middle, so a VTEP does not move when the router count does.
 - Network k is the provider's ``infra`` VRF (k = 0: management nodes and servers no tenant rents) or
   the k-th tenant. It owns a hosts VLAN, a storage VLAN, a VRF with an L3VNI, and one subnet from each
   of ``addressing.tenants`` and ``addressing.storage``. Nothing of one network is shared with another
@@ -272,13 +274,19 @@ def _assign_loopbacks(design: Design, routers: Routers) -> list[Problem]:
     every = fe + routers.oob
     # some OSes source VXLAN from a loopback of their own (EOS: Loopback1), others from the router id's
     vtep_leaves = [d for d in fe if d.role == "leaf"] if frontend_vendor(design.frontend.vendor).vtep_loopback else []
-    need = len(every) + len(vtep_leaves)
-    if need > lo_pool.num_addresses - 2:
-        return [Problem("addressing.loopbacks", f"{lo_pool} has {lo_pool.num_addresses - 2:,} addresses "
-                        f"but {need:,} loopbacks are needed ({len(every):,} routers, {len(vtep_leaves):,} "
-                        f"VTEPs)", f"use a larger pool, e.g. /{_prefix_for(need + 2)}")]
+    # VTEPs take the upper half of the pool, from its middle: a leaf's VTEP must not move when the
+    # number of routers changes (more racks, more OOB access switches); router ids the lower half
+    size = lo_pool.num_addresses
+    half = size // 2
+    # each half from its second address (x.x.0.1, x.x.8.1 in a /20), never the pool's broadcast
+    room, vtep_room = (half - 1, size - half - 2) if vtep_leaves else (size - 2, 0)
+    if len(every) > room or len(vtep_leaves) > vtep_room:
+        need = 2 * (max(len(every), len(vtep_leaves)) + 2) if vtep_leaves else len(every) + 2
+        vteps = f" and {len(vtep_leaves):,} VTEPs (a half of the pool each)" if vtep_leaves else ""
+        return [Problem("addressing.loopbacks", f"{lo_pool} has {size - 2:,} addresses but {len(every):,} "
+                        f"routers{vteps} need a loopback", f"use a larger pool, e.g. /{_prefix_for(need)}")]
     routers.loopbacks = {d.name: f"{host(lo_pool, i + 1)}/32" for i, d in enumerate(every)}
-    routers.vteps = {d.name: f"{host(lo_pool, len(every) + i + 1)}/32" for i, d in enumerate(vtep_leaves)}
+    routers.vteps = {d.name: f"{host(lo_pool, half + 1 + i)}/32" for i, d in enumerate(vtep_leaves)}
     return []
 
 

@@ -31,7 +31,7 @@ from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
 from generators.model.sections import Floor, FloorRow
 from generators.model.sections import Rack as RackRecord
-from generators.stages.fabric import Builder, build_oob, eligible, oob_port, oob_sizing
+from generators.stages.fabric import Builder, Endpoint, build_oob, eligible, oob_port, oob_sizing
 
 U_MM = 44.45  # one rack unit
 BASE_MM = 100.0  # plinth and bottom frame below U1
@@ -483,14 +483,42 @@ def _check_floor(src: RowSource, design: Design, room: Polygon) -> None:
 
 
 def _units(rack: Rack, total: int, lim: Limits) -> list[tuple[Item, int]]:
-    """Lowest unit of each item. Servers stack from the bottom (heavy, and their cables short); switch
-    racks are centred so runs up to the tray and across to a neighbour are short; a top-of-rack leaf
-    sits mid-rack among its servers."""
-    u = 1 if rack.layout in ("bottom", "tor") else max(1, (lim.units - rack.units) // 2 + 1)
+    """Lowest unit of each item. Servers stack from the bottom (heavy, and their cables short); a
+    top-of-rack leaf sits mid-rack among its servers.
+
+    Switch racks stack from a fixed anchor, the middle of the usable units, upward in the rack's
+    order (index within role: spine01, spine02, ...). Technicians rack and cable by unit and NetBox
+    stores it, so a switch's unit must not depend on how many others share its rack: centring the
+    stack (as before) moved every spine when the 2:1 variant dropped spine03/04. The anchor keeps what
+    centring was for: every switch rack of a row starts at the same height, so runs across to the
+    neighbouring rack stay level (leafNN beside spineNN), and the stack grows towards the overhead
+    tray. A stack that would run into the unit kept for the OOB switch continues downward below the
+    anchor; each item's unit depends only on the items before it, so dropping the last ones never
+    moves the others."""
+    if rack.layout in ("bottom", "tor"):
+        u = 1
+        out = []
+        for it in rack.items:
+            out.append((it, u))
+            u += it.units
+        return out
+    anchor = lim.units // 2 + 1
+    up, down = anchor, anchor  # next free unit above; lowest unit taken below
     out = []
     for it in rack.items:
-        out.append((it, u))
-        u += it.units
+        if up + it.units - 1 <= lim.units:
+            out.append((it, up))
+            up += it.units
+        else:
+            down -= it.units
+            out.append((it, down))
+    if down < 1:
+        # mixed heights left gaps above the anchor: stack compactly under the OOB unit instead (the
+        # rack holds no more than its usable units, so this fits)
+        u, out = lim.units - rack.units + 1, []
+        for it in rack.items:
+            out.append((it, u))
+            u += it.units
     return out
 
 
@@ -535,7 +563,7 @@ def place(plan: Plan, catalog: Catalog) -> None:
     # devices into racks and units
     by_name = {d.name: d for d in plan.devices}
     b = Builder(catalog, plan.devices, plan.links, by_name)
-    info = build_oob(b, design, [[(e, p) for e, p in g] for g in groups], agg_group)
+    info = build_oob(b, design, groups, agg_group)
     unit_of: dict[str, tuple[str, int]] = {}
     for r in racks:
         for it, u in _units(r, site.rack.units, lim):
@@ -588,16 +616,24 @@ def _name_racks(racks: list[Rack], rows: list[RowGeom]) -> None:
 
 def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
                 design: Design, lim: Limits, n_pdu: int
-                ) -> tuple[list[list[tuple[str, str]]], list[list[Rack]], int]:
+                ) -> tuple[list[list[Endpoint | None]], list[list[Rack]], int]:
     """Endpoint groups, one access switch each: neighbouring racks of one row, as many as the
-    switch's ports (and oob.racks_per_switch) allow. Endpoints in each rack bottom-up, then its PDUs."""
+    switch's ports (and oob.racks_per_switch) allow. A rack's endpoints are numbered so that a port
+    does not change when an unrelated device comes or goes: its PDUs first (a rack always has them),
+    then its devices bottom-up by unit (placement keeps the units of devices that stay). A group of
+    several racks on one switch gives each rack a fixed block of ports (the switch's ports split
+    evenly, rack k from port k * block), so a rack that loses a device does not renumber its
+    neighbours; `None` marks a port of a block left free. The fallback, when a rack needs more than
+    its even share or the group holds the aggregation switches (whose management ports are added
+    last, possibly onto a second switch), numbers the racks one after the other."""
     devs = {d.name: d for d in plan.devices}
-    per_rack: dict[str, list[tuple[str, str]]] = {}
+    pdu_port = catalog.pdus[design.site.rack.pdu].mgmt_port
+    per_rack: dict[str, list[Endpoint]] = {}
     counts: dict[str, int] = {}
     for r in racks:
-        eps = []
+        eps: list[Endpoint] = [(_pdu_name(r.name, k), pdu_port) for k in range(n_pdu)]
         n_agg = 0
-        for it in r.items:
+        for it, _u in sorted(_units(r, design.site.rack.units, lim), key=lambda iu: iu[1]):
             d = devs.get(it.name)
             if d is None:  # an aggregation switch, created with the OOB network
                 n_agg += 1
@@ -605,27 +641,33 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
             port = oob_port(catalog, d)
             if port is not None:
                 eps.append((d.name, port))
-        eps += [(_pdu_name(r.name, k), catalog.pdus[design.site.rack.pdu].mgmt_port) for k in range(n_pdu)]
         per_rack[r.name] = eps
         counts[r.name] = len(eps) + n_agg
     ports = lim.endpoints + n_pdu
     limit_racks = design.oob.racks_per_switch or 10**9
     ordered = sorted(racks, key=lambda r: (r.row, r.position))
-    groups: list[list[tuple[str, str]]] = []
     group_racks: list[list[Rack]] = []
     agg_group = 0
     cur_n = 0
     for r in ordered:
         if (not group_racks or group_racks[-1][-1].row != r.row or cur_n + counts[r.name] > ports
                 or len(group_racks[-1]) >= limit_racks):
-            groups.append([])
             group_racks.append([])
             cur_n = 0
-        groups[-1] += per_rack[r.name]
         group_racks[-1].append(r)
         cur_n += counts[r.name]
         if r is agg_rack:
-            agg_group = len(groups) - 1
+            agg_group = len(group_racks) - 1
+    groups: list[list[Endpoint | None]] = []
+    for gi, grp in enumerate(group_racks):
+        block = ports // len(grp)
+        blocks = gi != agg_group and len(grp) > 1 and all(counts[r.name] <= block for r in grp)
+        out: list[Endpoint | None] = []
+        for k, r in enumerate(grp):
+            if blocks:
+                out += [None] * (k * block - len(out))
+            out += per_rack[r.name]
+        groups.append(out)
     return groups, group_racks, agg_group
 
 
