@@ -103,11 +103,9 @@ NOT_WRITTEN: dict[str, str] = {
 NOT_IN_CSV: dict[str, dict[str, str]] = {
     "ipam/asns": {"sites": "NetBox's ASN import has no site column"},
     "dcim/interfaces": {
-        "speed": "a port NetBox makes from its device type's template exists before any import could set it "
-                 "(an import updates only by NetBox id)",
-        "description": "as speed: the peer port of a template-made port",
-        "lag": "as speed: a server's frontend ports are made from the template, so their bond membership "
-               "is not set (the bond itself is imported)",
+        "speed": "the link speed of a cabled port",
+        "description": "the peer port of a cabled port (its cable shows it too)",
+        "lag": "a server frontend port's membership in its `bond0` (the bond itself is imported)",
     },
 }
 
