@@ -1,4 +1,4 @@
-"""The files technicians and tools read: cables.csv, NetBox import, per-rack sheets (printed by a real
+"""The files technicians and tools read: cables.csv, the NetBox cable import, per-rack sheets (printed by a real
 headless Chromium), floor.svg, and byte-identical output on recompile."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from generators.renderers import render_all
-from generators.renderers.cabling import CABLE_COLUMNS, NETBOX_COLUMNS, NETBOX_TYPE, RACK_COLUMNS
+from generators.renderers.cabling import CABLE_COLUMNS, NETBOX_TYPE, RACK_COLUMNS
+from generators.renderers.netbox_csv import STEP_OF
 from tests.conftest import DESIGNS, ROOT
 from tests.realtools import chromium_print_pdf, pdf_page_count
 
@@ -49,15 +50,26 @@ def test_cables_csv_has_the_issue_columns_and_one_row_per_link(compiled, files) 
 
 
 def test_netbox_import_columns(compiled, files) -> None:
-    rows = _rows(files["cabling/netbox-cables.csv"])
-    assert list(rows[0]) == NETBOX_COLUMNS
-    assert len(rows) == len(compiled("h100-256").links)
+    rows = _rows(files["netbox/10-cables.csv"])
+    assert list(rows[0]) == list(STEP_OF["dcim/cables"].columns)
+    plan = compiled("h100-256")
+    # one row per NetBox cable: a twin or splitter cable names all its ports on a side in one cell
+    assert len(rows) == sum(c.physical for c in plan.cables)
+    assert sum(len(r["side_a_name"].split(",")) * len(r["side_b_name"].split(",")) > 1 for r in rows) > 0
+    ends = {(d, p) for r in rows for s in "ab" for d, p in _side(r, s)}
+    assert ends == {e for lk in plan.links for e in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port))}
     for r in rows:
         assert r["side_a_type"] == r["side_b_type"] == "dcim.interface"
         assert r["type"] in set(NETBOX_TYPE.values()) and r["status"] == "planned"
         assert r["length_unit"] == "m" and float(r["length"]) > 0
         assert len(r["color"]) == 6 and int(r["color"], 16) >= 0
         assert r["side_a_site"] == r["side_b_site"] == "dc1"
+
+
+def _side(row: dict[str, str], side: str) -> list[tuple[str, str]]:
+    names = row[f"side_{side}_name"].split(",")
+    devices = row[f"side_{side}_device"].split(",")
+    return list(zip(devices * len(names) if len(devices) == 1 else devices, names, strict=True))
 
 
 def test_every_rack_has_a_sheet_listing_both_ends_of_its_cables(compiled, files) -> None:

@@ -19,7 +19,7 @@ from generators.compiler import compile_file
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.renderers import render_all
-from generators.renderers.ipam import IP_COLUMNS
+from generators.renderers.netbox_csv import STEP_OF
 from generators.stages.netplan import is_private_asn
 from tests.conftest import DESIGNS, rendered_files
 
@@ -313,16 +313,18 @@ def test_every_management_port_is_planned(compiled: Callable[..., Plan], name: s
 
 
 @pytest.mark.parametrize("name", DONE_WHEN)
-def test_ipam_csv_is_netbox_import_format(compiled: Callable[..., Plan], name: str) -> None:
+def test_ip_addresses_csv_is_netbox_import_format(compiled: Callable[..., Plan], name: str) -> None:
     files = files_of(compiled, name)
-    rows = list(csv.DictReader(io.StringIO(files["ipam.csv"])))
-    assert list(rows[0]) == IP_COLUMNS
-    assert IP_COLUMNS[:2] == ["address", "vrf"] and "status" in IP_COLUMNS and "dns_name" in IP_COLUMNS
-    keys = Counter((r["vrf"], str(ip_interface(r["address"]).ip)) for r in rows)
+    columns = list(STEP_OF["ipam/ip-addresses"].columns)
+    rows = list(csv.DictReader(io.StringIO(files["netbox/16-ip-addresses.csv"])))
+    assert list(rows[0]) == columns
+    assert columns[:2] == ["address", "vrf"] and "status" in columns and "dns_name" in columns
+    # one row per address and device: an anycast gateway is one NetBox address per leaf carrying it
+    keys = Counter((r["vrf"], str(ip_interface(r["address"]).ip), r["device"]) for r in rows)
     assert max(keys.values()) == 1
     assert {r["status"] for r in rows} == {"active"}
-    vrfs = {r["name"] for r in csv.DictReader(io.StringIO(files["netbox/vrfs.csv"]))}
-    tenants = {r["name"] for r in csv.DictReader(io.StringIO(files["netbox/tenants.csv"]))}
+    vrfs = {r["name"] for r in csv.DictReader(io.StringIO(files["netbox/13-vrfs.csv"]))}
+    tenants = {r["name"] for r in csv.DictReader(io.StringIO(files["netbox/01-tenants.csv"]))}
     assert {r["vrf"] for r in rows} - {""} <= vrfs
     assert {r["tenant"] for r in rows} - {""} <= tenants
     plan = compiled(name)
@@ -332,7 +334,7 @@ def test_ipam_csv_is_netbox_import_format(compiled: Callable[..., Plan], name: s
                   + len(plan.netplan.loopbacks) + len(plan.netplan.vteps)
                   + sum(len(a) for per in plan.netplan.storage_addresses.values() for a in per.values())
                   + 2 * len(plan.netplan.networks) + 2 * len(plan.netplan.oob["subnets"]))
-    assert len(rows) == n_expected
+    assert len({(r["vrf"], r["address"]) for r in rows}) == n_expected
 
 
 def test_outputs_are_deterministic(compiled: Callable[..., Plan]) -> None:

@@ -15,11 +15,13 @@ What railyard writes and why it is shaped so:
   cables on the top-of-rack design);
 - every address bound to the interface it lives on, keyed by VRF and address (an anycast gateway,
   the same address on every leaf carrying its VLAN, once per leaf), so a second push finds each
-  again instead of duplicating it as re-importing ipam.csv did.
+  again instead of duplicating it as re-importing the old ipam.csv did.
 
 The sync adds the `railyard` tag and the `railyard_id` custom field itself; fields here are the REST
 body railyard owns. Cable types and colours are the cable plan's (`renderers.cabling`), tenants,
-VRFs, prefixes and addresses the IP plan's (`renderers.ipam`), so NetBox and the CSV imports agree.
+VRFs, prefixes and addresses the IP plan's (`renderers.ipam`). The bulk-import files
+(`renderers.netbox_csv`) are this inventory translated to NetBox's import columns, so the push and
+the imports hand over the same site.
 """
 
 from __future__ import annotations

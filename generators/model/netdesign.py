@@ -64,7 +64,7 @@ class Addressing(_Model):
     storage: IPv4Network = Field(default=IPv4Network("10.96.0.0/16"),
                                  description="storage subnet of each VRF, where the storage front-ends answer")
     domain: str | None = Field(default=None, pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$",  # noqa: E501
-                               description="DNS domain for ipam.csv dns_name and DHCP; default <site.name>.internal")
+                               description="DNS domain for NetBox dns_name and DHCP; default <site.name>.internal")
 
 
 class OobNetwork(_Model):

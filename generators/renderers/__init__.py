@@ -8,7 +8,7 @@ from collections.abc import Callable
 from generators.model.plan import Plan, dumps
 from generators.renderers.bom import render_bom
 from generators.renderers.cabling import render_cabling, render_floor
-from generators.renderers.ipam import render_ipam
+from generators.renderers.netbox_csv import render_netbox_csv
 from generators.renderers.oob_dhcp import render_kea
 from generators.renderers.slurm import render_slurm
 from generators.renderers.storage_tenants import render_storage_tenants
@@ -22,7 +22,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
 
 
 # switch configs through the vendor registry: each switch by the module of its catalog `os`
-RENDERERS: list[Renderer] = [render_plan_json, render_frontend, render_oob, render_kea, render_ipam,
+RENDERERS: list[Renderer] = [render_plan_json, render_frontend, render_oob, render_kea, render_netbox_csv,
                              render_storage_tenants]
 RENDERERS += [render_slurm, render_backend]
 RENDERERS += [render_cabling, render_floor]

@@ -1,6 +1,7 @@
-"""Renderers of the physical plan, from plan.json only: the cable schedule (cabling/cables.csv), the
-NetBox cable import (cabling/netbox-cables.csv), one printable sheet per rack (cabling/racks/<rack>.csv
-and .html: elevation, then the rack's cables in pull order with both ends) and the floor (floor.svg).
+"""Renderers of the physical plan, from plan.json only: the cable schedule (cabling/cables.csv), one
+printable sheet per rack (cabling/racks/<rack>.csv and .html: elevation, then the rack's cables in
+pull order with both ends) and the floor (floor.svg). NetBox's cable import is
+netbox/10-cables.csv (renderers.netbox_csv), with the rest of the site it needs.
 
 Rows are formatted by hand rather than through a template engine per cell: a 65,536-GPU plan has
 about a million sheet rows, and every value is from a validated design or the catalog.
@@ -27,8 +28,6 @@ CABLE_COLUMNS = ["cable_id", "label", "network", "tier", "a_rack", "a_u", "a_dev
 RACK_COLUMNS = ["pull_order", "cable_id", "label", "network", "tier", "route", "local_u", "local_device",
                 "local_port", "local_transceiver", "remote_rack", "remote_u", "remote_device", "remote_port",
                 "remote_transceiver", "media", "part", "length_m"]
-NETBOX_COLUMNS = ["side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b_site", "side_b_device",
-                  "side_b_type", "side_b_name", "type", "status", "label", "color", "length", "length_unit"]
 # NetBox cable types; every multimode part in the catalog is OM4, every single-mode part OS2
 NETBOX_TYPE = {"dac": "dac-passive", "acc": "dac-active", "aoc": "aoc", "mmf": "mmf-om4", "smf": "smf-os2",
                "cat6": "cat6"}
@@ -99,13 +98,9 @@ def _cable_table(plan: Plan) -> list[list[str]]:
 def render_cabling(plan: Plan) -> dict[str, str]:
     if plan.cables is None:
         return {}
-    site = required(plan.floor, "floor").site
     table = _cable_table(plan)
     out: dict[str, str] = {}
     out["cabling/cables.csv"] = _csv(CABLE_COLUMNS, (r[:18] for r in table))
-    out["cabling/netbox-cables.csv"] = _csv(NETBOX_COLUMNS, (
-        [site, r[6], "dcim.interface", r[7], site, r[10], "dcim.interface", r[11], NETBOX_TYPE[r[12]], "planned",
-         r[1], COLOR[r[12]], r[14], "m"] for r in table))
     out.update(render_rack_sheets(plan, table))
     return out
 

@@ -1,39 +1,20 @@
-"""The IP plan for NetBox: ``ipam.csv`` (IP address bulk import) plus the objects it refers to,
-``netbox/tenants.csv``, ``netbox/vrfs.csv`` and ``netbox/prefixes.csv`` (import those first: an
-address's VRF and tenant are looked up by name).
-
-The CSV does not bind addresses to device interfaces (the community device types name interfaces
-otherwise than the switch OSes do); the description says where each address lives. `addresses`
-also says it as (device, interface), for the NetBox inventory, whose device types carry railyard's
-own port names.
+"""The IP plan for NetBox: tenants, VRFs, prefixes and every address with the (device, interface)
+it lives on, as the NetBox inventory (`handover.netbox_inventory`) takes them; the REST push and the
+bulk-import files (`renderers.netbox_csv`) are both made from that inventory.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from ipaddress import ip_interface
 
 from generators.model.plan import Plan, required
 from generators.renderers.netview import frontend_views
 
-IP_COLUMNS = ["address", "vrf", "tenant", "status", "role", "dns_name", "description"]
-PREFIX_COLUMNS = ["prefix", "vrf", "tenant", "status", "is_pool", "description"]
-
-
-def _csv(columns: list[str], rows: list[dict[str, str]]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
-
 
 @dataclass(frozen=True, slots=True)
 class Address:
-    """One planned address and where it lives: ipam.csv writes it as a row, the NetBox inventory binds
-    it to the interfaces in `on`."""
+    """One planned address and where it lives: the NetBox inventory binds it to the interfaces in `on`."""
 
     address: str  # a.b.c.d/len
     vrf: str  # "" = the global table
@@ -60,7 +41,7 @@ def svi_name(os: str, vlan: int) -> str:
 
 
 def addresses(plan: Plan) -> list[Address]:
-    """Every address of the network plan, in ipam.csv's order (VRF, then address)."""
+    """Every address of the network plan, by VRF, then address."""
     np_ = required(plan.netplan, "netplan")
     dom = np_.domain
     devs = plan.index()
@@ -116,11 +97,6 @@ def addresses(plan: Plan) -> list[Address]:
     return out
 
 
-def ip_rows(plan: Plan) -> list[dict[str, str]]:
-    return [{"address": a.address, "vrf": a.vrf, "tenant": a.tenant, "status": "active", "role": a.role,
-             "dns_name": a.dns_name, "description": a.description} for a in addresses(plan)]
-
-
 def tenant_rows(plan: Plan) -> list[dict[str, str]]:
     np_ = required(plan.netplan, "netplan")
     return [{"name": n["tenant"], "slug": n["tenant"], "description": f"railyard tenant, {n['vrf']}"}
@@ -162,18 +138,3 @@ def prefixes(plan: Plan) -> list[Prefix]:
             out.append(Prefix(s["subnet"], "", "", "active", f"{sw} {kind} Vlan{s['vlan']}", ("oob", s["vlan"])))
     return out
 
-
-def prefix_rows(plan: Plan) -> list[dict[str, str]]:
-    return [{"prefix": x.prefix, "vrf": x.vrf, "tenant": x.tenant, "status": x.status, "is_pool": "false",
-             "description": x.description} for x in prefixes(plan)]
-
-
-def render_ipam(plan: Plan) -> dict[str, str]:
-    if plan.netplan is None:
-        return {}
-    return {
-        "ipam.csv": _csv(IP_COLUMNS, ip_rows(plan)),
-        "netbox/prefixes.csv": _csv(PREFIX_COLUMNS, prefix_rows(plan)),
-        "netbox/tenants.csv": _csv(["name", "slug", "description"], tenant_rows(plan)),
-        "netbox/vrfs.csv": _csv(["name", "rd", "tenant", "enforce_unique", "description"], vrf_rows(plan)),
-    }
