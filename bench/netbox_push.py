@@ -12,9 +12,11 @@ Run: python bench/netbox_push.py [--design designs/h100-1024-reference.yaml] [--
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -23,6 +25,33 @@ from generators.compiler import compile_file  # noqa: E402
 from generators.handover.netbox_inventory import inventory  # noqa: E402
 from generators.handover.netbox_sync import WORKERS, Client, push  # noqa: E402
 from tests.netbox_service import installed, running_netbox  # noqa: E402
+
+
+def _procs() -> dict[int, tuple[int, str, float]]:
+    """pid -> (parent, command line, CPU seconds of the process and its reaped children)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        out[int(pid)] = (int(stat[1]), cmd, sum(int(x) for x in stat[11:15]) / tick)
+    return out
+
+
+def server_cpu(nb: object) -> dict[str, float]:
+    """CPU seconds NetBox's gunicorn and its PostgreSQL have used so far (each leader and its workers):
+    says whether a push waits on NetBox's CPU or on something else."""
+    port = urlsplit(nb.url).port  # type: ignore[attr-defined]
+    session = str(nb.root.parent)  # type: ignore[attr-defined]
+    procs = _procs()
+    leaders = {"gunicorn": [p for p, (pp, cmd, _) in procs.items() if f"127.0.0.1:{port}" in cmd
+                            and f"127.0.0.1:{port}" not in procs.get(pp, (0, "", 0))[1]],
+               "postgres": [p for p, (_, cmd, _) in procs.items() if f"{session}/pgdata" in cmd]}
+    return {name: sum(procs[p][2] + sum(c for pp, _, c in procs.values() if pp == p) for p in pids)
+            for name, pids in leaders.items()}
 
 
 def main() -> None:
@@ -41,12 +70,17 @@ def main() -> None:
               f"{args.threads} threads; {args.in_flight} requests in flight)")
         for run in ("first push", "second push"):
             c = Client(nb.url, nb.token, workers=args.in_flight)
+            cpu0 = server_cpu(nb)
             report = push(objects, c)
+            cpu = {k: v - cpu0[k] for k, v in server_cpu(nb).items()}
             t = report.totals()
             n = t["create"] + t["update"] + t["delete"] + t["unchanged"]
             print(f"{run}: {report.seconds:.1f} s, {report.requests:,} requests, {n / report.seconds:,.0f} objects/s "
                   f"(create {t['create']:,}, update {t['update']:,}, delete {t['delete']:,}, "
                   f"unchanged {t['unchanged']:,})")
+            print(f"  NetBox CPU {cpu['gunicorn']:.0f} s, PostgreSQL CPU {cpu['postgres']:.0f} s: "
+                  f"{sum(cpu.values()) / report.seconds:.2f} of {os.cpu_count()} cores busy on average")
+            print("  request time by kind (requests in flight overlap, so these add up to more than the wall time):")
             for what, sec in c.seconds.most_common(8):
                 print(f"  {what:40} {c.calls[what]:5,} requests {sec:7.1f} s")
             c.close()

@@ -385,24 +385,40 @@ def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
     return tag_id
 
 
-def _existing(c: Client, endpoint: str) -> dict[str, dict[str, Any]]:
+# what finds an object again (interface templates have no tags or custom fields, sites no device:
+# NetBox ignores a requested field its serializer lacks)
+_FIELDS_ANYWHERE = ("id", "tags", "custom_fields", "name", "slug", "device", "device_type")
+
+
+def _fields(want: dict[str, NbObject]) -> str:
+    """What a GET needs of an endpoint's objects: the fields railyard owns there and what finds them.
+    NetBox (>= 4.0) then serializes only those, which halves a re-push of a big site: a full
+    interface or cable drags its device, connected endpoints, paths and counters along."""
+    names = set(_FIELDS_ANYWHERE)
+    for o in want.values():
+        names.update(o.fields)
+        names.update(o.late)
+    return ",".join(sorted(names))
+
+
+def _existing(c: Client, endpoint: str, fields: str) -> dict[str, dict[str, Any]]:
     """railyard's objects at this endpoint, by key (a tagged object without a key is not railyard's
     doing, e.g. a copy a user tagged: it is left alone)."""
     keyed: dict[str, dict[str, Any]] = {}
-    for o in c.all(endpoint, tag=TAG):
+    for o in c.all(endpoint, tag=TAG, fields=fields):
         key = (o.get("custom_fields") or {}).get(KEY_FIELD)
         if key:
             keyed[key] = o
     return keyed
 
 
-def _templates(c: Client, device_types: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _templates(c: Client, device_types: dict[str, dict[str, Any]], fields: str) -> dict[str, dict[str, Any]]:
     """Interface templates take neither tags nor custom fields in NetBox: railyard's are those of its
     device types, keyed `<device type key>:<name>` as the inventory keys them."""
     key_of = {o["id"]: k for k, o in device_types.items()}
     out: dict[str, dict[str, Any]] = {}
     for chunk in _chunks(sorted(key_of), 50):
-        for t in c.all("dcim/interface-templates", device_type_id=chunk):
+        for t in c.all("dcim/interface-templates", device_type_id=chunk, fields=fields):
             out[f"{key_of[t['device_type']['id']]}:{t['name']}"] = t
     return out
 
@@ -421,8 +437,9 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
     tag_id = _ensure_bookkeeping(c, dry_run)
     order = [e for e in ENDPOINTS if e in OBJECT_TYPES]
     tagged = [e for e in order if e not in UNTAGGED]
-    have = dict(zip(tagged, c.parallel(lambda e: _existing(c, e), tagged), strict=True))
-    have["dcim/interface-templates"] = _templates(c, have["dcim/device-types"])
+    fields = {e: _fields(want[e]) for e in order}
+    have = dict(zip(tagged, c.parallel(lambda e: _existing(c, e, fields[e]), tagged), strict=True))
+    have["dcim/interface-templates"] = _templates(c, have["dcim/device-types"], fields["dcim/interface-templates"])
     plans = {e: EndpointPlan() for e in order}
     # deletes first, children before parents: a freed port can take its new cable
     for e in reversed(order):
