@@ -755,7 +755,8 @@ def _no_part(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[
                        f"add a catalog part of an allowed medium ({', '.join(r.media)}) that fits "
                        f"{ea.connector} to {eb.connector} cages at {lk.speed_gbps}G, or shorten the run "
                        "(site.spine_rack_position, site.floor.row_positions) so an allowed part reaches"
-                       + (f", or {knob_field}" if both else ""))
+                       + (f", or {knob_field}" if both else ""),
+                       where="the parts catalog")  # the rule is not in the design file: no design line to name
     if chooser.options(shape, ea, eb, lk.speed_gbps, proto):
         return Problem("site.floor", f"no catalog part reaches {what}",
                        "bring the racks closer (site.spine_rack_position, site.floor.row_positions, site.rows) "
