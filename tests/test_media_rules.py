@@ -16,6 +16,7 @@ from generators.compiler import compile_file
 from generators.model.catalog import DEFAULT_CATALOG, load_catalog
 from generators.model.errors import DesignError
 from generators.renderers import render_all
+from generators.stages.cabling import Chooser
 from tests.conftest import DESIGNS, rendered_files
 
 # The h100-256 design on the catalog's XDR parts: Quantum-X800 leaves and spines, HGX B300 with eight
@@ -64,7 +65,8 @@ def test_xdr_fabric_cables_keep_to_the_xdr_rule(compiled) -> None:
     assert ("server-leaf", "smf") in by_tier and ("leaf-spine", "acc") in by_tier
 
 
-def test_xdr_rule_wins_over_cheaper_multimode_and_passive_copper(tmp_path: Path) -> None:
+def test_xdr_rule_wins_over_cheaper_multimode_and_passive_copper(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Give the catalog 800G multimode optics and passive copper far cheaper than the XDR parts: without
     the rule the chooser takes them, with it not one backend cable is mmf or dac."""
     data = catalog_data()
@@ -83,6 +85,12 @@ def test_xdr_rule_wins_over_cheaper_multimode_and_passive_copper(tmp_path: Path)
             "lengths": [{"m": m, "sku": f"{key}-{m}", "price": {"usd": 10, **est}} for m in (1, 2, 3, 4, 5)]}
     ruled = compiled_rows(write_catalog(tmp_path, data), *XDR)
     assert {r["media"] for r in ruled} <= {"smf", "acc"}
+    with monkeypatch.context() as m:  # a chooser that ignores the rule is caught by the separate check
+        m.setattr(Chooser, "within_rule", lambda *_: True)
+        with pytest.raises(DesignError) as exc:
+            compile_file(SMALL, list(XDR), write_catalog(tmp_path, data))
+        assert exc.value.problems[0].field == "media_rules.xdr-800g"
+        assert "railyard bug" in exc.value.problems[0].hint
     data.pop("media_rules")
     free = compiled_rows(write_catalog(tmp_path, data), *XDR)
     assert {"mmf", "dac"} <= {r["media"] for r in free}
