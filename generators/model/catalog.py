@@ -225,6 +225,25 @@ class Transceiver(_Strict):
     price: Price
 
 
+class MediaRule(_Strict):
+    """Which media a link of these speeds and protocols may use, whatever the catalog's parts could do:
+    e.g. XDR (200G per lane) has no multimode optics, no AOC and no passive copper that reaches."""
+
+    description: str
+    protocols: list[Literal["infiniband", "ethernet"]] = Field(min_length=1)
+    speeds_gbps: list[int] = Field(min_length=1)  # per port, as links carry them
+    media: list[Media] = Field(min_length=1)  # allowed; everything else is never chosen
+    max_dac_m: float | None = Field(default=None, gt=0)  # passive copper only up to this stocked length
+    source: str = Field(min_length=3)
+    date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+
+    @model_validator(mode="after")
+    def _shape(self) -> MediaRule:
+        if self.max_dac_m is not None and "dac" not in self.media:
+            raise ValueError("max_dac_m limits passive copper, but dac is not among the allowed media")
+        return self
+
+
 class Catalog(_Strict):
     version: int = 1
     notes: str = ""
@@ -239,9 +258,25 @@ class Catalog(_Strict):
     pdus: dict[str, Pdu] = Field(default_factory=dict)
     cables: dict[str, Cable] = Field(default_factory=dict)
     transceivers: dict[str, Transceiver] = Field(default_factory=dict)
+    media_rules: dict[str, MediaRule] = Field(default_factory=dict)
+
+    def media_rule(self, speed: int, protocol: str) -> tuple[str, MediaRule] | None:
+        """The rule (key, rule) governing links of this speed and protocol, if any (at most one does)."""
+        for key, r in self.media_rules.items():
+            if speed in r.speeds_gbps and protocol in r.protocols:
+                return key, r
+        return None
 
     @model_validator(mode="after")
     def _references_exist(self) -> Catalog:
+        owner: dict[tuple[str, int], str] = {}
+        for key, r in self.media_rules.items():
+            for proto in r.protocols:
+                for sp in r.speeds_gbps:
+                    if (proto, sp) in owner:
+                        raise ValueError(f"media_rules.{key}: {sp}G {proto} is already governed by "
+                                         f"media_rules.{owner[(proto, sp)]}; one rule per speed and protocol")
+                    owner[(proto, sp)] = key
         for key, s in self.servers.items():
             if s.backend and s.backend.nic not in self.nics:
                 raise ValueError(f"servers.{key}.backend.nic: unknown NIC {s.backend.nic!r}")

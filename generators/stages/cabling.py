@@ -265,6 +265,7 @@ class Chooser:
         marks |= {c.reach_m for c in catalog.cables.values()} | {x.reach_m for x in catalog.transceivers.values()}
         if self.cab.max_copper_m is not None:
             marks.add(self.cab.max_copper_m)
+        marks |= {r.max_dac_m for r in catalog.media_rules.values() if r.max_dac_m is not None}
         self.breaks = sorted(marks)
 
     def bucket(self, length: float) -> int:
@@ -323,6 +324,18 @@ class Chooser:
             out = [o for o in out if o.media not in COPPER]
         return out
 
+    def within_rule(self, ch: Choice, speed: int, proto: str) -> bool:
+        """Whether a choice keeps to the catalog's media rule for the speed (the stocked length counts:
+        a rule's passive-copper limit is what the cable is, not what the route measured)."""
+        found = self.catalog.media_rule(speed, proto)
+        if found is None:
+            return True
+        rule = found[1]
+        o = ch.option
+        if o.media not in rule.media:
+            return False
+        return not (o.media == "dac" and rule.max_dac_m is not None and max(ch.lengths) > rule.max_dac_m + 1e-9)
+
     def cost(self, o: Option, lengths: list[float], cages_a: int, cages_b: int) -> Choice | None:
         c = self.catalog.cables[o.cable]
         if o.xa is None:
@@ -343,13 +356,18 @@ class Chooser:
         return Choice(o, ls, skus, total)
 
     def choose(self, shape: str, a: End, b: End, speed: int, proto: str, switch_switch: bool,
-               lengths: list[float], cages_a: int, cages_b: int, knobs: bool = True) -> Choice | None:
+               lengths: list[float], cages_a: int, cages_b: int, knobs: bool = True,
+               rules: bool = True) -> Choice | None:
+        """The cheapest fitting option; `knobs` and `rules` False drop the design's cabling knobs and the
+        catalog's media rules, so an error can say which of them excluded every part."""
         key = (shape, a.connector, a.ppc, b.connector, b.ppc, speed, proto, switch_switch,
-               tuple(map(self.bucket, lengths)), cages_a, cages_b, knobs)
+               tuple(map(self.bucket, lengths)), cages_a, cages_b, knobs, rules)
         if key in self.cache:
             return self.cache[key]
         opts = self.allowed(self.options(shape, a, b, speed, proto), lengths, switch_switch, knobs)
         fits = [ch for o in opts if (ch := self.cost(o, lengths, cages_a, cages_b)) is not None]
+        if rules:
+            fits = [ch for ch in fits if self.within_rule(ch, speed, proto)]
         if knobs and switch_switch and self.cab.prefer_acc_switch_to_switch and any(
                 ch.option.media == "acc" for ch in fits):
             fits = [ch for ch in fits if ch.option.media != "dac"]
@@ -403,6 +421,7 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
     routes = _route(plan, catalog, design, wiring)
     _choose_media(plan, catalog, design, wiring, bundles, routes)
     _check_reach(wiring, bundles, routes)
+    _check_rules(catalog, design, wiring, bundles)
     capacity = _fill_trays(catalog, design, wiring, bundles, routes)
     _record(plan, bundles, wiring.links, wiring.ends_a, wiring.ends_b, routes.trays, capacity,
             design.site.tray.fill_limit)
@@ -569,7 +588,7 @@ def _choose_media(plan: Plan, catalog: Catalog, design: Design, w: Wiring, bundl
         cb = 1 if bd.shape in ("straight", "split-b", "single") else len(bd.links)
         ch = chooser.choose(bd.shape, ends_a[i], ends_b[i], lk.speed_gbps, proto, ss, ls, ca, cb)
         if ch is None:
-            problems.append(_no_part(chooser, bd, links, ends_a, ends_b, ls, ss, proto, ca, cb))
+            problems.append(_no_part(chooser, bd.shape, lk, ends_a[i], ends_b[i], ls, ss, proto, ca, cb))
             if len(problems) >= MAX_REPORTED:
                 break
         bd.choice = ch
@@ -591,6 +610,29 @@ def _check_reach(w: Wiring, bundles: list[Bundle], routes: Routes) -> None:
                 problems.append(Problem(f"{lk.network}.switch", f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
                                         f"{lk.b_port}: {need} m routed on a {have} m {bd.choice.option.media} "
                                         f"reaching {bd.choice.option.reach_m} m", "this is a railyard bug"))
+    if problems:
+        raise DesignError(problems[:MAX_REPORTED])
+
+
+def _check_rules(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundle]) -> None:
+    """Every chosen medium keeps to the catalog's media rule for its link's speed: checked from the
+    rules themselves, apart from the chooser, so a chooser bug cannot ship e.g. multimode optics on XDR."""
+    backend = "infiniband" if design.backend.technology == "infiniband" else "ethernet"
+    problems: list[Problem] = []
+    for bd in bundles:
+        assert bd.choice is not None
+        lk = w.links[bd.links[0]]
+        found = catalog.media_rule(lk.speed_gbps, backend if lk.network == "backend" else "ethernet")
+        if found is None:
+            continue
+        key, rule = found
+        o = bd.choice.option
+        longest = max(bd.choice.lengths)
+        if o.media not in rule.media or (o.media == "dac" and rule.max_dac_m is not None
+                                         and longest > rule.max_dac_m + 1e-9):
+            problems.append(Problem(f"media_rules.{key}", f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
+                                    f"{lk.b_port}: {o.media} ({o.cable}, {longest} m) breaks media rule {key}",
+                                    "this is a railyard bug"))
     if problems:
         raise DesignError(problems[:MAX_REPORTED])
 
@@ -668,12 +710,17 @@ def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends
         cages_b = {(links[k].b_device, ends_b[k].cage) for k in ks} - cages_a
         ls = [routed[k] for k in ks]
         ss = devs[lk.a_device].kind == "switch" and devs[lk.b_device].kind == "switch"
-        ch = chooser.choose("mixed", ends_a[i], ends_b[i], lk.speed_gbps, proto_of.get(lk.network, "ethernet"),
-                            ss, ls, len(cages_a), len(cages_b))
+        proto = proto_of.get(lk.network, "ethernet")
+        ch = chooser.choose("mixed", ends_a[i], ends_b[i], lk.speed_gbps, proto, ss, ls, len(cages_a), len(cages_b))
         if ch is None:
-            problems.append(Problem(f"{lk.network}.switch", f"no optic in the catalog reaches {max(ls)} m for "
-                                    f"{lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port}",
-                                    "bring the racks closer or add a longer-reach transceiver to the catalog"))
+            if chooser.choose("mixed", ends_a[i], ends_b[i], lk.speed_gbps, proto, ss, ls, len(cages_a),
+                              len(cages_b), knobs=False, rules=False) is not None:
+                problems.append(_no_part(chooser, "mixed", lk, ends_a[i], ends_b[i], ls, ss, proto,
+                                         len(cages_a), len(cages_b)))
+            else:
+                problems.append(Problem(f"{lk.network}.switch", f"no optic in the catalog reaches {max(ls)} m "
+                                        f"for {lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port}",
+                                        "bring the racks closer or add a longer-reach transceiver to the catalog"))
             continue
         pos = 0
         for bd in comp:
@@ -683,23 +730,52 @@ def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends
             pos += m
 
 
-def _no_part(chooser: Chooser, bd: Bundle, links: list[Any], ends_a: list[End], ends_b: list[End],
-             ls: list[float], ss: bool, proto: str, ca: int, cb: int) -> Problem:
-    i = bd.links[0]
-    lk = links[i]
+def _no_part(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[float], ss: bool, proto: str,
+             ca: int, cb: int) -> Problem:
+    """Why no part serves a bundle: the design's cabling knobs, the catalog's media rule for the speed,
+    the reach, or the connectors; tried in that order by lifting one restriction at a time."""
     what = f"{lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port} ({lk.speed_gbps}G {proto}, {max(ls)} m routed)"
-    if chooser.choose(bd.shape, ends_a[i], ends_b[i], lk.speed_gbps, proto, ss, ls, ca, cb, knobs=False):
-        cab = chooser.cab
-        field = "cabling.forbidden_media" if cab.forbidden_media else "cabling.max_copper_m"
-        return Problem(field, f"every part that fits {what} is ruled out by the cabling knobs",
+
+    def found(knobs: bool, rules: bool) -> bool:
+        return chooser.choose(shape, ea, eb, lk.speed_gbps, proto, ss, ls, ca, cb, knobs=knobs, rules=rules) is not None
+
+    cab = chooser.cab
+    knob_field = "cabling.forbidden_media" if cab.forbidden_media else "cabling.max_copper_m"
+    if found(knobs=False, rules=True):
+        return Problem(knob_field, f"every part that fits {what} is ruled out by the cabling knobs",
                        "allow a medium again or raise cabling.max_copper_m")
-    if chooser.options(bd.shape, ends_a[i], ends_b[i], lk.speed_gbps, proto):
+    rule = chooser.catalog.media_rule(lk.speed_gbps, proto)
+    if rule is not None and (found(knobs=True, rules=False) or found(knobs=False, rules=False)):
+        key, r = rule
+        allows = ", ".join(m + (f" (up to {r.max_dac_m:g} m)" if m == "dac" and r.max_dac_m else "") for m in r.media)
+        barred = _barred_by_rule(chooser, shape, lk, ea, eb, ls, proto, ca, cb)
+        both = "" if found(knobs=True, rules=False) else " together with the cabling knobs"
+        return Problem(f"media_rules.{key}", f"no part for {what} keeps to catalog media rule {key} "
+                       f"({r.description}: {allows} only){both}; it excludes {barred}",
+                       f"add a catalog part of an allowed medium ({', '.join(r.media)}) that fits "
+                       f"{ea.connector} to {eb.connector} cages at {lk.speed_gbps}G, or shorten the run "
+                       "(site.spine_rack_position, site.floor.row_positions) so an allowed part reaches"
+                       + (f", or {knob_field}" if both else ""),
+                       where="the parts catalog")  # the rule is not in the design file: no design line to name
+    if chooser.options(shape, ea, eb, lk.speed_gbps, proto):
         return Problem("site.floor", f"no catalog part reaches {what}",
                        "bring the racks closer (site.spine_rack_position, site.floor.row_positions, site.rows) "
                        "or add a longer-reach part to the catalog")
-    return Problem(f"{lk.network}.switch", f"no catalog cable or transceiver joins a {ends_a[i].connector} to a "
-                   f"{ends_b[i].connector} cage at {lk.speed_gbps}G for {what}",
+    return Problem(f"{lk.network}.switch", f"no catalog cable or transceiver joins a {ea.connector} to a "
+                   f"{eb.connector} cage at {lk.speed_gbps}G for {what}",
                    "pick parts whose connectors match, or add a cable to the catalog")
+
+
+def _barred_by_rule(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[float], proto: str,
+                    ca: int, cb: int) -> str:
+    """The parts that would reach but the media rule excludes, e.g. "mmf (ndr-mmf-mpo)"."""
+    out = []
+    for o in chooser.options(shape, ea, eb, lk.speed_gbps, proto):
+        ch = chooser.cost(o, ls, ca, cb)
+        if ch is not None and not chooser.within_rule(ch, lk.speed_gbps, proto):
+            length = f" at {max(ch.lengths):g} m" if o.media == "dac" else ""
+            out.append(f"{o.media}{length} ({o.cable})")
+    return ", ".join(sorted(set(out))) or "nothing else"
 
 
 def _loc(d: Device) -> str:
