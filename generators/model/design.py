@@ -221,6 +221,11 @@ class Tenant(_Model):
         "position. Pin it on a live site so reordering tenants never changes a key")
 
 
+# Rack roles as placement assigns them (plan.racks[].role).
+RackRole = Literal["compute", "leaf", "spine", "core", "frontend", "storage", "management"]
+PduCount = Annotated[int, Field(ge=1, le=8)]
+
+
 class RackSpec(_Model):
     """The racks of the site (all alike)."""
 
@@ -231,8 +236,11 @@ class RackSpec(_Model):
     width_mm: int = Field(default=600, ge=400, description="rack width")
     depth_mm: int = Field(default=1200, ge=600, description="rack depth")
     pdu: str = catalog_key("pdus", "pdu-415v-60a-3ph", "catalog PDU model")
-    pdus: int | None = Field(default=None, ge=1, le=8, description="PDUs per rack (A and B feeds); default: "
-                             "enough that either feed alone carries power_kw")
+    pdus: PduCount | dict[RackRole, PduCount] | None = Field(
+        default=None, description="PDUs per rack, fed alternately A, B, A, ... (so 3 = two on A, one on B), "
+        "either one count for every rack or a count per rack role, e.g. {compute: 3, leaf: 2} (NVIDIA's "
+        "reference: 3 per compute rack, 2 elsewhere); the weaker feed alone must carry the rack's load. "
+        "Default (and roles not listed): enough that either feed alone carries power_kw")
     servers_per_rack: int | None = Field(default=None, ge=1, description="cap on GPU servers per rack; default: "
                                          "as many as power and units allow")
 
