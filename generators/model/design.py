@@ -144,8 +144,13 @@ class Oob(_Model):
                               "catalog")
     aggregation_switch: str | None = catalog_key("ethernet_switches", None, "OOB aggregation switch model; "
                                                  "default: the frontend spine model")
+    uplink: Literal["aggregation", "frontend"] = Field(
+        default="aggregation", description="where the access switches uplink: aggregation = an OOB "
+        "aggregation pair of their own; frontend = free ports of the frontend's service leaves (NVIDIA's "
+        "reference: OOB uplinked into in-band), eBGP unnumbered inside the provider's infra VRF, so the "
+        "management nodes reach BMCs and PDUs over the frontend (SONiC frontend only)")
     uplinks_per_switch: int = Field(default=2, ge=1, le=4, description="uplinks of each access switch to the "
-                                    "aggregation pair")
+                                    "aggregation pair (or spread over the service leaves)")
     network: OobNetwork = Field(default=OobNetwork(), description="OOB VLANs, ASNs and DHCP servers")
     racks_per_switch: int | None = Field(default=None, ge=1, description="racks one access switch serves (it "
                                          "stands in one of them); default: as many neighbouring racks of a row "
@@ -428,11 +433,21 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
         if key in catalog.switches and catalog.switches[key].os != want_os:
             bad(path, f"{key} runs {catalog.switches[key].os}, but frontend.vendor is {f.vendor}",
                 f"pick a {want_os} switch model or set frontend.vendor to match the switch")
+    if design.oob.uplink == "frontend":
+        if design.oob.aggregation_switch is not None:
+            bad("oob.aggregation_switch", "is set, but oob.uplink: frontend has no OOB aggregation switches",
+                "remove oob.aggregation_switch, or set oob.uplink: aggregation")
+        if want_os != "sonic":
+            # the uplinks end in the infra VRF of the frontend leaves; only the SONiC renderer writes that
+            bad("oob.uplink", f"frontend needs a SONiC frontend (frontend.vendor is {f.vendor}): railyard "
+                "renders the OOB uplink ports in the leaves' infra VRF for SONiC only",
+                "set oob.uplink: aggregation, or frontend.vendor: sonic")
     # a switch stands only where its OS's vendor module can configure it (the frontend: checked above)
     flagged = {p for p, _, _ in out}
-    roles: list[tuple[str, str, Role]] = [
-        ("oob.switch", design.oob.switch, "oob-access"),
-        ("oob.aggregation_switch", design.oob.aggregation_switch or f.spine_switch or f.switch, "oob-aggregation")]
+    roles: list[tuple[str, str, Role]] = [("oob.switch", design.oob.switch, "oob-access")]
+    if design.oob.uplink == "aggregation":
+        roles.append(("oob.aggregation_switch", design.oob.aggregation_switch or f.spine_switch or f.switch,
+                      "oob-aggregation"))
     if b.technology == "infiniband":
         roles.append(("backend.switch", b.switch, "infiniband"))
     for path, key, role in roles:

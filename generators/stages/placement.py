@@ -206,7 +206,7 @@ def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> l
 class Contents:
     blocks: list[Block]
     central: list[Rack]
-    agg_rack: Rack
+    agg_rack: Rack | None  # the rack of the OOB aggregation switches (None: oob.uplink: frontend)
 
 
 def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs: int) -> Contents:
@@ -306,7 +306,7 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
         for r in pack([[item(d.name)] for d in devs if d.kind == kind], lim, kind):
             r.layout = "bottom"
             central.append(r)
-    agg_rack = next(r for r in fe_racks if any(i.name.startswith("oob-agg") for i in r.items))
+    agg_rack = next((r for r in fe_racks if any(i.name.startswith("oob-agg") for i in r.items)), None)
     return Contents(blocks, central, agg_rack)
 
 
@@ -548,7 +548,7 @@ def place(plan: Plan, catalog: Catalog) -> None:
     plan.devices, plan.links = devices, links
     lim = _limits(design, catalog)
 
-    n_aggs = 2
+    n_aggs = 2 if design.oob.uplink == "aggregation" else 0
     for _ in range(6):
         contents = _contents(plan, design, catalog, lim, n_aggs)
         blocked: dict[str, set[int]] = {}
@@ -629,7 +629,7 @@ def _name_racks(racks: list[Rack], rows: list[RowGeom]) -> None:
         r.name = f"{row.name}-{r.position + 1:0{w}d}"
 
 
-def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
+def _oob_groups(racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: Catalog,
                 design: Design, lim: Limits
                 ) -> tuple[list[list[Endpoint | None]], list[list[Rack]], int]:
     """Endpoint groups, one access switch each: neighbouring racks of one row, as many as the
@@ -663,7 +663,7 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
     limit_racks = design.oob.racks_per_switch or 10**9
     ordered = sorted(racks, key=lambda r: (r.row, r.position))
     group_racks: list[list[Rack]] = []
-    agg_group = 0
+    agg_group = 0 if agg_rack is not None else -1  # -1: no group holds aggregation switches
     cur_n = 0
     for r in ordered:
         if (not group_racks or group_racks[-1][-1].row != r.row or cur_n + counts[r.name] > ports
