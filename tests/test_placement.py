@@ -235,6 +235,14 @@ def test_too_few_pdus_for_a_role_names_the_role_and_line(cli, tmp_path: Path) ->
     assert "site.rack.pdus.leaf" not in r.output and "frontend rack" not in r.output
 
 
+def test_a_pdu_count_for_an_unknown_role_is_refused_at_its_line(cli, tmp_path: Path) -> None:
+    p = tmp_path / "d.yaml"
+    p.write_text(f"extends: {DESIGNS / 'h100-256.yaml'}\nsite:\n  rack:\n    pdus: {{gpu: 3, leaf: 2}}\n")
+    r = cli("validate", p)
+    assert r.exit_code == 2
+    assert f"{p.name}:4: site.rack.pdus: 'gpu' is not a rack role: use compute, leaf" in r.output
+
+
 def test_rows_off_the_floor_or_overlapping_are_errors(tmp_path: Path) -> None:
     def write(rows: str, floor: str = "") -> Path:
         p = tmp_path / "d.yaml"

@@ -228,7 +228,36 @@ class Tenant(_Model):
 
 # Rack roles as placement assigns them (plan.racks[].role).
 RackRole = Literal["compute", "leaf", "spine", "core", "frontend", "storage", "management"]
-PduCount = Annotated[int, Field(ge=1, le=8)]
+MAX_PDUS = 8
+
+
+def _pdu_count(v: Any, role: str = "") -> int:
+    where = f"{role}: " if role else ""
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_PDUS:
+        raise ValueError(f"{where}{v!r} is not a PDU count (1 to {MAX_PDUS})")
+    return v
+
+
+def _pdus(v: Any) -> Any:
+    # one readable error per wrong entry, rather than pydantic's report against each union member
+    if v is None:
+        return v
+    if isinstance(v, dict):
+        roles = typing.get_args(RackRole)
+        for k, n in v.items():
+            if k not in roles:
+                raise ValueError(f"{k!r} is not a rack role: use {', '.join(roles)}")
+            _pdu_count(n, k)
+        return v
+    return _pdu_count(v)
+
+
+_PDU_COUNT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_PDUS}
+PduCounts = Annotated[int | dict[RackRole, int] | None, BeforeValidator(_pdus), WithJsonSchema({"anyOf": [
+    _PDU_COUNT_SCHEMA,
+    {"type": "object", "propertyNames": {"enum": list(typing.get_args(RackRole))},
+     "additionalProperties": _PDU_COUNT_SCHEMA},
+    {"type": "null"}]})]
 
 
 class RackSpec(_Model):
@@ -241,7 +270,7 @@ class RackSpec(_Model):
     width_mm: int = Field(default=600, ge=400, description="rack width")
     depth_mm: int = Field(default=1200, ge=600, description="rack depth")
     pdu: str = catalog_key("pdus", "pdu-415v-60a-3ph", "catalog PDU model")
-    pdus: PduCount | dict[RackRole, PduCount] | None = Field(
+    pdus: PduCounts = Field(
         default=None, description="PDUs per rack, fed alternately A, B, A, ... (so 3 = two on A, one on B), "
         "either one count for every rack or a count per rack role, e.g. {compute: 3, leaf: 2} (NVIDIA's "
         "reference: 3 per compute rack, 2 elsewhere); the weaker feed alone must carry the rack's load. "
