@@ -169,7 +169,6 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
     plan = compiled("h100-256")
     design, catalog = plan.design, plan.catalog
     lim = placement._limits(design, catalog)
-    n_pdu = placement.pdus_per_rack(design, catalog)
     rows = {name: i for i, name in enumerate(sorted({r.row for r in plan.racks}))}
     racks = []
     for r in sorted(plan.racks, key=lambda r: (r.row, r.position)):
@@ -181,12 +180,12 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
         rk.name, rk.row, rk.position = r.name, rows[r.row], r.position
         racks.append(rk)
     agg = next(r for r in racks if any(i.name.startswith("oob-agg") for i in r.items))
-    groups, group_racks, agg_group = placement._oob_groups(racks, agg, plan, catalog, design, lim, n_pdu)
+    groups, group_racks, agg_group = placement._oob_groups(racks, agg, plan, catalog, design, lim)
     gi = next(i for i, g in enumerate(group_racks) if len(g) > 1 and i != agg_group)
     first = group_racks[gi][0]
     victim = next(it for it in first.items[1:-1] or first.items)
     first.items.remove(victim)
-    again, _, _ = placement._oob_groups(racks, agg, plan, catalog, design, lim, n_pdu)
+    again, _, _ = placement._oob_groups(racks, agg, plan, catalog, design, lim)
 
     def slots(gs: list[list[Any]]) -> dict[str, tuple[int, int]]:
         return {e[0]: (g, k) for g, grp in enumerate(gs) for k, e in enumerate(grp) if e is not None}
@@ -194,7 +193,8 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
     before, after = slots(groups), slots(again)
     assert victim.name in before and victim.name not in after
     # the devices above it in its own rack slide down a unit and a port; the other racks keep theirs
-    own = {it.name for it in first.items} | {placement._pdu_name(first.name, k) for k in range(n_pdu)}
+    own = {it.name for it in first.items} | {placement._pdu_name(first.name, k)
+                                             for k in range(placement.pdus_per_rack(design, catalog, first.role))}
     assert {k: v for k, v in after.items() if k not in own} == {
         k: v for k, v in before.items() if k not in own and k != victim.name}
     assert all(after[k][0] == gi for k in own)

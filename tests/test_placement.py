@@ -192,6 +192,57 @@ def test_too_few_pdus_named() -> None:
     assert "34.5 kW" in err.problems[0].message
 
 
+# NVIDIA's reference: 3 PDUs per compute rack, 2 per other rack (3 x 10.2 kW HGX per rack, so feed B's
+# one 34.5 kW PDU carries a compute rack)
+RA_PDUS = ("site.rack.servers_per_rack=3",
+           "site.rack.pdus={compute: 3, leaf: 2, spine: 2, core: 2, frontend: 2, storage: 2, management: 2}")
+
+
+def test_pdus_per_rack_role(compiled) -> None:
+    from generators.handover.netbox_inventory import inventory
+    plan = compiled("h100-256", *RA_PDUS)
+    pdus = [d for d in plan.devices if d.kind == "pdu"]
+    per_rack = Counter(d.rack for d in pdus)
+    roles = {r.role for r in plan.racks}
+    assert "compute" in roles and len(roles) > 1
+    for r in plan.racks:
+        want = 3 if r.role == "compute" else 2
+        assert r.pdus == want and per_rack[r.name] == want, r.name
+        # feeds alternate, so the names a rack keeps are those it had with more PDUs
+        names = sorted(d.name for d in pdus if d.rack == r.name)
+        assert names == sorted([f"pdu-{r.name}-a1", f"pdu-{r.name}-b1", f"pdu-{r.name}-a2"][:want])
+    # every PDU is managed (an OOB port), bought and handed to NetBox
+    mgmt = {lk.a_device for lk in plan.links if lk.tier == "mgmt-access"}
+    assert all(p.name in mgmt for p in pdus)
+    assert plan.bom is not None
+    assert sum(ln.quantity for ln in plan.bom.lines if ln.kind == "pdu") == len(pdus)
+    nb = {o.key for o in inventory(plan) if o.endpoint == "dcim/devices"}
+    assert {p.name for p in pdus} <= nb
+    # the default (4 everywhere on the reference's 41 kW racks) is unchanged
+    assert {r.pdus for r in compiled("h100-256").racks} == {4}
+
+
+def test_too_few_pdus_for_a_role_names_the_role_and_line(cli, tmp_path: Path) -> None:
+    p = tmp_path / "d.yaml"
+    p.write_text(f"extends: {DESIGNS / 'h100-256.yaml'}\nsite:\n  rack:\n    pdus:\n      compute: 3\n")
+    r = cli("validate", p)
+    assert r.exit_code == 2
+    # 4 x 10.2 kW on 34.5 kW PDUs: feed B's single PDU of 3 cannot carry it
+    assert f"{p.name}:5: site.rack.pdus.compute: compute rack" in r.output
+    assert "feed B's 1 x pdu-415v-60a-3ph carries 34.5 kW" in r.output
+    assert "set site.rack.pdus.compute to at least 4" in r.output
+    # racks of other roles keep the default and pass
+    assert "site.rack.pdus.leaf" not in r.output and "frontend rack" not in r.output
+
+
+def test_a_pdu_count_for_an_unknown_role_is_refused_at_its_line(cli, tmp_path: Path) -> None:
+    p = tmp_path / "d.yaml"
+    p.write_text(f"extends: {DESIGNS / 'h100-256.yaml'}\nsite:\n  rack:\n    pdus: {{gpu: 3, leaf: 2}}\n")
+    r = cli("validate", p)
+    assert r.exit_code == 2
+    assert f"{p.name}:4: site.rack.pdus: 'gpu' is not a rack role: use compute, leaf" in r.output
+
+
 def test_rows_off_the_floor_or_overlapping_are_errors(tmp_path: Path) -> None:
     def write(rows: str, floor: str = "") -> Path:
         p = tmp_path / "d.yaml"

@@ -144,8 +144,13 @@ class Oob(_Model):
                               "catalog")
     aggregation_switch: str | None = catalog_key("ethernet_switches", None, "OOB aggregation switch model; "
                                                  "default: the frontend spine model")
+    uplink: Literal["aggregation", "frontend"] = Field(
+        default="aggregation", description="where the access switches uplink: aggregation = an OOB "
+        "aggregation pair of their own; frontend = free ports of the frontend's service leaves (NVIDIA's "
+        "reference: OOB uplinked into in-band), eBGP unnumbered inside the provider's infra VRF, so the "
+        "management nodes reach BMCs and PDUs over the frontend (SONiC frontend only)")
     uplinks_per_switch: int = Field(default=2, ge=1, le=4, description="uplinks of each access switch to the "
-                                    "aggregation pair")
+                                    "aggregation pair (or spread over the service leaves)")
     network: OobNetwork = Field(default=OobNetwork(), description="OOB VLANs, ASNs and DHCP servers")
     racks_per_switch: int | None = Field(default=None, ge=1, description="racks one access switch serves (it "
                                          "stands in one of them); default: as many neighbouring racks of a row "
@@ -221,6 +226,40 @@ class Tenant(_Model):
         "position. Pin it on a live site so reordering tenants never changes a key")
 
 
+# Rack roles as placement assigns them (plan.racks[].role).
+RackRole = Literal["compute", "leaf", "spine", "core", "frontend", "storage", "management"]
+MAX_PDUS = 8
+
+
+def _pdu_count(v: Any, role: str = "") -> int:
+    where = f"{role}: " if role else ""
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_PDUS:
+        raise ValueError(f"{where}{v!r} is not a PDU count (1 to {MAX_PDUS})")
+    return v
+
+
+def _pdus(v: Any) -> Any:
+    # one readable error per wrong entry, rather than pydantic's report against each union member
+    if v is None:
+        return v
+    if isinstance(v, dict):
+        roles = typing.get_args(RackRole)
+        for k, n in v.items():
+            if k not in roles:
+                raise ValueError(f"{k!r} is not a rack role: use {', '.join(roles)}")
+            _pdu_count(n, k)
+        return v
+    return _pdu_count(v)
+
+
+_PDU_COUNT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_PDUS}
+PduCounts = Annotated[int | dict[RackRole, int] | None, BeforeValidator(_pdus), WithJsonSchema({"anyOf": [
+    _PDU_COUNT_SCHEMA,
+    {"type": "object", "propertyNames": {"enum": list(typing.get_args(RackRole))},
+     "additionalProperties": _PDU_COUNT_SCHEMA},
+    {"type": "null"}]})]
+
+
 class RackSpec(_Model):
     """The racks of the site (all alike)."""
 
@@ -231,8 +270,11 @@ class RackSpec(_Model):
     width_mm: int = Field(default=600, ge=400, description="rack width")
     depth_mm: int = Field(default=1200, ge=600, description="rack depth")
     pdu: str = catalog_key("pdus", "pdu-415v-60a-3ph", "catalog PDU model")
-    pdus: int | None = Field(default=None, ge=1, le=8, description="PDUs per rack (A and B feeds); default: "
-                             "enough that either feed alone carries power_kw")
+    pdus: PduCounts = Field(
+        default=None, description="PDUs per rack, fed alternately A, B, A, ... (so 3 = two on A, one on B), "
+        "either one count for every rack or a count per rack role, e.g. {compute: 3, leaf: 2} (NVIDIA's "
+        "reference: 3 per compute rack, 2 elsewhere); the weaker feed alone must carry the rack's load. "
+        "Default (and roles not listed): enough that either feed alone carries power_kw")
     servers_per_rack: int | None = Field(default=None, ge=1, description="cap on GPU servers per rack; default: "
                                          "as many as power and units allow")
 
@@ -420,11 +462,21 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
         if key in catalog.switches and catalog.switches[key].os != want_os:
             bad(path, f"{key} runs {catalog.switches[key].os}, but frontend.vendor is {f.vendor}",
                 f"pick a {want_os} switch model or set frontend.vendor to match the switch")
+    if design.oob.uplink == "frontend":
+        if design.oob.aggregation_switch is not None:
+            bad("oob.aggregation_switch", "is set, but oob.uplink: frontend has no OOB aggregation switches",
+                "remove oob.aggregation_switch, or set oob.uplink: aggregation")
+        if want_os != "sonic":
+            # the uplinks end in the infra VRF of the frontend leaves; only the SONiC renderer writes that
+            bad("oob.uplink", f"frontend needs a SONiC frontend (frontend.vendor is {f.vendor}): railyard "
+                "renders the OOB uplink ports in the leaves' infra VRF for SONiC only",
+                "set oob.uplink: aggregation, or frontend.vendor: sonic")
     # a switch stands only where its OS's vendor module can configure it (the frontend: checked above)
     flagged = {p for p, _, _ in out}
-    roles: list[tuple[str, str, Role]] = [
-        ("oob.switch", design.oob.switch, "oob-access"),
-        ("oob.aggregation_switch", design.oob.aggregation_switch or f.spine_switch or f.switch, "oob-aggregation")]
+    roles: list[tuple[str, str, Role]] = [("oob.switch", design.oob.switch, "oob-access")]
+    if design.oob.uplink == "aggregation":
+        roles.append(("oob.aggregation_switch", design.oob.aggregation_switch or f.spine_switch or f.switch,
+                      "oob-aggregation"))
     if b.technology == "infiniband":
         roles.append(("backend.switch", b.switch, "infiniband"))
     for path, key, role in roles:

@@ -13,7 +13,11 @@ from typing import Any
 
 from generators.model.plan import Device, Plan, required
 
-FABRIC_TIERS = ("leaf-spine", "spine-core", "access-agg")
+FABRIC_TIERS = ("leaf-spine", "spine-core", "access-agg", "access-leaf")
+# oob.uplink: frontend wires OOB access switches to frontend service leaves: a fabric uplink on the
+# access switch, a routed port in the infra VRF on the leaf (the OOB subnets join the in-band
+# management network there, not the frontend underlay, whose leaves pass on only their own prefixes)
+OOB_UPLINK_TIER = "access-leaf"
 
 
 @dataclass(slots=True)
@@ -23,6 +27,7 @@ class PortUse:
     peer_port: str
     speed_gbps: int
     fabric: bool  # a routed link to another switch (BGP unnumbered)
+    vrf: str | None = None  # a routed link inside this VRF (BGP unnumbered): an OOB uplink on a frontend leaf
     untagged: int | None = None  # access VLAN
     tagged: list[int] = field(default_factory=list)  # trunk VLANs
 
@@ -48,18 +53,24 @@ class SwitchView:
     def fabric_ports(self) -> list[PortUse]:
         return [p for p in self.ports.values() if p.fabric]
 
+    def vrf_ports(self, vrf: str) -> list[PortUse]:
+        return [p for p in self.ports.values() if p.vrf == vrf]
 
-def _ports_by_switch(plan: Plan, network: str) -> dict[str, dict[str, PortUse]]:
+
+def _ports_by_switch(plan: Plan, network: str, oob_vrf: str | None = None) -> dict[str, dict[str, PortUse]]:
+    """Each switch's ports; OOB uplinks on frontend leaves are routed ports in `oob_vrf`."""
     devs = plan.index()
     out: dict[str, dict[str, PortUse]] = defaultdict(dict)
     for lk in plan.links:
-        if lk.network != network:
+        if lk.network != network and lk.tier != OOB_UPLINK_TIER:
             continue
         fabric = lk.tier in FABRIC_TIERS
         for me, my_port, peer, peer_port in ((lk.a_device, lk.a_port, lk.b_device, lk.b_port),
                                              (lk.b_device, lk.b_port, lk.a_device, lk.a_port)):
             if devs[me].kind == "switch" and devs[me].network == network:
-                out[me][my_port] = PortUse(my_port, peer, peer_port, lk.speed_gbps, fabric)
+                vrf_port = lk.tier == OOB_UPLINK_TIER and network == "frontend"
+                out[me][my_port] = PortUse(my_port, peer, peer_port, lk.speed_gbps, fabric and not vrf_port,
+                                           oob_vrf if vrf_port else None)
     return out
 
 
@@ -69,7 +80,8 @@ def frontend_views(plan: Plan) -> dict[str, SwitchView]:
     devs = plan.index()
     by_vrf = {n["vrf"]: n for n in np_.networks}
     network_of_host = {h: by_vrf[a["vrf"]] for h, a in np_.hosts.items()}
-    ports = _ports_by_switch(plan, "frontend")
+    infra_vrf = next(n["vrf"] for n in np_.networks if n["index"] == 0)  # network 0: the provider's infra
+    ports = _ports_by_switch(plan, "frontend", infra_vrf)
     out: dict[str, SwitchView] = {}
     for d in plan.devices:
         if d.kind != "switch" or d.network != "frontend":
@@ -77,6 +89,9 @@ def frontend_views(plan: Plan) -> dict[str, SwitchView]:
         v = SwitchView(d, np_.asn[d.name], np_.loopbacks[d.name], ports.get(d.name, {}))
         used: dict[str, dict[str, Any]] = {}
         for p in v.ports.values():
+            if p.vrf is not None:
+                used[p.vrf] = by_vrf[p.vrf]
+                continue
             if p.fabric:
                 continue
             kind = devs[p.peer].kind

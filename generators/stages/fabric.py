@@ -463,6 +463,8 @@ def oob_sizing(catalog: Catalog, design: Design, sizes: list[int], agg_group: in
     aggregation switches' own management ports need access ports too (in group `agg_group`), so the
     two are sized together."""
     oob = design.oob
+    if oob.uplink == "frontend":
+        return 0, 0  # the access switches uplink into the frontend's service leaves: no aggregation pair
     model = catalog.switches[oob.switch]
     agg_key = oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
     down_speed = min(g.speed_gbps for g in model.port_groups if g.role in ("down", "any"))
@@ -506,8 +508,12 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | 
             for i in range(2 * n_pairs)]
     n_sw = sum(math.ceil((len(g) + (2 * n_pairs if gi == agg_group else 0)) / len(downs))
                for gi, g in enumerate(groups))
-    groups[agg_group] += [(a.name, agg_model.mgmt_port) for a in aggs]
+    if aggs:
+        groups[agg_group] += [(a.name, agg_model.mgmt_port) for a in aggs]
     agg_next = [0] * len(aggs)
+    leaf_ports = _service_leaf_ports(b, up_speed) if oob.uplink == "frontend" else {}
+    service = list(leaf_ports)
+    uplink_no = cursor = 0
     w = _width(n_sw)
     n = 0
     for gi, group in enumerate(groups):
@@ -521,6 +527,24 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | 
                     continue
                 dev, port = ep
                 b.link("oob", "mgmt-access", down_speed, dev, port, sw.name, b.port_name(sw.name, downs[k]))
+            if oob.uplink == "frontend":
+                # round robin over the service leaves that have a free port left, so a switch's
+                # uplinks land on different leaves (both sides of a pair) and switches spread evenly
+                for u in range(oob.uplinks_per_switch):
+                    k = next((k for k in range(len(service)) if leaf_ports[service[(cursor + k) % len(service)]]),
+                             0)
+                    leaf = service[(cursor + k) % len(service)]
+                    cursor = (cursor + k + 1) % len(service)
+                    uplink_no += 1
+                    free = leaf_ports[leaf]
+                    lmodel = b.catalog.switches[b.by_name[leaf].model]
+                    # past the free ports: an overflow port, which the invariants refuse with the fix
+                    idx = free.pop(0) if free else lmodel.ports + uplink_no
+                    up_idx = ups[u] if u < len(ups) else model.ports + u
+                    b.link("oob", "access-leaf", up_speed, sw.name, b.port_name(sw.name, up_idx), leaf,
+                           b.port_name(leaf, idx))
+                n += 1
+                continue
             pair = n // per_pair
             for u in range(oob.uplinks_per_switch):
                 a = 2 * pair + u % 2
@@ -530,10 +554,24 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | 
                 b.link("oob", "access-agg", up_speed, sw.name, b.port_name(sw.name, up_idx), aggs[a].name,
                        b.port_name(aggs[a].name, idx))
             n += 1
-    return {"switch": oob.switch, "aggregation_switch": agg_key, "access_switches": n,
+    return {"switch": oob.switch,
+            "aggregation_switch": agg_key if oob.uplink == "aggregation" else None, "access_switches": n,
             "aggregation_switches": len(aggs), "endpoints": endpoints + len(aggs),
             "uplinks_per_switch": oob.uplinks_per_switch,
             "uplink_speed_gbps": up_speed}
+
+
+def _service_leaf_ports(b: Builder, speed: int) -> dict[str, list[int]]:
+    """The frontend service leaves (storage and management nodes) and their free ports that run
+    `speed`, in port order: where OOB access switches uplink with oob.uplink: frontend. Service leaves
+    carry every network's VLANs (storage trunks), so the infra VRF the uplinks join is on each."""
+    used = {(lk.a_device, lk.a_port) for lk in b.links} | {(lk.b_device, lk.b_port) for lk in b.links}
+    out: dict[str, list[int]] = {}
+    for d in b.devices:
+        if d.kind == "switch" and d.network == "frontend" and d.role == "leaf" and d.attrs.get("service"):
+            model = b.catalog.switches[d.model]
+            out[d.name] = [i for i in eligible(model, speed, "down") if (d.name, b.port_name(d.name, i)) not in used]
+    return out
 
 
 # --------------------------------------------------------------------------------------------- compile

@@ -126,7 +126,14 @@ def _check_ports(plan: Plan, catalog: Catalog, devs: dict[str, Device], c: _Coll
             dev = devs[dname]
             table = ports_of(dev)
             if port not in table:
-                if dev.kind == "switch":
+                if lk.tier == "access-leaf" and dev.network == "frontend":
+                    up = plan.design.oob.uplinks_per_switch
+                    c.add("port-count", "oob.uplink",
+                          f"the frontend service leaves have too few free {lk.speed_gbps}G ports for the OOB "
+                          f"access switches' uplinks ({up} each): {dname} has none left for {lk.a_device}",
+                          "set oob.uplink: aggregation, fewer oob.uplinks_per_switch, more racks per access "
+                          "switch (oob.racks_per_switch), or frontend leaves with spare ports")
+                elif dev.kind == "switch":
                     c.add("port-count", _switch_field(plan, dev),
                           f"{dname} needs more ports than its model {dev.model} has ({dev.ports})",
                           "fewer servers per leaf, a higher oversubscription ratio, or a larger switch")

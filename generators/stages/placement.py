@@ -20,13 +20,14 @@ roughly square) or given in `site.rows`, filled in order. Keep-outs block the po
 from __future__ import annotations
 
 import math
+import typing
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from shapely.geometry import Polygon, box
 
 from generators.model.catalog import Catalog
-from generators.model.design import Design, rack_model_key
+from generators.model.design import Design, RackRole, rack_model_key
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
 from generators.model.sections import Floor, FloorRow
@@ -37,7 +38,7 @@ U_MM = 44.45  # one rack unit
 BASE_MM = 100.0  # plinth and bottom frame below U1
 TOP_MM = 100.0  # roof frame above the top unit
 
-ROLES = ("compute", "leaf", "spine", "core", "frontend", "storage", "management")
+ROLES: tuple[str, ...] = typing.get_args(RackRole)
 
 
 @dataclass(slots=True)
@@ -119,12 +120,26 @@ def device_size(catalog: Catalog, dev: Device) -> tuple[int, float]:
     raise ValueError(f"no size for {dev.kind}")
 
 
-def pdus_per_rack(design: Design, catalog: Catalog) -> int:
+def pdus_per_rack(design: Design, catalog: Catalog, role: str) -> int:
+    """PDUs of a rack of `role` (site.rack.pdus: one count, a count per role, or unset)."""
     r = design.site.rack
-    if r.pdus is not None:
+    if isinstance(r.pdus, int):
         return r.pdus
+    if isinstance(r.pdus, dict) and role in r.pdus:
+        return r.pdus[role]  # type: ignore[index]  # role is one of RackRole
     # A and B feeds, each alone carrying the rack's budget (N+N)
     return 2 * math.ceil(r.power_kw / catalog.pdus[r.pdu].capacity_kw)
+
+
+def max_pdus_per_rack(design: Design, catalog: Catalog) -> int:
+    """The most PDUs any rack has: what a rack's OOB port budget must leave room for."""
+    return max(pdus_per_rack(design, catalog, role) for role in ROLES)
+
+
+def pdu_field(design: Design, role: str) -> str:
+    """The design field that set a rack's PDU count, for error messages."""
+    pdus = design.site.rack.pdus
+    return f"site.rack.pdus.{role}" if isinstance(pdus, dict) and role in pdus else "site.rack.pdus"
 
 
 @dataclass(slots=True)
@@ -140,7 +155,7 @@ def _limits(design: Design, catalog: Catalog) -> Limits:
     down_speed = min(g.speed_gbps for g in oob.port_groups if g.role in ("down", "any"))
     ports = len(eligible(oob, down_speed, "down"))
     return Limits(r.units - oob.rack_units, r.power_kw - oob.power_w / 1000,
-                  max(1, ports - pdus_per_rack(design, catalog)))
+                  max(1, ports - max_pdus_per_rack(design, catalog)))
 
 
 def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> list[Rack]:
@@ -191,7 +206,7 @@ def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> l
 class Contents:
     blocks: list[Block]
     central: list[Rack]
-    agg_rack: Rack
+    agg_rack: Rack | None  # the rack of the OOB aggregation switches (None: oob.uplink: frontend)
 
 
 def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs: int) -> Contents:
@@ -291,7 +306,7 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
         for r in pack([[item(d.name)] for d in devs if d.kind == kind], lim, kind):
             r.layout = "bottom"
             central.append(r)
-    agg_rack = next(r for r in fe_racks if any(i.name.startswith("oob-agg") for i in r.items))
+    agg_rack = next((r for r in fe_racks if any(i.name.startswith("oob-agg") for i in r.items)), None)
     return Contents(blocks, central, agg_rack)
 
 
@@ -532,9 +547,8 @@ def place(plan: Plan, catalog: Catalog) -> None:
     links = [lk for lk in plan.links if lk.network != "oob"]
     plan.devices, plan.links = devices, links
     lim = _limits(design, catalog)
-    n_pdu = pdus_per_rack(design, catalog)
 
-    n_aggs = 2
+    n_aggs = 2 if design.oob.uplink == "aggregation" else 0
     for _ in range(6):
         contents = _contents(plan, design, catalog, lim, n_aggs)
         blocked: dict[str, set[int]] = {}
@@ -552,7 +566,7 @@ def place(plan: Plan, catalog: Catalog) -> None:
                                   "give the rows explicitly in site.rows")
         racks = _all_racks(contents)
         _name_racks(racks, src.rows)
-        groups, group_racks, agg_group = _oob_groups(racks, contents.agg_rack, plan, catalog, design, lim, n_pdu)
+        groups, group_racks, agg_group = _oob_groups(racks, contents.agg_rack, plan, catalog, design, lim)
         need = 2 * oob_sizing(catalog, design, [len(g) for g in groups], agg_group)[1]
         if need == n_aggs:
             break
@@ -579,18 +593,19 @@ def place(plan: Plan, catalog: Catalog) -> None:
     for d in plan.devices:
         if d.name in unit_of:
             d.rack, d.unit = unit_of[d.name]
-    # PDUs: zero-U, in the rear channels, A and B feeds
+    # PDUs: zero-U, in the rear channels, A and B feeds alternately (a rack's PDU names do not depend
+    # on its count beyond dropping the last ones: 3 PDUs are a1, b1, a2)
     pdu = catalog.pdus[site.rack.pdu]
     for r in racks:
-        for k in range(n_pdu):
+        for k in range(pdus_per_rack(design, catalog, r.role)):
             feed = "ab"[k % 2]
             dev = Device(_pdu_name(r.name, k), "pdu", "pdu", site.rack.pdu,
                          attrs={"feed": feed.upper(), "slot": f"P{feed.upper()}{k // 2 + 1}"})
             dev.rack, dev.unit = r.name, None
             plan.devices.append(dev)
-    _check_racks(racks, design, catalog, pdu.capacity_kw, n_pdu)
+    _check_racks(racks, design, catalog, pdu.capacity_kw)
     plan.networks["oob"] = info
-    plan.racks = [_rack_record(r, src.rows, design, catalog, n_pdu) for r in
+    plan.racks = [_rack_record(r, src.rows, design, catalog) for r in
                            sorted(racks, key=lambda r: (r.row, r.position))]
     plan.floor = _floor_record(src.rows, design, room, rack_model_key(design, catalog))
 
@@ -614,8 +629,8 @@ def _name_racks(racks: list[Rack], rows: list[RowGeom]) -> None:
         r.name = f"{row.name}-{r.position + 1:0{w}d}"
 
 
-def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
-                design: Design, lim: Limits, n_pdu: int
+def _oob_groups(racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: Catalog,
+                design: Design, lim: Limits
                 ) -> tuple[list[list[Endpoint | None]], list[list[Rack]], int]:
     """Endpoint groups, one access switch each: neighbouring racks of one row, as many as the
     switch's ports (and oob.racks_per_switch) allow. A rack's endpoints are numbered so that a port
@@ -631,7 +646,8 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
     per_rack: dict[str, list[Endpoint]] = {}
     counts: dict[str, int] = {}
     for r in racks:
-        eps: list[Endpoint] = [(_pdu_name(r.name, k), pdu_port) for k in range(n_pdu)]
+        eps: list[Endpoint] = [(_pdu_name(r.name, k), pdu_port)
+                               for k in range(pdus_per_rack(design, catalog, r.role))]
         n_agg = 0
         for it, _u in sorted(_units(r, design.site.rack.units, lim), key=lambda iu: iu[1]):
             d = devs.get(it.name)
@@ -643,11 +659,11 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
                 eps.append((d.name, port))
         per_rack[r.name] = eps
         counts[r.name] = len(eps) + n_agg
-    ports = lim.endpoints + n_pdu
+    ports = lim.endpoints + max_pdus_per_rack(design, catalog)
     limit_racks = design.oob.racks_per_switch or 10**9
     ordered = sorted(racks, key=lambda r: (r.row, r.position))
     group_racks: list[list[Rack]] = []
-    agg_group = 0
+    agg_group = 0 if agg_rack is not None else -1  # -1: no group holds aggregation switches
     cur_n = 0
     for r in ordered:
         if (not group_racks or group_racks[-1][-1].row != r.row or cur_n + counts[r.name] > ports
@@ -671,7 +687,7 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack, plan: Plan, catalog: Catalog,
     return groups, group_racks, agg_group
 
 
-def _check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: float, n_pdu: int) -> None:
+def _check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: float) -> None:
     r = design.site.rack
     problems: list[Problem] = []
     for rack in racks:
@@ -683,18 +699,23 @@ def _check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: fl
             problems.append(Problem("site.rack.power_kw", f"rack {rack.name} draws {kw:.1f} kW, over its "
                                     f"{r.power_kw} kW budget", "raise site.rack.power_kw or put fewer servers "
                                     "per rack (site.rack.servers_per_rack)"))
+        # N+N: feed B (the weaker one with an odd count, PDUs alternating A, B, A) alone carries the rack
+        n_pdu = pdus_per_rack(design, catalog, rack.role)
         feed = (n_pdu // 2) * pdu_kw
         if kw > feed + 1e-9:
-            problems.append(Problem("site.rack.pdus", f"rack {rack.name} draws {kw:.1f} kW but each feed's "
-                                    f"{n_pdu // 2} x {r.pdu} carries {feed:.1f} kW",
-                                    "use more PDUs per rack or a larger PDU model (site.rack.pdu)"))
+            f = pdu_field(design, rack.role)
+            need = 2 * math.ceil(kw / pdu_kw)
+            problems.append(Problem(f, f"{rack.role} rack {rack.name} draws {kw:.1f} kW but with {n_pdu} PDUs "
+                                    f"(fed A, B, A, ...) feed B's {n_pdu // 2} x {r.pdu} carries {feed:.1f} kW, "
+                                    "and each feed alone must carry the rack",
+                                    f"set {f} to at least {need}, or use a larger PDU model (site.rack.pdu)"))
         if len(problems) > 5:
             break
     if problems:
         raise DesignError(problems[:6])
 
 
-def _rack_record(r: Rack, rows: list[RowGeom], design: Design, catalog: Catalog, n_pdu: int) -> RackRecord:
+def _rack_record(r: Rack, rows: list[RowGeom], design: Design, catalog: Catalog) -> RackRecord:
     row = rows[r.row]
     w, d = design.site.rack.width_mm, design.site.rack.depth_mm
     return RackRecord(
@@ -702,7 +723,7 @@ def _rack_record(r: Rack, rows: list[RowGeom], design: Design, catalog: Catalog,
         x_mm=round(row.x_mm + r.position * w, 1), y_mm=round(row.y_mm, 1),
         width_mm=w, depth_mm=d, units=design.site.rack.units,
         units_used=r.units, power_kw=round(r.kw, 3), power_budget_kw=design.site.rack.power_kw,
-        pdus=n_pdu,
+        pdus=pdus_per_rack(design, catalog, r.role),
     )
 
 

@@ -1,7 +1,8 @@
 """Cumulus Linux (NVIDIA) out-of-band switches: one NVUE ``oob/<switch>/startup.yaml`` each.
 
 Access and aggregation switches route like the SONiC ones (eBGP unnumbered uplinks to the aggregation
-pair); an access switch's BMC and management VLANs end on SVIs whose DHCP relay stamps option 82.
+pair, or to the frontend service leaves with oob.uplink: frontend); an access switch's BMC and
+management VLANs end on SVIs whose DHCP relay stamps option 82.
 Railyard renders no Cumulus frontend: frontend.vendor names sonic or eos.
 """
 

@@ -15,7 +15,10 @@ host on failover, and the anycast gateway answers on whichever leaf is active. S
 are trunks carrying every network's storage VLAN.
 
 Out-of-band access switches route: their BMC and management VLANs end on SVIs with a DHCP relay
-(option 82 circuit-id), and eBGP unnumbered uplinks reach the aggregation pair.
+(option 82 circuit-id), and eBGP unnumbered uplinks reach the aggregation pair, or with
+``oob.uplink: frontend`` the frontend service leaves, where those ports are unnumbered routed ports in
+the infra VRF: the leaves learn the OOB subnets there and export them as EVPN type-5 routes, so the
+management nodes (infra hosts) reach BMCs and PDUs, and the access switches learn the infra VRF back.
 """
 
 from __future__ import annotations
@@ -98,6 +101,9 @@ def frontend_config_db(plan: Plan, v: SwitchView) -> dict[str, Any]:
         "INTERFACE": {p.port: {"ipv6_use_link_local_only": "enable"} for p in v.fabric_ports},
         **_mgmt_tables(plan, v),
     }
+    # OOB access switches' uplinks (oob.uplink: frontend): unnumbered routed ports in the infra VRF
+    db["INTERFACE"].update({p.port: {"vrf_name": p.vrf, "ipv6_use_link_local_only": "enable"}
+                            for p in v.ports.values() if p.vrf is not None})
     if v.vlans:
         vlan: dict[str, Any] = {}
         members: dict[str, Any] = {}
@@ -141,7 +147,10 @@ def frontend_frr(plan: Plan, v: SwitchView) -> str:
     return _env().get_template("frr.conf.j2").render(
         design=plan.design.name, hostname=v.device.name,
         role_note=f"frontend {role}, ASN {v.asn}" + (", EVPN VTEP" if vtep else ", EVPN route transit"),
-        vrfs=[{"name": n["vrf"], "l3vni": n["l3vni"], "rt": rt(plan, n["l3vni"])} for n in v.vrfs],
+        vrfs=[{"name": n["vrf"], "l3vni": n["l3vni"], "rt": rt(plan, n["l3vni"]),
+               "oob": [{"name": p.port, "description": p.description} for p in v.vrf_ports(n["vrf"])]}
+              for n in v.vrfs],
+        oob_ports=[{"name": p.port, "description": p.description} for p in v.ports.values() if p.vrf is not None],
         fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
         loopback=v.loopback, router_id=v.router_id, asn=v.asn, peer_description=peers,
         networks=[v.loopback], leaf_filter=role == "leaf", evpn=True, vtep=vtep,
@@ -155,9 +164,10 @@ def oob_frr(plan: Plan, v: SwitchView) -> str:
     role = "access" if v.device.role == "leaf" else "aggregation"
     return _env().get_template("frr.conf.j2").render(
         design=plan.design.name, hostname=v.device.name, role_note=f"out-of-band {role}, ASN {v.asn}",
-        vrfs=[], fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
+        vrfs=[], oob_ports=[], fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
         loopback=v.loopback, router_id=v.router_id, asn=v.asn,
-        peer_description="aggregation pair" if role == "access" else "access switches",
+        peer_description=("access switches" if role == "aggregation" else "aggregation pair"
+                          if plan.design.oob.uplink == "aggregation" else "frontend service leaves"),
         networks=nets, leaf_filter=role == "access", evpn=False, vtep=False, l2vnis=[],
     )
 
