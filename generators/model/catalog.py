@@ -6,13 +6,15 @@ fails loudly with the YAML line instead of silently pricing or cabling the wrong
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from generators.model.errors import DesignError, Problem
-from generators.model.yamlload import load_yaml_file, where
+from generators.model.errors import DesignError, Problem, did_you_mean
+from generators.model.yamlload import SourceMap, deep_merge, load_yaml_file, where
 
 
 class _Strict(BaseModel):
@@ -261,21 +263,91 @@ class Catalog(_Strict):
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "designs" / "catalog.yaml"
 
 
-def load_catalog(path: Path = DEFAULT_CATALOG) -> Catalog:
+def load_catalog(path: Path = DEFAULT_CATALOG, overlay: dict[str, dict[str, dict[str, Any]]] | None = None,
+                 design_src: SourceMap | None = None) -> Catalog:
+    """The catalog at `path`, with a design's `catalog:` overlay merged over it (yamlload.deep_merge:
+    mappings field by field, lists replaced). A bad entry is reported at the line that set it: the
+    design's for an overlay field (as `catalog.<table>...`), the catalog file's otherwise."""
     data, src = load_yaml_file(path)
+    over_src: SourceMap = {}
+    if overlay:
+        design_src = design_src or {}
+        over_src = {k[1:]: v for k, v in design_src.items() if k[:1] == ("catalog",) and len(k) > 1}
+        for k, v in list(over_src.items()):  # `--set` records only the leaf it set, not the part it made
+            for n in range(1, len(k)):
+                over_src.setdefault(k[:n], v)
+        base = data if isinstance(data, dict) else {}
+        data = deep_merge(base, _resourced(overlay, base, over_src, ()))
     try:
         return Catalog.model_validate(data)
     except ValidationError as exc:
-        problems = [
-            Problem(".".join(str(p) for p in err["loc"]) or "(catalog)", *_message(err), where(src, err["loc"]))
-            for err in exc.errors()
-        ]
+        problems: list[Problem] = []
+        for err in exc.errors():
+            p = _problem(err, src, over_src, path)
+            new = p.field.split(".")[:3]
+            if err["type"] == "missing" and p.field.startswith("catalog.") and tuple(new[1:]) not in src:
+                # one problem per incomplete new part, listing what it lacks, not one per field
+                head = ".".join(new)
+                old = next((i for i, q in enumerate(problems) if q.field == head), None)
+                what = p.field.removeprefix(head + ".")
+                if old is None:
+                    problems.append(Problem(head, f"a new part lacks {what}", p.hint, p.where))
+                else:
+                    problems[old] = Problem(head, f"{problems[old].message}, {what}", p.hint, p.where)
+                continue
+            problems.append(p)
         raise DesignError(problems) from None
 
 
-def _message(err: Any) -> tuple[str, str]:
+def _resourced(over: Any, base: Any, src: SourceMap, path: tuple[str, ...]) -> Any:
+    """The overlay, where a price's figure is changed without a `source`: the source then says where the
+    figure was set and what the catalog's source was, so the BoM never shows a new price under the old
+    figure's source (`--set catalog.switches.QM9700.price.usd=21000` is a what-if without a source)."""
+    if not isinstance(over, dict) or not isinstance(base, dict):
+        return over
+    out = {k: _resourced(v, base.get(k), src, (*path, str(k))) for k, v in over.items()}
+    if "usd" in over and "source" not in over and isinstance(base.get("source"), str) \
+            and over["usd"] != base.get("usd"):
+        at = src.get((*path, "usd"), "the design")
+        out["source"] = f"{at}: no source given (the catalog's ${base.get('usd')}: {base['source']})"
+    return out
+
+
+def _deepest(src: SourceMap, loc: tuple[str, ...]) -> tuple[int, str]:
+    """How many leading parts of `loc` have a recorded line, and that line."""
+    for n in range(len(loc), 0, -1):
+        if loc[:n] in src:
+            return n, src[loc[:n]]
+    return 0, ""
+
+
+def _problem(err: Any, src: SourceMap, over_src: SourceMap, path: Path) -> Problem:
+    loc = tuple(str(p) for p in err["loc"])
+    msg = err["msg"].removeprefix("Value error, ")
+    # the cross-table rule (_references_exist) names its field at the start of the message
+    if not loc and (m := re.match(r"([a-z_]+\.[^:\s]+): (.*)", msg)):
+        loc, msg = tuple(m.group(1).split(".")), m.group(2)
+    depth, at = _deepest(over_src, loc)
+    in_design = depth > 0 and depth >= _deepest(src, loc)[0]  # a tie: the design's value won the merge
+    field = ".".join(loc) or "(catalog)"
+    if err["type"] == "extra_forbidden":
+        msg, fix = "unknown field", did_you_mean(Catalog, loc) + f"{path.name} shows every field of a part"
+    elif err["type"] == "missing" and in_design and loc[:2] not in src:
+        close = difflib.get_close_matches(loc[1], [k[1] for k in src if len(k) == 2 and k[0] == loc[0]], n=1)
+        fix = (f"{loc[1]} is not in {path.name}'s {loc[0]}, so it is a new part and must be complete: copy an "
+               f"entry of {path.name} and change it" + (f"; or did you mean {close[0]!r}?" if close else ""))
+    else:
+        msg, fix = _message(err, msg, f"write it as {path.name} writes this field" if in_design
+                            else "fix the catalog entry")
+    if in_design:
+        return Problem(f"catalog.{field}", msg, fix, at)
+    return Problem(field, msg, fix, where(src, loc))
+
+
+def _message(err: Any, msg: str, fix: str) -> tuple[str, str]:
     loc = err["loc"]
     if err["type"] == "literal_error" and len(loc) == 3 and loc[0] == "switches" and loc[2] == "os":
         return (f"no renderer for switch OS {err['input']!r}",
                 f"use one of the registered network OSes: {', '.join(get_args(NetworkOs))}")
-    return err["msg"], "fix the catalog entry"
+    ctx = err.get("ctx") or {}
+    return msg, f"use one of {ctx['expected']}" if "expected" in ctx else fix
