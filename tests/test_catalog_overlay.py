@@ -141,6 +141,10 @@ BAD = [  # (overlay lines under `catalog:`, the line to point at, field, words o
     ("  swiches: {QM9700: {power_w: 1}}\n", "swiches", "catalog.swiches", ["unknown field", "'switches'"]),
     ("  switches:\n    QM9700:\n      os: junos\n", "os:", "catalog.switches.QM9700.os",
      ["no renderer", "mlnx-os"]),
+    ("  switches:\n    QM9700:\n      price: {date: 2026-11-05}\n", "price:", "catalog.switches.QM9700.price.date",
+     ['quote it: "2026-11-05"']),
+    ("  switches:\n    QM9700:\n      port_groups: [{count: 64, connector: osfp}]\n", "port_groups",
+     "catalog.switches.QM9700.port_groups.0.speed_gbps", ["Field required", "replaces", "list whole"]),
     ("  servers:\n    hgx-h100:\n      backend: {nic: cx9}\n", "backend:", "catalog.servers.hgx-h100.backend.nic",
      ["unknown NIC 'cx9'"]),
 ]

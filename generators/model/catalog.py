@@ -6,6 +6,7 @@ fails loudly with the YAML line instead of silently pricing or cabling the wrong
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import re
 from pathlib import Path
@@ -278,6 +279,9 @@ def load_catalog(path: Path = DEFAULT_CATALOG, overlay: dict[str, dict[str, dict
                 over_src.setdefault(k[:n], v)
         base = data if isinstance(data, dict) else {}
         data = deep_merge(base, _resourced(overlay, base, over_src, ()))
+        # a list or value the overlay replaced no longer has the catalog file's lines inside it
+        gone = _replaced(overlay, ())
+        src = {k: v for k, v in src.items() if not any(len(k) > len(g) and k[:len(g)] == g for g in gone)}
     try:
         return Catalog.model_validate(data)
     except ValidationError as exc:
@@ -313,6 +317,13 @@ def _resourced(over: Any, base: Any, src: SourceMap, path: tuple[str, ...]) -> A
     return out
 
 
+def _replaced(over: Any, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Paths where the overlay replaces the catalog's value whole (anything but a mapping)."""
+    if not isinstance(over, dict):
+        return [path]
+    return [p for k, v in over.items() for p in _replaced(v, (*path, str(k)))]
+
+
 def _deepest(src: SourceMap, loc: tuple[str, ...]) -> tuple[int, str]:
     """How many leading parts of `loc` have a recorded line, and that line."""
     for n in range(len(loc), 0, -1):
@@ -336,6 +347,8 @@ def _problem(err: Any, src: SourceMap, over_src: SourceMap, path: Path) -> Probl
         close = difflib.get_close_matches(loc[1], [k[1] for k in src if len(k) == 2 and k[0] == loc[0]], n=1)
         fix = (f"{loc[1]} is not in {path.name}'s {loc[0]}, so it is a new part and must be complete: copy an "
                f"entry of {path.name} and change it" + (f"; or did you mean {close[0]!r}?" if close else ""))
+    elif err["type"] == "missing" and in_design:
+        fix = f"add this field: a list in an override replaces {path.name}'s list whole, so its items are complete"
     else:
         msg, fix = _message(err, msg, f"write it as {path.name} writes this field" if in_design
                             else "fix the catalog entry")
@@ -349,5 +362,7 @@ def _message(err: Any, msg: str, fix: str) -> tuple[str, str]:
     if err["type"] == "literal_error" and len(loc) == 3 and loc[0] == "switches" and loc[2] == "os":
         return (f"no renderer for switch OS {err['input']!r}",
                 f"use one of the registered network OSes: {', '.join(get_args(NetworkOs))}")
+    if err["type"] == "string_type" and isinstance(err["input"], datetime.date):  # YAML reads 2026-11-05 as a date
+        return msg, f'quote it: "{err["input"]}"'
     ctx = err.get("ctx") or {}
     return msg, f"use one of {ctx['expected']}" if "expected" in ctx else fix
