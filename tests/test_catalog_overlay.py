@@ -144,7 +144,7 @@ BAD = [  # (overlay lines under `catalog:`, the line to point at, field, words o
     ("  switches:\n    QM9700:\n      price: {date: 2026-11-05}\n", "price:", "catalog.switches.QM9700.price.date",
      ['quote it: "2026-11-05"']),
     ("  switches:\n    QM9700:\n      port_groups: [{count: 64, connector: osfp}]\n", "port_groups",
-     "catalog.switches.QM9700.port_groups.0.speed_gbps", ["Field required", "replaces", "list whole"]),
+     "catalog.switches.QM9700.port_groups.0.speed_gbps", ["Field required", "replaces a list", "complete"]),
     ("  servers:\n    hgx-h100:\n      backend: {nic: cx9}\n", "backend:", "catalog.servers.hgx-h100.backend.nic",
      ["unknown NIC 'cx9'"]),
 ]

@@ -348,7 +348,8 @@ def _problem(err: Any, src: SourceMap, over_src: SourceMap, path: Path) -> Probl
         fix = (f"{loc[1]} is not in {path.name}'s {loc[0]}, so it is a new part and must be complete: copy an "
                f"entry of {path.name} and change it" + (f"; or did you mean {close[0]!r}?" if close else ""))
     elif err["type"] == "missing" and in_design:
-        fix = f"add this field: a list in an override replaces {path.name}'s list whole, so its items are complete"
+        fix = ("add this field: an override replaces a list (or a value the catalog leaves empty) whole, so "
+               "what it writes there must be complete")
     else:
         msg, fix = _message(err, msg, f"write it as {path.name} writes this field" if in_design
                             else "fix the catalog entry")
