@@ -145,6 +145,10 @@ BAD = [  # (overlay lines under `catalog:`, the line to point at, field, words o
      ['quote it: "2026-11-05"']),
     ("  switches:\n    QM9700:\n      port_groups: [{count: 64, connector: osfp}]\n", "port_groups",
      "catalog.switches.QM9700.port_groups.0.speed_gbps", ["Field required", "replaces a list", "complete"]),
+    ("  switches:\n    QM9700:\n      port_groups: [{count: 64, speed_gbps: 400, connector: osfp, name: \"{x}\"}]\n",
+     "port_groups", "catalog.switches.QM9700.port_groups.0.name", ["not a name pattern", "KeyError('x')"]),
+    ("  switches:\n    QM9700:\n      port_groups: [{count: 64, speed_gbps: 400, connector: osfp, name: p}]\n",
+     "port_groups", "catalog.switches.QM9700.port_groups", ["two ports are named 'p'", "{n}"]),
     ("  servers:\n    hgx-h100:\n      backend: {nic: cx9}\n", "backend:", "catalog.servers.hgx-h100.backend.nic",
      ["unknown NIC 'cx9'"]),
 ]
@@ -166,6 +170,16 @@ def test_bad_set_override_names_the_option(cli: Callable[..., Any]) -> None:
     r = cli("validate", DESIGNS / "h100-256.yaml", "--set", "catalog.nics.cx7-400g-osfp.ports=many")
     assert r.exit_code == 2
     assert "--set catalog.nics.cx7-400g-osfp.ports=many: catalog.nics.cx7-400g-osfp.ports: " in r.stderr
+
+
+def test_set_that_replaces_a_list_is_reported_at_the_option(cli: Callable[..., Any]) -> None:
+    # the design file's lines inside the list --set replaced must not be blamed
+    item = (f"catalog.switches.{NEW_SWITCH}.port_groups=[{{count: 64, speed_gbps: 400, connector: osfp, "
+            "ports_per_cage: 2, name: p}]")
+    r = cli("validate", SITE, "--set", item)
+    assert r.exit_code == 2
+    assert f": catalog.switches.{NEW_SWITCH}.port_groups: two ports are named 'p'" in r.stderr, r.stderr
+    assert "--set catalog.switches" in r.stderr and f"{SITE.name}:" not in r.stderr
 
 
 def test_overlay_tables_are_the_catalogs_tables() -> None:

@@ -9,13 +9,31 @@ from __future__ import annotations
 import datetime
 import difflib
 import re
+import string
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from generators.model.errors import DesignError, Problem, did_you_mean
 from generators.model.yamlload import SourceMap, deep_merge, load_yaml_file, where
+
+
+def _pattern(*fields: str) -> Any:
+    """A port name pattern (str.format) over exactly these fields: a design's `catalog:` may write one,
+    so a typo is refused here by field, not met as a KeyError while the fabric is built."""
+
+    def check(v: str) -> str:
+        try:
+            used = [name for _, name, _, _ in string.Formatter().parse(v) if name is not None]
+            v.format(**dict.fromkeys(fields, 1))
+        except (KeyError, IndexError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a name pattern over {{{'}, {'.join(fields)}}}: {exc!r}") from None
+        if bad := [u for u in used if u not in fields]:  # {n.real}, {n[0]}, {}: only the plain names
+            raise ValueError(f"{{{bad[0]}}} is not one of {{{'}, {'.join(fields)}}}")
+        return v
+
+    return Annotated[str, AfterValidator(check)]
 
 
 class _Strict(BaseModel):
@@ -39,7 +57,7 @@ class PortGroup(_Strict):
     connector: str  # cage type: osfp, qsfp112, qsfp56, qsfp28, sfp28, rj45
     ports_per_cage: int = Field(default=1, ge=1, le=8)
     lanes: int = Field(default=1, ge=1)
-    name: str = "{n}"
+    name: _pattern("n", "i", "cage", "sub", "lane") = "{n}"
     role: Literal["any", "down", "up"] = "any"
 
 
@@ -63,6 +81,28 @@ class Switch(_Strict):
     @property
     def ports(self) -> int:
         return sum(g.count for g in self.port_groups)
+
+    def port_names(self) -> list[str]:
+        """Every front-panel port's name, in port order (cages numbered on across the groups)."""
+        out: list[str] = []
+        n = lane = base = 0
+        for g in self.port_groups:
+            for i in range(g.count):
+                out.append(g.name.format(n=n + 1, i=n, cage=base + i // g.ports_per_cage + 1,
+                                         sub=i % g.ports_per_cage + 1, lane=lane))
+                n += 1
+                lane += g.lanes
+            base += g.count // g.ports_per_cage
+        return out
+
+    @model_validator(mode="after")
+    def _unique_ports(self) -> Switch:
+        names = self.port_names()
+        if len(set(names)) != len(names):
+            dup = next(x for i, x in enumerate(names) if x in names[:i])
+            raise ValueError(f"port_groups: two ports are named {dup!r}; the name patterns must tell every port "
+                             "apart (use {n}, {i}, {lane}, or {cage} with {sub})")
+        return self
 
 
 class Nic(_Strict):
@@ -100,7 +140,7 @@ class ServerConfig(_Strict):
 class BackendPorts(_Strict):
     nic: str
     count: int = Field(ge=1, le=16)
-    name: str = "mlx5_{i}"
+    name: _pattern("i") = "mlx5_{i}"
 
 
 class ServerModel(_Strict):
@@ -111,7 +151,7 @@ class ServerModel(_Strict):
     power_kw: float = Field(gt=0)
     cpu_sockets: int = Field(default=2, ge=1)
     backend: BackendPorts | None = None
-    frontend_port_name: str = "eth{i}"
+    frontend_port_name: _pattern("i") = "eth{i}"
     bmc_port: str = "bmc"
     defaults: ServerConfig
     price: Price  # the chassis with GPUs and baseboard, without the configurable parts above
@@ -133,7 +173,7 @@ class StorageModel(_Strict):
     throughput_gbps: float = Field(gt=0)  # large-block read a server's software stack delivers, GB/s
     nic: str
     nic_count: int = Field(default=1, ge=1)
-    frontend_port_name: str = "eth{i}"
+    frontend_port_name: _pattern("i") = "eth{i}"
     bmc_port: str = "bmc"
     price: Price  # chassis with CPUs and RAM, without drives and NICs (priced from their own entries)
 
@@ -338,6 +378,8 @@ def _problem(err: Any, src: SourceMap, over_src: SourceMap, path: Path) -> Probl
     # the cross-table rule (_references_exist) names its field at the start of the message
     if not loc and (m := re.match(r"([a-z_]+\.[^:\s]+): (.*)", msg)):
         loc, msg = tuple(m.group(1).split(".")), m.group(2)
+    elif loc and err["type"] == "value_error" and (m := re.match(r"([a-z_]+): (.*)", msg)):  # a part's own rule
+        loc, msg = (*loc, m.group(1)), m.group(2)
     depth, at = _deepest(over_src, loc)
     in_design = depth > 0 and depth >= _deepest(src, loc)[0]  # a tie: the design's value won the merge
     field = ".".join(loc) or "(catalog)"
