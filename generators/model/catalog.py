@@ -6,13 +6,34 @@ fails loudly with the YAML line instead of silently pricing or cabling the wrong
 
 from __future__ import annotations
 
+import datetime
+import difflib
+import re
+import string
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from generators.model.errors import DesignError, Problem
-from generators.model.yamlload import load_yaml_file, where
+from generators.model.errors import DesignError, Problem, did_you_mean
+from generators.model.yamlload import SourceMap, deep_merge, load_yaml_file, where
+
+
+def _pattern(*fields: str) -> Any:
+    """A port name pattern (str.format) over exactly these fields: a design's `catalog:` may write one,
+    so a typo is refused here by field, not met as a KeyError while the fabric is built."""
+
+    def check(v: str) -> str:
+        try:
+            used = [name for _, name, _, _ in string.Formatter().parse(v) if name is not None]
+            v.format(**dict.fromkeys(fields, 1))
+        except (KeyError, IndexError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a name pattern over {{{'}, {'.join(fields)}}}: {exc!r}") from None
+        if bad := [u for u in used if u not in fields]:  # {n.real}, {n[0]}, {}: only the plain names
+            raise ValueError(f"{{{bad[0]}}} is not one of {{{'}, {'.join(fields)}}}")
+        return v
+
+    return Annotated[str, AfterValidator(check)]
 
 
 class _Strict(BaseModel):
@@ -36,7 +57,7 @@ class PortGroup(_Strict):
     connector: str  # cage type: osfp, qsfp112, qsfp56, qsfp28, sfp28, rj45
     ports_per_cage: int = Field(default=1, ge=1, le=8)
     lanes: int = Field(default=1, ge=1)
-    name: str = "{n}"
+    name: _pattern("n", "i", "cage", "sub", "lane") = "{n}"
     role: Literal["any", "down", "up"] = "any"
 
 
@@ -60,6 +81,28 @@ class Switch(_Strict):
     @property
     def ports(self) -> int:
         return sum(g.count for g in self.port_groups)
+
+    def port_names(self) -> list[str]:
+        """Every front-panel port's name, in port order (cages numbered on across the groups)."""
+        out: list[str] = []
+        n = lane = base = 0
+        for g in self.port_groups:
+            for i in range(g.count):
+                out.append(g.name.format(n=n + 1, i=n, cage=base + i // g.ports_per_cage + 1,
+                                         sub=i % g.ports_per_cage + 1, lane=lane))
+                n += 1
+                lane += g.lanes
+            base += g.count // g.ports_per_cage
+        return out
+
+    @model_validator(mode="after")
+    def _unique_ports(self) -> Switch:
+        names = self.port_names()
+        if len(set(names)) != len(names):
+            dup = next(x for i, x in enumerate(names) if x in names[:i])
+            raise ValueError(f"port_groups: two ports are named {dup!r}; the name patterns must tell every port "
+                             "apart (use {n}, {i}, {lane}, or {cage} with {sub})")
+        return self
 
 
 class Nic(_Strict):
@@ -97,7 +140,7 @@ class ServerConfig(_Strict):
 class BackendPorts(_Strict):
     nic: str
     count: int = Field(ge=1, le=16)
-    name: str = "mlx5_{i}"
+    name: _pattern("i") = "mlx5_{i}"
 
 
 class ServerModel(_Strict):
@@ -108,7 +151,7 @@ class ServerModel(_Strict):
     power_kw: float = Field(gt=0)
     cpu_sockets: int = Field(default=2, ge=1)
     backend: BackendPorts | None = None
-    frontend_port_name: str = "eth{i}"
+    frontend_port_name: _pattern("i") = "eth{i}"
     bmc_port: str = "bmc"
     defaults: ServerConfig
     price: Price  # the chassis with GPUs and baseboard, without the configurable parts above
@@ -130,7 +173,7 @@ class StorageModel(_Strict):
     throughput_gbps: float = Field(gt=0)  # large-block read a server's software stack delivers, GB/s
     nic: str
     nic_count: int = Field(default=1, ge=1)
-    frontend_port_name: str = "eth{i}"
+    frontend_port_name: _pattern("i") = "eth{i}"
     bmc_port: str = "bmc"
     price: Price  # chassis with CPUs and RAM, without drives and NICs (priced from their own entries)
 
@@ -296,21 +339,108 @@ class Catalog(_Strict):
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "designs" / "catalog.yaml"
 
 
-def load_catalog(path: Path = DEFAULT_CATALOG) -> Catalog:
+def load_catalog(path: Path = DEFAULT_CATALOG, overlay: dict[str, dict[str, dict[str, Any]]] | None = None,
+                 design_src: SourceMap | None = None) -> Catalog:
+    """The catalog at `path`, with a design's `catalog:` overlay merged over it (yamlload.deep_merge:
+    mappings field by field, lists replaced). A bad entry is reported at the line that set it: the
+    design's for an overlay field (as `catalog.<table>...`), the catalog file's otherwise."""
     data, src = load_yaml_file(path)
+    over_src: SourceMap = {}
+    if overlay:
+        design_src = design_src or {}
+        over_src = {k[1:]: v for k, v in design_src.items() if k[:1] == ("catalog",) and len(k) > 1}
+        for k, v in list(over_src.items()):  # `--set` records only the leaf it set, not the part it made
+            for n in range(1, len(k)):
+                over_src.setdefault(k[:n], v)
+        base = data if isinstance(data, dict) else {}
+        data = deep_merge(base, _resourced(overlay, base, over_src, ()))
+        # a list or value the overlay replaced no longer has the catalog file's lines inside it
+        gone = _replaced(overlay, ())
+        src = {k: v for k, v in src.items() if not any(len(k) > len(g) and k[:len(g)] == g for g in gone)}
     try:
         return Catalog.model_validate(data)
     except ValidationError as exc:
-        problems = [
-            Problem(".".join(str(p) for p in err["loc"]) or "(catalog)", *_message(err), where(src, err["loc"]))
-            for err in exc.errors()
-        ]
+        problems: list[Problem] = []
+        for err in exc.errors():
+            p = _problem(err, src, over_src, path)
+            new = p.field.split(".")[:3]
+            if err["type"] == "missing" and p.field.startswith("catalog.") and tuple(new[1:]) not in src:
+                # one problem per incomplete new part, listing what it lacks, not one per field
+                head = ".".join(new)
+                old = next((i for i, q in enumerate(problems) if q.field == head), None)
+                what = p.field.removeprefix(head + ".")
+                if old is None:
+                    problems.append(Problem(head, f"a new part lacks {what}", p.hint, p.where))
+                else:
+                    problems[old] = Problem(head, f"{problems[old].message}, {what}", p.hint, p.where)
+                continue
+            problems.append(p)
         raise DesignError(problems) from None
 
 
-def _message(err: Any) -> tuple[str, str]:
+def _resourced(over: Any, base: Any, src: SourceMap, path: tuple[str, ...]) -> Any:
+    """The overlay, where a price's figure is changed without a `source`: the source then says where the
+    figure was set and what the catalog's source was, so the BoM never shows a new price under the old
+    figure's source (`--set catalog.switches.QM9700.price.usd=21000` is a what-if without a source)."""
+    if not isinstance(over, dict) or not isinstance(base, dict):
+        return over
+    out = {k: _resourced(v, base.get(k), src, (*path, str(k))) for k, v in over.items()}
+    if "usd" in over and "source" not in over and isinstance(base.get("source"), str) \
+            and over["usd"] != base.get("usd"):
+        at = src.get((*path, "usd"), "the design")
+        out["source"] = f"{at}: no source given (the catalog's ${base.get('usd')}: {base['source']})"
+    return out
+
+
+def _replaced(over: Any, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Paths where the overlay replaces the catalog's value whole (anything but a mapping)."""
+    if not isinstance(over, dict):
+        return [path]
+    return [p for k, v in over.items() for p in _replaced(v, (*path, str(k)))]
+
+
+def _deepest(src: SourceMap, loc: tuple[str, ...]) -> tuple[int, str]:
+    """How many leading parts of `loc` have a recorded line, and that line."""
+    for n in range(len(loc), 0, -1):
+        if loc[:n] in src:
+            return n, src[loc[:n]]
+    return 0, ""
+
+
+def _problem(err: Any, src: SourceMap, over_src: SourceMap, path: Path) -> Problem:
+    loc = tuple(str(p) for p in err["loc"])
+    msg = err["msg"].removeprefix("Value error, ")
+    # the cross-table rule (_references_exist) names its field at the start of the message
+    if not loc and (m := re.match(r"([a-z_]+\.[^:\s]+): (.*)", msg)):
+        loc, msg = tuple(m.group(1).split(".")), m.group(2)
+    elif loc and err["type"] == "value_error" and (m := re.match(r"([a-z_]+): (.*)", msg)):  # a part's own rule
+        loc, msg = (*loc, m.group(1)), m.group(2)
+    depth, at = _deepest(over_src, loc)
+    in_design = depth > 0 and depth >= _deepest(src, loc)[0]  # a tie: the design's value won the merge
+    field = ".".join(loc) or "(catalog)"
+    if err["type"] == "extra_forbidden":
+        msg, fix = "unknown field", did_you_mean(Catalog, loc) + f"{path.name} shows every field of a part"
+    elif err["type"] == "missing" and in_design and loc[:2] not in src:
+        close = difflib.get_close_matches(loc[1], [k[1] for k in src if len(k) == 2 and k[0] == loc[0]], n=1)
+        fix = (f"{loc[1]} is not in {path.name}'s {loc[0]}, so it is a new part and must be complete: copy an "
+               f"entry of {path.name} and change it" + (f"; or did you mean {close[0]!r}?" if close else ""))
+    elif err["type"] == "missing" and in_design:
+        fix = ("add this field: an override replaces a list (or a value the catalog leaves empty) whole, so "
+               "what it writes there must be complete")
+    else:
+        msg, fix = _message(err, msg, f"write it as {path.name} writes this field" if in_design
+                            else "fix the catalog entry")
+    if in_design:
+        return Problem(f"catalog.{field}", msg, fix, at)
+    return Problem(field, msg, fix, where(src, loc))
+
+
+def _message(err: Any, msg: str, fix: str) -> tuple[str, str]:
     loc = err["loc"]
     if err["type"] == "literal_error" and len(loc) == 3 and loc[0] == "switches" and loc[2] == "os":
         return (f"no renderer for switch OS {err['input']!r}",
                 f"use one of the registered network OSes: {', '.join(get_args(NetworkOs))}")
-    return err["msg"], "fix the catalog entry"
+    if err["type"] == "string_type" and isinstance(err["input"], datetime.date):  # YAML reads 2026-11-05 as a date
+        return msg, f'quote it: "{err["input"]}"'
+    ctx = err.get("ctx") or {}
+    return msg, f"use one of {ctx['expected']}" if "expected" in ctx else fix

@@ -6,11 +6,8 @@ catalog (`check_against_catalog`), so later stages can trust their input and sta
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
-import types
-import typing
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,7 +16,7 @@ import hostlist
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, model_validator
 
 from generators.model.catalog import DEFAULT_CATALOG, Catalog, ServerConfig, load_catalog
-from generators.model.errors import DesignError, Problem
+from generators.model.errors import DesignError, Problem, did_you_mean
 from generators.model.netdesign import Addressing, Evpn, FrontendBgp, OobNetwork, Vendor
 from generators.model.yamlload import SourceMap, apply_overrides, load_with_extends, where
 from generators.stages.storage import size_storage
@@ -359,6 +356,33 @@ class Cabling(_Model):
         default_factory=list, description="media never chosen")
 
 
+def _table(what: str) -> Any:
+    return Field(default_factory=dict, exclude_if=lambda v: not v, description=f"{what}: a new key is a new part "
+                 "(complete, as in designs/catalog.yaml); a key the catalog has merges over that part")
+
+
+class CatalogOverlay(_Model):
+    """This design's own parts and prices, merged over the catalog in use (designs/catalog.yaml or
+    --catalog) for this design only: mappings merge field by field, a list replaces the catalog's list.
+    The merged catalog is validated like the shipped one; plan.json records it and this overlay."""
+
+    switches: dict[str, dict[str, Any]] = _table("switches")
+    nics: dict[str, dict[str, Any]] = _table("NICs and DPUs")
+    cpus: dict[str, dict[str, Any]] = _table("CPUs")
+    memory: dict[str, dict[str, Any]] = _table("memory DIMMs")
+    servers: dict[str, dict[str, Any]] = _table("server models")
+    storage_servers: dict[str, dict[str, Any]] = _table("storage server models")
+    licenses: dict[str, dict[str, Any]] = _table("software licenses")
+    racks: dict[str, dict[str, Any]] = _table("racks")
+    pdus: dict[str, dict[str, Any]] = _table("PDUs")
+    cables: dict[str, dict[str, Any]] = _table("cable families")
+    transceivers: dict[str, dict[str, Any]] = _table("transceivers")
+
+    def tables(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The overlay as written: only the tables it touches."""
+        return {k: v for k in type(self).model_fields if (v := getattr(self, k))}
+
+
 class Design(_Model):
     """A railyard GPU cluster design, as `railyard validate` and `railyard compile` read it."""
 
@@ -376,6 +400,9 @@ class Design(_Model):
     addressing: Addressing = Field(default=Addressing(), description="IPv4 pools of the IP plan")
     cabling: Cabling = Field(default=Cabling(), description="cable media choices")
     software: Software = Field(default=Software(), description="licensed software")
+    # left out of the dump when empty, so plan.json of a design without an overlay is unchanged
+    catalog: CatalogOverlay = Field(default=CatalogOverlay(), exclude_if=lambda v: not v.tables(),
+                                    description="this design's own parts and prices, merged over the catalog")
 
     @model_validator(mode="after")
     def _shape(self) -> Design:
@@ -639,46 +666,18 @@ def load_design(path: Path, overrides: list[str] | None = None,
                 field, msg = m.group(1), m.group(2)
                 loc = tuple(field.split("."))
             if err["type"] == "extra_forbidden":
-                msg = "unknown field"
-                close = difflib.get_close_matches(str(loc[-1]), _fields_at(loc[:-1]), n=1, cutoff=0.6)
-                fix = (f"did you mean {close[0]!r}? " if close else "check the spelling; ") + \
-                    "`railyard schema` lists every field"
+                msg, fix = "unknown field", did_you_mean(Design, loc) + "`railyard schema` lists every field"
             elif err["type"] == "missing":
                 fix = "add this field"
             else:
                 fix = _fix_for(err)
             problems.append(Problem(field, msg, fix, where(src, loc)))
         raise DesignError(problems) from None
-    catalog = load_catalog(catalog_path or DEFAULT_CATALOG)
+    catalog = load_catalog(catalog_path or DEFAULT_CATALOG, design.catalog.tables(), src)
     issues = check_against_catalog(design, catalog)
     if issues:
         raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
     return design, catalog, src
-
-
-def _fields_at(loc: tuple[Any, ...]) -> list[str]:
-    """Field names of the model at a validation location (for "did you mean")."""
-    tp: Any = Design
-    for part in (*loc, None):
-        while True:  # unwrap Annotated, Optional/unions (the first model among them) and lists
-            origin = typing.get_origin(tp)
-            if origin is typing.Annotated:
-                tp = typing.get_args(tp)[0]
-            elif origin in (typing.Union, types.UnionType):
-                models = [a for a in typing.get_args(tp) if isinstance(a, type) and issubclass(a, BaseModel)]
-                tp = models[0] if models else None
-            elif origin in (list, tuple) and isinstance(part, int):
-                tp, part = typing.get_args(tp)[0], "-"
-            else:
-                break
-        if part is None or part == "-":
-            if part is None:
-                break
-            continue
-        if not (isinstance(tp, type) and issubclass(tp, BaseModel)) or str(part) not in tp.model_fields:
-            return []
-        tp = tp.model_fields[str(part)].annotation
-    return list(tp.model_fields) if isinstance(tp, type) and issubclass(tp, BaseModel) else []
 
 
 def _fix_for(err: dict[str, Any]) -> str:

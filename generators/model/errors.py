@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
+import types
+import typing
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
 
 
 def printable(text: str, keep: str = "\n") -> str:
@@ -47,3 +53,36 @@ class DesignError(Exception):
     @classmethod
     def one(cls, field_: str, message: str, hint: str = "", where: str = "") -> DesignError:
         return cls([Problem(field_, message, hint, where)])
+
+
+def fields_at(root: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the model at a validation location under `root` (for "did you mean")."""
+    tp: Any = root
+    for part in (*loc, None):
+        while True:  # unwrap Annotated, Optional/unions (the first model among them), lists and mappings
+            origin = typing.get_origin(tp)
+            if origin is typing.Annotated:
+                tp = typing.get_args(tp)[0]
+            elif origin in (typing.Union, types.UnionType):
+                models = [a for a in typing.get_args(tp) if isinstance(a, type) and issubclass(a, BaseModel)]
+                tp = models[0] if models else None
+            elif origin in (list, tuple) and isinstance(part, int):
+                tp, part = typing.get_args(tp)[0], "-"
+            elif origin is dict and part is not None:  # a catalog table: the key is a part name
+                tp, part = typing.get_args(tp)[1], "-"
+            else:
+                break
+        if part is None or part == "-":
+            if part is None:
+                break
+            continue
+        if not (isinstance(tp, type) and issubclass(tp, BaseModel)) or str(part) not in tp.model_fields:
+            return []
+        tp = tp.model_fields[str(part)].annotation
+    return list(tp.model_fields) if isinstance(tp, type) and issubclass(tp, BaseModel) else []
+
+
+def did_you_mean(root: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """The start of a fix for an unknown field at `loc`: the closest known name, or a spelling hint."""
+    close = difflib.get_close_matches(str(loc[-1]), fields_at(root, loc[:-1]), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}? " if close else "check the spelling; "

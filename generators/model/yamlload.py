@@ -276,6 +276,8 @@ def apply_overrides(data: dict[str, Any], src: SourceMap, overrides: list[str]) 
         else:
             raise DesignError.one(".".join(parts), "cannot set a key inside a non-mapping value", "check the path",
                                   "--set")
+        for k in [k for k in src if len(k) > len(parts) and k[:len(parts)] == parts]:
+            del src[k]  # the file's lines inside a value --set replaced no longer say where anything is
         src[parts] = f"--set {item if len(item) <= 100 else item[:97] + '...'}"
     return data
 

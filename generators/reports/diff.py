@@ -140,6 +140,12 @@ def design_changes(base: Plan, head: Plan) -> list[FieldChange]:
     """Every resolved design field that differs, in the design's own field order."""
     b = dict(_flatten(base.design.model_dump(mode="json")))
     h = dict(_flatten(head.design.model_dump(mode="json")))
+    # a `catalog:` overlay field shows the part as each plan has it (the catalog's price -> the
+    # overlay's), not null -> value; an overlay that repeats the catalog's value changes nothing
+    bc = dict(_flatten(base.catalog.model_dump(mode="json")))
+    hc = dict(_flatten(head.catalog.model_dump(mode="json")))
+    for k in [k for k in {**b, **h} if k.startswith("catalog.")]:
+        b[k], h[k] = bc.get(k.removeprefix("catalog."), b.get(k)), hc.get(k.removeprefix("catalog."), h.get(k))
     order = list(b) + [k for k in h if k not in b]
     return [FieldChange(k, b.get(k), h.get(k)) for k in order if b.get(k) != h.get(k)]
 

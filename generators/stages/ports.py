@@ -59,8 +59,7 @@ def port_table(model: Switch) -> tuple[Port, ...]:
 
 def _switch_ports(model: Switch) -> tuple[Port, ...]:
     out: list[Port] = []
-    n = 0
-    lane = 0
+    names = iter(model.port_names())
     cage = 0
     for gi, g in enumerate(model.port_groups):
         for i in range(g.count):
@@ -69,17 +68,9 @@ def _switch_ports(model: Switch) -> tuple[Port, ...]:
             if i % g.ports_per_cage == 0:
                 cage += 1
             sub = i % g.ports_per_cage + 1
-            name = g.name.format(n=n + 1, i=n, cage=_cage_base(model, gi) + i // g.ports_per_cage + 1, sub=sub,
-                                 lane=lane)
-            out.append(Port(name, gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps}), g.connector, cage, sub,
-                            g.ports_per_cage))
-            n += 1
-            lane += g.lanes
+            out.append(Port(next(names), gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps}), g.connector, cage,
+                            sub, g.ports_per_cage))
     return tuple(out)
-
-
-def _cage_base(model: Switch, group: int) -> int:
-    return sum(g.count // g.ports_per_cage for g in model.port_groups[:group])
 
 
 def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[str, End]]:
