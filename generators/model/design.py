@@ -10,7 +10,7 @@ import math
 import re
 from fractions import Fraction
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import hostlist
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, model_validator
@@ -240,7 +240,7 @@ def _pdus(v: Any) -> Any:
     if v is None:
         return v
     if isinstance(v, dict):
-        roles = typing.get_args(RackRole)
+        roles = get_args(RackRole)
         for k, n in v.items():
             if k not in roles:
                 raise ValueError(f"{k!r} is not a rack role: use {', '.join(roles)}")
@@ -252,7 +252,7 @@ def _pdus(v: Any) -> Any:
 _PDU_COUNT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_PDUS}
 PduCounts = Annotated[int | dict[RackRole, int] | None, BeforeValidator(_pdus), WithJsonSchema({"anyOf": [
     _PDU_COUNT_SCHEMA,
-    {"type": "object", "propertyNames": {"enum": list(typing.get_args(RackRole))},
+    {"type": "object", "propertyNames": {"enum": list(get_args(RackRole))},
      "additionalProperties": _PDU_COUNT_SCHEMA},
     {"type": "null"}]})]
 
