@@ -356,9 +356,9 @@ class Cabling(_Model):
         default_factory=list, description="media never chosen")
 
 
-def _table(what: str) -> Any:
-    return Field(default_factory=dict, exclude_if=lambda v: not v, description=f"{what}: a new key is a new part "
-                 "(complete, as in designs/catalog.yaml); a key the catalog has merges over that part")
+def _table(what: str, entry: str = "part") -> Any:
+    return Field(default_factory=dict, exclude_if=lambda v: not v, description=f"{what}: a new key is a new {entry} "
+                 f"(complete, as in designs/catalog.yaml); a key the catalog has merges over that {entry}")
 
 
 class CatalogOverlay(_Model):
@@ -377,6 +377,7 @@ class CatalogOverlay(_Model):
     pdus: dict[str, dict[str, Any]] = _table("PDUs")
     cables: dict[str, dict[str, Any]] = _table("cable families")
     transceivers: dict[str, dict[str, Any]] = _table("transceivers")
+    media_rules: dict[str, dict[str, Any]] = _table("per-speed media rules", "rule")
 
     def tables(self) -> dict[str, dict[str, dict[str, Any]]]:
         """The overlay as written: only the tables it touches."""
