@@ -119,3 +119,8 @@ def test_backend_files_come_from_the_backend_switch_os(compiled: Callable[..., P
     assert "infiniband/partitions.conf" in ib and "infiniband/opensm.conf" in ib
     roce = rendered_files(compiled, "h100-256", "backend.technology=roce", "backend.switch=SN5600")
     assert not [p for p in roce if p.startswith("infiniband/")]
+    # a Quantum-X800 runs NVOS: the subnet manager still programs its fabric from the same files
+    xdr = ("backend.switch=Q3400", "compute.server=hgx-b300", "management.backend_attached=0")
+    assert load_catalog().switches[compiled("h100-256", *xdr).networks["backend"]["switch"]].os == "nvos"
+    files = rendered_files(compiled, "h100-256", *xdr)
+    assert "infiniband/partitions.conf" in files and "infiniband/opensm.conf" in files

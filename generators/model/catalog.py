@@ -63,7 +63,7 @@ class PortGroup(_Strict):
 
 # The network OSes railyard renders: one module each in generators.vendors, whose registry asserts
 # it holds exactly these (the model layer cannot import the renderers).
-NetworkOs = Literal["sonic", "cumulus", "eos", "mlnx-os"]
+NetworkOs = Literal["sonic", "cumulus", "eos", "mlnx-os", "nvos"]
 
 
 class Switch(_Strict):

@@ -73,7 +73,7 @@ def render_oob(plan: Plan) -> dict[str, str]:
 # The vendor modules import generators.renderers.netview, and so the renderers package, whose RENDERERS
 # list imports the dispatch functions above: importing them last lets either package be imported first.
 from generators.renderers import netview  # noqa: E402
-from generators.vendors import cumulus, eos, mlnx_os, sonic  # noqa: E402
+from generators.vendors import cumulus, eos, mlnx_os, nvos, sonic  # noqa: E402
 
-VENDORS.update({m.VENDOR.name: m.VENDOR for m in (sonic, cumulus, eos, mlnx_os)})
+VENDORS.update({m.VENDOR.name: m.VENDOR for m in (sonic, cumulus, eos, mlnx_os, nvos)})
 assert set(VENDORS) == set(get_args(NetworkOs)), "the catalog's NetworkOs must list exactly the registered vendors"
