@@ -137,10 +137,23 @@ class ServerConfig(_Strict):
     nvme_tb: float = Field(default=0, ge=0)
 
 
+class SystemCages(_Strict):
+    """The chassis' own cages the backend ports are brought out to, instead of each NIC's own cage: on
+    a DGX H100/B200 the eight ConnectX-7 sit on two mezzanine boards, cabled to four twin-port OSFP
+    cages on the rear panel, so one twin transceiver serves two NICs (two rails)."""
+
+    connector: str  # the cage type, e.g. osfp-rhs: a flat-top module under the cage's riding heat sink
+    ports: list[list[int]] = Field(min_length=1)  # the backend ports ({i}) in each cage, cage by cage
+
+
 class BackendPorts(_Strict):
+    """A server's backend NICs. Every port of every NIC is one backend port (one rail); `cages` says
+    which ports share a chassis cage when the NICs' ports are not in cages of their own."""
+
     nic: str
     count: int = Field(ge=1, le=16)
     name: _pattern("i") = "mlx5_{i}"
+    cages: SystemCages | None = None
 
 
 class ServerModel(_Strict):
@@ -323,6 +336,9 @@ class Catalog(_Strict):
         for key, s in self.servers.items():
             if s.backend and s.backend.nic not in self.nics:
                 raise ValueError(f"servers.{key}.backend.nic: unknown NIC {s.backend.nic!r}")
+            if s.backend and s.backend.cages:
+                _check_cages(f"servers.{key}.backend.cages.ports", s.backend.cages,
+                             self.nics[s.backend.nic].ports * s.backend.count)
             d = s.defaults
             if d.cpu not in self.cpus:
                 raise ValueError(f"servers.{key}.defaults.cpu: unknown CPU {d.cpu!r}")
@@ -334,6 +350,18 @@ class Catalog(_Strict):
             if st.nic not in self.nics:
                 raise ValueError(f"storage_servers.{key}.nic: unknown NIC {st.nic!r}")
         return self
+
+
+def _check_cages(field: str, cages: SystemCages, ports: int) -> None:
+    """Every backend port sits in exactly one cage, and every cage holds as many ports as a plug serves."""
+    seen = sorted(i for cage in cages.ports for i in cage)
+    if seen != list(range(ports)):
+        raise ValueError(f"{field}: must list each backend port 0..{ports - 1} exactly once "
+                         f"(nic ports x count = {ports}), got {seen}")
+    sizes = {len(cage) for cage in cages.ports}
+    if len(sizes) > 1 or not sizes <= {1, 2}:
+        raise ValueError(f"{field}: every cage must hold the same number of ports, 1 or 2 (a plug serves "
+                         f"one or two ports), got cages of {sorted(sizes)}")
 
 
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "designs" / "catalog.yaml"

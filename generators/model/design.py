@@ -106,7 +106,7 @@ class Backend(_Model):
         "leaf racks flanking a spine rack mid-row (virtual modular switch), or a leaf in each server rack",
     )
     su_size: int = Field(default=32, ge=1, description="servers per scalable unit")
-    rails: int | None = Field(default=None, ge=1, description="backend NICs per server; default: the server's")
+    rails: int | None = Field(default=None, ge=1, description="backend ports per server (one rail each); default: all")
     oversubscription: Ratio = Field(default="1:1", description="leaf downlink to uplink bandwidth")
     spine_grouping: Literal["shared", "per_rail"] = Field(
         default="shared", description="spines shared by all rails, or one spine plane per rail")

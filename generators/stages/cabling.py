@@ -10,8 +10,9 @@ medium that reaches and fits both ends.
   into the cage. Links are bundled by cage: a straight bundle (both cages twin, both links between the
   same two cages) can be one twin copper cable; a splitter bundle (a twin cage to single-port NICs) one
   splitter cable; either can be one twin transceiver with two fibers. Cages whose ports go to
-  different switches can only take optics; such chains share one optic family. Transceivers are
-  counted per cage.
+  different switches can only take optics; such chains share one optic family. A server's own twin
+  cages (DGX: two rails per cage, `backend.cages` in the catalog) send their two fibers to two rail
+  leaves the same way. Transceivers are counted per cage.
 * Choice: the cheapest option (cable at its stocked length plus the transceivers) whose reach covers
   the stocked length, whose plugs fit both cages and which runs the link's speed and protocol, after
   the design's `cabling` knobs (forbidden media, a copper length cap, ACC preferred between switches).
@@ -306,7 +307,9 @@ class Chooser:
             for kb, xb in sorted(xs.items()):
                 if not fits(xb, b) or xb.media != xa.media or xb.fiber_connector != xa.fiber_connector:
                     continue
-                if shape == "mixed" and a.ppc == 2 and b.ppc == 2 and ka != kb:
+                # a chain of alike twin cages (switch to switch) may have a cage at either end of its
+                # links, so it takes one part; a server's flat-top cages and a switch's finned ones differ
+                if shape == "mixed" and a.ppc == 2 and b.ppc == 2 and a.connector == b.connector and ka != kb:
                     continue
                 for ck, c in sorted(self.catalog.cables.items()):
                     if (c.kind == "fiber" and c.media == xa.media and c.fiber_connector == xa.fiber_connector

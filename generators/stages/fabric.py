@@ -18,7 +18,7 @@ from generators.model.catalog import Catalog, Switch
 from generators.model.design import Design, ratio_value, server_names
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Link, Plan
-from generators.stages.ports import port_table
+from generators.stages.ports import backend_ports, port_table
 
 # --------------------------------------------------------------------------------------------- ports
 
@@ -239,7 +239,8 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
     assert srv.backend is not None
     nic = b.catalog.nics[srv.backend.nic]
     speed = nic.speed_gbps
-    rails = be.rails or srv.backend.count
+    # one rail per backend port: a dual-port backend NIC carries two rails
+    rails = be.rails or len(backend_ports(b.catalog, srv.backend))
     ratio = ratio_value(be.oversubscription)
     su_size = be.su_size
     n_su = math.ceil(len(servers) / su_size)

@@ -18,7 +18,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
-from generators.stages.ports import host_port_speeds, port_table
+from generators.stages.ports import backend_ports, host_port_speeds, port_table
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
 
@@ -83,8 +83,8 @@ def check(plan: Plan, catalog: Catalog) -> None:
 
 
 def _backend_nic_ports(plan: Plan, catalog: Catalog) -> list[str]:
-    be_nic = catalog.servers[plan.design.compute.server].backend
-    return [be_nic.name.format(i=i) for i in range(be_nic.count)] if be_nic else []
+    be = catalog.servers[plan.design.compute.server].backend
+    return [bp.name for bp in backend_ports(catalog, be)] if be else []
 
 
 def _port_speeds(plan: Plan, catalog: Catalog) -> Callable[[Device], dict[str, Any]]:
@@ -172,7 +172,7 @@ def _check_backend_nics(plan: Plan, nic_ports: list[str], used: Counter[tuple[st
             if used[(d.name, p)] != 1:
                 c.add("nic", "backend.rails",
                       f"{d.name} {p} is connected {used[(d.name, p)]} times (must be exactly once)",
-                      f"set backend.rails to {len(nic_ports)}, one rail per backend NIC")
+                      f"set backend.rails to {len(nic_ports)}, one rail per backend port")
 
 
 def _check_radix(plan: Plan, catalog: Catalog, devs: dict[str, Device], used: Counter[tuple[str, str]],

@@ -3,6 +3,7 @@
 * `port_table`: a switch model's front-panel ports (name, group, role, speeds, connector, cage), cached.
 * `port_ends`: per device model of a plan, the cage every port's plug goes into (cable plan and BoM).
 * `host_port_speeds`: the speeds every port of a server-like device runs (invariants).
+* `backend_ports`: a server's backend ports and their cages (the fabric, the invariants, the two above).
 
 The fabric builder picks ports from a switch's table, the invariants check speeds against it, the cable
 plan and the BoM bundle links by its cages, the InfiniBand stage numbers ports in its order and the
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generators.model.catalog import Catalog, Switch
+from generators.model.catalog import BackendPorts, Catalog, Switch
 from generators.model.design import Design, resolved_config
 from generators.model.plan import Device, Plan
 
@@ -73,6 +74,27 @@ def _switch_ports(model: Switch) -> tuple[Port, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True, slots=True)
+class BackendPort:
+    """One backend port of a server model: one rail. `cage` counts from 0 among the backend cages."""
+
+    name: str
+    connector: str
+    cage: int
+    ppc: int
+
+
+def backend_ports(catalog: Catalog, backend: BackendPorts) -> list[BackendPort]:
+    """The server's backend ports in rail order: every port of every backend NIC, each in its NIC's own
+    cage, or in the chassis cages the model's `cages` lists (DGX: twin-port cages, two rails each)."""
+    nic = catalog.nics[backend.nic]
+    n = nic.ports * backend.count
+    if backend.cages is None:
+        return [BackendPort(backend.name.format(i=i), nic.connector, i, 1) for i in range(n)]
+    where = {i: (c, len(cage)) for c, cage in enumerate(backend.cages.ports) for i in cage}
+    return [BackendPort(backend.name.format(i=i), backend.cages.connector, *where[i]) for i in range(n)]
+
+
 def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[str, End]]:
     """Port name -> End, per device model (key "kind:model") of the plan's devices. The cable plan and
     the BoM both count transceivers per cage, so both read this one map."""
@@ -106,7 +128,11 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
             sm = catalog.servers[d.model]
             c = 1
             if sm.backend:
-                c = nic_ports(m, sm.backend.nic, sm.backend.count, sm.backend.name, c, backend_protocol)
+                nic = catalog.nics[sm.backend.nic]
+                bps = backend_ports(catalog, sm.backend)
+                for bp in bps:
+                    m[bp.name] = End(bp.connector, c + bp.cage, bp.ppc, nic.speed_gbps, backend_protocol)
+                c += max(bp.cage for bp in bps) + 1
             if d.kind == "server":
                 nic_key, count = cfg.frontend_nic, cfg.frontend_nic_count
             else:
@@ -126,9 +152,8 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
 def host_port_speeds(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
                      ) -> dict[str, set[int]]:
     """Port name -> speeds of a server-like device, for the invariants. Compute servers pass their
-    configured frontend NIC; other devices use their model's. Unlike port_ends it lists one backend
-    port per backend NIC, as the fabric names them (one rail per NIC); the two agree for the catalog's
-    single-port backend NICs."""
+    configured frontend NIC; other devices use their model's. The backend ports are backend_ports',
+    as in port_ends and the fabric."""
     out: dict[str, set[int]] = {}
     if dev.kind == "pdu":
         return {catalog.pdus[dev.model].mgmt_port: {1}}
@@ -142,8 +167,8 @@ def host_port_speeds(catalog: Catalog, dev: Device, fe_nic: str | None = None, f
     m = catalog.servers[dev.model]
     if m.backend:
         nic = catalog.nics[m.backend.nic]
-        for i in range(m.backend.count):
-            out[m.backend.name.format(i=i)] = {nic.speed_gbps, *nic.speeds_gbps}
+        for bp in backend_ports(catalog, m.backend):
+            out[bp.name] = {nic.speed_gbps, *nic.speeds_gbps}
     nic = catalog.nics[fe_nic or m.defaults.frontend_nic]
     count = m.defaults.frontend_nic_count if fe_count is None else fe_count
     for i in range(nic.ports * count):
