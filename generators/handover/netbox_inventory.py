@@ -54,7 +54,8 @@ _ETHERNET = {("rj45", 1): "1000base-t", ("rj45", 10): "10gbase-t", ("sfp28", 10)
              ("qsfp28", 100): "100gbase-x-qsfp28", ("qsfp56", 200): "200gbase-x-qsfp56",
              ("qsfp112", 200): "400gbase-x-qsfp112", ("qsfp112", 400): "400gbase-x-qsfp112",
              ("qsfp-dd", 400): "400gbase-x-qsfpdd", ("osfp", 400): "400gbase-x-osfp",
-             ("osfp", 800): "800gbase-x-osfp"}
+             ("osfp", 800): "800gbase-x-osfp", ("osfp-rhs", 400): "400gbase-x-osfp",
+             ("osfp-rhs", 800): "800gbase-x-osfp"}  # osfp-rhs: a flat-top (riding heat sink) OSFP cage
 # InfiniBand: NetBox types name the generation (per-lane rate), which the 4x port speed gives
 _INFINIBAND = {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
 GENERIC_MANUFACTURER = "Generic"  # catalog servers, storage and PDUs name no vendor

@@ -266,6 +266,11 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
                            leaf.name, b.port_name(leaf.name, downs[si]))
         unit = rails
     else:
+        # a server's ports in the order of its cages, so a twin system cage (DGX: rails 7 and 4) meets
+        # one twin leaf cage and can take one twin cable
+        cages = srv.backend.cages
+        cage_order = [r for cage in cages.ports for r in cage if r < rails] if cages else list(range(rails))
+        cage_order += [r for r in range(rails) if r not in cage_order]  # more rails than ports: invariants say so
         per_leaf = be.servers_per_leaf or _tor_servers(model, speed, rails, ratio)
         down = per_leaf * rails
         up = _leaf_uplinks(down, ratio)
@@ -281,9 +286,9 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
                 leaves.append(leaf.name)
                 up_ports[leaf.name] = ups
                 for si, host in enumerate(members[k * per_leaf:(k + 1) * per_leaf]):
-                    for r in range(rails):
+                    for j, r in enumerate(cage_order):
                         b.link("backend", "server-leaf", speed, host, srv.backend.name.format(i=r),
-                               leaf.name, b.port_name(leaf.name, downs[si * rails + r]))
+                               leaf.name, b.port_name(leaf.name, downs[si * rails + j]))
         unit = leaves_per_su
     if be.spine_grouping == "per_rail":
         planes = [(f"rail{r}-", per_rail[r]) for r in range(rails)]
