@@ -16,7 +16,7 @@ from tests.conftest import DESIGNS, rendered_files
 
 Compiled = Callable[..., Plan]
 REF = "h100-1024-reference"
-UFM = ("compute.count=127", "compute.reserved_slots=1", "management.backend_attached=2")
+SUPERPOD = "h100-1016-superpod"  # REF with count 127, reserved_slots 1, backend_attached 2
 
 
 def _backend_ports(plan: Plan, device: str) -> dict[str, tuple[str, str]]:
@@ -26,7 +26,7 @@ def _backend_ports(plan: Plan, device: str) -> dict[str, tuple[str, str]]:
 
 
 def test_the_last_unit_has_one_server_fewer(compiled: Compiled) -> None:
-    plan = compiled(REF, *UFM)
+    plan = compiled(SUPERPOD)
     servers = [d for d in plan.devices if d.kind == "server"]
     assert len(servers) == 127
     per_su = [sum(d.attrs["su"] == u for d in servers) for u in (1, 2, 3, 4)]
@@ -38,7 +38,7 @@ def test_the_last_unit_has_one_server_fewer(compiled: Compiled) -> None:
 
 
 def test_ufm_hosts_take_the_removed_servers_leaf_ports(compiled: Compiled) -> None:
-    plan = compiled(REF, *UFM)
+    plan = compiled(SUPERPOD)
     full = compiled(REF)
     last = [d.name for d in full.devices if d.kind == "server"][-1]
     slot = _backend_ports(full, last)  # what the 128th server used, port by port
@@ -57,9 +57,9 @@ def test_ufm_hosts_take_the_removed_servers_leaf_ports(compiled: Compiled) -> No
 
 
 def test_cable_sheet_lists_the_ufm_links_at_the_slots_leaf_ports(compiled: Compiled) -> None:
-    files = rendered_files(compiled, REF, *UFM)
+    files = rendered_files(compiled, SUPERPOD)
     rows = list(csv.DictReader(io.StringIO(files["cabling/cables.csv"])))
-    plan = compiled(REF, *UFM)
+    plan = compiled(SUPERPOD)
     sm_ports = plan.networks["backend"]["subnet_manager_ports"]
     want = {(sm["node"], sm["port"], sm["leaf"], sm["leaf_port"]) for sm in sm_ports}
     got = {(r["a_device"], r["a_port"], r["b_device"], r["b_port"]) for r in rows
@@ -68,7 +68,7 @@ def test_cable_sheet_lists_the_ufm_links_at_the_slots_leaf_ports(compiled: Compi
 
 
 def test_slurm_sees_127_nodes_and_no_ufm_host(compiled: Compiled) -> None:
-    files = rendered_files(compiled, REF, *UFM)
+    files = rendered_files(compiled, SUPERPOD)
     for name in ("slurm/topology.conf", "slurm/topology-block.conf"):
         nodes = [h for line in files[name].splitlines() if not line.startswith("#") and "Nodes=" in line
                  for h in hostlist.expand_hostlist(line.split("Nodes=")[1].split()[0])]
@@ -81,18 +81,18 @@ def test_slurm_sees_127_nodes_and_no_ufm_host(compiled: Compiled) -> None:
 
 
 def test_subnet_managers_are_the_ufm_hosts(compiled: Compiled) -> None:
-    plan = compiled(REF, *UFM)
+    plan = compiled(SUPERPOD)
     assert plan.infiniband is not None
     assert [(s.device, s.on_switch) for s in plan.infiniband.subnet_managers] == [("mgmt01", False),
                                                                                 ("mgmt02", False)]
-    files = rendered_files(compiled, REF, *UFM)
+    files = rendered_files(compiled, SUPERPOD)
     assert "mgmt01 mlx5_0" in files["infiniband/node-name-map"]
     assert "mgmt01 mlx5_0 (subnet manager)" in files["infiniband/partitions.conf"]
     assert "gpu128" not in files["infiniband/topology.net"]
 
 
 def test_bom_and_netbox_have_one_server_fewer(compiled: Compiled) -> None:
-    full, part = rendered_files(compiled, REF), rendered_files(compiled, REF, *UFM)
+    full, part = rendered_files(compiled, REF), rendered_files(compiled, SUPERPOD)
 
     def servers(files: dict[str, str]) -> int:
         rows = csv.DictReader(io.StringIO(files["bom.csv"]))
@@ -120,8 +120,8 @@ def test_full_designs_do_not_warn(compiled: Compiled) -> None:
 
 def test_tenant_of_the_partial_unit_rents_its_servers(compiled: Compiled) -> None:
     tenants = ("tenants.0.scalable_units=[1]", 'tenants.2.servers=["gpu[033-048]"]', "tenants.1.scalable_units=[3, 4]")
-    plan = compiled(REF, *UFM, *tenants)
-    nodes = rendered_files(compiled, REF, *UFM, *tenants)["slurm/nodes.conf"]
+    plan = compiled(SUPERPOD, *tenants)
+    nodes = rendered_files(compiled, SUPERPOD, *tenants)["slurm/nodes.conf"]
     line = next(ln for ln in nodes.splitlines() if ln.startswith("PartitionName=globex"))
     assert "Nodes=gpu[065-127] " in line
     assert plan.infiniband is not None
