@@ -28,8 +28,8 @@ from tests.test_slurm import expected_tree
 pytestmark = pytest.mark.daemons
 
 Compiled = Callable[..., Plan]
-SLURM_DESIGNS = ["h100-1024-reference", "h100-1024-optimized", "h100-256", "h100-16k"]
-IB_DESIGNS = ["h100-1024-reference", "h100-1024-optimized", "h100-256"]
+SLURM_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized", "h100-256", "h100-16k"]
+IB_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized", "h100-256"]
 # No slurmd and no DNS for gpu001... here: cloud nodes are powered down and never resolved. The
 # generated nodes.conf declares real nodes; the test only adds this default in front of it.
 CLOUD_NODES = "NodeName=DEFAULT State=CLOUD"

@@ -89,6 +89,14 @@ class Compute(_Model):
     config: ServerConfigOverrides = Field(default=ServerConfigOverrides(), description="chassis choices "
                                           "(CPU, RAM, frontend NICs, NVMe); the rest from the catalog")
     hostname_prefix: Name = Field(default="gpu", description="servers are <prefix>001, <prefix>002, ...")
+    # NVIDIA's 4-SU DGX H100 SuperPOD (RA-11333-001, "Major components of the 4 SU, 127-node DGX SuperPOD")
+    # has 127 DGX: the last SU's 32nd node slot carries the UFM appliances' compute-fabric ports
+    # left out of the dump when 0, so plan.json of a design with whole units is unchanged
+    reserved_slots: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0,
+                                description="server slots at the end of the last scalable unit left without "
+                                "a server: their rail-leaf ports go to the subnet-manager (UFM) nodes "
+                                "(management.backend_attached), or stay free. NVIDIA's 4-SU DGX H100 SuperPOD: "
+                                "count 127, reserved_slots 1 (rail_optimized only)")
 
 
 class Backend(_Model):
@@ -465,9 +473,7 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
         mem = cfg.memory_gb
         if mem % 64:
             bad("compute.config.memory_gb", f"{mem} GB is not a whole number of 64 GB DIMMs", "e.g. 1024 or 2048")
-        if c.count % b.su_size:
-            bad("compute.count", f"{c.count} servers is not a whole number of {b.su_size}-server scalable units",
-                f"use a multiple of backend.su_size ({b.su_size}) or change backend.su_size")
+        _check_slots(design, catalog, bad)
 
     if known("backend.switch", b.switch, catalog.switches, "switch model"):
         sw = catalog.switches[b.switch]
@@ -545,6 +551,43 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
     return out
 
 
+def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:
+    """Scalable units are whole, except for compute.reserved_slots at the end of the last one."""
+    c, b, m = design.compute, design.backend, design.management
+    r = c.reserved_slots
+    if r == 0:
+        if c.count % b.su_size:
+            full = -(-c.count // b.su_size) * b.su_size
+            bad("compute.count", f"{c.count} servers is not a whole number of {b.su_size}-server scalable units",
+                f"use a multiple of backend.su_size ({b.su_size}), change backend.su_size, or leave the last "
+                f"unit's free slots to the subnet-manager nodes with compute.reserved_slots: {full - c.count}")
+        return
+    if b.topology != "rail_optimized":
+        bad("compute.reserved_slots", f"{r} reserved slots need a rail_optimized backend (topology is "
+            f"{b.topology})", "set compute.reserved_slots: 0 and a whole number of scalable units")
+        return
+    if r >= b.su_size:
+        bad("compute.reserved_slots", f"{r} slots is the whole {b.su_size}-server scalable unit or more",
+            f"reserve fewer than backend.su_size ({b.su_size}) slots, or drop a scalable unit from compute.count")
+        return
+    if (c.count + r) % b.su_size:
+        fit = -(-c.count // b.su_size) * b.su_size - r
+        bad("compute.count", f"{c.count} servers plus {r} reserved slots is not a whole number of "
+            f"{b.su_size}-server scalable units", f"set compute.count to {fit} (or compute.reserved_slots to "
+            f"{-(-c.count // b.su_size) * b.su_size - c.count})")
+        return
+    mm = catalog.servers.get(m.server)
+    srv = catalog.servers.get(c.server)
+    if mm is None or mm.backend is None or srv is None or srv.backend is None or not m.backend_attached:
+        return
+    rails = b.rails or srv.backend.count
+    need = m.backend_attached * mm.backend.count
+    if need > r * rails:
+        bad("management.backend_attached", f"{m.backend_attached} nodes x {mm.backend.count} backend ports need "
+            f"{need} leaf ports but compute.reserved_slots: {r} frees {r * rails} ({rails} rails each)",
+            f"reserve {-(-need // rails)} slots or attach fewer nodes")
+
+
 def _check_license(bad: Any, catalog: Catalog, path: str, key: str | None, unit: str) -> None:
     if key is None:
         return
@@ -592,7 +635,7 @@ def _check_site(design: Design, catalog: Catalog, bad: Any, known: Any) -> None:
 
 def _check_tenants(design: Design, bad: Any) -> None:
     names = set(server_names(design))
-    sus = design.compute.count // design.backend.su_size if design.backend.su_size else 0
+    sus = -(-design.compute.count // design.backend.su_size) if design.backend.su_size else 0
     owner: dict[str, str] = {}
     seen_names: set[str] = set()
     for i, t in enumerate(design.tenants):
@@ -612,7 +655,7 @@ def _check_tenants(design: Design, bad: Any) -> None:
             w = server_width(design.compute.count)
             first = (su - 1) * design.backend.su_size + 1
             members += [f"{design.compute.hostname_prefix}{k:0{w}d}"
-                        for k in range(first, first + design.backend.su_size)]
+                        for k in range(first, min(first + design.backend.su_size, design.compute.count + 1))]
         for j, expr in enumerate(t.servers):
             try:
                 expanded = hostlist.expand_hostlist(expr)

@@ -18,6 +18,7 @@ from generators.model.catalog import Catalog, Switch
 from generators.model.design import Design, ratio_value, server_names
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Link, Plan
+from generators.model.sections import PlanWarning
 from generators.stages.ports import backend_ports, port_table
 
 # --------------------------------------------------------------------------------------------- ports
@@ -297,7 +298,13 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         planes = [("", leaves)]
     tree = build_upper(b, "backend", planes, up_ports, up, speed, be.switch, be.tiers, unit, be.sus_per_pod,
                        "backend")
-    sm_links = _attach_subnet_managers(b, design, leaves, speed)
+    slots: list[tuple[str, str]] = []
+    if be.topology == "rail_optimized" and design.compute.reserved_slots:
+        # the ports the last unit's missing servers would have taken: slot by slot, rail by rail
+        last = [lf for lf in leaves if b.by_name[lf].attrs["su"] == n_su]
+        first_free = su_size - design.compute.reserved_slots
+        slots = [(lf, b.port_name(lf, downs[si])) for si in range(first_free, su_size) for lf in last]
+    sm_links = _attach_subnet_managers(b, design, leaves, speed, slots)
     return {
         "technology": be.technology,
         "topology": be.topology,
@@ -331,14 +338,29 @@ def _tor_servers(model: Switch, speed: int, rails: int, ratio: Fraction) -> int:
     return best
 
 
-def _attach_subnet_managers(b: Builder, design: Design, leaves: list[str], speed: int) -> list[dict[str, str]]:
+def _attach_subnet_managers(b: Builder, design: Design, leaves: list[str], speed: int,
+                            slots: list[tuple[str, str]]) -> list[dict[str, str]]:
     """Subnet-manager nodes take the last port of rail k's leaf in the last scalable unit (a fixed,
     documented position, like NVIDIA's UFM port). On a fully populated 1:1 leaf that port is an
-    uplink: the port invariant then says so instead of the builder quietly moving it."""
+    uplink: the port invariant then says so instead of the builder quietly moving it.
+
+    With compute.reserved_slots the nodes take the reserved slots' ports instead (`slots`, (leaf, port)
+    in slot then rail order), as NVIDIA's 127-node SuperPOD cables the UFM appliances into the last
+    SU's leaves in place of the 128th DGX: every backend port of every node, spread over the rails."""
     m = design.management
     mgmt_model = b.catalog.servers[m.server]
-    out = []
+    out: list[dict[str, str]] = []
     if not m.backend_attached or mgmt_model.backend is None:
+        return out
+    if slots:
+        free = iter(slots)  # the loader checked there are enough
+        for k in range(m.backend_attached):
+            node = f"mgmt{k + 1:02d}"
+            for i in range(mgmt_model.backend.count):
+                leaf, leaf_port = next(free)
+                port = mgmt_model.backend.name.format(i=i)
+                b.link("backend", "server-leaf", speed, node, port, leaf, leaf_port)
+                out.append({"node": node, "port": port, "leaf": leaf, "leaf_port": leaf_port})
         return out
     last_su = b.by_name[leaves[-1]].attrs["su"]
     candidates = [lf for lf in leaves if b.by_name[lf].attrs["su"] == last_su]
@@ -601,10 +623,25 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
         "frontend": build_frontend(b, design, servers, storage, mgmt),
     }
     networks["oob"] = build_oob(b, design)
-    return Plan(
+    plan = Plan(
         design=design,
         catalog=catalog,
         devices=b.devices,
         links=b.links,
         networks=networks,
     )
+    free = _free_reserved_ports(design, networks["backend"])
+    if free:
+        plan.warnings.append(PlanWarning(
+            field="compute.reserved_slots",
+            message=f"the last scalable unit is partial: {free} leaf ports of its {design.compute.reserved_slots} "
+                    "reserved server slots stay free (the rails keep their full uplinks; those leaves run below "
+                    "the requested oversubscription); attach subnet-manager nodes there "
+                    "(management.backend_attached) or fill the unit"))
+    return plan
+
+
+def _free_reserved_ports(design: Design, backend: dict[str, Any]) -> int:
+    if design.backend.topology != "rail_optimized" or not design.compute.reserved_slots:
+        return 0
+    return design.compute.reserved_slots * backend["rails"] - len(backend["subnet_manager_ports"])

@@ -322,4 +322,5 @@ def check(plan: Plan, catalog: Catalog) -> None:
             field="management.backend_attached",
             message=f"{len(sn.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
                        "subnet manager handles; attach management nodes to the backend and run OpenSM or UFM there "
-                       "(a fully populated 1:1 fabric needs a free port for them: leave a server slot free)"))
+                       "(a fully populated 1:1 fabric needs a free port for them: give them the last unit's last "
+                       "server slot with compute.reserved_slots: 1 and one server fewer)"))

@@ -158,7 +158,8 @@ def _check_ports(plan: Plan, catalog: Catalog, devs: dict[str, Device], c: _Coll
             field = "management.backend_attached" if sm else _switch_field(plan, devs[dname])
             hint = ("the fabric has no spare port for the subnet-manager nodes: set "
                     "management.backend_attached: 0 (run the SM on a managed switch), oversubscribe, "
-                    "or leave a server slot free" if sm else "this is a railyard bug; please report the design")
+                    "or give the nodes the last unit's last server slot (compute.count one server fewer, "
+                    "compute.reserved_slots: 1)" if sm else "this is a railyard bug; please report the design")
             c.add("double", field, f"{dname} port {port} is used by {n} links", hint)
     return used
 
@@ -219,8 +220,16 @@ def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
             continue
         bw.measured[d.network][d.name] = Fraction(bw.down[d.name], bw.up[d.name])
     want_be = ratio_value(be.oversubscription)
+    n_su = plan.networks["backend"]["scalable_units"]
+    reserved = design.compute.reserved_slots
+    su_of = {d.name: d.attrs.get("su") for d in plan.devices if d.network == "backend"}
     for leaf, r in bw.measured["backend"].items():
-        if r != want_be:
+        # the last unit's reserved slots send no server traffic up: its leaves run below the ratio
+        # by exactly the missing servers' share, every other leaf at the requested ratio
+        want = want_be
+        if reserved and su_of[leaf] == n_su:
+            want = want_be * Fraction(be.su_size - reserved, be.su_size)
+        if r != want:
             down_ports = plan.networks["backend"]["downlinks_per_leaf"]
             fits = ", ".join(f"{n}:1" for n in range(1, 8) if down_ports % n == 0)
             c.add("ratio", "backend.oversubscription",
