@@ -197,3 +197,14 @@ def test_dgx_top_of_rack_cage_meets_one_leaf_cage_on_one_twin_cable(compiled: Ca
         end = plan.catalog.cables[c.catalog]
         assert c.physical == 1 and end.a_end is not None and end.b_end is not None
         assert "osfp-rhs" in end.a_end.fits and "osfp" in end.b_end.fits and end.a_end.ports == end.b_end.ports == 2
+
+
+def test_nvidias_127_dgx_superpod_counts_508_system_transceivers(compiled: Callable[..., Plan]) -> None:
+    # the yardstick: 127 DGX H100 (one slot to the subnet managers) behind 4 twin cages each
+    plan = compiled("h100-1016-superpod", "compute.server=dgx-h100")
+    servers = [d for d in plan.devices if d.kind == "server"]
+    at_servers, _ = _optics_per_end(plan)
+    assert len(servers) == 127 and sum(at_servers.values()) == 508
+    # the subnet-manager hosts still reach the freed slot's leaf ports, each on its own link
+    sm = [lk for lk in plan.links if lk.network == "backend" and lk.a_device.startswith("mgmt")]
+    assert sm and all(lk.tier == "server-leaf" for lk in sm)
