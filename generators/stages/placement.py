@@ -298,7 +298,8 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
     agg_model = catalog.switches[design.oob.aggregation_switch or design.frontend.spine_switch
                                  or design.frontend.switch]
     central_fe = [[item(d.name)] for d in fe if not (d.role == "leaf" and d.name in fe_block)]
-    central_fe += [[Item(f"oob-agg{i + 1}", agg_model.rack_units, agg_model.power_w / 1000)] for i in range(n_aggs)]
+    aggs = [Item(f"oob-agg{i + 1}", agg_model.rack_units, agg_model.power_w / 1000) for i in range(n_aggs)]
+    central_fe += [[a] for a in aggs]
     central: list[Rack] = pack(cores, lim, "core")
     fe_racks = pack(central_fe, lim, "frontend")
     central += fe_racks
@@ -306,7 +307,7 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
         for r in pack([[item(d.name)] for d in devs if d.kind == kind], lim, kind):
             r.layout = "bottom"
             central.append(r)
-    agg_rack = next((r for r in fe_racks if any(i.name.startswith("oob-agg") for i in r.items)), None)
+    agg_rack = next((r for r in fe_racks if any(a in r.items for a in aggs)), None)
     return Contents(blocks, central, agg_rack)
 
 
