@@ -316,10 +316,6 @@ def _body(obj: NbObject, ids: _Ids, tag_id: int) -> dict[str, Any]:
     return body
 
 
-def _untagged(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if k not in ("tags", "custom_fields")}
-
-
 def _owned(body: dict[str, Any]) -> dict[str, Any]:
     """What a push may change on an existing object: not the fields the site team moves on."""
     return {k: v for k, v in body.items() if k not in CREATE_ONLY}
@@ -463,7 +459,7 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
                 ids.ids[(e, key)] = nat["id"]
                 if obj.late:
                     late.append((e, nat["id"], obj))
-                if e in ADOPT_AS_IS and not _diff(_untagged(body), nat):
+                if e in ADOPT_AS_IS and not set(_diff(body, nat)) - {"tags", "custom_fields"}:
                     # a port NetBox made from railyard's template, just as railyard wants it: left
                     # as NetBox made it (untagged, so never deleted), found again through its device
                     p.unchanged += 1
