@@ -22,7 +22,7 @@ from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.output import Written, check_out_dir, check_out_file, os_problem, write_file, write_tree
 from generators.renderers import render_all
-from generators.reports.compare import compare_markdown, compare_table
+from generators.reports.compare import compare_markdown, compare_table, site_row, sites_markdown, sites_table
 from generators.reports.summary import summary_table
 from generators.stages.bom import plan_bom
 
@@ -222,26 +222,31 @@ def verify(design: DesignArg,
 def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML files; the first is the base",
                                                           show_default=False)],
             set_: SetOpt = None,
-            markdown: Annotated[bool, typer.Option("--markdown", help="print a Markdown table")] = False) -> None:
+            markdown: Annotated[bool, typer.Option("--markdown", help="print a Markdown table")] = False,
+            sites: Annotated[bool, typer.Option("--sites", help="one row per design instead: servers, GPUs, "
+                                                "backend switches and links per tier, transceivers, racks, "
+                                                "compute rack power, cost per GPU")] = False) -> None:
     """Compare designs' costs by category side by side, with deltas against the first design; designs of
     different sizes are also compared per GPU. Every --set applies to every design (e.g. price them all
     with a cluster-manager subscription)."""
-    boms = []
+    plans = []
     try:
         for path in designs:
             plan, _, _ = compile_file(path, set_)
-            boms.append(plan_bom(plan))
+            plans.append(plan)
     except DesignError as exc:
         _fail(exc)
         return
+    boms = [plan_bom(p) for p in plans]
+    rows = [site_row(p) for p in plans] if sites else []
     if markdown:
-        sys.stdout.write(compare_markdown(boms))
-    else:
-        table = compare_table(boms)
-        # as wide as the table needs (never wrapped mid-figure), whatever the terminal says
-        wide = Console(highlight=False, width=1000)
-        need = Measurement.get(wide, wide.options, table).maximum
-        Console(highlight=False, width=max(need, out_console.width if sys.stdout.isatty() else 0)).print(table)
+        sys.stdout.write(sites_markdown(rows) if sites else compare_markdown(boms))
+        return
+    table = sites_table(rows) if sites else compare_table(boms)
+    # as wide as the table needs (never wrapped mid-figure), whatever the terminal says
+    wide = Console(highlight=False, width=1000)
+    need = Measurement.get(wide, wide.options, table).maximum
+    Console(highlight=False, width=max(need, out_console.width if sys.stdout.isatty() else 0)).print(table)
 
 
 @app.command()

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from generators.reports.compare import compare_rows, size_note
+from generators.stages.ports import port_ends
 from tests.conftest import DESIGNS
 
 NAMES = ["h100-1024-reference", "h100-1024-tor", "h100-1024-vms", "h100-1024-optimized"]
@@ -105,3 +106,54 @@ def test_size_note_lists_each_size_once(compiled) -> None:
     per_gpu = {r.label: r for r in rows if r.group == "per GPU"}
     assert per_gpu["Storage per GPU"].values == tuple(b.by_category["storage"] / b.gpus for b in boms)
     assert size_note(boms[:1]) is None and not [r for r in compare_rows(boms[:1]) if r.group == "per GPU"]
+
+
+# --------------------------------------------------------------------------------- compare --sites
+
+SITE_NAMES = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-tor", "h100-256"]
+
+
+def _site_cells(output: str) -> dict[str, list[str]]:
+    rows = [line for line in output.splitlines() if line.startswith("| ") and not line.startswith("| design")]
+    return {cells[0]: cells[1:] for cells in ([c.strip() for c in r.strip("|").split("|")] for r in rows)}
+
+
+def test_sites_table_reads_each_compiled_plan(cli, compiled) -> None:
+    """One row per design, in the order given, each figure counted from the plan's own devices,
+    links, cables and racks (a figure the table computed differently would disagree here)."""
+    r = cli("compare", "--sites", "--markdown", *[DESIGNS / f"{n}.yaml" for n in SITE_NAMES])
+    assert r.exit_code == 0, r.output
+    cells = _site_cells(r.output)
+    assert list(cells) == SITE_NAMES
+    for name in SITE_NAMES:
+        plan = compiled(name)
+        servers = [d for d in plan.devices if d.kind == "server"]
+        gpus = len(servers) * plan.catalog.servers[plan.design.compute.server].gpus
+        backend = [d for d in plan.devices if d.kind == "switch" and d.network == "backend"]
+        roles = [sum(d.role == role for d in backend) for role in ("leaf", "spine", "core")]
+        tiers = [sum(lk.network == "backend" and lk.tier == t for lk in plan.links)
+                 for t in ("server-leaf", "leaf-spine", "spine-core")]
+        others = sum(d.kind == "switch" and d.network != "backend" for d in plan.devices)
+        # one transceiver per cage a fiber cable plugs into (a twin-port cage takes one for two links)
+        ends = port_ends(plan, plan.catalog, plan.design)
+        kind = {d.name: f"{d.kind}:{d.model}" for d in plan.devices}
+        cages = {(dev, ends[kind[dev]][port].cage)
+                 for c in plan.cables if c.a_transceiver is not None
+                 for i in c.links for dev, port in ((plan.links[i].a_device, plan.links[i].a_port),
+                                                     (plan.links[i].b_device, plan.links[i].b_port))}
+        optics = len(cages)
+        hottest = max(rk.power_kw for rk in plan.racks if rk.role == "compute")
+        assert cells[name] == [f"{len(servers):,}", f"{gpus:,}", " / ".join(f"{n:,}" for n in roles),
+                               " / ".join(f"{n:,}" for n in tiers), f"{others:,}", f"{optics:,}",
+                               f"{len(plan.racks):,}", f"{hottest:.1f}", f"${plan.bom.per_gpu_usd:,.0f}"]
+    # the 127-node SuperPOD's UFM ports are server-leaf links of their own
+    assert cells["h100-1016-superpod"][3].startswith("1,018 / ")
+    assert cells["h100-1024-tor"][2].endswith(" / 0")
+
+
+def test_sites_table_in_the_terminal(cli) -> None:
+    r = cli("compare", "--sites", *[DESIGNS / f"{n}.yaml" for n in SITE_NAMES[:2]])
+    assert r.exit_code == 0, r.output
+    assert "what each design builds" in r.output
+    for n in SITE_NAMES[:2]:
+        assert n in r.output

@@ -15,8 +15,10 @@ from typing import Literal
 
 from rich.table import Table
 
+from generators.model.plan import Plan
 from generators.model.sections import Bom
 from generators.renderers.bom import usd
+from generators.reports.summary import counts
 from generators.stages.bom import CATEGORIES, CATEGORY_TITLES, pct
 
 # (key in bom.json, label, scales with the design's size) for the headline rows under the categories
@@ -119,3 +121,66 @@ def compare_markdown(boms: list[Bom]) -> str:
         label = f"**{row.label}**" if row.emphasis else row.label
         out.append("| " + " | ".join([label, *_cells(row)]) + " |")
     return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------------------ what each design builds
+
+BACKEND_TIERS = ("server-leaf", "leaf-spine", "spine-core")
+
+
+@dataclass(frozen=True, slots=True)
+class SiteRow:
+    """One design's build, read from its compiled plan: the closing table of a design review."""
+
+    design: str
+    servers: int
+    gpus: int
+    backend_switches: tuple[int, int, int]  # leaf, spine, core
+    backend_links: tuple[int, int, int]  # per tier of BACKEND_TIERS
+    other_switches: int  # every switch outside the backend (frontend, OOB, a storage fabric)
+    transceivers: int  # every transceiver the cable plan buys, both ends, all networks
+    racks: int
+    compute_rack_kw: float  # the most loaded compute rack
+    per_gpu_usd: float
+
+
+def site_row(plan: Plan) -> SiteRow:
+    c = counts(plan)
+    sw, links = c["switches"], c["links"]
+    assert plan.cabling is not None and plan.bom is not None, "a full compile has a cable plan and a BoM"
+    compute = [r.power_kw for r in plan.racks if r.role == "compute"]
+    return SiteRow(
+        design=plan.design.name, servers=c["servers"], gpus=c["gpus"],
+        backend_switches=tuple(sw.get(f"backend/{r}", 0) for r in ("leaf", "spine", "core")),  # type: ignore[arg-type]
+        backend_links=tuple(links.get(f"backend/{t}", 0) for t in BACKEND_TIERS),  # type: ignore[arg-type]
+        other_switches=sum(n for k, n in sw.items() if not k.startswith("backend/")),
+        transceivers=sum(plan.cabling.transceivers.values()),
+        racks=len(plan.racks), compute_rack_kw=max(compute, default=0.0), per_gpu_usd=plan.bom.per_gpu_usd)
+
+
+SITE_HEAD = ("design", "servers", "GPUs", "backend leaf/spine/core", "backend links per tier",
+             "other switches", "transceivers", "racks", "kW per compute rack (max)", "cost per GPU")
+
+
+def _site_cells(r: SiteRow) -> list[str]:
+    def slash(xs: tuple[int, ...]) -> str:
+        return " / ".join(f"{x:,}" for x in xs)
+    return [r.design, f"{r.servers:,}", f"{r.gpus:,}", slash(r.backend_switches), slash(r.backend_links),
+            f"{r.other_switches:,}", f"{r.transceivers:,}", f"{r.racks:,}", f"{r.compute_rack_kw:.1f}",
+            usd(r.per_gpu_usd)]
+
+
+def sites_table(rows: list[SiteRow]) -> Table:
+    t = Table(title="railyard compare --sites: what each design builds",
+              caption="links per tier: " + " / ".join(BACKEND_TIERS))
+    for i, h in enumerate(SITE_HEAD):
+        t.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
+    for r in rows:
+        t.add_row(*_site_cells(r))
+    return t
+
+
+def sites_markdown(rows: list[SiteRow]) -> str:
+    out = ["| " + " | ".join(SITE_HEAD) + " |", "|---" + "|---:" * (len(SITE_HEAD) - 1) + "|"]
+    out += ["| " + " | ".join(_site_cells(r)) + " |" for r in rows]
+    return "\n".join(out) + f"\n\nBackend links per tier: {' / '.join(BACKEND_TIERS)}.\n"
