@@ -592,7 +592,8 @@ def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
     runs = {s for g in sw.port_groups for s in (g.speed_gbps, *g.speeds_gbps, *g.breakout)}
     if b.speed not in runs:
         bad("backend.speed", f"{b.speed}G is not a speed the ports of {b.switch} run "
-            f"({', '.join(f'{s}G' for s in sorted(runs))})", "pick a backend switch whose ports (or their breakout) run this speed, or another speed")
+            f"({', '.join(f'{s}G' for s in sorted(runs))})",
+            "pick a backend switch whose ports (or their breakout) run this speed, or another speed")
 
 
 def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:
