@@ -73,8 +73,10 @@ class PortGroup(_Strict):
             if sp in self.speeds_gbps:
                 raise ValueError(f"breakout.{sp}: {sp}G is also in speeds_gbps; a speed is reached one way, "
                                  "either a whole port set to it or a breakout")
-            if self.ports_per_cage * n > 8:
-                raise ValueError(f"breakout.{sp}: {self.ports_per_cage * n} logical ports per cage is more than 8")
+            if self.ports_per_cage * n > 2:
+                # the cable plan knows single and twin-port plugs (Transceiver.ports, CableEnd.ports)
+                raise ValueError(f"breakout.{sp}: {self.ports_per_cage * n} ports per cage; railyard's cable plan "
+                                 "has plugs for 1 or 2 ports per cage, so split a single-port cage in 2 at most")
         return self
 
     def broken_out(self, speed: int) -> PortGroup:

@@ -322,7 +322,9 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         "switch": be.switch,
         "speed_gbps": speed,
         "rails": rails,
-        **({"leaves_per_rail": n_lpr, "switch_model": sw_key} if n_lpr > 1 or sw_key != be.switch else {}),
+        # only when used, so the facts of a design without them are unchanged
+        **({"leaves_per_rail": n_lpr} if n_lpr > 1 else {}),
+        **({"switch_model": sw_key} if sw_key != be.switch else {}),
         "scalable_units": n_su,
         "su_size": su_size,
         "spine_grouping": be.spine_grouping,
