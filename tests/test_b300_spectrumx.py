@@ -381,3 +381,25 @@ def test_ufm_hosts_take_the_reserved_slot_on_the_second_leaf_of_its_rail(compile
     assert all(p["leaf"].endswith("-leaf02") for p in sm)
     # the invariants accept the partial leaves: only the ones holding the slot run below the ratio
     assert plan.networks["backend"]["leaves"] == full.networks["backend"]["leaves"]
+
+
+def test_three_tier_pods_hold_whole_units_of_split_rails(compiled: Compiled) -> None:
+    plan = compiled(SX, "backend.tiers=3")
+    leaves = [d for d in plan.devices if d.network == "backend" and d.role == "leaf"]
+    pods_of_su: dict[int, set[int]] = {}
+    for lf in leaves:
+        pods_of_su.setdefault(lf.attrs["su"], set()).add(lf.attrs["pod"])
+    # a pod never cuts a unit: all 16 leaves of a unit (8 rails x 2) are in one pod
+    assert all(len(p) == 1 for p in pods_of_su.values())
+    assert plan.networks["backend"]["leaves_per_pod"] % (_rules(plan)["rails"] * 2) == 0
+
+
+def test_per_rail_planes_take_both_leaves_of_a_rail(compiled: Compiled) -> None:
+    plan = compiled(SX, "backend.spine_grouping=per_rail")
+    r = _rules(plan)
+    idx = plan.index()
+    for lk in _backend(plan, "leaf-spine"):
+        leaf, spine = idx[lk.a_device], idx[lk.b_device]
+        assert spine.attrs["plane"] == f"rail{leaf.attrs['rail']}"
+    planes = {d.attrs["plane"] for d in plan.devices if d.network == "backend" and d.role == "spine"}
+    assert len(planes) == r["rails"]
