@@ -59,6 +59,33 @@ class PortGroup(_Strict):
     lanes: int = Field(default=1, ge=1)
     name: _pattern("n", "i", "cage", "sub", "lane") = "{n}"
     role: Literal["any", "down", "up"] = "any"
+    # speed -> logical ports one port splits into at that speed, its lanes shared evenly (SN5600 at 800G:
+    # {400: 2} gives 2 x 400G per OSFP). Left out of the dump when empty, so entries without one dump as before
+    breakout: dict[int, int] = Field(default_factory=dict, exclude_if=lambda v: not v)
+
+    @model_validator(mode="after")
+    def _breakout_splits_lanes(self) -> PortGroup:
+        for sp, n in self.breakout.items():
+            if n < 2 or self.lanes % n or sp >= self.speed_gbps:
+                raise ValueError(f"breakout.{sp}: {n} ports of {self.lanes} lanes each below the native "
+                                 f"{self.speed_gbps}G: the split must be at least 2 and divide the lanes, and the "
+                                 "speed below the native one")
+            if sp in self.speeds_gbps:
+                raise ValueError(f"breakout.{sp}: {sp}G is also in speeds_gbps; a speed is reached one way, "
+                                 "either a whole port set to it or a breakout")
+            if self.ports_per_cage * n > 2:
+                # the cable plan knows single and twin-port plugs (Transceiver.ports, CableEnd.ports)
+                raise ValueError(f"breakout.{sp}: {self.ports_per_cage * n} ports per cage; railyard's cable plan "
+                                 "has plugs for 1 or 2 ports per cage, so split a single-port cage in 2 at most")
+        return self
+
+    def broken_out(self, speed: int) -> PortGroup:
+        """This group with every port split for `speed`: more, narrower ports sharing each cage."""
+        n = self.breakout[speed]
+        return PortGroup(count=self.count * n, speed_gbps=speed,
+                         speeds_gbps=[s for s in self.speeds_gbps if s < speed], connector=self.connector,
+                         ports_per_cage=self.ports_per_cage * n, lanes=self.lanes // n, name=self.name,
+                         role=self.role)
 
 
 # The network OSes railyard renders: one module each in generators.vendors, whose registry asserts
@@ -94,6 +121,18 @@ class Switch(_Strict):
                 lane += g.lanes
             base += g.count // g.ports_per_cage
         return out
+
+    def breakout_for(self, speed: int) -> int:
+        """Logical ports per physical port the model splits into at `speed` (1: no breakout there)."""
+        return max((g.breakout.get(speed, 1) for g in self.port_groups), default=1)
+
+    def broken_out(self, speed: int) -> Switch:
+        """The model as its ports run split for `speed`: what the fabric wires, cables and prices (the
+        same chassis, SKU and price; port names follow the lanes, as the NOS renames split ports)."""
+        groups = [g.broken_out(speed) if speed in g.breakout else g for g in self.port_groups]
+        n = self.breakout_for(speed)
+        return self.model_copy(update={"port_groups": groups,
+                                       "description": f"{self.description} (ports split {n} x {speed}G)"})
 
     @model_validator(mode="after")
     def _unique_ports(self) -> Switch:
@@ -322,6 +361,21 @@ class Catalog(_Strict):
             if speed in r.speeds_gbps and protocol in r.protocols:
                 return key, r
         return None
+
+    def switch_at(self, key: str, speed: int) -> str:
+        """The key of switch `key` as it runs at `speed`: itself, or its breakout entry (`with_switch_at`)."""
+        n = self.switches[key].breakout_for(speed)
+        return key if n == 1 else f"{key}@{n}x{speed}G"
+
+    def with_switch_at(self, key: str, speed: int) -> Catalog:
+        """This catalog plus the breakout entry `switch_at` names, when `key` splits its ports at `speed`.
+        The entry is a switch of its own (the split port table) so every stage and the plan's catalog
+        read the ports the fabric wired, without passing a speed along with each model key."""
+        derived = self.switch_at(key, speed)
+        if derived == key or derived in self.switches:
+            return self
+        return self.model_copy(update={"switches": {**self.switches,
+                                                    derived: self.switches[key].broken_out(speed)}})
 
     @model_validator(mode="after")
     def _references_exist(self) -> Catalog:

@@ -114,6 +114,15 @@ class Backend(_Model):
         "leaf racks flanking a spine rack mid-row (virtual modular switch), or a leaf in each server rack",
     )
     su_size: int = Field(default=32, ge=1, description="servers per scalable unit")
+    # both left out of the dump when unset, so plan.json of an existing design is unchanged
+    speed: SpeedGbps | None = Field(default=None, exclude_if=lambda v: v is None,
+                                    description='per backend link, e.g. "400G" for a ConnectX-8 (800G) on an NDR '
+                                    "Quantum-2 fabric; default: the backend NIC's native speed. A switch port "
+                                    "that splits (catalog breakout) at this speed is split")
+    leaves_per_rail: int = Field(default=1, ge=1, exclude_if=lambda v: v == 1,
+                                 description="rail_optimized only: leaves per rail per scalable unit; the unit's "
+                                 "first su_size/N servers on leaf 1, the next on leaf 2, ... (NVIDIA's B300 "
+                                 "Spectrum-X: 64 servers per unit, 2 leaves per rail)")
     rails: int | None = Field(default=None, ge=1, description="backend ports per server (one rail each); default: all")
     oversubscription: Ratio = Field(default="1:1", description="leaf downlink to uplink bandwidth")
     spine_grouping: Literal["shared", "per_rail"] = Field(
@@ -420,6 +429,13 @@ class Design(_Model):
         if (self.backend.topology == "top_of_rack") != (self.backend.placement == "top_of_rack"):
             raise ValueError("backend.placement: top_of_rack placement goes with (and only with) "
                              "topology top_of_rack")
+        if self.backend.leaves_per_rail > 1 and self.backend.topology != "rail_optimized":
+            raise ValueError("backend.leaves_per_rail: more than 1 needs a rail_optimized topology (top_of_rack "
+                             "sizes its leaves with servers_per_leaf)")
+        if self.backend.su_size % self.backend.leaves_per_rail:
+            raise ValueError(f"backend.leaves_per_rail: {self.backend.leaves_per_rail} leaves per rail do not "
+                             f"split a {self.backend.su_size}-server scalable unit evenly; use a divisor of "
+                             "backend.su_size")
         if self.management.backend_attached > self.management.count:
             raise ValueError("management.backend_attached: more than management.count")
         return self
@@ -432,6 +448,15 @@ def server_width(count: int) -> int:
 def server_names(design: Design) -> list[str]:
     w = server_width(design.compute.count)
     return [f"{design.compute.hostname_prefix}{i:0{w}d}" for i in range(1, design.compute.count + 1)]
+
+
+def backend_speed(design: Design, catalog: Catalog) -> int:
+    """Gb/s of every backend link: backend.speed, else the backend NIC's native speed."""
+    if design.backend.speed is not None:
+        return design.backend.speed
+    srv = catalog.servers[design.compute.server]
+    assert srv.backend is not None  # the loader refused a GPU server without backend NICs
+    return catalog.nics[srv.backend.nic].speed_gbps
 
 
 def resolved_config(design: Design, catalog: Catalog) -> ServerConfig:
@@ -481,6 +506,7 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
         if sw.technology != want:
             bad("backend.switch", f"{b.switch} is an {sw.technology} switch but backend.technology is "
                 f"{b.technology}", "pick a switch of the backend's technology")
+        _check_backend_speed(design, catalog, bad)
     for path, key in (("frontend.switch", f.switch), ("frontend.spine_switch", f.spine_switch),
                       ("oob.switch", design.oob.switch), ("oob.aggregation_switch", design.oob.aggregation_switch)):
         if (known(path, key, catalog.switches, "switch model") and key is not None
@@ -549,6 +575,25 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
     _check_site(design, catalog, bad, known)
     _check_tenants(design, bad)
     return out
+
+
+def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
+    """backend.speed is one the backend NICs and the backend switch's ports both run (whole or split)."""
+    b = design.backend
+    srv = catalog.servers.get(design.compute.server)
+    if b.speed is None or srv is None or srv.backend is None:
+        return
+    nic = catalog.nics[srv.backend.nic]
+    if b.speed != nic.speed_gbps and b.speed not in nic.speeds_gbps:
+        bad("backend.speed", f"{b.speed}G is not a speed of {srv.backend.nic} (the backend NIC of "
+            f"{design.compute.server} runs {', '.join(f'{s}G' for s in sorted({nic.speed_gbps, *nic.speeds_gbps}))})",
+            f"use one of those, or leave backend.speed out for the NIC's native {nic.speed_gbps}G")
+    sw = catalog.switches[b.switch]
+    runs = {s for g in sw.port_groups for s in (g.speed_gbps, *g.speeds_gbps, *g.breakout)}
+    if b.speed not in runs:
+        bad("backend.speed", f"{b.speed}G is not a speed the ports of {b.switch} run "
+            f"({', '.join(f'{s}G' for s in sorted(runs))})",
+            "pick a backend switch whose ports (or their breakout) run this speed, or another speed")
 
 
 def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:
@@ -721,7 +766,7 @@ def load_design(path: Path, overrides: list[str] | None = None,
     issues = check_against_catalog(design, catalog)
     if issues:
         raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
-    return design, catalog, src
+    return design, catalog.with_switch_at(design.backend.switch, backend_speed(design, catalog)), src
 
 
 def _fix_for(err: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from generators.model.catalog import Catalog, Switch
-from generators.model.design import Design, ratio_value, server_names
+from generators.model.design import Design, backend_speed, ratio_value, server_names
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Link, Plan
 from generators.model.sections import PlanWarning
@@ -235,11 +235,12 @@ def _leaf_uplinks(down: int, ratio: Fraction) -> int:
 
 def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, Any]:
     be = design.backend
-    model = b.catalog.switches[be.switch]
+    speed = backend_speed(design, b.catalog)
+    # the switch as its ports run at this speed: split ports are a model of their own (load_design adds it)
+    sw_key = b.catalog.switch_at(be.switch, speed)
+    model = b.catalog.switches[sw_key]
     srv = b.catalog.servers[design.compute.server]
     assert srv.backend is not None
-    nic = b.catalog.nics[srv.backend.nic]
-    speed = nic.speed_gbps
     # one rail per backend port: a dual-port backend NIC carries two rails
     rails = be.rails or len(backend_ports(b.catalog, srv.backend))
     ratio = ratio_value(be.oversubscription)
@@ -248,24 +249,31 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
     su_w = len(str(n_su))
     leaves: list[str] = []
     per_rail: dict[int, list[str]] = {r: [] for r in range(rails)}
+    n_lpr = be.leaves_per_rail
     if be.topology == "rail_optimized":
-        down = su_size
+        down = su_size // n_lpr  # the loader checked n_lpr divides su_size
         up = _leaf_uplinks(down, ratio)
         downs, ups = _layout(model, speed, down, speed, up)
         up_ports: dict[str, list[int]] = {}
+        lw = _width(n_lpr)
         for u in range(n_su):
             members = servers[u * su_size:(u + 1) * su_size]
             for r in range(rails):
-                leaf = b.switch(f"su{u + 1:0{su_w}d}-rail{r}-leaf", be.switch, "backend", "leaf", su=u + 1, rail=r)
-                leaves.append(leaf.name)
-                per_rail[r].append(leaf.name)
-                up_ports[leaf.name] = ups
-                for si, host in enumerate(members):
-                    # rail r carries NIC r; a design with fewer rails than NICs leaves NICs dark
-                    # and the invariants report them.
-                    b.link("backend", "server-leaf", speed, host, srv.backend.name.format(i=r),
-                           leaf.name, b.port_name(leaf.name, downs[si]))
-        unit = rails
+                for k in range(n_lpr):
+                    # one leaf per rail keeps its historical name (su1-rail0-leaf): NetBox and the
+                    # cable labels of built sites know it
+                    name = f"su{u + 1:0{su_w}d}-rail{r}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
+                    attrs: dict[str, Any] = {"su": u + 1, "rail": r} | ({"index": k + 1} if n_lpr > 1 else {})
+                    leaf = b.switch(name, sw_key, "backend", "leaf", **attrs)
+                    leaves.append(leaf.name)
+                    per_rail[r].append(leaf.name)
+                    up_ports[leaf.name] = ups
+                    for si, host in enumerate(members[k * down:(k + 1) * down]):
+                        # rail r carries NIC r; a design with fewer rails than NICs leaves NICs dark
+                        # and the invariants report them.
+                        b.link("backend", "server-leaf", speed, host, srv.backend.name.format(i=r),
+                               leaf.name, b.port_name(leaf.name, downs[si]))
+        unit = rails * n_lpr
     else:
         # a server's ports in the order of its cages, so a twin system cage (DGX: rails 7 and 4) meets
         # one twin leaf cage and can take one twin cable
@@ -282,7 +290,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         for u in range(n_su):
             members = servers[u * su_size:(u + 1) * su_size]
             for k in range(leaves_per_su):
-                leaf = b.switch(f"su{u + 1:0{su_w}d}-leaf{k + 1:0{lw}d}", be.switch, "backend", "leaf", su=u + 1,
+                leaf = b.switch(f"su{u + 1:0{su_w}d}-leaf{k + 1:0{lw}d}", sw_key, "backend", "leaf", su=u + 1,
                                 index=k + 1)
                 leaves.append(leaf.name)
                 up_ports[leaf.name] = ups
@@ -296,14 +304,17 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         unit = 1
     else:
         planes = [("", leaves)]
-    tree = build_upper(b, "backend", planes, up_ports, up, speed, be.switch, be.tiers, unit, be.sus_per_pod,
+    tree = build_upper(b, "backend", planes, up_ports, up, speed, sw_key, be.tiers, unit, be.sus_per_pod,
                        "backend")
     slots: list[tuple[str, str]] = []
     if be.topology == "rail_optimized" and design.compute.reserved_slots:
         # the ports the last unit's missing servers would have taken: slot by slot, rail by rail
+        # (slot si of the unit is on the rail's leaf si // down, at that leaf's port si % down)
         last = [lf for lf in leaves if b.by_name[lf].attrs["su"] == n_su]
+        on_leaf = {(b.by_name[lf].attrs["rail"], b.by_name[lf].attrs.get("index", 1) - 1): lf for lf in last}
         first_free = su_size - design.compute.reserved_slots
-        slots = [(lf, b.port_name(lf, downs[si])) for si in range(first_free, su_size) for lf in last]
+        at = [(on_leaf[(r, si // down)], si % down) for si in range(first_free, su_size) for r in range(rails)]
+        slots = [(lf, b.port_name(lf, downs[p])) for lf, p in at]
     sm_links = _attach_subnet_managers(b, design, leaves, speed, slots)
     return {
         "technology": be.technology,
@@ -311,6 +322,9 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         "switch": be.switch,
         "speed_gbps": speed,
         "rails": rails,
+        # only when used, so the facts of a design without them are unchanged
+        **({"leaves_per_rail": n_lpr} if n_lpr > 1 else {}),
+        **({"switch_model": sw_key} if sw_key != be.switch else {}),
         "scalable_units": n_su,
         "su_size": su_size,
         "spine_grouping": be.spine_grouping,

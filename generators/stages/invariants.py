@@ -223,12 +223,16 @@ def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
     n_su = plan.networks["backend"]["scalable_units"]
     reserved = design.compute.reserved_slots
     su_of = {d.name: d.attrs.get("su") for d in plan.devices if d.network == "backend"}
+    leaf_no = {d.name: d.attrs.get("index", 1) - 1 for d in plan.devices if d.network == "backend"}
+    per_leaf = be.su_size // be.leaves_per_rail
     for leaf, r in bw.measured["backend"].items():
-        # the last unit's reserved slots send no server traffic up: its leaves run below the ratio
-        # by exactly the missing servers' share, every other leaf at the requested ratio
+        # the last unit's reserved slots send no server traffic up: the leaves holding them run below
+        # the ratio by exactly the missing servers' share, every other leaf at the requested ratio
         want = want_be
         if reserved and su_of[leaf] == n_su:
-            want = want_be * Fraction(be.su_size - reserved, be.su_size)
+            lo = leaf_no[leaf] * per_leaf  # this leaf's slots in its unit (a rail's leaves split the unit)
+            missing = max(0, lo + per_leaf - max(lo, be.su_size - reserved))
+            want = want_be * Fraction(per_leaf - missing, per_leaf)
         if r != want:
             down_ports = plan.networks["backend"]["downlinks_per_leaf"]
             fits = ", ".join(f"{n}:1" for n in range(1, 8) if down_ports % n == 0)

@@ -97,7 +97,10 @@ def slurm_tree(plan: Plan) -> list[SlurmSwitch]:
         if len(leaves) == 1:
             name = leaves[0]
         elif len(su) == 1 and token and token not in idx:
-            name = token  # "su1" for su1-rail0-leaf ... su1-rail7-leaf
+            # "su1" for su1-rail0-leaf ... su1-rail7-leaf; with two leaves per rail, "su1-leaf1" for
+            # su1-rail0-leaf1 ... su1-rail7-leaf1 (the unit's first half) and "su1-leaf2"
+            last = {lf.rsplit("-", 1)[-1] for lf in leaves}
+            name = f"{token}-{last.pop()}" if len(last) == 1 and last != {"leaf"} else token
         else:
             name = f"leafgroup{len(out) + 1}"
         sw = SlurmSwitch(unique(name), 0, nodes=sorted(nodes, key=order.__getitem__),
