@@ -15,7 +15,7 @@ from tests.netbox_service import netbox  # noqa: F401  (the session fixture: a r
 
 ROOT = Path(__file__).resolve().parent.parent
 DESIGNS = ROOT / "designs"
-EXAMPLES = sorted(p.stem for p in DESIGNS.glob("h100-*.yaml"))
+EXAMPLES = sorted(p.stem for p in DESIGNS.glob("*.yaml") if p.stem != "catalog")
 
 
 _PLANS: dict[tuple[str, tuple[str, ...]], Plan] = {}
