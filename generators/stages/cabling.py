@@ -787,6 +787,13 @@ def _no_part(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[
                        "(site.spine_rack_position, site.floor.row_positions) so an allowed part reaches"
                        + (f", or {knob_field}" if both else ""),
                        where="the parts catalog")  # the rule is not in the design file: no design line to name
+    if not any(o.split for o in chooser.options(shape, ea, eb, lk.speed_gbps, proto)) and any(
+            lk.speed_gbps in x.split_speeds_gbps and e.connector in x.fits and x.ports == 1
+            for x in chooser.catalog.transceivers.values() for e in (ea, eb)):
+        fix = ("add a 1:2 splitter fiber (kind: fiber, legs: 2) to the catalog" if shape in ("split-a", "split-b")
+               else "give the link's twin-port end two such ports (a splitter fiber starts at a twin-port optic)")
+        return Problem("site.floor", f"no catalog part reaches {what}: a single-port optic runs "
+                       f"{lk.speed_gbps}G only on a splitter fiber leg, and none fits", fix)
     if chooser.options(shape, ea, eb, lk.speed_gbps, proto):
         return Problem("site.floor", f"no catalog part reaches {what}",
                        "bring the racks closer (site.spine_rack_position, site.floor.row_positions, site.rows) "
