@@ -12,7 +12,13 @@ medium that reaches and fits both ends.
   splitter cable; either can be one twin transceiver with two fibers. Cages whose ports go to
   different switches can only take optics; such chains share one optic family. A server's own twin
   cages (DGX: two rails per cage, `backend.cages` in the catalog) send their two fibers to two rail
-  leaves the same way. Transceivers are counted per cage.
+  leaves the same way. Transceivers are counted per cage. A splitter bundle may also be one twin
+  transceiver, one 1:2 splitter fiber and two single-port optics: NVIDIA's NDR200, where a single-port
+  optic runs 200G only on a splitter leg (`split_speeds_gbps`). The fabric gives each 200G host a switch
+  port of its own, so the splitter's two legs are the cage's two ports (the cage's second connector stays
+  dark); the two halves of one split port (four hosts per twin cage) would need port splitting.
+* Lane rates: a link's lane rate is its ports' native speed / lanes, the slower end's; parts and media
+  rules that name lane rates (XDR: 200G) apply only to such links, whatever the link's speed.
 * Choice: the cheapest option (cable at its stocked length plus the transceivers) whose reach covers
   the stocked length, whose plugs fit both cages and which runs the link's speed and protocol, after
   the design's `cabling` knobs (forbidden media, a copper length cap, ACC preferred between switches).
