@@ -48,7 +48,7 @@ def test_xdr_fabric_cables_keep_to_the_xdr_rule(compiled) -> None:
     catalog = load_catalog()
     plan = compiled("h100-256", *XDR)
     assert {lk.speed_gbps for lk in plan.links if lk.network == "backend"} == {800}
-    _, rule = catalog.media_rule(800, "infiniband") or (None, None)
+    _, rule = catalog.media_rule(800, 200, "infiniband") or (None, None)
     assert rule is not None and set(rule.media) == {"smf", "acc"}
     rows = backend_rows(rendered_files(compiled, "h100-256", *XDR))
     assert len(rows) == sum(1 for lk in plan.links if lk.network == "backend")
@@ -97,7 +97,7 @@ def test_xdr_rule_wins_over_cheaper_multimode_and_passive_copper(tmp_path: Path,
 
 
 def ndr_rule(media: list[str], max_dac_m: float | None = None) -> dict[str, Any]:
-    rule: dict[str, Any] = {"description": "test NDR rule", "protocols": ["infiniband"], "speeds_gbps": [400],
+    rule: dict[str, Any] = {"description": "test NDR rule", "protocols": ["infiniband"], "lane_gbps": [100],
                             "media": media, "source": "test", "date": "2026-12"}
     if max_dac_m is not None:
         rule["max_dac_m"] = max_dac_m
@@ -154,4 +154,34 @@ def test_two_rules_for_one_speed_are_refused(tmp_path: Path) -> None:
     data["media_rules"]["again"] = {**data["media_rules"]["xdr-800g"]}
     with pytest.raises(DesignError) as exc:
         load_catalog(write_catalog(tmp_path, data))
-    assert "one rule per speed and protocol" in exc.value.problems[0].message
+    assert "one rule per speed, lane rate and protocol" in exc.value.problems[0].message
+
+
+# ConnectX-8 run at 400G: XDR on two of its four 200G lanes (a design overlay, as a site would write it)
+XDR_400 = (*XDR, "catalog.nics.cx8-800g-osfp.speed_gbps=400", "catalog.nics.cx8-800g-osfp.lanes=2",
+           "catalog.nics.cx8-800g-osfp.speeds_gbps=[]")
+
+
+def test_xdr_at_400g_keeps_to_the_xdr_rule_by_lane_rate(compiled) -> None:
+    """400G on an XDR fabric is 2 x 200G lanes: the XDR rule and XDR parts govern it, not NDR's 400G parts
+    (4 x 100G), although the speed is NDR's."""
+    catalog = load_catalog()
+    plan = compiled("h100-256", *XDR_400)
+    assert {lk.speed_gbps for lk in plan.links if lk.network == "backend"} == {400}
+    key, rule = catalog.media_rule(400, 200, "infiniband") or (None, None)
+    assert key is not None and rule is not None
+    rows = backend_rows(rendered_files(compiled, "h100-256", *XDR_400))
+    assert rows and {r["media"] for r in rows} <= set(rule.media)
+    for r in rows:
+        for x in (r["a_transceiver"], r["b_transceiver"]):
+            if x:  # an XDR optic: it runs 200G lanes
+                assert 200 in catalog.transceivers[x].lane_gbps, r
+        cable = next(c for c in catalog.cables.values() if r["part"] in {s.sku for s in c.lengths})
+        assert not cable.lane_gbps or 200 in cable.lane_gbps, r
+
+
+def test_ndr_at_400g_is_not_governed_by_the_xdr_rule(compiled) -> None:
+    """The same speed on NDR's 100G lanes: no rule applies, so the cheaper multimode optics stay."""
+    assert load_catalog().media_rule(400, 100, "infiniband") is None
+    rows = backend_rows(rendered_files(compiled, "h100-256"))
+    assert "mmf" in {r["media"] for r in rows}

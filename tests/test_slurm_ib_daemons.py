@@ -28,8 +28,8 @@ from tests.test_slurm import expected_tree
 pytestmark = pytest.mark.daemons
 
 Compiled = Callable[..., Plan]
-SLURM_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized", "h100-256", "h100-16k"]
-IB_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized", "h100-256"]
+SLURM_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized", "h100-256", "h100-16k", "b300-xdr"]
+IB_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized", "h100-256", "b300-xdr"]
 # No slurmd and no DNS for gpu001... here: cloud nodes are powered down and never resolved. The
 # generated nodes.conf declares real nodes; the test only adds this default in front of it.
 CLOUD_NODES = "NodeName=DEFAULT State=CLOUD"
@@ -231,10 +231,11 @@ def test_same_unit_same_rail_is_one_switch_hop(sim: Sim) -> None:
     assert trace.switch_hops == 1
     assert trace.path == ["su1-rail3-leaf", "gpu002 mlx5_3"]
     if sim.plan.networks["backend"]["scalable_units"] > 1:  # another unit, same rail: up to a spine and down
-        trace = fab.ibtracert(fab.lid("gpu001 mlx5_3"), fab.lid("gpu033 mlx5_3"))
+        other = next(d.name for d in sim.plan.devices if d.kind == "server" and d.attrs["su"] == 2)
+        trace = fab.ibtracert(fab.lid("gpu001 mlx5_3"), fab.lid(f"{other} mlx5_3"))
         assert trace.switch_hops == 3
         assert trace.path[0] == "su1-rail3-leaf" and trace.path[1].startswith("spine")
-        assert trace.path[2:] == ["su2-rail3-leaf", "gpu033 mlx5_3"]
+        assert trace.path[2:] == ["su2-rail3-leaf", f"{other} mlx5_3"]
 
 
 def test_verify_round_trip_through_ibnetdiscover(sim: Sim, cli: Callable[..., object], tmp_path: Path) -> None:

@@ -56,7 +56,10 @@ class PortGroup(_Strict):
     speeds_gbps: list[int] = Field(default_factory=list)  # other speeds a port can be set to
     connector: str  # cage type: osfp, qsfp112, qsfp56, qsfp28, sfp28, rj45
     ports_per_cage: int = Field(default=1, ge=1, le=8)
-    lanes: int = Field(default=1, ge=1)
+    # SerDes lanes of a port at its native speed: speed_gbps / lanes is the lane rate, which lane-keyed
+    # media rules and parts go by (a slower speed runs fewer lanes at the same rate: XDR 400G = 2 x 200G).
+    # Omitted, the port's lane rate is unknown (a link then goes by its other end's) and {lane} counts 1
+    lanes: int | None = Field(default=None, ge=1)
     name: _pattern("n", "i", "cage", "sub", "lane") = "{n}"
     role: Literal["any", "down", "up"] = "any"
     # speed -> logical ports one port splits into at that speed, its lanes shared evenly (SN5600 at 800G:
@@ -118,7 +121,7 @@ class Switch(_Strict):
                 out.append(g.name.format(n=n + 1, i=n, cage=base + i // g.ports_per_cage + 1,
                                          sub=i % g.ports_per_cage + 1, lane=lane))
                 n += 1
-                lane += g.lanes
+                lane += g.lanes or 1
             base += g.count // g.ports_per_cage
         return out
 
@@ -150,6 +153,9 @@ class Nic(_Strict):
     speed_gbps: int = Field(gt=0)
     speeds_gbps: list[int] = Field(default_factory=list)
     connector: str
+    # SerDes lanes per port at the native speed (ConnectX-8 800G: 4 x 200G); omitted, a link's lane rate
+    # is its switch port's
+    lanes: int | None = Field(default=None, ge=1)
     is_dpu: bool = False
     price: Price
 
@@ -289,8 +295,11 @@ class Cable(_Strict):
     diameter_mm: float = Field(gt=0)  # outer diameter, for tray fill
     a_end: CableEnd | None = None  # direct cables
     b_end: CableEnd | None = None
+    # 2: a splitter. A direct splitter plugs a twin cage and two single cages; a fiber splitter joins one
+    # connector of a twin transceiver to two single-port transceivers (NDR200: two lanes to each host)
     legs: int = Field(default=1, ge=1, le=2)
     fiber_connector: str | None = None  # fiber cables: mpo12-apc, lc-duplex, ...
+    lane_gbps: list[int] = Field(default_factory=list)  # the lane rates it runs; empty: any
     lengths: list[StockedLength] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -317,16 +326,29 @@ class Transceiver(_Strict):
     fiber_connector: str
     reach_m: float = Field(gt=0)
     power_w: float = Field(ge=0)
+    lane_gbps: list[int] = Field(default_factory=list)  # the lane rates it runs (XDR optics: 200); empty: any
+    # speeds it runs only on one leg of a 1:2 splitter fiber: a single-port NDR optic runs 400G on a
+    # straight fiber and 200G (NDR200, 2 of its 4 lanes) only on a splitter
+    split_speeds_gbps: list[int] = Field(default_factory=list)
     price: Price
+
+    @model_validator(mode="after")
+    def _split(self) -> Transceiver:
+        if not set(self.split_speeds_gbps) <= set(self.speeds_gbps):
+            raise ValueError("split_speeds_gbps: every split speed must also be in speeds_gbps")
+        return self
 
 
 class MediaRule(_Strict):
-    """Which media a link of these speeds and protocols may use, whatever the catalog's parts could do:
-    e.g. XDR (200G per lane) has no multimode optics, no AOC and no passive copper that reaches."""
+    """Which media a link of these speeds or lane rates and protocols may use, whatever the catalog's parts
+    could do: e.g. XDR (200G per lane, at 800G or 400G) has no multimode optics, no AOC and no passive
+    copper that reaches. A rule names speeds, lane rates or both (then a link must match both)."""
 
     description: str
     protocols: list[Literal["infiniband", "ethernet"]] = Field(min_length=1)
-    speeds_gbps: list[int] = Field(min_length=1)  # per port, as links carry them
+    speeds_gbps: list[int] = Field(default_factory=list)  # per port, as links carry them; empty: any speed
+    # the link's lane rate: its ports' native speed / lanes (the slower end's, if they differ); empty: any
+    lane_gbps: list[int] = Field(default_factory=list)
     media: list[Media] = Field(min_length=1)  # allowed; everything else is never chosen
     max_dac_m: float | None = Field(default=None, gt=0)  # passive copper only up to this stocked length
     source: str = Field(min_length=3)
@@ -336,7 +358,13 @@ class MediaRule(_Strict):
     def _shape(self) -> MediaRule:
         if self.max_dac_m is not None and "dac" not in self.media:
             raise ValueError("max_dac_m limits passive copper, but dac is not among the allowed media")
+        if not self.speeds_gbps and not self.lane_gbps:
+            raise ValueError("speeds_gbps: a rule names the speeds or the lane rates (lane_gbps) it governs")
         return self
+
+    def matches(self, speed: int, lane: int | None, protocol: str) -> bool:
+        return (protocol in self.protocols and (not self.speeds_gbps or speed in self.speeds_gbps)
+                and (not self.lane_gbps or lane in self.lane_gbps))
 
 
 class Catalog(_Strict):
@@ -355,10 +383,11 @@ class Catalog(_Strict):
     transceivers: dict[str, Transceiver] = Field(default_factory=dict)
     media_rules: dict[str, MediaRule] = Field(default_factory=dict)
 
-    def media_rule(self, speed: int, protocol: str) -> tuple[str, MediaRule] | None:
-        """The rule (key, rule) governing links of this speed and protocol, if any (at most one does)."""
+    def media_rule(self, speed: int, lane: int | None, protocol: str) -> tuple[str, MediaRule] | None:
+        """The rule (key, rule) governing links of this speed, lane rate and protocol, if any (at most one
+        does: the catalog refuses rules that overlap)."""
         for key, r in self.media_rules.items():
-            if speed in r.speeds_gbps and protocol in r.protocols:
+            if r.matches(speed, lane, protocol):
                 return key, r
         return None
 
@@ -379,14 +408,14 @@ class Catalog(_Strict):
 
     @model_validator(mode="after")
     def _references_exist(self) -> Catalog:
-        owner: dict[tuple[str, int], str] = {}
-        for key, r in self.media_rules.items():
-            for proto in r.protocols:
-                for sp in r.speeds_gbps:
-                    if (proto, sp) in owner:
-                        raise ValueError(f"media_rules.{key}: {sp}G {proto} is already governed by "
-                                         f"media_rules.{owner[(proto, sp)]}; one rule per speed and protocol")
-                    owner[(proto, sp)] = key
+        rules = list(self.media_rules.items())
+        for n, (key, r) in enumerate(rules):
+            for other, o in rules[:n]:
+                if _overlap(r.protocols, o.protocols) and _overlap(r.speeds_gbps, o.speeds_gbps, True) \
+                        and _overlap(r.lane_gbps, o.lane_gbps, True):
+                    raise ValueError(f"media_rules.{key}: links it governs are already governed by media_rules."
+                                     f"{other} (the same protocol, and speeds and lane rates that meet); one "
+                                     "rule per speed, lane rate and protocol")
         for key, s in self.servers.items():
             if s.backend and s.backend.nic not in self.nics:
                 raise ValueError(f"servers.{key}.backend.nic: unknown NIC {s.backend.nic!r}")
@@ -404,6 +433,12 @@ class Catalog(_Strict):
             if st.nic not in self.nics:
                 raise ValueError(f"storage_servers.{key}.nic: unknown NIC {st.nic!r}")
         return self
+
+
+def _overlap(a: list[Any], b: list[Any], empty_is_all: bool = False) -> bool:
+    if empty_is_all and (not a or not b):
+        return True
+    return bool(set(a) & set(b))
 
 
 def _check_cages(field: str, cages: SystemCages, ports: int) -> None:

@@ -12,7 +12,13 @@ medium that reaches and fits both ends.
   splitter cable; either can be one twin transceiver with two fibers. Cages whose ports go to
   different switches can only take optics; such chains share one optic family. A server's own twin
   cages (DGX: two rails per cage, `backend.cages` in the catalog) send their two fibers to two rail
-  leaves the same way. Transceivers are counted per cage.
+  leaves the same way. Transceivers are counted per cage. A splitter bundle may also be one twin
+  transceiver, one 1:2 splitter fiber and two single-port optics: NVIDIA's NDR200, where a single-port
+  optic runs 200G only on a splitter leg (`split_speeds_gbps`). The fabric gives each 200G host a switch
+  port of its own, so the splitter's two legs are the cage's two ports (the cage's second connector stays
+  dark); the two halves of one split port (four hosts per twin cage) would need port splitting.
+* Lane rates: a link's lane rate is its ports' native speed / lanes, the slower end's; parts and media
+  rules that name lane rates (XDR: 200G) apply only to such links, whatever the link's speed.
 * Choice: the cheapest option (cable at its stocked length plus the transceivers) whose reach covers
   the stocked length, whose plugs fit both cages and which runs the link's speed and protocol, after
   the design's `cabling` knobs (forbidden media, a copper length cap, ACC preferred between switches).
@@ -40,7 +46,7 @@ from generators.model.sections import Cable as CableRecord
 from generators.model.sections import CablingTotals, PlanWarning, TraySegment
 from generators.model.sections import Trays as TraysRecord
 from generators.stages.placement import device_size, rack_height_mm, unit_centre_mm
-from generators.stages.ports import End, port_ends
+from generators.stages.ports import End, lane_rate, port_ends
 
 MEDIA_ORDER = ("dac", "acc", "aoc", "mmf", "smf", "cat6")
 MAX_REPORTED = 5
@@ -235,6 +241,12 @@ class Option:
     xb: str | None
     reach_m: float
     flip: bool = False  # direct cable plugged b_end-first
+    split: bool = False  # a splitter fiber: one cable for the bundle's two links
+
+    @property
+    def per_link(self) -> bool:
+        """Whether every link has a cable of its own (a pair of optics and a straight fiber)."""
+        return self.xa is not None and not self.split
 
 
 @dataclass(slots=True)
@@ -274,12 +286,19 @@ class Chooser:
 
     def options(self, shape: str, a: End, b: End, speed: int, proto: str) -> list[Option]:
         """Every catalog option that fits the ends (length not considered yet)."""
-        key = (shape, a.connector, a.ppc, b.connector, b.ppc, speed, proto)
+        lane = lane_rate(a, b)
+        key = (shape, a.connector, a.ppc, b.connector, b.ppc, speed, lane, proto)
         if key in self.opt_cache:
             return self.opt_cache[key]
         out: list[Option] = []
+
+        def runs(part: Cable | Transceiver) -> bool:
+            # a part that names lane rates does not run a link of another (NDR optics on XDR, and back)
+            return proto in part.protocols and speed in part.speeds_gbps and (
+                not part.lane_gbps or lane is None or lane in part.lane_gbps)
+
         for ck, c in sorted(self.catalog.cables.items()):
-            if proto not in c.protocols or speed not in c.speeds_gbps or c.kind != "direct":
+            if not runs(c) or c.kind != "direct":
                 continue
             assert c.a_end is not None and c.b_end is not None
             for flip in (False, True):
@@ -299,7 +318,10 @@ class Chooser:
         xs = self.catalog.transceivers
 
         def fits(x: Transceiver, e: End) -> bool:
-            return e.connector in x.fits and x.ports == e.ppc and speed in x.speeds_gbps and proto in x.protocols
+            return e.connector in x.fits and x.ports == e.ppc and runs(x)
+
+        # a splitter fiber joins one connector of the twin-side optic to the two single-port optics
+        splittable = (shape == "split-a" and a.ppc == 2) or (shape == "split-b" and b.ppc == 2)
 
         for ka, xa in sorted(xs.items()):
             if not fits(xa, a):
@@ -311,10 +333,16 @@ class Chooser:
                 # links, so it takes one part; a server's flat-top cages and a switch's finned ones differ
                 if shape == "mixed" and a.ppc == 2 and b.ppc == 2 and a.connector == b.connector and ka != kb:
                     continue
+                # a single-port optic runs a split speed (NDR200) only on a splitter leg, and a splitter
+                # leg carries only the lanes of a split speed
+                split = speed in xa.split_speeds_gbps or speed in xb.split_speeds_gbps
+                if split and not splittable:
+                    continue
                 for ck, c in sorted(self.catalog.cables.items()):
                     if (c.kind == "fiber" and c.media == xa.media and c.fiber_connector == xa.fiber_connector
-                            and proto in c.protocols and speed in c.speeds_gbps):
-                        out.append(Option(c.media, ck, ka, kb, min(xa.reach_m, xb.reach_m, c.reach_m)))
+                            and runs(c) and (c.legs == 2) == split):
+                        out.append(Option(c.media, ck, ka, kb, min(xa.reach_m, xb.reach_m, c.reach_m),
+                                          split=split))
         self.opt_cache[key] = out
         return out
 
@@ -327,10 +355,10 @@ class Chooser:
             out = [o for o in out if o.media not in COPPER]
         return out
 
-    def within_rule(self, ch: Choice, speed: int, proto: str) -> bool:
-        """Whether a choice keeps to the catalog's media rule for the speed (the stocked length counts:
-        a rule's passive-copper limit is what the cable is, not what the route measured)."""
-        found = self.catalog.media_rule(speed, proto)
+    def within_rule(self, ch: Choice, speed: int, lane: int | None, proto: str) -> bool:
+        """Whether a choice keeps to the catalog's media rule for the speed and lane rate (the stocked
+        length counts: a rule's passive-copper limit is what the cable is, not what the route measured)."""
+        found = self.catalog.media_rule(speed, lane, proto)
         if found is None:
             return True
         rule = found[1]
@@ -341,13 +369,15 @@ class Chooser:
 
     def cost(self, o: Option, lengths: list[float], cages_a: int, cages_b: int) -> Choice | None:
         c = self.catalog.cables[o.cable]
-        if o.xa is None:
+        total = 0.0
+        if o.xa is not None:
+            total = cages_a * self.catalog.transceivers[o.xa].price.usd
+            total += cages_b * self.catalog.transceivers[o.xb or o.xa].price.usd
+        if not o.per_link:  # one cable for the bundle, as long as its longest run
             s = _stock(c, max(lengths), o.reach_m)
             if s is None:
                 return None
-            return Choice(o, [s[0]] * len(lengths), [s[1]] * len(lengths), s[2])
-        total = cages_a * self.catalog.transceivers[o.xa].price.usd
-        total += cages_b * self.catalog.transceivers[o.xb or o.xa].price.usd
+            return Choice(o, [s[0]] * len(lengths), [s[1]] * len(lengths), total + s[2])
         ls, skus = [], []
         for need in lengths:
             s = _stock(c, need, o.reach_m)
@@ -363,14 +393,15 @@ class Chooser:
                rules: bool = True) -> Choice | None:
         """The cheapest fitting option; `knobs` and `rules` False drop the design's cabling knobs and the
         catalog's media rules, so an error can say which of them excluded every part."""
-        key = (shape, a.connector, a.ppc, b.connector, b.ppc, speed, proto, switch_switch,
+        lane = lane_rate(a, b)
+        key = (shape, a.connector, a.ppc, b.connector, b.ppc, speed, lane, proto, switch_switch,
                tuple(map(self.bucket, lengths)), cages_a, cages_b, knobs, rules)
         if key in self.cache:
             return self.cache[key]
         opts = self.allowed(self.options(shape, a, b, speed, proto), lengths, switch_switch, knobs)
         fits = [ch for o in opts if (ch := self.cost(o, lengths, cages_a, cages_b)) is not None]
         if rules:
-            fits = [ch for ch in fits if self.within_rule(ch, speed, proto)]
+            fits = [ch for ch in fits if self.within_rule(ch, speed, lane, proto)]
         if knobs and switch_switch and self.cab.prefer_acc_switch_to_switch and any(
                 ch.option.media == "acc" for ch in fits):
             fits = [ch for ch in fits if ch.option.media != "dac"]
@@ -624,8 +655,10 @@ def _check_rules(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bund
     problems: list[Problem] = []
     for bd in bundles:
         assert bd.choice is not None
-        lk = w.links[bd.links[0]]
-        found = catalog.media_rule(lk.speed_gbps, backend if lk.network == "backend" else "ethernet")
+        i = bd.links[0]
+        lk = w.links[i]
+        found = catalog.media_rule(lk.speed_gbps, lane_rate(w.ends_a[i], w.ends_b[i]),
+                                   backend if lk.network == "backend" else "ethernet")
         if found is None:
             continue
         key, rule = found
@@ -650,7 +683,7 @@ def _fill_trays(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundl
         d_mm = catalog.cables[bd.choice.option.cable].diameter_mm
         a_mm2 = math.pi * d_mm * d_mm / 4
         # a twin cable or splitter is one cable for the whole bundle; fibers run one per link
-        per_link = bd.choice.option.xa is not None or bd.shape in ("single", "mixed")
+        per_link = bd.choice.option.per_link or bd.shape in ("single", "mixed")
         for j, k in enumerate(bd.links):
             if routes.kind[k] != "tray" or (j and not per_link):
                 continue
@@ -747,7 +780,7 @@ def _no_part(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[
     if found(knobs=False, rules=True):
         return Problem(knob_field, f"every part that fits {what} is ruled out by the cabling knobs",
                        "allow a medium again or raise cabling.max_copper_m")
-    rule = chooser.catalog.media_rule(lk.speed_gbps, proto)
+    rule = chooser.catalog.media_rule(lk.speed_gbps, lane_rate(ea, eb), proto)
     if rule is not None and (found(knobs=True, rules=False) or found(knobs=False, rules=False)):
         key, r = rule
         allows = ", ".join(m + (f" (up to {r.max_dac_m:g} m)" if m == "dac" and r.max_dac_m else "") for m in r.media)
@@ -760,6 +793,13 @@ def _no_part(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[
                        "(site.spine_rack_position, site.floor.row_positions) so an allowed part reaches"
                        + (f", or {knob_field}" if both else ""),
                        where="the parts catalog")  # the rule is not in the design file: no design line to name
+    if not any(o.split for o in chooser.options(shape, ea, eb, lk.speed_gbps, proto)) and any(
+            lk.speed_gbps in x.split_speeds_gbps and e.connector in x.fits and x.ports == 1
+            for x in chooser.catalog.transceivers.values() for e in (ea, eb)):
+        fix = ("add a 1:2 splitter fiber (kind: fiber, legs: 2) to the catalog" if shape in ("split-a", "split-b")
+               else "give the link's twin-port end two such ports (a splitter fiber starts at a twin-port optic)")
+        return Problem("site.floor", f"no catalog part reaches {what}: a single-port optic runs "
+                       f"{lk.speed_gbps}G only on a splitter fiber leg, and none fits", fix)
     if chooser.options(shape, ea, eb, lk.speed_gbps, proto):
         return Problem("site.floor", f"no catalog part reaches {what}",
                        "bring the racks closer (site.spine_rack_position, site.floor.row_positions, site.rows) "
@@ -775,7 +815,7 @@ def _barred_by_rule(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls
     out = []
     for o in chooser.options(shape, ea, eb, lk.speed_gbps, proto):
         ch = chooser.cost(o, ls, ca, cb)
-        if ch is not None and not chooser.within_rule(ch, lk.speed_gbps, proto):
+        if ch is not None and not chooser.within_rule(ch, lk.speed_gbps, lane_rate(ea, eb), proto):
             length = f" at {max(ch.lengths):g} m" if o.media == "dac" else ""
             out.append(f"{o.media}{length} ({o.cable})")
     return ", ".join(sorted(set(out))) or "nothing else"
@@ -815,7 +855,7 @@ def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[En
         ks = bd.links
         net = links[ks[0]].network
         optical = o.xa is not None
-        physical = len(ks) if optical or bd.shape in ("single", "mixed") else 1
+        physical = len(ks) if o.per_link or bd.shape in ("single", "mixed") else 1
         counts[(net, o.media)] += physical
         kind = "copper" if o.media in COPPER else ("fiber" if o.media in fiber else "cat6")
         metres[kind] += sum(ch.lengths) if physical > 1 else ch.lengths[0]

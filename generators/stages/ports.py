@@ -31,6 +31,7 @@ class Port:
     cage: int  # cage number on the device, from 1; twin-port cages hold two consecutive ports
     sub: int  # position in the cage, from 1
     ports_per_cage: int
+    lane_gbps: int | None  # native speed / lanes; None: the catalog does not say
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,14 @@ class End:
     speed_gbps: int = 1  # native speed of the port
     protocol: str = "ethernet"  # ethernet or infiniband
     mgmt: bool = False  # the device's management or BMC port
+    lane_gbps: int | None = None  # native speed / lanes; None: the catalog does not say
+
+
+def lane_rate(a: End, b: End) -> int | None:
+    """A link's lane rate: the slower end's, since a link runs the lanes both ends can (a ConnectX-7 on a
+    Quantum-X800 port runs NDR's 100G lanes); None when neither end's catalog entry says."""
+    known = [e.lane_gbps for e in (a, b) if e.lane_gbps is not None]
+    return min(known) if known else None
 
 
 # keyed by id(); the model is kept in the value so the id cannot be reused while cached
@@ -70,7 +79,7 @@ def _switch_ports(model: Switch) -> tuple[Port, ...]:
                 cage += 1
             sub = i % g.ports_per_cage + 1
             out.append(Port(next(names), gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps}), g.connector, cage,
-                            sub, g.ports_per_cage))
+                            sub, g.ports_per_cage, g.speed_gbps // g.lanes if g.lanes else None))
     return tuple(out)
 
 
@@ -108,7 +117,8 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
                   protocol: str = "ethernet") -> int:
         nic = catalog.nics[nic_key]
         for i in range(nic.ports * count):
-            m[template.format(i=i)] = End(nic.connector, start, 1, nic.speed_gbps, protocol)
+            m[template.format(i=i)] = End(nic.connector, start, 1, nic.speed_gbps, protocol,
+                                          lane_gbps=_nic_lane(catalog, nic_key))
             start += 1
         return start
 
@@ -122,7 +132,8 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
         if d.kind == "switch":
             sw = catalog.switches[d.model]
             for p in port_table(sw):
-                m[p.name] = End(p.connector, p.cage, p.ports_per_cage, max(p.speeds), sw.technology)
+                m[p.name] = End(p.connector, p.cage, p.ports_per_cage, max(p.speeds), sw.technology,
+                                lane_gbps=p.lane_gbps)
             m[sw.mgmt_port] = mgmt
         elif d.kind in ("server", "management"):
             sm = catalog.servers[d.model]
@@ -131,7 +142,8 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
                 nic = catalog.nics[sm.backend.nic]
                 bps = backend_ports(catalog, sm.backend)
                 for bp in bps:
-                    m[bp.name] = End(bp.connector, c + bp.cage, bp.ppc, nic.speed_gbps, backend_protocol)
+                    m[bp.name] = End(bp.connector, c + bp.cage, bp.ppc, nic.speed_gbps, backend_protocol,
+                                     lane_gbps=_nic_lane(catalog, sm.backend.nic))
                 c += max(bp.cage for bp in bps) + 1
             if d.kind == "server":
                 nic_key, count = cfg.frontend_nic, cfg.frontend_nic_count
@@ -147,6 +159,11 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
             m[catalog.pdus[d.model].mgmt_port] = mgmt
         out[key] = m
     return out
+
+
+def _nic_lane(catalog: Catalog, key: str) -> int | None:
+    nic = catalog.nics[key]
+    return None if nic.lanes is None else nic.speed_gbps // nic.lanes
 
 
 def host_port_speeds(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
