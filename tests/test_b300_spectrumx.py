@@ -1,5 +1,6 @@
-"""designs/b300-spectrumx.yaml (HGX B300 on Spectrum-X 800GbE, 2 leaves per rail per scalable unit),
-backend.speed (a ConnectX-8 at 400G on Quantum-2) and port breakout (SN5600-800G split 2 x 400G).
+"""designs/b300-spectrumx.yaml (HGX B300 on Spectrum-X, each ConnectX-8 as 2 x 400GbE, one port per
+plane, on SN5600-800G leaves split 2 x 400G), backend.leaves_per_rail (the same design with 2 leaves per
+rail per scalable unit), backend.speed (a ConnectX-8 at 400G on Quantum-2) and port breakout.
 
 The counts are derived from the design's own rules (servers, su_size, leaves_per_rail, the switch
 radix, the ratio) and the catalog, not copied from a compiled output."""
@@ -32,6 +33,7 @@ Compiled = Callable[..., Plan]
 SX = "b300-spectrumx"
 REF = "h100-1024-reference"
 B300_AT_400 = ("compute.server=hgx-b300", "backend.speed=400G")
+SPLIT = ("backend.leaves_per_rail=2",)  # each unit's rail on two leaves of 32 servers
 
 
 def _rules(plan: Plan) -> dict[str, int]:
@@ -64,18 +66,44 @@ def test_switches_and_links_per_tier_follow_the_design_rules(compiled: Compiled)
     switches = Counter(d.role for d in plan.devices if d.kind == "switch" and d.network == "backend")
     assert (be["tiers"], switches["leaf"], switches["spine"], switches.get("core", 0)) == \
         (2, r["leaves"], r["spines"], 0)
-    assert (be["downlinks_per_leaf"], be["uplinks_per_leaf"], be["leaves_per_rail"]) == (r["down"], r["up"], 2)
+    assert (be["downlinks_per_leaf"], be["uplinks_per_leaf"]) == (r["down"], r["up"])
+    assert r["rails"] == 16  # 8 ConnectX-8 x 2 planes
     # a non-blocking 2-tier fabric fills the leaves exactly: half the radix down, half up
     assert r["down"] + r["up"] == r["radix"]
     servers = plan.design.compute.count
     assert len(_backend(plan, "server-leaf")) == servers * r["rails"]
     assert len(_backend(plan, "leaf-spine")) == r["leaves"] * r["up"]
-    assert {lk.speed_gbps for lk in plan.links if lk.network == "backend"} == {800}
+    assert {lk.speed_gbps for lk in plan.links if lk.network == "backend"} == {400}
     assert be["oversubscription"]["measured"] == "1:1" and be["bisection"]["ratio"] == 1.0
 
 
-def test_each_rail_splits_a_unit_over_two_leaves_in_server_order(compiled: Compiled) -> None:
+def test_the_two_planes_of_a_connectx8_share_its_cage_and_reach_two_leaves(compiled: Compiled) -> None:
+    """Port 2k and 2k+1 are NIC k's two 400GbE planes: one OSFP cage at the server, two rails, so two
+    different leaves of the server's unit."""
     plan = compiled(SX)
+    srv = plan.catalog.servers[plan.design.compute.server]
+    assert srv.backend is not None
+    cages = Counter(bp.cage for bp in backend_ports(plan.catalog, srv.backend))
+    assert set(cages.values()) == {2} and len(cages) == srv.backend.count
+    leaf_of = {lk.a_port: lk.b_device for lk in _backend(plan, "server-leaf") if lk.a_device == "gpu001"}
+    for k in range(srv.backend.count):
+        assert leaf_of[f"mlx5_{2 * k}"] != leaf_of[f"mlx5_{2 * k + 1}"]
+    assert len(set(leaf_of.values())) == 16
+
+
+def test_800gbe_on_one_connectx8_port_is_refused(tmp_path: Path) -> None:
+    """ConnectX-8 runs 800G on XDR InfiniBand only: on Ethernet a port runs at most 400GbE."""
+    path = tmp_path / "d.yaml"
+    path.write_text(yaml.safe_dump({"extends": str(DESIGNS / f"{SX}.yaml"), "compute": {"server": "hgx-b300"}}))
+    with pytest.raises(DesignError) as exc:
+        compile_file(path)
+    (p,) = [p for p in exc.value.problems if p.field == "compute.server"]
+    assert "400G per port on Ethernet, not 800G" in p.message and "hgx-b300-2x400gbe" in p.hint
+    assert p.where == f"{path}:{_line_of(path, 'server')}"
+
+
+def test_each_rail_splits_a_unit_over_two_leaves_in_server_order(compiled: Compiled) -> None:
+    plan = compiled(SX, *SPLIT)
     r = _rules(plan)
     su_size = plan.design.backend.su_size
     servers = [d.name for d in plan.devices if d.kind == "server"]
@@ -95,22 +123,25 @@ def test_each_rail_splits_a_unit_over_two_leaves_in_server_order(compiled: Compi
         assert leaf.attrs["su"] == idx[lk.a_device].attrs["su"]
 
 
-def test_transceivers_one_per_single_port_cage_at_each_end(compiled: Compiled) -> None:
+def test_transceivers_one_twin_per_cage_at_each_end(compiled: Compiled) -> None:
     plan = compiled(SX)
     assert plan.cabling is not None and plan.cables is not None
     cat = plan.catalog
     links = len([lk for lk in plan.links if lk.network == "backend"])
-    # the ConnectX-8 OSFP and the SN5600 at 800GbE are single-port cages, and leaves and spines stand in
-    # network racks (no copper reaches): one 800G optic at each end of every backend link
-    leaf_model = cat.switches[plan.design.backend.switch]
-    assert {p.ports_per_cage for p in port_table(leaf_model)} == {1}
-    parts = Counter(x for c in plan.cables if c.network == "backend" for x in (c.a_transceiver, c.b_transceiver))
-    assert parts == {"OSFP-800G-DR8": 2 * links}
-    assert plan.cabling.transceivers["backend"] == 2 * links
-    assert all(800 in cat.transceivers[p].speeds_gbps for p in parts)
+    # every backend cage holds two 400G ports (a split 800G OSFP at the switches, a ConnectX-8's two
+    # planes at the servers), both in use, and leaves and spines stand in network racks (no copper
+    # reaches): one twin-port optic per cage, half as many as link ends
+    split = cat.switches[plan.networks["backend"]["switch_model"]]
+    assert {p.ports_per_cage for p in port_table(split)} == {2}
+    assert plan.cabling.transceivers["backend"] == links  # 2 ends per link, 2 ports per optic
+    parts = plan.cabling.transceiver_parts
+    assert all(cat.transceivers[p].ports == 2 and 400 in cat.transceivers[p].speeds_gbps for p in parts)
+    # the flat-top twins sit in the servers' riding-heat-sink cages, one per ConnectX-8
+    flat = sum(n for p, n in parts.items() if "osfp-rhs" in cat.transceivers[p].fits)
+    assert flat == plan.design.compute.count * cat.servers[plan.design.compute.server].backend.count
     bom = {ln.part: ln.quantity for ln in plan.bom.lines if ln.category == "backend"}
-    assert bom["OSFP-800G-DR8"] == 2 * links
-    assert bom["SN5600-800G"] == _rules(plan)["leaves"] + _rules(plan)["spines"]
+    assert sum(bom[p] for p in parts) == links
+    assert bom[plan.networks["backend"]["switch_model"]] == _rules(plan)["leaves"] + _rules(plan)["spines"]
 
 
 def test_racks_pdus_and_power_per_rack(compiled: Compiled) -> None:
@@ -159,8 +190,8 @@ def test_racks_pdus_and_power_per_rack(compiled: Compiled) -> None:
 
 
 def test_slurm_tree_has_a_switch_per_half_unit_and_blocks_stay_units(compiled: Compiled) -> None:
-    files = rendered_files(compiled, SX)
-    plan = compiled(SX)
+    files = rendered_files(compiled, SX, *SPLIT)
+    plan = compiled(SX, *SPLIT)
     r = _rules(plan)
     su_size = plan.design.backend.su_size
     tree = [ln for ln in files["slurm/topology.conf"].splitlines() if ln.startswith("SwitchName=")]
@@ -180,9 +211,9 @@ def test_slurm_tree_has_a_switch_per_half_unit_and_blocks_stay_units(compiled: C
 
 
 def test_cable_sheet_names_the_split_leaves(compiled: Compiled) -> None:
-    files = rendered_files(compiled, SX)
+    files = rendered_files(compiled, SX, *SPLIT)
     rows = [r for r in csv.DictReader(io.StringIO(files["cabling/cables.csv"])) if r["network"] == "backend"]
-    plan = compiled(SX)
+    plan = compiled(SX, *SPLIT)
     assert len(rows) == len([lk for lk in plan.links if lk.network == "backend"])
     first = next(r for r in rows if r["a_device"] == "gpu001" and r["a_port"] == "mlx5_0")
     half = next(r for r in rows if r["a_device"] == f"gpu{_rules(plan)['down'] + 1:03d}" and r["a_port"] == "mlx5_0")
@@ -216,7 +247,8 @@ def test_connectx8_at_400g_on_quantum2_gets_400g_links_and_optics(compiled: Comp
 
 def test_without_backend_speed_the_nic_runs_its_native_speed(compiled: Compiled) -> None:
     assert compiled(REF).networks["backend"]["speed_gbps"] == 400  # ConnectX-7
-    assert compiled(SX).networks["backend"]["speed_gbps"] == 800  # ConnectX-8
+    assert compiled("b300-xdr").networks["backend"]["speed_gbps"] == 800  # ConnectX-8 on XDR
+    assert compiled(SX).networks["backend"]["speed_gbps"] == 400  # ConnectX-8 as 2 x 400GbE
     assert "speed" not in compiled(REF).design.model_dump()["backend"]
 
 
@@ -231,20 +263,20 @@ def _line_of(path: Path, key: str) -> int:
 
 
 @pytest.mark.parametrize(("speed", "says"), [
-    ("200G", "not a speed of cx8-800g-osfp"),  # the NIC runs 800G and 400G only
-    ("1600G", "not a speed of cx8-800g-osfp"),
+    ("800G", "not a speed of cx8-2x400gbe"),  # each of its two ports runs 400G and 200G only
+    ("1600G", "not a speed of cx8-2x400gbe"),
 ])
 def test_a_speed_the_nic_cannot_run_is_refused_at_the_field(tmp_path: Path, speed: str, says: str) -> None:
     path = _design(tmp_path, speed=speed)
     with pytest.raises(DesignError) as exc:
         compile_file(path)
     p = next(p for p in exc.value.problems if p.field == "backend.speed")
-    assert says in p.message and "800G" in p.message
+    assert says in p.message and "400G" in p.message
     assert p.where == f"{path}:{_line_of(path, 'speed')}"
 
 
 def test_a_speed_the_switch_ports_cannot_run_is_refused(tmp_path: Path) -> None:
-    # a ConnectX-8 runs 400G, but the catalog's SN4600 ports stop at 200G
+    # a ConnectX-8 port runs 400GbE, but the catalog's SN4600 ports stop at 200G
     path = tmp_path / "d.yaml"
     path.write_text(yaml.safe_dump({"extends": str(DESIGNS / f"{SX}.yaml"),
                                     "backend": {"speed": "400G", "switch": "SN4600"}}))
@@ -273,7 +305,7 @@ def test_leaves_per_rail_needs_rail_optimized(tmp_path: Path) -> None:
 
 
 def test_one_leaf_per_rail_keeps_the_historical_leaf_names(compiled: Compiled) -> None:
-    plan = compiled(SX, "backend.leaves_per_rail=1", "backend.su_size=32")
+    plan = compiled(SX)
     leaves = sorted(d.name for d in plan.devices if d.network == "backend" and d.role == "leaf")
     assert leaves[0] == "su1-rail0-leaf" and all(n.endswith("-leaf") for n in leaves)
     assert "leaves_per_rail" not in plan.networks["backend"]
@@ -283,7 +315,7 @@ def test_one_leaf_per_rail_keeps_the_historical_leaf_names(compiled: Compiled) -
 
 
 def test_sn5600_800g_at_400g_splits_each_osfp_into_two_sonic_ports(compiled: Compiled) -> None:
-    plan = compiled(SX, "backend.speed=400G", "backend.leaves_per_rail=1")
+    plan = compiled(SX)
     cat = plan.catalog
     whole = cat.switches["SN5600-800G"]
     key = plan.networks["backend"]["switch_model"]
@@ -304,7 +336,7 @@ def test_sn5600_800g_at_400g_splits_each_osfp_into_two_sonic_ports(compiled: Com
 
 
 def test_a_split_cage_takes_one_twin_transceiver(compiled: Compiled) -> None:
-    plan = compiled(SX, "backend.speed=400G", "backend.leaves_per_rail=1")
+    plan = compiled(SX)
     cat = plan.catalog
     assert plan.cables is not None
     split = cat.switches[plan.networks["backend"]["switch_model"]]
@@ -324,7 +356,9 @@ def test_a_split_cage_takes_one_twin_transceiver(compiled: Compiled) -> None:
     assert switch_side and all(cat.transceivers[x].ports == 2 for x in switch_side)
     # counted per cage: every used cage of the split switches holds one twin-port optic, not one per port
     assert plan.cabling is not None
-    twin_total = sum(n for p, n in plan.cabling.transceiver_parts.items() if cat.transceivers[p].ports == 2)
+    # (the servers' flat-top twins sit in riding-heat-sink cages; the switches' are finned)
+    twin_total = sum(n for p, n in plan.cabling.transceiver_parts.items()
+                     if cat.transceivers[p].ports == 2 and "osfp-rhs" not in cat.transceivers[p].fits)
     assert twin_total == len(used)
     # the fabric fills its split switches (1:1, 64 down + 64 up), so both ports of every cage carry a
     # link and there are half as many optics as switch ports
@@ -336,8 +370,8 @@ def test_a_split_cage_takes_one_twin_transceiver(compiled: Compiled) -> None:
 def test_the_breakout_entry_wires_like_the_400g_catalog_entry(compiled: Compiled) -> None:
     """SN5600 (128 x 400G in 64 twin cages) and SN5600-800G split 2 x 400G are one chassis run one way:
     the same ports, links and optics, only the model key differs."""
-    split = compiled(SX, "backend.speed=400G", "backend.leaves_per_rail=1")
-    old = compiled(SX, "backend.speed=400G", "backend.leaves_per_rail=1", "backend.switch=SN5600")
+    split = compiled(SX)
+    old = compiled(SX, "backend.switch=SN5600")
 
     def wiring(plan: Plan) -> list[tuple[str, str, str, str, int]]:
         return [(lk.a_device, lk.a_port, lk.b_device, lk.b_port, lk.speed_gbps) for lk in plan.links
@@ -366,7 +400,7 @@ def test_the_design_validates_against_the_committed_schema() -> None:
     schema = json.loads((DESIGNS / "design.schema.json").read_text())
     data, _ = parse_yaml_text((DESIGNS / f"{SX}.yaml").read_text(), f"{SX}.yaml")
     assert [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(data)] == []
-    assert data["backend"]["leaves_per_rail"] == 2
+    assert data["compute"]["server"] == "hgx-b300-2x400gbe"
 
 
 def test_ufm_hosts_take_the_reserved_slot_on_the_second_leaf_of_its_rail(compiled: Compiled) -> None:
@@ -384,18 +418,18 @@ def test_ufm_hosts_take_the_reserved_slot_on_the_second_leaf_of_its_rail(compile
 
 
 def test_three_tier_pods_hold_whole_units_of_split_rails(compiled: Compiled) -> None:
-    plan = compiled(SX, "backend.tiers=3")
+    plan = compiled(SX, *SPLIT, "backend.tiers=3")
     leaves = [d for d in plan.devices if d.network == "backend" and d.role == "leaf"]
     pods_of_su: dict[int, set[int]] = {}
     for lf in leaves:
         pods_of_su.setdefault(lf.attrs["su"], set()).add(lf.attrs["pod"])
-    # a pod never cuts a unit: all 16 leaves of a unit (8 rails x 2) are in one pod
+    # a pod never cuts a unit: all 32 leaves of a unit (16 rails x 2) are in one pod
     assert all(len(p) == 1 for p in pods_of_su.values())
     assert plan.networks["backend"]["leaves_per_pod"] % (_rules(plan)["rails"] * 2) == 0
 
 
 def test_per_rail_planes_take_both_leaves_of_a_rail(compiled: Compiled) -> None:
-    plan = compiled(SX, "backend.spine_grouping=per_rail")
+    plan = compiled(SX, *SPLIT, "backend.spine_grouping=per_rail")
     r = _rules(plan)
     idx = plan.index()
     for lk in _backend(plan, "leaf-spine"):

@@ -156,6 +156,9 @@ class Nic(_Strict):
     # SerDes lanes per port at the native speed (ConnectX-8 800G: 4 x 200G); omitted, a link's lane rate
     # is its switch port's
     lanes: int | None = Field(default=None, ge=1)
+    # port speeds on Ethernet when they are fewer than on InfiniBand (ConnectX-8: 800G is XDR only; a
+    # port runs at most 400GbE); omitted, a port runs every speed above on either protocol
+    ethernet_speeds_gbps: list[int] | None = Field(default=None, exclude_if=lambda v: v is None)
     is_dpu: bool = False
     price: Price
 

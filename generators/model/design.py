@@ -581,9 +581,21 @@ def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
     """backend.speed is one the backend NICs and the backend switch's ports both run (whole or split)."""
     b = design.backend
     srv = catalog.servers.get(design.compute.server)
-    if b.speed is None or srv is None or srv.backend is None:
+    if srv is None or srv.backend is None or srv.backend.nic not in catalog.nics:
         return
     nic = catalog.nics[srv.backend.nic]
+    eth = nic.ethernet_speeds_gbps
+    if b.technology == "roce" and eth is not None and backend_speed(design, catalog) not in eth:
+        at = "backend.speed" if b.speed is not None else "compute.server"
+        # the same GPUs behind a NIC that runs Ethernet at its native speed (ConnectX-8 as 2 x 400GbE)
+        split = [k for k, s in catalog.servers.items() if s.backend and s.gpu_model == srv.gpu_model
+                 and s.backend.nic in catalog.nics and catalog.nics[s.backend.nic].ethernet_speeds_gbps is None]
+        bad(at, f"{srv.backend.nic} (the backend NIC of {design.compute.server}) runs "
+            f"{', '.join(f'{s}G' for s in sorted(eth))} per port on Ethernet, not {backend_speed(design, catalog)}G",
+            (f"use a server model whose NIC presents its Ethernet ports ({', '.join(sorted(split))}), " if split else
+             "use a server model with an Ethernet backend NIC, ") + "or backend.technology: infiniband")
+    if b.speed is None:
+        return
     if b.speed != nic.speed_gbps and b.speed not in nic.speeds_gbps:
         bad("backend.speed", f"{b.speed}G is not a speed of {srv.backend.nic} (the backend NIC of "
             f"{design.compute.server} runs {', '.join(f'{s}G' for s in sorted({nic.speed_gbps, *nic.speeds_gbps}))})",
