@@ -40,7 +40,7 @@ from generators.model.sections import Cable as CableRecord
 from generators.model.sections import CablingTotals, PlanWarning, TraySegment
 from generators.model.sections import Trays as TraysRecord
 from generators.stages.placement import device_size, rack_height_mm, unit_centre_mm
-from generators.stages.ports import End, port_ends
+from generators.stages.ports import End, network_protocol, port_ends
 
 MEDIA_ORDER = ("dac", "acc", "aoc", "mmf", "smf", "cat6")
 MAX_REPORTED = 5
@@ -574,7 +574,7 @@ def _choose_media(plan: Plan, catalog: Catalog, design: Design, w: Wiring, bundl
     links, ends_a, ends_b, routed = w.links, w.ends_a, w.ends_b, routes.routed
     problems: list[Problem] = []
     chooser = Chooser(catalog, design)
-    proto_of = {"backend": "infiniband" if design.backend.technology == "infiniband" else "ethernet"}
+    proto_of = {net: network_protocol(design, net) for net in plan.networks}
     mixed = [bd for bd in bundles if bd.shape == "mixed"]
     _choose_mixed(mixed, links, ends_a, ends_b, routed, chooser, proto_of, plan.index(), problems)
     is_switch = {d.name for d in plan.devices if d.kind == "switch"}
@@ -620,12 +620,11 @@ def _check_reach(w: Wiring, bundles: list[Bundle], routes: Routes) -> None:
 def _check_rules(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundle]) -> None:
     """Every chosen medium keeps to the catalog's media rule for its link's speed: checked from the
     rules themselves, apart from the chooser, so a chooser bug cannot ship e.g. multimode optics on XDR."""
-    backend = "infiniband" if design.backend.technology == "infiniband" else "ethernet"
     problems: list[Problem] = []
     for bd in bundles:
         assert bd.choice is not None
         lk = w.links[bd.links[0]]
-        found = catalog.media_rule(lk.speed_gbps, backend if lk.network == "backend" else "ethernet")
+        found = catalog.media_rule(lk.speed_gbps, network_protocol(design, lk.network))
         if found is None:
             continue
         key, rule = found
