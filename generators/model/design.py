@@ -652,7 +652,7 @@ def _check_storage_fabric(design: Design, catalog: Catalog, bad: Any, known: Any
     frontend = set(have[:f.ports_per_server])
     for p in storage_fabric_ports(design, catalog):
         if p not in have:
-            bad("storage.fabric.ports_per_server", f"storage port {p} of {design.compute.server} is not one of its "
+            bad("compute.config.frontend_nic_count", f"storage port {p} of {design.compute.server} is not one of its "
                 f"{cfg.frontend_nic_count} x {cfg.frontend_nic} ports ({', '.join(have)})",
                 "add frontend NICs in compute.config.frontend_nic_count or use fewer storage ports")
         elif p in frontend:
