@@ -267,3 +267,17 @@ def test_network_and_fabric_must_agree(cli: Callable[..., object], tmp_path: Pat
     r = cli("validate", _design(tmp_path, body))
     assert r.exit_code == 2  # type: ignore[attr-defined]
     assert text in r.stderr  # type: ignore[attr-defined]
+
+
+def test_storage_bandwidth_is_measured_on_the_storage_fabric(compiled: Compiled) -> None:
+    plan = compiled(SUPERPOD)
+    st = plan.design.storage
+    model = plan.catalog.storage_servers[st.server]
+    _, _, up = _storage_leaf_rule(plan)
+    sides = len(plan.catalog.servers[plan.design.compute.server].storage_ports)
+    leaves = sides * math.ceil(st.count * st.ports_per_server / sides / up)  # the storage servers' leaf pairs
+    bw = plan.networks["frontend"]["storage_bandwidth"]
+    assert bw["throughput_gbytes"] == st.count * model.throughput_gbps
+    assert bw["uplink_gbytes"] == leaves * up * st.speed / 8
+    assert [p["leaves"] for p in bw["pairs"]] == [sorted(d.name for d in plan.devices if d.network == "storage"
+                                                         and d.role == "leaf" and d.attrs["service"])]
