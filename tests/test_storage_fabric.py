@@ -6,7 +6,10 @@ not read back from the compiler's own network facts."""
 
 from __future__ import annotations
 
+import csv
+import io
 import math
+import re
 from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
@@ -281,3 +284,26 @@ def test_storage_bandwidth_is_measured_on_the_storage_fabric(compiled: Compiled)
     assert bw["uplink_gbytes"] == leaves * up * st.speed / 8
     assert [p["leaves"] for p in bw["pairs"]] == [sorted(d.name for d in plan.devices if d.network == "storage"
                                                          and d.role == "leaf" and d.attrs["service"])]
+
+
+def test_netbox_gets_the_storage_fabric_from_the_plan(compiled: Compiled) -> None:
+    plan = compiled(SUPERPOD)
+    files = rendered_files(compiled, SUPERPOD)
+    devices = list(csv.DictReader(io.StringIO(files["netbox/08-devices.csv"])))
+    role = {r["name"]: r["role"] for r in devices}
+    switches = [d for d in plan.devices if d.kind == "switch" and d.network == "storage"]
+    assert {role[d.name] for d in switches} == {"storage-leaf", "storage-spine"}
+    assert all(role[d.name] == f"storage-{d.role}" for d in switches)
+    cables = list(csv.DictReader(io.StringIO(files["netbox/10-cables.csv"])))
+    # a twin cable lists its two interfaces at each end, in the same order
+    ends = {(c["side_a_device"], a, c["side_b_device"], b) for c in cables
+            for a, b in zip(c["side_a_name"].split(","), c["side_b_name"].split(","), strict=True)}
+    storage = [lk for lk in plan.links if lk.network == "storage"]
+    assert all((lk.a_device, lk.a_port, lk.b_device, lk.b_port) in ends for lk in storage)
+    # the DGX's storage ports are InfiniBand interfaces in its device type, its frontend ports Ethernet
+    types = files["netbox/07-device-types.yaml"]
+    dgx = types.split("model: dgx-h100")[1].split("\n---")[0]
+    stor_ports = plan.catalog.servers[plan.design.compute.server].storage_ports
+    for p in stor_ports:
+        assert re.search(rf"name: {p}\n\s+type: infiniband-", dgx), p
+    assert re.search(r"name: eth0\n\s+type: \d+gbase-", dgx)
