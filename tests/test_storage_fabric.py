@@ -248,8 +248,8 @@ def _parent_line(text: str) -> int:
     ("compute:\n  config: {frontend_nic_count: 1}\n", 4, "compute.config.frontend_nic_count", "is not one of its"),
     # the contradiction is at the storage servers' speed, which the child design did not write
     ("storage:\n  fabric:\n    speed: 100G\n", "speed: 200G", "storage.speed", "set storage.speed to 100G"),
-    ("storage:\n  fabric:\n    technology: ethernet\n    switch: SN4600\n", 5, "storage.fabric.technology",
-     "not rendered yet"),
+    ("storage:\n  fabric:\n    technology: ethernet\n", "switch: QM9700", "storage.fabric.switch",
+     "is an infiniband switch"),
 ])
 def test_a_bad_storage_fabric_is_refused_at_its_field_and_line(cli: Callable[..., object], tmp_path: Path,
                                                                body: str, line: int | str, field: str,
@@ -307,3 +307,21 @@ def test_netbox_gets_the_storage_fabric_from_the_plan(compiled: Compiled) -> Non
     for p in stor_ports:
         assert re.search(rf"name: {p}\n\s+type: infiniband-", dgx), p
     assert re.search(r"name: eth0\n\s+type: \d+gbase-", dgx)
+
+
+def test_an_ethernet_storage_fabric_is_built_and_priced_with_a_warning(compiled: Compiled) -> None:
+    plan = compiled(SUPERPOD, "storage.fabric.technology=ethernet", "storage.fabric.switch=SN4600")
+    switches = Counter(d.model for d in plan.devices if d.kind == "switch" and d.network == "storage")
+    assert set(switches) == {"SN4600"}
+    assert any(w.field == "storage.fabric.technology" and "no switch configs" in w.message for w in plan.warnings)
+    assert plan.cables is not None
+    # every cable and optic of the storage fabric is an Ethernet part (the InfiniBand-only parts stay out)
+    cables = [c for c in plan.cables if c.network == "storage"]
+    assert cables
+    for c in cables:
+        parts = [plan.catalog.transceivers[t] for t in (c.a_transceiver, c.b_transceiver) if t]
+        family = plan.catalog.cables.get(c.catalog)
+        assert all("ethernet" in p.protocols for p in parts) and (family is None or "ethernet" in family.protocols)
+    files = rendered_files(compiled, SUPERPOD, "storage.fabric.technology=ethernet", "storage.fabric.switch=SN4600")
+    assert not any(k.startswith("infiniband/storage/") for k in files)
+    assert "infiniband/opensm.conf" in files  # the compute fabric is still InfiniBand

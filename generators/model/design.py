@@ -169,8 +169,10 @@ class StorageFabric(_Model):
     servers' storage ports (the catalog server model's `storage_ports`) and the storage servers on
     leaves and spines of their own, instead of the frontend's service leaves."""
 
-    technology: Literal["infiniband", "ethernet"] = Field(description="InfiniBand or Ethernet; the switch model "
-                                                          "must be of that technology")
+    technology: Literal["infiniband", "ethernet"] = Field(
+        description="InfiniBand (its own OpenSM subnet, infiniband/storage/) or Ethernet (switches, cables, racks "
+        "and BoM, but no switch configs or IP plan yet: railyard warns); the switch model must be of that "
+        "technology")
     switch: str = Field(description="storage leaf and spine switch model key in the catalog, e.g. QM9700",
                         json_schema_extra={"x-catalog": "switches"})
     oversubscription: Ratio = Field(default="1:1", description="compute servers' storage leaves: downlink to "
@@ -624,12 +626,6 @@ def _check_storage_fabric(design: Design, catalog: Catalog, bad: Any, known: Any
             if "infiniband" not in vendor(sw.os).serves:
                 bad("storage.fabric.switch", f"{fab.switch} runs {sw.os}, which railyard cannot configure as "
                     f"{ROLE_TEXT['infiniband']}", f"pick a switch model running {' or '.join(serving('infiniband'))}")
-        elif fab.technology == "ethernet":
-            # an Ethernet storage fabric is switched like any L2/L3 fabric, but railyard renders no
-            # configuration for it yet: say so rather than hand over switches with no config
-            bad("storage.fabric.technology", "an Ethernet storage fabric is not rendered yet (no switch configs "
-                "or IP plan for it)", "use technology: infiniband, or storage.network: frontend (storage on the "
-                "frontend's service leaves)")
     model = catalog.servers.get(design.compute.server)
     if model is None:
         return

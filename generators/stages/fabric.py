@@ -718,6 +718,14 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
         links=b.links,
         networks=networks,
     )
+    fab = design.storage.fabric
+    if fab is not None and fab.technology == "ethernet":
+        # sized, placed, cabled and priced like the InfiniBand one, but nothing configures it yet
+        plan.warnings.append(PlanWarning(
+            field="storage.fabric.technology",
+            message="an Ethernet storage fabric gets its switches, cables, racks and BoM, but railyard renders "
+                    "no switch configs and no IP plan for it yet: configure its switches and the storage ports' "
+                    "addresses by hand, or use technology: infiniband (OpenSM files under infiniband/storage/)"))
     free = _free_reserved_ports(design, networks["backend"])
     if free:
         plan.warnings.append(PlanWarning(
