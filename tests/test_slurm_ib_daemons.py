@@ -322,3 +322,43 @@ def test_a_leaked_key_fails_the_isolation_check(compiled: Compiled, tmp_path: Pa
         leaf_root.write_text(f"0x{leaf_guid:016x}\n")
         bad = fab.opensm(routing="ftree", extra_args=["-F", str(ib / "opensm.conf")])
         assert bad.fell_back and bad.engine_used == "minhop", bad.log
+
+
+# ------------------------------------------------------------------------- the storage fabric subnet
+
+STORAGE_DESIGN = "dgx-h100-superpod-4su"  # storage.network: dedicated, an InfiniBand storage fabric
+
+
+def test_opensm_runs_the_storage_fabric_as_a_subnet_of_its_own(compiled: Compiled, tmp_path: Path) -> None:
+    """infiniband/storage/: its own ftree fat tree (the SM on its spines), tenants' storage ports in
+    their keys and limited in 0x7fff, the storage servers full members every tenant reaches."""
+    plan = compiled(STORAGE_DESIGN)
+    files = rendered(compiled, STORAGE_DESIGN)
+    ib = tmp_path / "infiniband" / "storage"
+    ib.mkdir(parents=True)
+    for rel, text in files.items():
+        if rel.startswith("infiniband/storage/"):
+            (tmp_path / rel).write_text(text.replace("/etc/opensm/storage", str(ib)))
+    (tmp_path / "sim.net").write_text(for_ibsim(files["infiniband/storage/topology.net"]))
+    with ibsim_fabric(tmp_path / "sim.net", tmp_path / "sim") as fab:
+        run = fab.opensm(routing="ftree", extra_args=["-F", str(ib / "opensm.conf")])
+        assert run.subnet_up and run.fat_tree_identified and not run.fell_back, run.log
+        assert run.errors == [] and run.parse_errors == [], run.log
+        assert "FatTree rank (roots to leaf switches): 2" in run.log
+        spines = [d.name for d in plan.devices if d.network == "storage" and d.role == "spine"]
+        assert f"Fabric has {len(spines)} switches at rank 0 (roots)" in run.log
+        ca_ports = sum(1 for lk in plan.links if lk.network == "storage" and lk.tier == "server-leaf")
+        assert f"Fabric has {ca_ports} CAs, {ca_ports} CA ports" in run.log
+        # the storage ports of a tenant's DGX carry its key; one of nobody's only 0x7fff; storage full
+        acme = next(p for p in plan.infiniband.partitions if p.name == "acme")
+        key = 0x8000 | int(acme.pkey, 16)
+        rented = hostlist.expand_hostlist(acme.servers)[0]
+        tenants = {h for p in plan.infiniband.partitions[1:] for h in hostlist.expand_hostlist(p.servers)}
+        free = [d.name for d in plan.devices if d.kind == "server" and d.name not in tenants]
+        ports = plan.catalog.servers[plan.design.compute.server].storage_ports
+        want = {f"{rented} {ports[0]}": {0x7FFF, key}, f"{rented} {ports[-1]}": {0x7FFF, key},
+                f"{free[0]} {ports[0]}": {0x7FFF}, "stor01 eth0": {0xFFFF}, "stor16 eth1": {0xFFFF}}
+        assert isolation_violations(observed_keys(fab, list(want)), want) == []
+        # a DGX reaches a storage server through its leaf pair and the spines: leaf, spine, leaf
+        trace = fab.ibtracert(fab.lid(f"{rented} {ports[0]}"), fab.lid("stor01 eth0"))
+        assert trace.switch_hops == 3 and trace.path[1].startswith("stor-spine")

@@ -213,6 +213,9 @@ class ServerModel(_Strict):
     cpu_sockets: int = Field(default=2, ge=1)
     backend: BackendPorts | None = None
     frontend_port_name: _pattern("i") = "eth{i}"
+    # the frontend-NIC ports (frontend_port_name names) that join a dedicated storage fabric
+    # (storage.network: dedicated); empty: the model has none, and such a design is refused
+    storage_ports: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)  # out of plan.json when empty
     bmc_port: str = "bmc"
     defaults: ServerConfig
     price: Price  # the chassis with GPUs and baseboard, without the configurable parts above

@@ -171,13 +171,47 @@ class Oob(_Model):
                                          "as its ports take")
 
 
+class StorageFabric(_Model):
+    """A storage network of its own (NVIDIA's DGX SuperPOD: an InfiniBand storage fabric on QM9700s,
+    RA-11333-001, "InfiniBand Storage Fabric", https://docs.nvidia.com/dgx-superpod/
+    reference-architecture-scalable-infrastructure-h100/latest/network-fabrics.html): the compute
+    servers' storage ports (the catalog server model's `storage_ports`) and the storage servers on
+    leaves and spines of their own, instead of the frontend's service leaves."""
+
+    technology: Literal["infiniband", "ethernet"] = Field(
+        description="InfiniBand (its own OpenSM subnet, infiniband/storage/) or Ethernet (switches, cables, racks "
+        "and BoM, but no switch configs or IP plan yet: railyard warns); the switch model must be of that "
+        "technology")
+    switch: str = Field(description="storage leaf and spine switch model key in the catalog, e.g. QM9700",
+                        json_schema_extra={"x-catalog": "switches"})
+    oversubscription: Ratio = Field(default="1:1", description="compute servers' storage leaves: downlink to "
+                                    "uplink bandwidth (the SuperPOD RA: near 4:3). Storage servers' leaves are "
+                                    "always non-blocking (1:1), as the RA attaches storage")
+    ports_per_server: int | None = Field(default=None, ge=1, le=8, description="storage ports per compute "
+                                         "server, each to a different leaf; default: all of the server model's "
+                                         "storage_ports")
+    speed: SpeedGbps | None = Field(default=None, description="per compute-server storage port; default: the "
+                                    "native speed of the NIC the storage ports are on")
+    tiers: Literal["auto", 2, 3] = Field(default="auto", description="2 while the radix allows, else 3")
+
+
 class Storage(_Model):
-    """Shared NVMe storage servers on the frontend's service leaves."""
+    """Shared NVMe storage servers: on the frontend's service leaves, or on a storage fabric of their own."""
 
     server: str = catalog_key("storage_servers", "nvme-storage-1u", "storage server model key in the catalog")
     count: int = Field(default=8, ge=1, le=2048, description="storage servers; vendors want at least 8 for HA")
-    ports_per_server: Literal[1, 2] = Field(default=2, description="frontend ports per storage server")
-    speed: SpeedGbps = Field(default=200, description='per storage port, e.g. "100G" or "200G"')
+    network: Literal["frontend", "dedicated"] = Field(
+        default="frontend", exclude_if=lambda v: v == "frontend",
+        description="frontend: the storage servers on the frontend's service leaves, storage traffic on the "
+        "frontend; dedicated: a storage fabric of its own (storage.fabric), joined by the compute servers' "
+        "storage ports")
+    fabric: StorageFabric | None = Field(default=None, exclude_if=lambda v: v is None,
+                                         description="the storage fabric (storage.network: dedicated only)")
+    ports_per_server: Literal[1, 2] = Field(default=2, description="ports per storage server on the storage "
+                                            "network: frontend ports, or storage fabric ports when "
+                                            "storage.network is dedicated")
+    speed: SpeedGbps = Field(default=200, description='per storage-server port on that network, e.g. "100G" or '
+                             '"200G"')
     capacity_pb: float = Field(default=2.0, gt=0, le=10_000,
                                description="usable capacity target in PB (decimal); sizes the "
                                "drives per server. The playbook starts a 1,024-GPU cluster at 2 PB and grows it, "
@@ -438,6 +472,13 @@ class Design(_Model):
                              "backend.su_size")
         if self.management.backend_attached > self.management.count:
             raise ValueError("management.backend_attached: more than management.count")
+        st = self.storage
+        if st.network == "dedicated" and st.fabric is None:
+            raise ValueError("storage.fabric: storage.network: dedicated needs a storage.fabric section "
+                             "(technology, switch, oversubscription), or set storage.network: frontend")
+        if st.network == "frontend" and st.fabric is not None:
+            raise ValueError("storage.fabric: is set, but storage.network is frontend (the storage servers are "
+                             "on the frontend's service leaves); set storage.network: dedicated or remove it")
         return self
 
 
@@ -562,6 +603,8 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
                 f"of {st.count} servers but {st.server} has {sm.drive_bays} bays",
                 f"set storage.count to at least {need} or lower the target")
     _check_license(bad, catalog, "storage.license", st.license, "tb")
+    if st.fabric is not None:
+        _check_storage_fabric(design, catalog, bad, known)
     sw = design.software
     if sw.subnet_manager == "ufm" and b.technology == "infiniband":
         _check_license(bad, catalog, "software.ufm_license", sw.ufm_license, "endpoint")
@@ -606,6 +649,74 @@ def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
         bad("backend.speed", f"{b.speed}G is not a speed the ports of {b.switch} run "
             f"({', '.join(f'{s}G' for s in sorted(runs))})",
             "pick a backend switch whose ports (or their breakout) run this speed, or another speed")
+def storage_fabric_ports(design: Design, catalog: Catalog) -> list[str]:
+    """The compute servers' ports on the dedicated storage fabric, in leaf order (port p to leaf side p)."""
+    fab = design.storage.fabric
+    if fab is None:
+        return []
+    ports = catalog.servers[design.compute.server].storage_ports
+    return ports[:fab.ports_per_server or len(ports)]
+
+
+def storage_fabric_speed(design: Design, catalog: Catalog) -> int:
+    """The compute servers' storage port speed: the fabric's, or the frontend NIC's native one."""
+    fab = design.storage.fabric
+    assert fab is not None
+    return fab.speed or catalog.nics[resolved_config(design, catalog).frontend_nic].speed_gbps
+
+
+def _check_storage_fabric(design: Design, catalog: Catalog, bad: Any, known: Any) -> None:
+    """A dedicated storage fabric: a switch of its technology, compute servers with storage ports the
+    frontend does not use, at a speed both ends run."""
+    fab, st, f = design.storage.fabric, design.storage, design.frontend
+    assert fab is not None
+    if known("storage.fabric.switch", fab.switch, catalog.switches, "switch model"):
+        sw = catalog.switches[fab.switch]
+        if sw.technology != fab.technology:
+            bad("storage.fabric.switch", f"{fab.switch} is an {sw.technology} switch but storage.fabric.technology "
+                f"is {fab.technology}", "pick a switch of the storage fabric's technology")
+        elif fab.technology == "infiniband":
+            from generators.vendors import serving, vendor
+            from generators.vendors.base import ROLE_TEXT
+            if "infiniband" not in vendor(sw.os).serves:
+                bad("storage.fabric.switch", f"{fab.switch} runs {sw.os}, which railyard cannot configure as "
+                    f"{ROLE_TEXT['infiniband']}", f"pick a switch model running {' or '.join(serving('infiniband'))}")
+    model = catalog.servers.get(design.compute.server)
+    if model is None:
+        return
+    if not model.storage_ports:
+        bad("storage.network", f"{design.compute.server} has no storage ports in the catalog (servers."
+            f"{design.compute.server}.storage_ports is empty)", "add storage_ports (the frontend-NIC ports that "
+            "carry storage, e.g. [eth2, eth3]) to the server model, in the catalog or a catalog: overlay, or set "
+            "storage.network: frontend")
+        return
+    if fab.ports_per_server is not None and fab.ports_per_server > len(model.storage_ports):
+        bad("storage.fabric.ports_per_server", f"{fab.ports_per_server} ports but {design.compute.server} has "
+            f"{len(model.storage_ports)} storage ports ({', '.join(model.storage_ports)})",
+            f"use at most {len(model.storage_ports)}")
+        return
+    cfg = resolved_config(design, catalog)
+    nic = catalog.nics.get(cfg.frontend_nic)
+    if nic is None:
+        return
+    have = [model.frontend_port_name.format(i=i) for i in range(nic.ports * cfg.frontend_nic_count)]
+    frontend = set(have[:f.ports_per_server])
+    for p in storage_fabric_ports(design, catalog):
+        if p not in have:
+            bad("compute.config.frontend_nic_count", f"storage port {p} of {design.compute.server} is not one of its "
+                f"{cfg.frontend_nic_count} x {cfg.frontend_nic} ports ({', '.join(have)})",
+                "add frontend NICs in compute.config.frontend_nic_count or use fewer storage ports")
+        elif p in frontend:
+            bad("storage.fabric.ports_per_server", f"storage port {p} is also a frontend port (frontend."
+                f"ports_per_server: {f.ports_per_server})", "use fewer frontend ports, or storage ports the "
+                "frontend does not take")
+    speed = storage_fabric_speed(design, catalog)
+    if speed != nic.speed_gbps and speed not in nic.speeds_gbps:
+        bad("storage.fabric.speed", f"{speed}G is not a speed of {cfg.frontend_nic}", f"use {nic.speed_gbps}G")
+    if speed != st.speed:
+        # one fabric, one port speed: the storage servers' ports run what the compute servers' do
+        bad("storage.speed", f"{st.speed}G, but the compute servers' storage ports run {speed}G on the storage "
+            "fabric", f"set storage.speed to {speed}G (or storage.fabric.speed to match)")
 
 
 def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:

@@ -38,7 +38,7 @@ class Device:
     kind: str  # server, switch, storage, management, pdu
     role: str  # compute, leaf, spine, core, storage, management, oob-leaf, oob-agg
     model: str  # catalog key
-    network: str | None = None  # switches only: backend, frontend, oob
+    network: str | None = None  # switches only: backend, frontend, storage (a dedicated storage fabric), oob
     ports: int = 0  # front-panel ports (switches)
     attrs: dict[str, Any] = field(default_factory=dict)  # su, rail, pod, plane, index, ...
     spare_ports: list[str] = field(default_factory=list)  # switches: ports left free for growth
@@ -62,7 +62,7 @@ class Device:
 
 @dataclass(slots=True)
 class Link:
-    network: str  # backend, frontend, oob
+    network: str  # backend, frontend, storage (a dedicated storage fabric), oob
     tier: str  # server-leaf, leaf-spine, spine-core, mgmt
     speed_gbps: int
     a_device: str

@@ -49,7 +49,8 @@ def summary_table(plan: Plan) -> Table:
     for key, n in c["links"].items():
         net, tier = key.split("/")
         t.add_row(f"links: {tier}", net, f"{n:,}")
-    for net in NETWORKS:
+    # a dedicated storage fabric is a network of its own (its cost is the BoM's storage category)
+    for net in (*NETWORKS, *(["storage"] if "storage" in plan.networks else [])):
         info = plan.networks.get(net, {})
         if "oversubscription" in info:
             o = info["oversubscription"]

@@ -46,7 +46,7 @@ from generators.model.sections import Cable as CableRecord
 from generators.model.sections import CablingTotals, PlanWarning, TraySegment
 from generators.model.sections import Trays as TraysRecord
 from generators.stages.placement import device_size, rack_height_mm, unit_centre_mm
-from generators.stages.ports import End, lane_rate, port_ends
+from generators.stages.ports import End, lane_rate, network_protocol, port_ends
 
 MEDIA_ORDER = ("dac", "acc", "aoc", "mmf", "smf", "cat6")
 MAX_REPORTED = 5
@@ -600,12 +600,17 @@ def _run_lengths(design: Design, w: Wiring, where: dict[str, tuple[str, str, int
     return routed
 
 
+def _switch_field(network: str) -> str:
+    """The design field naming a network's switch model, for problems with its cables."""
+    return "storage.fabric.switch" if network == "storage" else f"{network}.switch"
+
+
 def _choose_media(plan: Plan, catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundle],
                   routes: Routes) -> None:
     links, ends_a, ends_b, routed = w.links, w.ends_a, w.ends_b, routes.routed
     problems: list[Problem] = []
     chooser = Chooser(catalog, design)
-    proto_of = {"backend": "infiniband" if design.backend.technology == "infiniband" else "ethernet"}
+    proto_of = {net: network_protocol(design, net) for net in plan.networks}
     mixed = [bd for bd in bundles if bd.shape == "mixed"]
     _choose_mixed(mixed, links, ends_a, ends_b, routed, chooser, proto_of, plan.index(), problems)
     is_switch = {d.name for d in plan.devices if d.kind == "switch"}
@@ -641,7 +646,7 @@ def _check_reach(w: Wiring, bundles: list[Bundle], routes: Routes) -> None:
         for k, need, have in zip(bd.links, bd.routed, bd.choice.lengths, strict=True):
             if not need <= have <= bd.choice.option.reach_m:
                 lk = w.links[k]
-                problems.append(Problem(f"{lk.network}.switch", f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
+                problems.append(Problem(_switch_field(lk.network), f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
                                         f"{lk.b_port}: {need} m routed on a {have} m {bd.choice.option.media} "
                                         f"reaching {bd.choice.option.reach_m} m", "this is a railyard bug"))
     if problems:
@@ -651,14 +656,13 @@ def _check_reach(w: Wiring, bundles: list[Bundle], routes: Routes) -> None:
 def _check_rules(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundle]) -> None:
     """Every chosen medium keeps to the catalog's media rule for its link's speed: checked from the
     rules themselves, apart from the chooser, so a chooser bug cannot ship e.g. multimode optics on XDR."""
-    backend = "infiniband" if design.backend.technology == "infiniband" else "ethernet"
     problems: list[Problem] = []
     for bd in bundles:
         assert bd.choice is not None
         i = bd.links[0]
         lk = w.links[i]
         found = catalog.media_rule(lk.speed_gbps, lane_rate(w.ends_a[i], w.ends_b[i]),
-                                   backend if lk.network == "backend" else "ethernet")
+                                   network_protocol(design, lk.network))
         if found is None:
             continue
         key, rule = found
@@ -738,7 +742,7 @@ def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends
         lk = links[i]
         kinds = {(ends_a[k].connector, ends_a[k].ppc, ends_b[k].connector, ends_b[k].ppc) for k in ks}
         if len(kinds) > 1:
-            problems.append(Problem(f"{lk.network}.switch", f"twin-port cages shared by {lk.a_device} {lk.a_port} "
+            problems.append(Problem(_switch_field(lk.network), f"twin-port cages shared by {lk.a_device} {lk.a_port} "
                                     "and others lead to different kinds of ports; one twin transceiver cannot "
                                     "serve them", "keep the two ports of a cage on links of one kind"))
             continue
@@ -754,7 +758,7 @@ def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends
                 problems.append(_no_part(chooser, "mixed", lk, ends_a[i], ends_b[i], ls, ss, proto,
                                          len(cages_a), len(cages_b)))
             else:
-                problems.append(Problem(f"{lk.network}.switch", f"no optic in the catalog reaches {max(ls)} m "
+                problems.append(Problem(_switch_field(lk.network), f"no optic in the catalog reaches {max(ls)} m "
                                         f"for {lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port}",
                                         "bring the racks closer or add a longer-reach transceiver to the catalog"))
             continue
@@ -804,7 +808,7 @@ def _no_part(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[
         return Problem("site.floor", f"no catalog part reaches {what}",
                        "bring the racks closer (site.spine_rack_position, site.floor.row_positions, site.rows) "
                        "or add a longer-reach part to the catalog")
-    return Problem(f"{lk.network}.switch", f"no catalog cable or transceiver joins a {ea.connector} to a "
+    return Problem(_switch_field(lk.network), f"no catalog cable or transceiver joins a {ea.connector} to a "
                    f"{eb.connector} cage at {lk.speed_gbps}G for {what}",
                    "pick parts whose connectors match, or add a cable to the catalog")
 

@@ -15,7 +15,14 @@ from fractions import Fraction
 from typing import Any
 
 from generators.model.catalog import Catalog, Switch
-from generators.model.design import Design, backend_speed, ratio_value, server_names
+from generators.model.design import (
+    Design,
+    backend_speed,
+    ratio_value,
+    server_names,
+    storage_fabric_ports,
+    storage_fabric_speed,
+)
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Link, Plan
 from generators.model.sections import PlanWarning
@@ -389,21 +396,63 @@ def _attach_subnet_managers(b: Builder, design: Design, leaves: list[str], speed
     return out
 
 
+# ------------------------------------------------------------------------------------- leaf pairs
+
+
+HostPorts = tuple[str, list[tuple[str, int]]]  # (host, its (port, speed) in leaf-side order)
+
+
+@dataclass(slots=True)
+class LeafPairs:
+    """Leaves in groups of `sides` (a pair when hosts are dual-homed): port p of a host lands on side
+    p % sides, so a host's ports reach different leaves. The frontend and the storage fabric use it."""
+
+    b: Builder
+    network: str
+    prefix: str  # leaf names: <prefix>01, <prefix>02, ...
+    switch: str
+    sides: int
+    leaves: list[str]
+    up_ports: dict[str, list[int]]
+
+    def place(self, group: list[HostPorts], down: int, downs: list[int], ups: list[int], service: bool) -> None:
+        # an endpoint with more ports than sides (dual-homed storage under single-homed servers)
+        # takes several downlinks per leaf
+        b, sides = self.b, self.sides
+        i = 0
+        while True:
+            names = []
+            for s in range(sides):
+                n = len(self.leaves) + 1
+                leaf = b.switch(f"{self.prefix}{n:02d}", self.switch, self.network, "leaf",
+                                pair=(n - 1) // sides + 1, side=s, service=service)
+                self.leaves.append(leaf.name)
+                self.up_ports[leaf.name] = ups
+                names.append(leaf.name)
+            slot = 0
+            while i < len(group):
+                host, ports = group[i]
+                need = max(1, math.ceil(len(ports) / sides))
+                if slot + need > down and slot:
+                    break
+                for p, (pname, speed) in enumerate(ports):
+                    b.link(self.network, "server-leaf", speed, host, pname, names[p % sides],
+                           b.port_name(names[p % sides], downs[slot + p // sides]))
+                slot += need
+                i += 1
+            if i >= len(group):
+                return
+
+
 # ------------------------------------------------------------------------------------------ frontend
 
 
-def build_frontend(b: Builder, design: Design, servers: list[str], storage: list[str],
-                   mgmt: list[str]) -> dict[str, Any]:
-    fe = design.frontend
-    model = b.catalog.switches[fe.switch]
-    spine_key = fe.spine_switch or fe.switch
-    ratio = ratio_value(fe.oversubscription)
-    up_speed = native_speed(model, "up")
-    sd = fe.speed
-    total = len(eligible(model, sd, "down"))
+def fill_leaf(total: int, down_speed: int, up_speed: int, ratio: Fraction) -> tuple[int, int]:
+    """(downlinks, uplinks) of a leaf of `total` ports filled with as many downlinks as the ratio
+    allows: measured downlink over uplink bandwidth at most `ratio`."""
 
     def uplinks_for(n: int) -> int:
-        return math.ceil(Fraction(n * sd) / (ratio * up_speed))
+        return math.ceil(Fraction(n * down_speed) / (ratio * up_speed))
 
     down = total
     while down > 1 and down + uplinks_for(down) > total:
@@ -416,6 +465,20 @@ def build_frontend(b: Builder, design: Design, servers: list[str], storage: list
             down -= 1
             up = uplinks_for(down)
         up += up % 2
+    return down, up
+
+
+def build_frontend(b: Builder, design: Design, servers: list[str], storage: list[str],
+                   mgmt: list[str]) -> dict[str, Any]:
+    fe = design.frontend
+    model = b.catalog.switches[fe.switch]
+    spine_key = fe.spine_switch or fe.switch
+    ratio = ratio_value(fe.oversubscription)
+    up_speed = native_speed(model, "up")
+    sd = fe.speed
+    total = len(eligible(model, sd, "down"))
+
+    down, up = fill_leaf(total, sd, up_speed, ratio)
     downs, ups = _layout(model, sd, down, up_speed, up)
     srv = b.catalog.servers[design.compute.server]
     stm = b.catalog.storage_servers[design.storage.server]
@@ -424,40 +487,19 @@ def build_frontend(b: Builder, design: Design, servers: list[str], storage: list
     sides = fe.ports_per_server
     leaves: list[str] = []
     up_ports: dict[str, list[int]] = {}
+    pairs = LeafPairs(b, "frontend", "fe-leaf", fe.switch, sides, leaves, up_ports)
 
-    def place(group: list[tuple[str, list[tuple[str, int]]]], service: bool) -> None:
-        # port p of an endpoint lands on leaf (pair, p % sides); an endpoint with more ports than
-        # sides (dual-homed storage under single-homed servers) takes several downlinks per leaf
-        i = 0
-        while True:
-            names = []
-            for s in range(sides):
-                n = len(leaves) + 1
-                leaf = b.switch(f"fe-leaf{n:02d}", fe.switch, "frontend", "leaf", pair=(n - 1) // sides + 1,
-                                side=s, service=service)
-                leaves.append(leaf.name)
-                up_ports[leaf.name] = ups
-                names.append(leaf.name)
-            slot = 0
-            while i < len(group):
-                host, ports = group[i]
-                need = max(1, math.ceil(len(ports) / sides))
-                if slot + need > down and slot:
-                    break
-                for p, (pname, speed) in enumerate(ports):
-                    b.link("frontend", "server-leaf", speed, host, pname, names[p % sides],
-                           b.port_name(names[p % sides], downs[slot + p // sides]))
-                slot += need
-                i += 1
-            if i >= len(group):
-                return
+    def place(group: list[HostPorts], service: bool) -> None:
+        pairs.place(group, down, downs, ups, service)
 
     def ports(template: str, n: int, speed: int) -> list[tuple[str, int]]:
         return [(template.format(i=i), speed) for i in range(n)]
 
     place([(h, ports(srv.frontend_port_name, sides, sd)) for h in servers], service=False)
+    # a dedicated storage fabric takes the storage servers off the frontend
+    on_frontend = storage if design.storage.network == "frontend" else []
     svc = [(h, ports(stm.frontend_port_name, design.storage.ports_per_server, design.storage.speed))
-           for h in storage]
+           for h in on_frontend]
     svc += [(h, ports(mm.frontend_port_name, min(sides, mnic.ports), mnic.speed_gbps)) for h in mgmt]
     place(svc, service=True)
     tree = build_upper(b, "frontend", [("fe-", leaves)], up_ports, up, up_speed, spine_key, "auto", sides, None,
@@ -479,6 +521,57 @@ def build_frontend(b: Builder, design: Design, servers: list[str], storage: list
     }
 
 
+# ------------------------------------------------------------------------------------ storage fabric
+
+
+def build_storage(b: Builder, design: Design, servers: list[str], storage: list[str]) -> dict[str, Any]:
+    """The dedicated storage fabric (storage.network: dedicated): the compute servers' storage ports on
+    leaf pairs filled to storage.fabric.oversubscription, then the storage servers on leaves of their
+    own at 1:1 (NVIDIA's SuperPOD RA: "storage devices are connected at a 1:1 port to uplink ratio",
+    the DGX "slightly oversubscribed with a ratio near 4:3"), spines above from build_upper."""
+    fab = design.storage.fabric
+    assert fab is not None
+    model = b.catalog.switches[fab.switch]
+    speed = storage_fabric_speed(design, b.catalog)
+    srv_ports = storage_fabric_ports(design, b.catalog)
+    sides = len(srv_ports)
+    total = len(eligible(model, speed, "down"))
+    down, up = fill_leaf(total, speed, speed, ratio_value(fab.oversubscription))
+    downs, ups = _layout(model, speed, down, speed, up)
+    leaves: list[str] = []
+    up_ports: dict[str, list[int]] = {}
+    pairs = LeafPairs(b, "storage", "stor-leaf", fab.switch, sides, leaves, up_ports)
+    pairs.place([(h, [(p, speed) for p in srv_ports]) for h in servers], down, downs, ups, service=False)
+    # the storage servers' leaves: as many downlinks as uplinks, the same uplink count so one
+    # spine layer serves both kinds of leaf
+    st = design.storage
+    stm = b.catalog.storage_servers[st.server]
+    s_downs, s_ups = _layout(model, speed, up, speed, up)
+    compute_leaves = len(leaves)
+    pairs.place([(h, [(stm.frontend_port_name.format(i=i), st.speed) for i in range(st.ports_per_server)])
+                 for h in storage], up, s_downs, s_ups, service=True)
+    tree = build_upper(b, "storage", [("stor-", leaves)], up_ports, up, speed, fab.switch, fab.tiers, sides, None,
+                       "storage.fabric")
+    return {
+        "technology": fab.technology,
+        "switch": fab.switch,
+        "speed_gbps": speed,
+        "ports_per_server": sides,
+        "server_ports": srv_ports,
+        "tiers": tree.tiers,
+        "leaves": len(leaves),
+        "server_leaves": compute_leaves,
+        "storage_leaves": len(leaves) - compute_leaves,
+        "spines": tree.spines,
+        "cores": tree.cores,
+        "downlinks_per_leaf": down,
+        "storage_downlinks_per_leaf": up,
+        "uplinks_per_leaf": up,
+        "links_per_leaf_spine": tree.links_per_leaf_spine,
+        "oversubscription": {"requested": fab.oversubscription},
+    }
+
+
 # ----------------------------------------------------------------------------------------------- oob
 
 
@@ -494,7 +587,7 @@ def oob_port(catalog: Catalog, dev: Device) -> str | None:
         return catalog.storage_servers[dev.model].bmc_port
     if dev.kind == "pdu":
         return catalog.pdus[dev.model].mgmt_port
-    if dev.kind == "switch" and dev.network in ("backend", "frontend"):
+    if dev.kind == "switch" and dev.network in ("backend", "frontend", "storage"):
         return catalog.switches[dev.model].mgmt_port
     return None
 
@@ -636,6 +729,8 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
         "backend": build_backend(b, design, servers),
         "frontend": build_frontend(b, design, servers, storage, mgmt),
     }
+    if design.storage.network == "dedicated":
+        networks["storage"] = build_storage(b, design, servers, storage)
     networks["oob"] = build_oob(b, design)
     plan = Plan(
         design=design,
@@ -644,6 +739,14 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
         links=b.links,
         networks=networks,
     )
+    fab = design.storage.fabric
+    if fab is not None and fab.technology == "ethernet":
+        # sized, placed, cabled and priced like the InfiniBand one, but nothing configures it yet
+        plan.warnings.append(PlanWarning(
+            field="storage.fabric.technology",
+            message="an Ethernet storage fabric gets its switches, cables, racks and BoM, but railyard renders "
+                    "no switch configs and no IP plan for it yet: configure its switches and the storage ports' "
+                    "addresses by hand, or use technology: infiniband (OpenSM files under infiniband/storage/)"))
     free = _free_reserved_ports(design, networks["backend"])
     if free:
         plan.warnings.append(PlanWarning(

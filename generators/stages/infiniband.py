@@ -91,6 +91,7 @@ class Subnet:
     sm_hosts: list[SmHost]
     as_built: bool = False  # GUIDs from a discovered fabric rather than derived from names
     hca_port_guid: dict[str, int] = field(default_factory=dict)  # as-built HCA port GUIDs by description
+    network: str = "backend"  # the plan network this subnet is: the backend, or a dedicated storage fabric
 
     def port_guid(self, desc: str, port: int = 1) -> int:
         """A switch's ports share its node GUID; an HCA port's GUID is as discovered, else node GUID +
@@ -105,7 +106,7 @@ class Subnet:
         links: dict[str, list[tuple[int, str, int, str | None]]] = {d: [] for d in self.order}
         speeds: dict[int, str] = {}
         for lk in plan.links:
-            if lk.network != "backend":
+            if lk.network != self.network:
                 continue
             (a, ap), (b, bp) = self.ends[(lk.a_device, lk.a_port)], self.ends[(lk.b_device, lk.b_port)]
             sp = speeds.get(lk.speed_gbps) or speeds.setdefault(lk.speed_gbps, ib_speed(lk.speed_gbps))
@@ -137,8 +138,13 @@ def ca_desc(device: str, port: str) -> str:
     return f"{device} {port}"
 
 
-def is_infiniband(plan: Plan) -> bool:
-    return plan.networks.get("backend", {}).get("technology") == "infiniband"
+def is_infiniband(plan: Plan, network: str = "backend") -> bool:
+    return plan.networks.get(network, {}).get("technology") == "infiniband"
+
+
+def infiniband_networks(plan: Plan) -> list[str]:
+    """The plan's InfiniBand subnets, backend first: each its own SM, partitions and OpenSM files."""
+    return [n for n in ("backend", "storage") if is_infiniband(plan, n)]
 
 
 def switch_port_numbers(catalog: Catalog, model: str) -> dict[str, int]:
@@ -150,18 +156,18 @@ def switch_port_numbers(catalog: Catalog, model: str) -> dict[str, int]:
 _ROLE_RANK = {"leaf": 0, "spine": 1, "core": 2}
 
 
-def subnet(plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mapping[str, int] | None = None
-           ) -> Subnet:
-    """The backend as an InfiniBand subnet. `guids` (node description -> node GUID) and `port_guids`
-    (HCA description -> port GUID), from a discovered fabric, replace the name-derived placeholders;
-    `guids` must cover every node."""
+def subnet(plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mapping[str, int] | None = None,
+           network: str = "backend") -> Subnet:
+    """The backend (or the dedicated storage fabric, `network`) as an InfiniBand subnet. `guids` (node
+    description -> node GUID) and `port_guids` (HCA description -> port GUID), from a discovered fabric,
+    replace the name-derived placeholders; `guids` must cover every node."""
     catalog = plan.catalog
     idx = plan.index()
     numbers: dict[str, dict[str, int]] = {}
     kinds: dict[str, tuple[str, int]] = {}
     ends: dict[tuple[str, str], tuple[str, int]] = {}
     for lk in plan.links:
-        if lk.network != "backend":
+        if lk.network != network:
             continue
         for dev, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
             if (dev, port) in ends:
@@ -202,7 +208,7 @@ def subnet(plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mappi
     first = hosts[0].node if hosts else None
     ordered = [*([first] if first else []), *(s for s in switches if s != first),
                *(c for c, (k, _) in kinds.items() if k != "Switch" and c != first)]
-    return Subnet(ordered, kinds, guid_of, ends, roots, hosts, guids is not None, hca_ports)
+    return Subnet(ordered, kinds, guid_of, ends, roots, hosts, guids is not None, hca_ports, network)
 
 
 # ---------------------------------------------------------------------------------------- partitions
@@ -235,6 +241,12 @@ def partitions(plan: Plan, sn: Subnet) -> list[Partition]:
         if sn.kind[desc][0] != "Switch":
             ports_of.setdefault(dev, []).append((desc, sn.port_guid(desc, p)))
     default = Partition("Default", DEFAULT_PKEY, [Member(h.node, h.device, h.port_guid, True) for h in sn.sm_hosts])
+    if sn.network == "storage":
+        # every tenant reaches the storage servers: their ports are full members of the default
+        # partition (a limited tenant port may talk to a full member), tenants still never each other
+        kind = {d.name: d.kind for d in plan.devices}
+        default.members += [Member(desc, dev, sn.port_guid(desc, p), True) for (dev, _port), (desc, p)
+                            in sorted(sn.ends.items()) if kind[dev] == "storage"]
     out = [default]
     for i, name, pkey in tenant_pkeys(plan.design):
         servers = [s for s in members.get(name, []) if s in ports_of]
@@ -301,10 +313,14 @@ def tenant_owner(plan: Plan) -> dict[str, str]:
 def check(plan: Plan, catalog: Catalog) -> None:
     """Compiler stage: refuse a plan whose InfiniBand partitions would not isolate tenants, and record
     the keys and subnet managers in plan.infiniband for later consumers (UFM, Pulumi)."""
-    if not is_infiniband(plan):
-        return
     owner = tenant_owner(plan)
     problems: list[Problem] = []
+    if is_infiniband(plan, "storage"):
+        problems += isolation_problems(partitions(plan, subnet(plan, network="storage")), owner)
+    if not is_infiniband(plan):
+        if problems:
+            raise DesignError(problems)
+        return
     sn = subnet(plan)
     parts = partitions(plan, sn)
     problems += isolation_problems(parts, owner)

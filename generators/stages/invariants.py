@@ -52,6 +52,8 @@ def _switch_field(plan: Plan, dev: Device) -> str:
         return "backend.switch"
     if dev.network == "frontend":
         return "frontend.oversubscription" if dev.role == "leaf" else "frontend.spine_switch"
+    if dev.network == "storage":
+        return "storage.fabric.oversubscription" if dev.role == "leaf" else "storage.fabric.switch"
     return "oob.uplinks_per_switch" if dev.role == "leaf" else "oob.aggregation_switch"
 
 
@@ -138,12 +140,14 @@ def _check_ports(plan: Plan, catalog: Catalog, devs: dict[str, Device], c: _Coll
                           f"{dname} needs more ports than its model {dev.model} has ({dev.ports})",
                           "fewer servers per leaf, a higher oversubscription ratio, or a larger switch")
                 else:
-                    c.add("nic", "backend.rails" if lk.network == "backend" else f"{lk.network}.ports_per_server",
+                    c.add("nic", {"backend": "backend.rails", "storage": "storage.fabric.ports_per_server"}.get(
+                          lk.network, f"{lk.network}.ports_per_server"),
                           f"{dname} has no port {port} ({dev.model})",
                           "match rails / ports to the server's NICs")
                 continue
             if lk.speed_gbps not in table[port]:
-                field = {"backend": "backend.switch", "frontend": "frontend.speed", "oob": "oob.switch"}[lk.network]
+                field = {"backend": "backend.switch", "frontend": "frontend.speed", "oob": "oob.switch",
+                         "storage": "storage.fabric.speed"}[lk.network]
                 if devs[lk.a_device].kind == "storage":
                     field = "storage.speed"
                 c.add("speed", field,
@@ -246,6 +250,17 @@ def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
             c.add("ratio", "frontend.oversubscription",
                   f"{leaf} measures {_pretty_ratio(r)}, above the requested {design.frontend.oversubscription}",
                   "raise the ratio or use a leaf with more ports")
+    fab = design.storage.fabric
+    if fab is not None:
+        service = {d.name for d in plan.devices if d.network == "storage" and d.attrs.get("service")}
+        for leaf, r in bw.measured["storage"].items():
+            # the storage servers' leaves are non-blocking whatever the compute servers' ratio
+            want, asked = (Fraction(1), "1:1 (storage servers' leaves)") if leaf in service else (
+                ratio_value(fab.oversubscription), fab.oversubscription)
+            if r > want:
+                c.add("ratio", "storage.fabric.oversubscription",
+                      f"{leaf} measures {_pretty_ratio(r)}, above the requested {asked}",
+                      "raise the ratio or use a storage switch with more ports")
 
 
 def _check_rails(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collector) -> None:

@@ -478,19 +478,21 @@ def _plan_oob(plan: Plan, catalog: Catalog, design: Design, devs: dict[str, Devi
 
 def storage_bandwidth(plan: Plan, catalog: Catalog) -> tuple[dict[str, Any], list[Problem]]:
     """Storage servers' aggregate read throughput (catalog ``throughput_gbps``, GB/s) against the
-    uplinks of the service leaf pairs they sit on. Also reports what their NICs can carry."""
+    uplinks of the service leaf pairs they sit on (the frontend's, or a dedicated storage fabric's).
+    Also reports what their NICs can carry."""
     devs = plan.index()
+    net = "storage" if "storage" in plan.networks else "frontend"
     on_pair: dict[int, set[str]] = defaultdict(set)
     nic_gbit: dict[str, int] = defaultdict(int)
     for lk in plan.links:
-        if lk.network == "frontend" and lk.tier == "server-leaf" and devs[lk.a_device].kind == "storage":
+        if lk.network == net and lk.tier == "server-leaf" and devs[lk.a_device].kind == "storage":
             on_pair[int(devs[lk.b_device].attrs["pair"])].add(lk.a_device)
             nic_gbit[lk.a_device] += lk.speed_gbps
     up_gbit: dict[int, int] = defaultdict(int)
     for lk in plan.links:
-        if lk.network == "frontend" and lk.tier == "leaf-spine":
+        if lk.network == net and lk.tier == "leaf-spine":
             pair = devs[lk.a_device].attrs.get("pair")
-            if pair in on_pair:
+            if pair in on_pair and devs[lk.a_device].attrs.get("service"):
                 up_gbit[pair] += lk.speed_gbps
     problems: list[Problem] = []
     total_tp = total_up = total_nic = 0.0
@@ -499,7 +501,7 @@ def storage_bandwidth(plan: Plan, catalog: Catalog) -> tuple[dict[str, Any], lis
         tp = sum(catalog.storage_servers[devs[s].model].throughput_gbps for s in stors)
         nic = sum(min(catalog.storage_servers[devs[s].model].throughput_gbps, nic_gbit[s] / 8) for s in stors)
         up = up_gbit[pair] / 8
-        leaves = sorted(d.name for d in plan.devices if d.network == "frontend" and d.role == "leaf"
+        leaves = sorted(d.name for d in plan.devices if d.network == net and d.role == "leaf"
                         and d.attrs.get("pair") == pair)
         pairs.append({"pair": pair, "leaves": leaves, "storage_servers": len(stors), "throughput_gbytes": tp,
                       "nic_limited_gbytes": nic, "uplink_gbytes": up})
@@ -508,7 +510,7 @@ def storage_bandwidth(plan: Plan, catalog: Catalog) -> tuple[dict[str, Any], lis
         total_nic += nic
         if tp > up:
             problems.append(Problem(
-                "frontend.oversubscription",
+                "frontend.oversubscription" if net == "frontend" else "storage.fabric.switch",
                 f"the {len(stors)} storage servers on {'/'.join(leaves)} deliver {tp:g} GB/s "
                 f"({len(stors)} x storage_servers.{devs[min(stors)].model}.throughput_gbps) but those leaves' "
                 f"uplinks carry {up:g} GB/s", "lower frontend.oversubscription (more uplinks) or spread storage "
@@ -524,6 +526,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
         return []
     fe = plan.networks["frontend"]
     bw = fe["storage_bandwidth"]
+    stor_net = "storage" if "storage" in plan.networks else "frontend"  # where the storage servers sit
     asn = fe["asn"]
     asns = ", ".join(f"{k} {v}" for k, v in asn.items() if v)
     tenants = sum(1 for n in np_.networks if n["tenant"])
@@ -531,9 +534,9 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
         ("frontend vendor", "frontend", frontend_vendor(np_.vendor).summary),
         ("ASNs", "frontend", asns),
         ("VRFs (infra + tenants)", "frontend", f"1 + {tenants}"),
-        ("storage throughput", "frontend", f"{bw['throughput_gbytes']:,.0f} GB/s (NIC-limited "
+        ("storage throughput", stor_net, f"{bw['throughput_gbytes']:,.0f} GB/s (NIC-limited "
          f"{bw['nic_limited_gbytes']:,.0f} GB/s)"),
-        ("storage leaf uplinks", "frontend", f"{bw['uplink_gbytes']:,.0f} GB/s "
+        ("storage leaf uplinks", stor_net, f"{bw['uplink_gbytes']:,.0f} GB/s "
          f"({bw['throughput_gbytes'] / bw['uplink_gbytes']:.0%} used)" if bw["uplink_gbytes"] else "none"),
         ("DHCP reservations", "oob", f"{len(np_.oob['ports']):,} (by relay circuit-id)"),
     ]

@@ -303,6 +303,9 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
     central: list[Rack] = pack(cores, lim, "core")
     fe_racks = pack(central_fe, lim, "frontend")
     central += fe_racks
+    # a dedicated storage fabric's leaves and spines: network racks of their own, beside the storage
+    # servers they serve (rack role storage, so the PDU rules of the storage racks apply)
+    central += pack([[item(d.name)] for d in devs if d.kind == "switch" and d.network == "storage"], lim, "storage")
     for kind in ("storage", "management"):
         for r in pack([[item(d.name)] for d in devs if d.kind == kind], lim, kind):
             r.layout = "bottom"

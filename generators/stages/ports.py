@@ -12,7 +12,7 @@ renderers list it. Building it once per model keeps all of them agreeing on name
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from generators.model.catalog import BackendPorts, Catalog, Switch
 from generators.model.design import Design, resolved_config
@@ -104,14 +104,27 @@ def backend_ports(catalog: Catalog, backend: BackendPorts) -> list[BackendPort]:
     return [BackendPort(backend.name.format(i=i), backend.cages.connector, *where[i]) for i in range(n)]
 
 
+def network_protocol(design: Design, network: str) -> str:
+    """The protocol a network's links run: the backend's and a dedicated storage fabric's technology
+    (InfiniBand or Ethernet); every other network is Ethernet."""
+    if network == "backend":
+        return "infiniband" if design.backend.technology == "infiniband" else "ethernet"
+    if network == "storage" and design.storage.fabric is not None:
+        return design.storage.fabric.technology
+    return "ethernet"
+
+
 def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[str, End]]:
     """Port name -> End, per device model (key "kind:model") of the plan's devices. The cable plan and
     the BoM both count transceivers per cage, so both read this one map."""
     out: dict[str, dict[str, End]] = {}
     cfg = resolved_config(design, catalog)
 
-    # a server's backend NICs speak the backend's protocol (the same ConnectX-7 runs NDR or 400GbE)
-    backend_protocol = "infiniband" if design.backend.technology == "infiniband" else "ethernet"
+    # a server's backend NICs speak the backend's protocol (the same ConnectX-7 runs NDR or 400GbE),
+    # its storage-fabric ports the storage fabric's
+    backend_protocol = network_protocol(design, "backend")
+    storage_protocol = network_protocol(design, "storage")
+    stor_ports = set(catalog.servers[design.compute.server].storage_ports) if design.storage.fabric else set()
 
     def nic_ports(m: dict[str, End], nic_key: str, count: int, template: str, start: int,
                   protocol: str = "ethernet") -> int:
@@ -150,10 +163,14 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
             else:
                 nic_key, count = sm.defaults.frontend_nic, sm.defaults.frontend_nic_count
             nic_ports(m, nic_key, count, sm.frontend_port_name, c)
+            if d.kind == "server":
+                for p in stor_ports & set(m):
+                    m[p] = replace(m[p], protocol=storage_protocol)
             m[sm.bmc_port] = mgmt
         elif d.kind == "storage":
             st = catalog.storage_servers[d.model]
-            nic_ports(m, st.nic, st.nic_count, st.frontend_port_name, 1)
+            nic_ports(m, st.nic, st.nic_count, st.frontend_port_name, 1,
+                      storage_protocol if design.storage.fabric else "ethernet")
             m[st.bmc_port] = mgmt
         elif d.kind == "pdu":
             m[catalog.pdus[d.model].mgmt_port] = mgmt
