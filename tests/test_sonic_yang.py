@@ -61,6 +61,13 @@ def test_default_release_writes_no_sag_but_one_gateway_mac_and_says_so(compiled:
     assert "202605 has no static anycast gateway" in w.message and "sonic_release: master" in w.message
 
 
+def test_the_summary_names_the_releases(cli: Callable[..., object], tmp_path: Path) -> None:
+    r = cli("compile", DESIGNS / "h100-256.yaml", "-o", tmp_path / "out", "--set", "oob.sonic_release=202511")
+    text = " ".join(r.output.split())  # the table wraps long cells
+    assert "release 202605" in text and "SONiC release │ oob │ 202511" in text
+    assert "warning: frontend.sonic_release: SONiC 202605 has no static anycast gateway" in text
+
+
 def test_master_renders_sag_and_no_warning(compiled: Callable[..., Plan]) -> None:
     plan = compiled("h100-256", *MASTER)
     db = _db(plan, "frontend/fe-leaf01/config_db.json")

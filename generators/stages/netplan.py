@@ -547,4 +547,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
          f"({bw['throughput_gbytes'] / bw['uplink_gbytes']:.0%} used)" if bw["uplink_gbytes"] else "none"),
         ("DHCP reservations", "oob", f"{len(np_.oob['ports']):,} (by relay circuit-id)"),
     ]
+    if any(d.network == "oob" and d.kind == "switch" and plan.catalog.switches[d.model].os == "sonic"
+           for d in plan.devices):
+        rows.append(("SONiC release", "oob", plan.design.oob.sonic_release))
     return rows
