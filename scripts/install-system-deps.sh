@@ -22,6 +22,9 @@ PACKAGES=(
   poppler-utils                     # pdfinfo/pdftoppm: page counts and looking at PDFs
   postgresql redis-server           # NetBox's database and cache (scripts/install-netbox.sh)
   libpq-dev gcc                     # psycopg[c], which NetBox pins, compiles against libpq
+  # ../shared/sonic-yang/setup.sh builds libyang 3 and its Python bindings into a cache on first use
+  # (tests/test_sonic_yang.py); installed here so it never has to call apt itself
+  build-essential cmake libpcre2-dev pkg-config xz-utils ca-certificates python3-dev python3-venv
 )
 
 # Services that the packages above install (munge comes with slurm).

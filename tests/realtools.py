@@ -130,6 +130,8 @@ __all__ = [
     "pdf_page_count",
     "require",
     "run_slurmctld",
+    "sonic_yang_check",
+    "sonic_yang_dir",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -912,6 +914,55 @@ def kea_check(conf_path: str | os.PathLike[str], timeout: float = 60.0) -> tuple
         [require("kea-dhcp4"), "-t", str(conf_path)], capture_output=True, text=True, timeout=timeout
     )
     return r.returncode == 0, r.stdout + r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# SONiC YANG models (../shared/sonic-yang: check.sh, outside the project)
+# ---------------------------------------------------------------------------------------------
+
+SONIC_YANG_DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "sonic-yang"
+
+
+def sonic_yang_dir() -> Path:
+    """The SONiC YANG checker's folder: ``$SONIC_YANG_DATA``, else ``../shared/sonic-yang`` beside the
+    repository (where CI's fresh clone finds it). :class:`ToolMissing` says which, and what is missing."""
+    env = os.environ.get("SONIC_YANG_DATA")
+    d = Path(env) if env else SONIC_YANG_DEFAULT
+    missing = [n for n in ("check.sh", "platforms.tsv", "models", "platforms") if not (d / n).exists()]
+    if missing:
+        where_from = "SONIC_YANG_DATA" if env else "the default ../shared/sonic-yang beside the repository"
+        raise ToolMissing(
+            f"SONiC YANG checker not found in {d} ({where_from}): missing {', '.join(missing)}. Put the shared "
+            "sonic-yang folder at ../shared/sonic-yang beside the repository, or set SONIC_YANG_DATA to a folder "
+            "holding check.sh, platforms.tsv, models/ and platforms/"
+        )
+    return d
+
+
+@dataclass(frozen=True, slots=True)
+class YangResult:
+    files: int
+    errors: list[str]  # check.sh's error lines: file, table, key, field, message (tab-separated)
+    log: str  # its stderr (notes, setup)
+
+
+def sonic_yang_check(release: str, paths: Sequence[str | os.PathLike[str]], merge_ports: str = "auto",
+                     timeout: float = 1200.0) -> YangResult:
+    """``MERGE_PORTS=auto check.sh RELEASE PATH...``: every config_db.json under the paths against the YANG
+    models of RELEASE, merged over its platform's port list (found from plan.json above each file). The
+    first call on a machine builds libyang into ``$SONIC_YANG_ENV`` (~30 s, apt and PyPI); a tool that
+    cannot run (exit 2) raises :class:`ToolFailed` with its output."""
+    d = sonic_yang_dir()
+    env = {**os.environ, "MERGE_PORTS": merge_ports, "SONIC_YANG_DATA": str(d)}
+    r = subprocess.run(["bash", str(d / "check.sh"), release, *map(str, paths)], capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    lines = r.stdout.splitlines()
+    m = re.fullmatch(r"(\d+) files, (\d+) errors", lines[-1]) if lines else None
+    if r.returncode == 2 or m is None:
+        raise ToolFailed(f"{d / 'check.sh'} {release} could not run (exit {r.returncode})", r.stdout + r.stderr)
+    errors = lines[:-1]
+    assert len(errors) == int(m.group(2)), r.stdout  # one line per error, as its README says
+    return YangResult(int(m.group(1)), errors, r.stderr)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,7 +17,17 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from generators.model.catalog import DEFAULT_CATALOG, Catalog, ServerConfig, load_catalog
 from generators.model.errors import DesignError, Problem, did_you_mean
-from generators.model.netdesign import Addressing, Evpn, FrontendBgp, OobNetwork, Vendor
+from generators.model.netdesign import (
+    DEFAULT_SONIC_RELEASE,
+    SONIC_RIF_MAC,
+    Addressing,
+    Evpn,
+    FrontendBgp,
+    OobNetwork,
+    SonicRelease,
+    Vendor,
+    sonic_release_field,
+)
 from generators.model.yamlload import SourceMap, apply_overrides, load_with_extends, where
 from generators.stages.storage import size_storage
 
@@ -149,6 +159,9 @@ class Frontend(_Model):
                             "the vendor's jumbo MTU (SONiC 9100, EOS 9214)")
     bgp: FrontendBgp = Field(default=FrontendBgp(), description="ASN plan (RFC 7938)")
     evpn: Evpn = Field(default=Evpn(), description="VLAN, VNI and route-target numbering")
+    # its own field, apart from oob.sonic_release: the management switches are often other hardware
+    # whose vendor image lags, and 202405 can serve them but not the leaves (no shared gateway MAC)
+    sonic_release: SonicRelease = sonic_release_field("frontend switches (frontend.vendor: sonic)")
 
 
 class Oob(_Model):
@@ -169,6 +182,8 @@ class Oob(_Model):
     racks_per_switch: int | None = Field(default=None, ge=1, description="racks one access switch serves (it "
                                          "stands in one of them); default: as many neighbouring racks of a row "
                                          "as its ports take")
+    sonic_release: SonicRelease = sonic_release_field("out-of-band access and aggregation switches that run "
+                                                      "SONiC")
 
 
 class StorageFabric(_Model):
@@ -572,6 +587,7 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
             bad("oob.uplink", f"frontend needs a SONiC frontend (frontend.vendor is {f.vendor}): railyard "
                 "renders the OOB uplink ports in the leaves' infra VRF for SONiC only",
                 "set oob.uplink: aggregation, or frontend.vendor: sonic")
+    _check_sonic_releases(design, catalog, bad)
     # a switch stands only where its OS's vendor module can configure it (the frontend: checked above)
     flagged = {p for p, _, _ in out}
     roles: list[tuple[str, str, Role]] = [("oob.switch", design.oob.switch, "oob-access")]
@@ -649,6 +665,8 @@ def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
         bad("backend.speed", f"{b.speed}G is not a speed the ports of {b.switch} run "
             f"({', '.join(f'{s}G' for s in sorted(runs))})",
             "pick a backend switch whose ports (or their breakout) run this speed, or another speed")
+
+
 def storage_fabric_ports(design: Design, catalog: Catalog) -> list[str]:
     """The compute servers' ports on the dedicated storage fabric, in leaf order (port p to leaf side p)."""
     fab = design.storage.fabric
@@ -717,6 +735,27 @@ def _check_storage_fabric(design: Design, catalog: Catalog, bad: Any, known: Any
         # one fabric, one port speed: the storage servers' ports run what the compute servers' do
         bad("storage.speed", f"{st.speed}G, but the compute servers' storage ports run {speed}G on the storage "
             "fabric", f"set storage.speed to {speed}G (or storage.fabric.speed to match)")
+
+
+def _check_sonic_releases(design: Design, catalog: Catalog, bad: Any) -> None:
+    """A release is asked of SONiC switches only, and the frontend's must model a shared gateway MAC."""
+    f, o = design.frontend, design.oob
+    if f.vendor == "sonic":
+        if f.sonic_release not in SONIC_RIF_MAC:
+            bad("frontend.sonic_release", f"SONiC {f.sonic_release} models neither a static anycast gateway (the "
+                "SAG table, master only) nor a chosen MAC on a VLAN interface (VLAN_INTERFACE mac_addr, from "
+                "202505), so railyard cannot give every leaf the hosts' one gateway address and MAC",
+                f"set frontend.sonic_release to one of {', '.join(sorted(SONIC_RIF_MAC))} (default "
+                f"{DEFAULT_SONIC_RELEASE})")
+    elif "sonic_release" in f.model_fields_set:
+        bad("frontend.sonic_release", f"is set, but frontend.vendor is {f.vendor}: no frontend switch runs SONiC",
+            "remove frontend.sonic_release")
+    models = [o.switch] + ([o.aggregation_switch or f.spine_switch or f.switch] if o.uplink == "aggregation" else [])
+    if "sonic_release" in o.model_fields_set and all(
+            m in catalog.switches and catalog.switches[m].os != "sonic" for m in models):
+        bad("oob.sonic_release", f"is set, but no out-of-band switch runs SONiC ({', '.join(dict.fromkeys(models))} "
+            f"run {', '.join(dict.fromkeys(catalog.switches[m].os for m in models))})",
+            "remove oob.sonic_release, or pick a SONiC model for oob.switch")
 
 
 def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:

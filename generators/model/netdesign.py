@@ -7,15 +7,46 @@ models on the design. Every field has a default chosen so the example designs co
 from __future__ import annotations
 
 from ipaddress import IPv4Address, IPv4Network
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 # RFC 6996 private ASNs: 2-byte 64512-65534, 4-byte 4200000000-4294967294.
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 Asn = Annotated[int, Field(ge=1, le=4294967294)]
 Vlan = Annotated[int, Field(ge=2, le=4094)]
 Vni = Annotated[int, Field(ge=1, le=16777215)]
+
+
+SonicReleaseName = Literal["202405", "202505", "202511", "202605", "master"]
+SONIC_RELEASES: tuple[str, ...] = get_args(SonicReleaseName)
+DEFAULT_SONIC_RELEASE: SonicReleaseName = "202605"
+
+
+def _release(v: Any) -> Any:
+    # YAML reads an unquoted 202605 as a number; the release is its branch name
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+
+SonicRelease = Annotated[SonicReleaseName, BeforeValidator(_release), WithJsonSchema({"anyOf": [
+    {"type": "string", "enum": list(SONIC_RELEASES)},
+    {"type": "integer", "enum": [int(r) for r in SONIC_RELEASES if r.isdigit()]}]})]
+
+
+# What each release's YANG models (sonic-buildimage src/sonic-yang-models, per branch) define, where
+# railyard's output depends on it: config_db.json that uses a table or field its release has no model for
+# fails SONiC's strict load, or is dropped unvalidated.
+SONIC_SAG = frozenset({"master"})  # SAG table and VLAN_INTERFACE static_anycast_gateway (master since 2026-06)
+# VLAN_INTERFACE|VlanN mac_addr (a router interface MAC of one's choosing) and the MgmtLeafRouter device type
+SONIC_RIF_MAC = frozenset({"202505", "202511", "202605", "master"})
+SONIC_MGMT_LEAF_ROUTER = frozenset({"202505", "202511", "202605", "master"})
+
+
+def sonic_release_field(switches: str) -> Any:
+    return Field(default=DEFAULT_SONIC_RELEASE, description=(
+        f"SONiC branch the {switches} run (202405, 202505, 202511, 202605 or master); config_db.json carries "
+        "only the tables and fields that release's YANG models define. Default 202605, the newest stable "
+        "release railyard knows"))
 
 
 class _Model(BaseModel):

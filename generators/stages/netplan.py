@@ -27,9 +27,9 @@ from typing import Any
 from generators.model.catalog import Catalog
 from generators.model.design import Design, tenant_members
 from generators.model.errors import DesignError, Problem
-from generators.model.netdesign import PRIVATE_ASN_RANGES
+from generators.model.netdesign import PRIVATE_ASN_RANGES, SONIC_SAG
 from generators.model.plan import Device, Plan, required
-from generators.model.sections import NetPlan
+from generators.model.sections import NetPlan, PlanWarning
 from generators.stages.ports import port_table
 from generators.vendors import frontend_vendor, vendor
 
@@ -227,6 +227,15 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
     if problems:
         raise DesignError(problems)
     _store(plan, design, routers, tenancy, oob, storage_bw)
+    release = design.frontend.sonic_release
+    if design.frontend.vendor == "sonic" and release not in SONIC_SAG:
+        plan.warnings.append(PlanWarning(
+            field="frontend.sonic_release",
+            message=f"SONiC {release} has no static anycast gateway (the SAG table is in master only): each leaf's "
+                    "hosts and storage VLAN interfaces carry the same gateway address with "
+                    f"{design.frontend.evpn.anycast_gateway_mac} (frontend.evpn.anycast_gateway_mac) as their "
+                    "router MAC (VLAN_INTERFACE mac_addr), so a host keeps its gateway when its bond fails over; "
+                    "set frontend.sonic_release: master for SONiC's SAG"))
 
 
 def _check_pools(design: Design) -> None:
@@ -531,7 +540,8 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
     asns = ", ".join(f"{k} {v}" for k, v in asn.items() if v)
     tenants = sum(1 for n in np_.networks if n["tenant"])
     rows = [
-        ("frontend vendor", "frontend", frontend_vendor(np_.vendor).summary),
+        ("frontend vendor", "frontend", frontend_vendor(np_.vendor).summary
+         + (f", release {plan.design.frontend.sonic_release}" if np_.vendor == "sonic" else "")),
         ("ASNs", "frontend", asns),
         ("VRFs (infra + tenants)", "frontend", f"1 + {tenants}"),
         ("storage throughput", stor_net, f"{bw['throughput_gbytes']:,.0f} GB/s (NIC-limited "
@@ -540,4 +550,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
          f"({bw['throughput_gbytes'] / bw['uplink_gbytes']:.0%} used)" if bw["uplink_gbytes"] else "none"),
         ("DHCP reservations", "oob", f"{len(np_.oob['ports']):,} (by relay circuit-id)"),
     ]
+    if any(d.network == "oob" and d.kind == "switch" and plan.catalog.switches[d.model].os == "sonic"
+           for d in plan.devices):
+        rows.append(("SONiC release", "oob", plan.design.oob.sonic_release))
     return rows

@@ -4,8 +4,8 @@ Frontend, per switch under ``frontend/<switch>/``:
 - ``config_db.json``: DEVICE_METADATA (``docker_routing_config_mode: split-unified``, so FRR reads the
   ``frr.conf`` beside it instead of bgpcfgd templates), PORT (every front-panel port: used ones up at
   the planned speed and MTU, spares admin-down), LOOPBACK_INTERFACE, INTERFACE (fabric ports
-  IPv6-link-local only, for BGP unnumbered), VLAN/VLAN_MEMBER/VLAN_INTERFACE with a static anycast
-  gateway (SAG), VRF with its L3VNI, VXLAN_TUNNEL/VXLAN_EVPN_NVO/VXLAN_TUNNEL_MAP, MGMT_INTERFACE in
+  IPv6-link-local only, for BGP unnumbered), VLAN/VLAN_MEMBER/VLAN_INTERFACE with the tenants'
+  gateways, VRF with its L3VNI, VXLAN_TUNNEL/VXLAN_EVPN_NVO/VXLAN_TUNNEL_MAP, MGMT_INTERFACE in
   the management VRF. Apply with ``config load`` (merges; platform keys such as lanes stay).
 - ``frr.conf``: eBGP unnumbered underlay, EVPN overlay, one BGP VRF instance per tenant on leaves.
 
@@ -13,6 +13,14 @@ Servers attach with an active-backup bond over their two leaves (no MLAG peer li
 plan): each leaf port is an access port of the tenant's hosts VLAN, EVPN MAC mobility moves the
 host on failover, and the anycast gateway answers on whichever leaf is active. Storage front-ends
 are trunks carrying every network's storage VLAN.
+
+Only tables and fields that the target release (``frontend.sonic_release``, ``oob.sonic_release``)
+has YANG models for are written, since SONiC's loader refuses (or silently drops) the rest. The anycast
+gateway is SONiC's static anycast gateway (the ``SAG`` table) on master only; on a release before it
+every leaf's gateway interface carries the same address and, as its router MAC, the design's anycast
+gateway MAC (``VLAN_INTERFACE|VlanN mac_addr``), which gives hosts the same gateway on either leaf
+(the compile warns that the gateway is built that way). The OOB aggregation switches are
+``MgmtLeafRouter`` where the release knows that type, else ``LeafRouter`` (202405).
 
 Out-of-band access switches route: their BMC and management VLANs end on SVIs with a DHCP relay
 (option 82 circuit-id), and eBGP unnumbered uplinks reach the aggregation pair, or with
@@ -29,6 +37,7 @@ from typing import Any
 
 import jinja2
 
+from generators.model.netdesign import SONIC_MGMT_LEAF_ROUTER, SONIC_SAG
 from generators.model.plan import Plan, required
 from generators.renderers.netview import SwitchView, frontend_views, rt
 from generators.stages.ports import port_table
@@ -36,6 +45,7 @@ from generators.vendors.base import Vendor
 
 DEVICE_TYPE = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}
 OOB_DEVICE_TYPE = {"leaf": "MgmtToRRouter", "spine": "MgmtLeafRouter"}
+OOB_DEVICE_TYPE_202405 = {"leaf": "MgmtToRRouter", "spine": "LeafRouter"}  # no MgmtLeafRouter in its model
 SONIC_MGMT_PORT = "eth0"  # SONiC's management interface, whatever the catalog calls the jack
 
 
@@ -94,6 +104,9 @@ def _mgmt_tables(plan: Plan, v: SwitchView) -> dict[str, Any]:
 def frontend_config_db(plan: Plan, v: SwitchView) -> dict[str, Any]:
     np_ = required(plan.netplan, "netplan")
     mtu = np_.mtu
+    sag = plan.design.frontend.sonic_release in SONIC_SAG
+    # a gateway interface's anycast-ness: SAG where the release has it, else the shared MAC as its router MAC
+    gateway = {"static_anycast_gateway": "true"} if sag else {"mac_addr": np_.anycast_gateway_mac}
     db: dict[str, Any] = {
         "DEVICE_METADATA": _metadata(v, DEVICE_TYPE),
         "PORT": _ports_table(plan, v, mtu),
@@ -112,7 +125,7 @@ def frontend_config_db(plan: Plan, v: SwitchView) -> dict[str, Any]:
         for vid, seg in v.vlans.items():
             name = f"Vlan{vid}"
             vlan[name] = {"vlanid": str(vid), "mtu": str(mtu), "admin_status": "up"}
-            svi[name] = {"vrf_name": seg["vrf"], "static_anycast_gateway": "true"}
+            svi[name] = {"vrf_name": seg["vrf"], **gateway}
             prefix = seg["subnet"].split("/")[1]
             svi[f"{name}|{seg['gateway']}/{prefix}"] = {}
             tunnel_map[f"vtep|map_{seg['vni']}_{name}"] = {"vlan": name, "vni": str(seg["vni"])}
@@ -131,11 +144,12 @@ def frontend_config_db(plan: Plan, v: SwitchView) -> dict[str, Any]:
             vrf[n["vrf"]] = {"vni": str(n["l3vni"])}
         db.update({
             "VLAN": vlan, "VLAN_MEMBER": members, "VLAN_INTERFACE": svi, "VRF": vrf,
-            "SAG": {"GLOBAL": {"gateway_mac": np_.anycast_gateway_mac}},
             "VXLAN_TUNNEL": {"vtep": {"src_ip": v.router_id}},
             "VXLAN_EVPN_NVO": {"nvo": {"source_vtep": "vtep"}},
             "VXLAN_TUNNEL_MAP": tunnel_map,
         })
+        if sag:
+            db["SAG"] = {"GLOBAL": {"gateway_mac": np_.anycast_gateway_mac}}
     return db
 
 
@@ -175,7 +189,8 @@ def oob_frr(plan: Plan, v: SwitchView) -> str:
 def oob_config_db(plan: Plan, v: SwitchView) -> dict[str, Any]:
     np_ = required(plan.netplan, "netplan")
     db: dict[str, Any] = {
-        "DEVICE_METADATA": _metadata(v, OOB_DEVICE_TYPE),
+        "DEVICE_METADATA": _metadata(v, OOB_DEVICE_TYPE if plan.design.oob.sonic_release in SONIC_MGMT_LEAF_ROUTER
+                                     else OOB_DEVICE_TYPE_202405),
         "PORT": _ports_table(plan, v, 9100),
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{v.loopback}": {}},
         "INTERFACE": {p.port: {"ipv6_use_link_local_only": "enable"} for p in v.fabric_ports},

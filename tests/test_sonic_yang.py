@@ -1,0 +1,197 @@
+"""SONiC configs a released SONiC loads: the target release (frontend.sonic_release, oob.sonic_release)
+decides which tables and fields config_db.json carries, port names follow each platform's lanes, and
+every shipped design's config_db.json passes SONiC's own YANG models (../shared/sonic-yang/check.sh,
+or $SONIC_YANG_DATA) for the default release and for master."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from generators.compiler import compile_file
+from generators.model.catalog import DEFAULT_CATALOG, load_catalog
+from generators.model.errors import DesignError
+from generators.model.netdesign import DEFAULT_SONIC_RELEASE
+from generators.model.plan import Plan
+from generators.renderers import render_plan_json
+from generators.stages.ports import port_table
+from generators.vendors import render_frontend, render_oob
+from tests.conftest import DESIGNS
+from tests.realtools import sonic_yang_check, sonic_yang_dir
+
+SHIPPED = sorted(p.stem for p in DESIGNS.glob("*.yaml") if p.name != "catalog.yaml")
+MASTER = ("frontend.sonic_release=master", "oob.sonic_release=master")
+
+# SONiC catalog switches the shared platform data has no port_config.ini for; each must be in no shipped
+# design (check.sh's MERGE_PORTS=auto would have no port list to merge), and leaves this list once the
+# data holds its platform
+NO_PLATFORM = {"SN4600C", "SN5600-800G"}
+
+
+def _sonic_files(plan: Plan) -> dict[str, str]:
+    # only what check.sh reads: the SONiC configs and plan.json (which maps hostnames to catalog models)
+    return {**render_plan_json(plan), **render_frontend(plan), **render_oob(plan)}
+
+
+def _db(plan: Plan, path: str) -> dict:
+    return json.loads(_sonic_files(plan)[path])
+
+
+# ------------------------------------------------------------------------------- release choices
+
+
+def test_default_release_writes_no_sag_but_one_gateway_mac_and_says_so(compiled: Callable[..., Plan]) -> None:
+    plan = compiled("h100-256")
+    assert plan.design.frontend.sonic_release == DEFAULT_SONIC_RELEASE == "202605"
+    db = _db(plan, "frontend/fe-leaf01/config_db.json")
+    assert "SAG" not in db
+    mac = plan.design.frontend.evpn.anycast_gateway_mac
+    svi = db["VLAN_INTERFACE"]
+    addressed = {k.split("|")[0] for k in svi if "|" in k}
+    gateways = {k: v for k, v in svi.items() if k in addressed}
+    assert gateways, "the leaf has tenant gateway interfaces"
+    assert all(v == {"vrf_name": v["vrf_name"], "mac_addr": mac} for v in gateways.values())
+    # the same gateway address on every leaf that carries the VLAN
+    other = _db(plan, "frontend/fe-leaf02/config_db.json")["VLAN_INTERFACE"]
+    assert [k for k in svi if "|" in k] == [k for k in other if "|" in k]
+    [w] = [w for w in plan.warnings if w.field == "frontend.sonic_release"]
+    assert "202605 has no static anycast gateway" in w.message and "sonic_release: master" in w.message
+
+
+def test_the_summary_names_the_releases(cli: Callable[..., object], tmp_path: Path) -> None:
+    r = cli("compile", DESIGNS / "h100-256.yaml", "-o", tmp_path / "out", "--set", "oob.sonic_release=202511")
+    text = " ".join(r.output.split())  # the table wraps long cells
+    assert "release 202605" in text and "SONiC release │ oob │ 202511" in text
+    assert "warning: frontend.sonic_release: SONiC 202605 has no static anycast gateway" in text
+
+
+def test_master_renders_sag_and_no_warning(compiled: Callable[..., Plan]) -> None:
+    plan = compiled("h100-256", *MASTER)
+    db = _db(plan, "frontend/fe-leaf01/config_db.json")
+    assert db["SAG"] == {"GLOBAL": {"gateway_mac": plan.design.frontend.evpn.anycast_gateway_mac}}
+    svis = [v for k, v in db["VLAN_INTERFACE"].items() if "|" not in k and "static_anycast_gateway" in v]
+    assert svis and not any("mac_addr" in v for v in db["VLAN_INTERFACE"].values())
+    assert not [w for w in plan.warnings if w.field == "frontend.sonic_release"]
+    assert _db(plan, "oob/oob-agg1/config_db.json")["DEVICE_METADATA"]["localhost"]["type"] == "MgmtLeafRouter"
+
+
+def test_oob_on_202405_uses_a_device_type_it_knows(compiled: Callable[..., Plan]) -> None:
+    plan = compiled("h100-256", "oob.sonic_release=202405")
+    types = {name: _db(plan, f"oob/{name}/config_db.json")["DEVICE_METADATA"]["localhost"]["type"]
+             for name in ("oob-agg1", "oob01")}
+    assert types == {"oob-agg1": "LeafRouter", "oob01": "MgmtToRRouter"}
+
+
+def test_unquoted_release_reads_as_the_branch(tmp_path: Path) -> None:
+    # YAML reads 202511 as a number; the user means the branch
+    d = tmp_path / "d.yaml"
+    d.write_text(f"extends: {DESIGNS / 'h100-256.yaml'}\nfrontend:\n  sonic_release: 202511\n"
+                 "oob:\n  sonic_release: 202405\n")
+    design = compile_file(d, [])[0].design
+    assert (design.frontend.sonic_release, design.oob.sonic_release) == ("202511", "202405")
+
+
+@pytest.mark.parametrize(("name", "overrides", "field", "words"), [
+    ("h100-256", ["frontend.sonic_release=202405"], "frontend.sonic_release",
+     "SONiC 202405 models neither a static anycast gateway"),
+    ("h100-256", ["frontend.sonic_release=202406"], "frontend.sonic_release", "202405"),
+    # the reference's OOB access switches run Cumulus, and uplinked into the frontend it has no other
+    ("h100-1024-reference", ["oob.uplink=frontend", "oob.sonic_release=202511"], "oob.sonic_release",
+     "no out-of-band switch runs SONiC"),
+])
+def test_a_release_railyard_cannot_serve_is_refused(name: str, overrides: list[str], field: str, words: str) -> None:
+    with pytest.raises(DesignError) as exc:
+        compile_file(DESIGNS / f"{name}.yaml", overrides)
+    hits = [p for p in exc.value.problems if p.field == field]
+    assert hits, [(p.field, p.message) for p in exc.value.problems]
+    assert any(words in p.message for p in hits), [p.message for p in hits]
+    assert all(p.where.startswith("--set") or p.where for p in hits)  # the --set or YAML line to look at
+
+
+# ------------------------------------------------------------------------------- platform port names
+
+
+def _platforms() -> dict[str, Path]:
+    d = sonic_yang_dir()
+    out: dict[str, Path] = {}
+    for line in (d / "platforms.tsv").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            switch, platform, hwsku = line.split("\t")
+            out[switch] = d / "platforms" / platform / hwsku / "port_config.ini"
+    return out
+
+
+def _ini_ports(path: Path) -> list[tuple[str, int, int | None]]:
+    """(name, lane count, speed in Gb/s or None) per port of a port_config.ini, in file order."""
+    ports = []
+    for line in path.read_text().splitlines():
+        cols = line.split()
+        if not cols or cols[0].startswith("#"):
+            continue
+        speed = int(cols[4]) // 1000 if len(cols) > 4 else None
+        ports.append((cols[0], len(cols[1].split(",")), speed))
+    return ports
+
+
+def test_every_sonic_switch_names_its_ports_as_its_platform_does() -> None:
+    catalog = load_catalog(DEFAULT_CATALOG)
+    platforms = _platforms()
+    sonic = {k for k, s in catalog.switches.items() if s.os == "sonic"}
+    assert sonic - set(platforms) == NO_PLATFORM, "platforms.tsv gained or lost a SONiC switch: update NO_PLATFORM"
+    for key in sorted(sonic & set(platforms)):
+        sw = catalog.switches[key]
+        speeds = {s for g in sw.port_groups for s in (g.speed_gbps, *g.speeds_gbps)}
+        # the platform's ports at speeds the model is not sold for here (SN5600's 25G service port) stay out
+        ini = [(n, lanes) for n, lanes, speed in _ini_ports(platforms[key]) if speed is None or speed in speeds]
+        ours = [(p.name, sw.port_groups[p.group].lanes) for p in port_table(sw)]
+        assert ours == ini, f"{key}: railyard's (name, lanes) differ from {platforms[key]}"
+
+
+def test_no_shipped_design_uses_a_switch_without_a_platform(compiled: Callable[..., Plan]) -> None:
+    used = {d.model for name in SHIPPED for d in compiled(name).devices if d.kind == "switch"}
+    assert not used & NO_PLATFORM
+
+
+# ------------------------------------------------------------------------------- SONiC's YANG models
+
+
+def _write(files: dict[str, str], root: Path) -> list[Path]:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return [root / sub for sub in ("frontend", "oob") if (root / sub).is_dir()]
+
+
+@pytest.mark.daemons
+@pytest.mark.parametrize(("release", "overrides"), [(DEFAULT_SONIC_RELEASE, ()), ("master", MASTER)])
+def test_every_shipped_design_loads_in_sonic(compiled: Callable[..., Plan], tmp_path: Path, release: str,
+                                             overrides: tuple[str, ...]) -> None:
+    """check.sh with MERGE_PORTS=auto (each file over its platform's port_config.ini, as `config load` onto a
+    factory CONFIG_DB), one call for all designs: 0 errors. Fails, never skips, without the checker."""
+    dirs: list[Path] = []
+    for name in SHIPPED:
+        dirs += _write(_sonic_files(compiled(name, *overrides)), tmp_path / name)
+    n = sum(1 for d in dirs for _ in d.rglob("config_db.json"))
+    r = sonic_yang_check(release, dirs)
+    assert r.files == n > 0
+    assert r.errors == [], "\n".join(r.errors[:40])
+
+
+@pytest.mark.daemons
+def test_the_check_catches_what_a_release_lacks(compiled: Callable[..., Plan], tmp_path: Path) -> None:
+    """The same check is not one that cannot fail: master's SAG output is refused by the default release,
+    and the old AS4630-54TE name of its second 100G uplink (Ethernet53) by any release."""
+    plan = compiled("h100-256", *MASTER)
+    files = {k: v for k, v in _sonic_files(plan).items()
+             if k in ("plan.json", "frontend/fe-leaf01/config_db.json", "oob/oob01/config_db.json")}
+    files["oob/oob01/config_db.json"] = files["oob/oob01/config_db.json"].replace("Ethernet56", "Ethernet53")
+    r = sonic_yang_check(DEFAULT_SONIC_RELEASE, _write(files, tmp_path))
+    assert r.files == 2
+    tables = {(e.split("\t")[1], e.split("\t")[2]) for e in r.errors}
+    assert ("SAG", "-") in tables
+    assert ("PORT", "Ethernet53") in tables
+    assert any("static_anycast_gateway" in e for e in r.errors)
