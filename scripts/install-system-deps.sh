@@ -17,6 +17,7 @@ PACKAGES=(
   kea-dhcp4-server                  # kea-dhcp4 -t
   iproute2                          # ip netns for FRR tests in namespaces
   iputils-ping                      # ping between loopbacks of the namespace fabric
+  lldpd                             # lldpd/lldpctl in the namespace fabric: verify --lldp on real output
   chromium                          # headless print-to-pdf of reports
   fonts-dejavu-core                 # chromium pulls no fonts without recommends; text needs one
   poppler-utils                     # pdfinfo/pdftoppm: page counts and looking at PDFs
@@ -25,7 +26,7 @@ PACKAGES=(
 )
 
 # Services that the packages above install (munge comes with slurm).
-SERVICES=(slurmctld munge opensm frr kea-dhcp4-server postgresql redis-server)
+SERVICES=(slurmctld munge opensm frr kea-dhcp4-server postgresql redis-server lldpd)
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "install-system-deps.sh: must run as root" >&2
