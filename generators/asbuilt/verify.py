@@ -77,19 +77,18 @@ class PlanLocator:
                 self._plugs_of(c.id, c.shape, [links[k] for k in c.links])
 
     def _plugs_of(self, cable_id: str, shape: str, lks: list[Any]) -> None:
-        kind = "splitter" if shape.startswith("split") else "twin cable" if shape == "straight" else "cable"
+        # the cable's shape says which end is one plug: split-a its a end, split-b its b end, straight both;
+        # a splitter's legs are plugs of their own even in two ports of one server
+        one_plug = {"split-a": ("a",), "split-b": ("b",), "straight": ("a", "b")}.get(shape, ())
+        kind = "splitter" if shape.startswith("split") else "twin cable"
         for side in ("a", "b"):
             ends = [(getattr(lk, f"{side}_device"), getattr(lk, f"{side}_port")) for lk in lks]
-            per_dev: dict[str, list[str]] = {}
-            for dev, port in ends:
-                per_dev.setdefault(dev, []).append(port)
             for leg, (dev, port) in enumerate(ends, start=1):
-                together = per_dev[dev]
-                if len(together) > 1:
+                if side in one_plug:
                     self._shared[(dev, port)] = cable_id
-                    others = ", ".join(p for p in together if p != port)
+                    others = ", ".join(p for d, p in ends if (d, p) != (dev, port))
                     self._plug[(dev, port)] = f"one plug with {others}, {kind} {cable_id}"
-                else:
+                elif one_plug:
                     self._plug[(dev, port)] = f"leg {leg} of {kind} {cable_id}"
 
     def plug(self, end: End) -> str | None:
@@ -438,9 +437,8 @@ def _swap_at(locate: PlanLocator, xs: tuple[End, End], ys: tuple[End, End]) -> t
 
     if movable(first):
         return first, None
-    shared = next(e for e in first if locate.shared(e))
-    why = (f"not at {shared[0]}: {shared[1]} is {locate.plug(shared)}, and moving that plug moves every "
-           "port it carries")
+    plugs = " and ".join(f"{e[1]} is {locate.plug(e)}" for e in first if locate.shared(e))
+    why = f"not at {first[0][0]}: {plugs}; moving a plug moves every port it carries"
     if movable(other):
         return other, why
     cables = sorted({c for e in (*first, *other) if (c := locate.shared(e))})
@@ -573,6 +571,11 @@ def write_as_built(plan: Plan, discovered: Path, out: Path, node_name_map: Path 
 # ---------------------------------------------------------------------------------------- Ethernet
 
 
+# What a switch's OS calls its management port in an LLDP table (SONiC and Cumulus: eth0, EOS: Management1,
+# NX-OS style: mgmt0), where the plan names the front-panel-less port by the catalog's `mgmt_port`.
+MGMT_IFNAMES = frozenset({"eth0", "mgmt0", "Management0", "Management1"})
+
+
 def ethernet_networks(plan: Plan) -> list[str]:
     """The networks LLDP can check: every cabled one whose technology is not InfiniBand."""
     nets = sorted({lk.network for lk in plan.links})
@@ -585,23 +588,30 @@ def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str =
     A link is found when either end hears the other (LLDP runs both ways; one table is enough). A planned
     link nobody hears is missing only when the tables would have shown it: both ends gave a table, or a
     given end hears something else on that port; else it is not covered (the far end may give no table
-    or not speak LLDP, like most BMCs and PDUs), which is counted and never reported as missing."""
+    or not speak LLDP, like most BMCs and PDUs), which is counted and never reported as missing. A host's
+    table never shows its BMC's port (the BMC is a computer of its own, with its own NIC)."""
+    from generators.stages.netplan import BMC_KINDS
+
     namer = _Namer(plan, None, infiniband=False)
     nets = ethernet_networks(plan)
     planned: Planned = {}
     ports_of: dict[str, set[str]] = {}
+    blind: set[End] = set()  # planned ends whose device's table cannot show them
     for lk in plan.links:
         if lk.network in nets:
             a, b = (lk.a_device, lk.a_port), (lk.b_device, lk.b_port)
             planned[frozenset((a, b))] = (a, b, f"{lk.speed_gbps}G")
             for dev, port in (a, b):
                 ports_of.setdefault(dev, set()).add(port)
+                if lk.network == "oob" and namer.idx[dev].kind in BMC_KINDS:
+                    blind.add((dev, port))
+    mgmt = {d.name: plan.catalog.switches[d.model].mgmt_port for d in plan.devices if d.kind == "switch"}
     found: Found = {}
     heard: set[End] = set()
     for dev, neighbours in tables.items():
         for n in neighbours:
-            a = (dev, n.local_port)
-            b, kb = _lldp_peer(namer, ports_of, n, a)
+            a = (dev, _plan_port(ports_of, mgmt, dev, [n.local_port]))
+            b, kb = _lldp_peer(namer, ports_of, mgmt, n, a)
             heard.add(a)
             key = frozenset((a, b))
             if key not in found:
@@ -612,10 +622,11 @@ def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str =
     uncovered: set[str] = set()
     for k, v in planned.items():
         a, b, _sp = v
-        if k in found or a in heard or b in heard or (a[0] in tables and b[0] in tables):
+        sees = [e[0] in tables and e not in blind for e in (a, b)]
+        if k in found or a in heard or b in heard or all(sees):
             judged[k] = v
         else:
-            uncovered.update(d for d in (a[0], b[0]) if d not in tables)
+            uncovered.update(e[0] for e, s in zip((a, b), sees, strict=True) if not s and e not in blind)
     rep = VerifyReport(plan.design.name, len(planned), len(found), scope=f"Ethernet ({', '.join(nets)})",
                        source=source, not_covered=len(planned) - len(judged), no_table=sorted(uncovered))
     diff = _Diff.of(judged, found)
@@ -630,7 +641,20 @@ def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str =
     return rep
 
 
-def _lldp_peer(namer: _Namer, ports_of: Mapping[str, set[str]], n: Neighbour, local: End) -> tuple[End, bool]:
+def _plan_port(ports_of: Mapping[str, set[str]], mgmt: Mapping[str, str], dev: str, names: list[str]) -> str:
+    """The plan's name of a port a table names (the first name the plan knows; a switch's management
+    interface under its OS name), else the table's own name."""
+    planned = ports_of.get(dev, set())
+    for p in names:
+        if p in planned:
+            return p
+    if dev in mgmt and mgmt[dev] in planned and any(p in MGMT_IFNAMES for p in names):
+        return mgmt[dev]
+    return names[0] if names else "?"
+
+
+def _lldp_peer(namer: _Namer, ports_of: Mapping[str, set[str]], mgmt: Mapping[str, str], n: Neighbour,
+               local: End) -> tuple[End, bool]:
     """The plan's (device, port) for what a port hears, and whether the plan knows the device. The system
     name may be a FQDN; the port name is in the port id or in the description (lldpd sends the MAC as
     id and the interface name as description by default; SONiC the other way round)."""
@@ -641,8 +665,7 @@ def _lldp_peer(namer: _Namer, ports_of: Mapping[str, set[str]], n: Neighbour, lo
         what = repr(system) if system else "a neighbour without a system name"
         namer.unknown.add(f"{what} heard on {local[0]} {local[1]}")
         return (system or f"unnamed neighbour of {local[0]} {local[1]}", names[0] if names else "?"), False
-    port = next((p for p in names if p in ports_of.get(dev, ())), names[0] if names else "?")
-    return (dev, port), True
+    return (dev, _plan_port(ports_of, mgmt, dev, names)), True
 
 
 def lldp_device(path: Path) -> str:
