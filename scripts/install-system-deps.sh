@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real tools railyard's generated files are proven against (tests/realtools.py),
 # and makes sure none of them is left running as a system service: a packaged slurmctld,
-# opensm, frr, kea, postgresql or redis started by postinst would hold ports, sockets and pid files the tests
-# use, and an OpenSM would sweep whatever it finds.
+# opensm, frr, kea, postgresql, redis or lldpd started by postinst would hold ports, sockets and pid files the tests
+# use, an OpenSM would sweep whatever it finds, and an lldpd would talk LLDP on the host's links.
 #
 # Idempotent and quiet: when every package is already installed apt is not touched at all,
 # so re-running it (e.g. from .ci/run) costs well under a second.
