@@ -171,6 +171,7 @@ class VerifyReport:
     source: str = "ibnetdiscover"
     not_covered: int = 0  # planned links no given table could see (LLDP: neither end's file, or a silent peer)
     no_table: list[str] = field(default_factory=list)  # devices of those links without a table
+    checks_speed: bool = True  # LLDP carries no link speed: its reports say so rather than "0 slow"
 
     @property
     def faulty_links(self) -> int:
@@ -200,8 +201,9 @@ class VerifyReport:
             lines.append("OK: the discovered fabric matches the plan" + (" where covered" if self.not_covered else ""))
             return printable("\n".join(lines)) + "\n"
         pairs = f"{len(self.swapped)} swapped pair{'' if len(self.swapped) == 1 else 's'}"
+        slow = f", {len(self.slow)} slow" if self.checks_speed else "; speeds not checked: LLDP carries none"
         lines.append(f"FAULTS: {self.faulty_links} links ({pairs}, {len(self.missing)} "
-                     f"missing, {len(self.extra)} extra, {len(self.slow)} slow"
+                     f"missing, {len(self.extra)} extra{slow}"
                      f"{f', {len(self.one_sided)} one-sided' if self.one_sided else ''})")
         for lk in self.one_sided:
             lines.append(f"ONE-SIDED {lk.text()}: {lk.note}")
@@ -628,7 +630,8 @@ def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str =
         else:
             uncovered.update(e[0] for e, s in zip((a, b), sees, strict=True) if not s and e not in blind)
     rep = VerifyReport(plan.design.name, len(planned), len(found), scope=f"Ethernet ({', '.join(nets)})",
-                       source=source, not_covered=len(planned) - len(judged), no_table=sorted(uncovered))
+                       source=source, not_covered=len(planned) - len(judged), no_table=sorted(uncovered),
+                       checks_speed=False)
     diff = _Diff.of(judged, found)
     _report_swaps(rep, namer, diff)
     _report_missing(rep, namer, diff)
