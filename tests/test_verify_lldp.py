@@ -302,3 +302,19 @@ def test_twin_cables_crossed_say_to_move_whole_plugs(plan256: Plan) -> None:
     (s,) = rep.swapped
     assert s.advice is not None and "every end of these links is a shared plug" in s.advice
     assert twins[0].id in s.advice
+
+
+def test_an_ethernet_backend_is_checked_too(compiled: Compiled) -> None:
+    """b300-spectrumx: the Spectrum-X backend is Ethernet, so its links are in the LLDP check with the
+    frontend and out-of-band networks; a server's two rail ports crossed is one swap at that server."""
+    plan = compiled("b300-spectrumx")
+    w = wiring_of(plan)
+    rep = run(plan, w)
+    assert rep.ok and "Ethernet (backend, frontend, oob)" in rep.text()
+    srv = next(d.name for d in plan.devices if d.kind == "server")
+    rails = sorted(e for e in w if e[0] == srv and plan.index()[w[e][0]].network == "backend")
+    swap(w, rails[0], rails[1])
+    rep = run(plan, w)
+    (s,) = rep.swapped
+    assert {(p.device, p.port) for p in s.at} == {rails[0], rails[1]}
+    assert not rep.missing and not rep.extra and rep.faulty_links == 2
