@@ -75,7 +75,10 @@ def test_eos_neighbors_detail(name: str) -> None:
                    ("Ethernet4", "gpu001", ("0a:f2:32:dc:a5:01", "eth0"))}
 
 
-@pytest.mark.parametrize("text", ["", "{", "[1, 2]", '{"interfaces": 3}', '"lldp"'])
+@pytest.mark.parametrize("text", ["", "{", "[1, 2]", '{"interfaces": 3}', '"lldp"',
+                                  '{"lldp": [{"interface": [{"name": "e0", "chassis": "x"}]}]}',
+                                  '{"lldp": {"interface": [3]}}', '{"lldpNeighbors": {"e1": {"lldpNeighborInfo": 5}}}',
+                                  '{"swp1": {"lldp": {"neighbor": {"x": []}}}}'])
 def test_not_a_table_is_refused(text: str) -> None:
     with pytest.raises(LldpParseError):
         parse_lldp(text)

@@ -22,6 +22,7 @@ DACs rarely fill in), so these checks find cabling faults, not slow links.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,19 +51,28 @@ def parse_lldp(text: str) -> tuple[str, list[Neighbour]]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LldpParseError(f"not JSON ({exc.msg} at line {exc.lineno})") from None
+    fmt, read = _format_of(doc)
+    try:
+        return fmt, read()
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        # a document of the right kind with a field of another type: say so, never a traceback
+        raise LldpParseError(f"{fmt}: a field has an unexpected shape ({type(exc).__name__}: {exc})") from None
+
+
+def _format_of(doc: Any) -> tuple[str, Callable[[], list[Neighbour]]]:
     if isinstance(doc, list) and doc and all(isinstance(r, dict) and "result" in r for r in doc):
         doc = next((r["result"] for r in doc if isinstance(r["result"], dict) and "lldpNeighbors" in r["result"]),
                    doc[0]["result"])
     if isinstance(doc, dict) and "lldp" in doc:
         lldp = doc["lldp"]
         if isinstance(lldp, list):
-            return "lldpctl json0", _json0(lldp)
+            return "lldpctl json0", lambda: _json0(lldp)
         if isinstance(lldp, dict):
-            return "lldpctl json", _json(lldp)
+            return "lldpctl json", lambda: _json(lldp)
     if isinstance(doc, dict) and isinstance(doc.get("lldpNeighbors"), dict):
-        return "EOS", _eos(doc["lldpNeighbors"])
+        return "EOS", lambda: _eos(doc["lldpNeighbors"])
     if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()):
-        return "NVUE", _nvue(doc)
+        return "NVUE", lambda: _nvue(doc)
     raise LldpParseError("not an LLDP neighbour table: expected the JSON of `lldpctl -f json0` (or -f json), "
                          "NVUE `nv show interface --output json` or EOS `show lldp neighbors detail | json`")
 
