@@ -182,8 +182,12 @@ def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the targe
 @app.command()
 @_guarded
 def verify(design: DesignArg,
-           ibnetdiscover: Annotated[Path, typer.Option("--ibnetdiscover", help="output of `ibnetdiscover` on site",
-                                                       show_default=False)],
+           ibnetdiscover: Annotated[Path | None, typer.Option("--ibnetdiscover", help="output of `ibnetdiscover` "
+                                                              "on site", show_default=False)] = None,
+           lldp: Annotated[list[Path] | None, typer.Option("--lldp", help="LLDP neighbour tables of the Ethernet "
+                                                           "networks, one JSON file per device named after it "
+                                                           "(lldpctl -f json0/json, NVUE, EOS); repeat it",
+                                                           show_default=False)] = None,
            set_: SetOpt = None,
            speed: Annotated[str | None, typer.Option("--speed", help="expected link speed instead of the plan's, "
                                                      "e.g. 4xHDR on a simulator")] = None,
@@ -194,16 +198,27 @@ def verify(design: DesignArg,
                                                              "infiniband/ with the discovered GUIDs to this "
                                                              "directory")] = None,
            force: ForceOpt = None) -> None:
-    """Compare a discovered InfiniBand fabric with the plan: missing, extra, swapped and slow links.
-    Exits 1 when the fabric differs from the plan, 2 on bad input."""
-    from generators.asbuilt.verify import run_verify, write_as_built
+    """Compare a discovered InfiniBand fabric (--ibnetdiscover) or the Ethernet networks' LLDP tables
+    (--lldp) with the plan: missing, extra, swapped and slow links. Exits 1 when the fabric differs from
+    the plan, 2 on bad input."""
+    from generators.asbuilt.verify import run_verify, run_verify_lldp, write_as_built
 
     try:
+        if (ibnetdiscover is None) == (not lldp):
+            raise DesignError.one("--ibnetdiscover", "give either --ibnetdiscover FILE (InfiniBand) or --lldp "
+                                  "FILE... (Ethernet)", "run verify once per kind of network")
+        if lldp and (speed or node_name_map or write_config):
+            raise DesignError.one("--lldp", "--speed, --node-name-map and --write-config belong to "
+                                  "--ibnetdiscover", "leave them out with --lldp")
         if write_config is not None:
             check_out_dir(write_config, "--write-config", force, design)
         plan, _, _ = compile_file(design, set_)
-        report = run_verify(plan, ibnetdiscover, speed, node_name_map)
-        if write_config is not None:
+        if lldp:
+            report = run_verify_lldp(plan, lldp)
+        else:
+            assert ibnetdiscover is not None
+            report = run_verify(plan, ibnetdiscover, speed, node_name_map)
+        if write_config is not None and ibnetdiscover is not None:
             done = write_as_built(plan, ibnetdiscover, write_config, node_name_map, force, design)
     except DesignError as exc:
         _fail(exc)

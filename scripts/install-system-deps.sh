@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real tools railyard's generated files are proven against (tests/realtools.py),
 # and makes sure none of them is left running as a system service: a packaged slurmctld,
-# opensm, frr, kea, postgresql or redis started by postinst would hold ports, sockets and pid files the tests
-# use, and an OpenSM would sweep whatever it finds.
+# opensm, frr, kea, postgresql, redis or lldpd started by postinst would hold ports, sockets and pid files the tests
+# use, an OpenSM would sweep whatever it finds, and an lldpd would talk LLDP on the host's links.
 #
 # Idempotent and quiet: when every package is already installed apt is not touched at all,
 # so re-running it (e.g. from .ci/run) costs well under a second.
@@ -17,6 +17,7 @@ PACKAGES=(
   kea-dhcp4-server                  # kea-dhcp4 -t
   iproute2                          # ip netns for FRR tests in namespaces
   iputils-ping                      # ping between loopbacks of the namespace fabric
+  lldpd                             # lldpd/lldpctl in the namespace fabric: verify --lldp on real output
   chromium                          # headless print-to-pdf of reports
   fonts-dejavu-core                 # chromium pulls no fonts without recommends; text needs one
   poppler-utils                     # pdfinfo/pdftoppm: page counts and looking at PDFs
@@ -28,7 +29,7 @@ PACKAGES=(
 )
 
 # Services that the packages above install (munge comes with slurm).
-SERVICES=(slurmctld munge opensm frr kea-dhcp4-server postgresql redis-server)
+SERVICES=(slurmctld munge opensm frr kea-dhcp4-server postgresql redis-server lldpd)
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "install-system-deps.sh: must run as root" >&2

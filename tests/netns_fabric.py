@@ -93,6 +93,34 @@ def check_ifname(name: str) -> str:
     return name
 
 
+def wire(netns: Mapping[str, str], links: Sequence[tuple[str, str, str, str]], created: list[str]) -> None:
+    """A namespace per device (device -> namespace name; each appended to `created` once made, for the
+    caller's teardown) and an up veth pair per link, named as the links name the ports."""
+    for ns in netns.values():
+        _run(["ip", "netns", "add", ns])
+        created.append(ns)
+        _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+    for a, ap, b, bp in links:
+        _run(["ip", "link", "add", check_ifname(ap), "netns", netns[a], "type", "veth", "peer", "name",
+              check_ifname(bp), "netns", netns[b]])
+        _run(["ip", "-n", netns[a], "link", "set", ap, "up"])
+        _run(["ip", "-n", netns[b], "link", "set", bp, "up"])
+
+
+def stop(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM each daemon's process group, SIGKILL what is still there after 10 s."""
+    for p in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=10)
+
+
 @contextlib.contextmanager
 def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, str]], workdir: Path,
                *, start_timeout: float = 30.0) -> Iterator[Fabric]:
@@ -113,17 +141,10 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
     switches = {name: Switch(name, f"ry{token}-{name}", runroot / name) for name in configs}
     created: list[str] = []
     try:
+        wire({n: sw.netns for n, sw in switches.items()}, links, created)
         for sw in switches.values():
-            _run(["ip", "netns", "add", sw.netns])
-            created.append(sw.netns)
-            _run(["ip", "-n", sw.netns, "link", "set", "lo", "up"])
             for key in ("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"):
                 _run(["ip", "netns", "exec", sw.netns, "sysctl", "-qw", key])
-        for a, ap, b, bp in links:
-            _run(["ip", "link", "add", check_ifname(ap), "netns", switches[a].netns, "type", "veth", "peer", "name",
-                  check_ifname(bp), "netns", switches[b].netns])
-            _run(["ip", "-n", switches[a].netns, "link", "set", ap, "up"])
-            _run(["ip", "-n", switches[b].netns, "link", "set", bp, "up"])
         for name, sw in switches.items():
             sw.rundir.mkdir(parents=True, exist_ok=True)
             shutil.chown(sw.rundir, "frr", "frr")
@@ -151,18 +172,7 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
                 raise ToolFailed(f"vtysh could not apply {name}'s frr.conf", r.stdout + r.stderr)
         yield Fabric(switches, time.monotonic() - t0)
     finally:
-        for sw in switches.values():
-            for p in sw.procs:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(p.pid, signal.SIGTERM)
-        for sw in switches.values():
-            for p in sw.procs:
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(p.pid, signal.SIGKILL)
-                    p.wait(timeout=10)
+        stop([p for sw in switches.values() for p in sw.procs])
         for ns in created:
             _run(["ip", "netns", "del", ns], check=False)
         for sw in switches.values():
@@ -182,3 +192,73 @@ def wait_until(predicate, timeout: float, interval: float = 1.0) -> bool:  # typ
         if time.monotonic() > deadline:
             return False
         time.sleep(interval)
+
+
+@dataclass
+class LldpNode:
+    name: str
+    netns: str
+    socket: Path  # under the fabric's own run directory, which every lldpd's command line names
+
+
+@contextlib.contextmanager
+def lldp_fabric(devices: Sequence[str], links: Sequence[tuple[str, str, str, str]], *, tx_interval: int = 2
+                ) -> Iterator[dict[str, LldpNode]]:
+    """Namespaces and veths for ``links`` (as :func:`frr_fabric` wires them) and Debian's lldpd in each,
+    with the device's name as its system name (the namespaces share the host's UTS name, so lldpd is told
+    with ``configure system hostname``) and its own control socket; yields device -> :class:`LldpNode`
+    (``lldpctl -u <socket>`` reads it) and tears everything down after.
+
+    Found with lldpd 1.0.16 (Debian 12): the port id is the interface's MAC and its name goes in the
+    port description unless ``portidsubtype ifname`` is configured; the TTL is tx-interval x tx-hold,
+    so a 10 x hold keeps neighbours from ageing out on two busy cores."""
+    lldpd = require("lldpd")
+    require("lldpctl")
+    token = uuid.uuid4().hex[:6]
+    runroot = Path(tempfile.mkdtemp(prefix=f"railyard-lldp-{token}-"))
+    runroot.chmod(0o755)
+    nodes = {d: LldpNode(d, f"ry{token}-{d}", runroot / f"{d}.sock") for d in devices}
+    created: list[str] = []
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        wire({d: n.netns for d, n in nodes.items()}, links, created)
+        for d, n in nodes.items():
+            conf = runroot / f"{d}.conf"
+            conf.write_text(f"configure system hostname {d}\nconfigure lldp tx-interval {tx_interval}\n"
+                            "configure lldp tx-hold 10\n")
+            with (runroot / f"{d}.log").open("wb") as log:
+                procs.append(subprocess.Popen(["ip", "netns", "exec", n.netns, lldpd, "-d", "-u", str(n.socket),
+                                               "-O", str(conf)], stdin=subprocess.DEVNULL, stdout=log,
+                                              stderr=subprocess.STDOUT, start_new_session=True))
+        yield nodes
+    finally:
+        stop(procs)
+        # lldpd's privilege-separated child leaves after its parent: wait for it, bounded
+        if not wait_until(lambda: not live_processes(str(runroot)), timeout=10, interval=0.2):
+            for pid in live_processes(str(runroot)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        for ns in created:
+            _run(["ip", "netns", "del", ns], check=False)
+        shutil.rmtree(runroot, ignore_errors=True)
+
+
+def live_processes(marker: str) -> list[int]:
+    """Processes (not zombies) whose command line contains `marker`: what a fabric started and left."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmd and state != "Z":
+            out.append(int(proc.name))
+    return out
+
+
+def lldpctl_json0(node: LldpNode) -> str:
+    r = _run(["ip", "netns", "exec", node.netns, require("lldpctl"), "-u", str(node.socket), "-f", "json0"])
+    return r.stdout

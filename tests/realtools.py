@@ -148,6 +148,8 @@ PACKAGE_OF: dict[str, str] = {
     "smpquery": "infiniband-diags",
     "ibtracert": "infiniband-diags",
     "vtysh": "frr",
+    "lldpd": "lldpd",
+    "lldpctl": "lldpd",
     "kea-dhcp4": "kea-dhcp4-server",
     "chromium": "chromium",
     "pdfinfo": "poppler-utils",

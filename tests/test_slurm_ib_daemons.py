@@ -288,8 +288,10 @@ def test_verify_reports_exactly_the_faults_made(compiled: Compiled, name: str, c
     assert (m["b"]["device"], m["b"]["ib_port"]) == spine_end
     text = cli("verify", DESIGNS / f"{name}.yaml", "--ibnetdiscover", discovered, "--speed", "4xHDR").output  # type: ignore
     assert re.search(r"SWAPPED  exchange the cables at gpu001 mlx5_0 \[rack \S+ U\d+\] and gpu001 mlx5_1 \[rack", text)
-    assert f"MISSING  su1-rail2-leaf {m['a']['port']} (IB port {up}) [rack {m['a']['rack']} U{m['a']['unit']}] <-> " \
-           f"{spine_end[0]}" in text
+    # a leaf-spine twin DAC names its plug ("one plug with 1/17/2, twin cable C-..."); fibers do not
+    plug = f" ({m['a']['plug']})" if m["a"]["plug"] else ""
+    assert f"MISSING  su1-rail2-leaf {m['a']['port']} (IB port {up}) [rack {m['a']['rack']} U{m['a']['unit']}]" \
+           f"{plug} <-> {spine_end[0]}" in text
     # the technician's view of that fault: both racks and units, and the label printed on the cable
     assert m["a"]["rack"] and m["b"]["rack"] and m["a"]["unit"] and m["b"]["unit"] and m["label"] and m["cable_id"]
     assert f"label '{m['label']}'" in text

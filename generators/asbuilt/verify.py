@@ -14,7 +14,12 @@ label, so a technician can walk to it:
 
 Rack and unit come from placement (``Device.rack``, ``Device.unit``), cable id and printed label from
 the cable plan (``plan.cables``: per link, the label on the cable and the rack sheets); a plan without
-them still gets device and port.
+them still gets device and port. A port on a splitter or twin cable also names its plug (one plug
+carrying several ports, or a numbered leg), and a swap is never to be fixed at a plug that carries both
+of the swapped ports.
+
+The Ethernet networks (frontend, out-of-band, an Ethernet backend or storage fabric) are checked the
+same way from LLDP neighbour tables (`verify_lldp`), into the same report.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from generators.asbuilt.ibnetdiscover import NetNode, NetParseError, ib_speed, links_of, one_sided, parse_net
+from generators.asbuilt.lldp import LldpParseError, Neighbour, parse_lldp
 from generators.model.errors import DesignError, printable
 from generators.model.inputfile import DISCOVERY_LIMIT, read_bytes
 from generators.model.plan import Plan
@@ -58,11 +64,40 @@ class PlanLocator:
     def __init__(self, plan: Plan) -> None:
         self._dev = {d.name: Location(d.rack, d.unit) for d in plan.devices if d.rack is not None}
         self._cable: dict[frozenset[End], CableRef] = {}
+        self._plug: dict[End, str] = {}
+        self._shared: dict[End, str] = {}  # port -> cable id, when its plug carries other ports of the cable
         links = plan.links
         for c in plan.cables or []:
             for k, label in zip(c.links, c.labels, strict=True):
                 lk = links[k]
                 self._cable[frozenset(((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)))] = CableRef(c.id, label)
+            # one pulled cable serving several links: a splitter or twin cable (fibers, one per link, are
+            # separate plugs even in one transceiver)
+            if len(c.links) > 1 and c.physical < len(c.links):
+                self._plugs_of(c.id, c.shape, [links[k] for k in c.links])
+
+    def _plugs_of(self, cable_id: str, shape: str, lks: list[Any]) -> None:
+        # the cable's shape says which end is one plug: split-a its a end, split-b its b end, straight both;
+        # a splitter's legs are plugs of their own even in two ports of one server
+        one_plug = {"split-a": ("a",), "split-b": ("b",), "straight": ("a", "b")}.get(shape, ())
+        kind = "splitter" if shape.startswith("split") else "twin cable"
+        for side in ("a", "b"):
+            ends = [(getattr(lk, f"{side}_device"), getattr(lk, f"{side}_port")) for lk in lks]
+            for leg, (dev, port) in enumerate(ends, start=1):
+                if side in one_plug:
+                    self._shared[(dev, port)] = cable_id
+                    others = ", ".join(p for d, p in ends if (d, p) != (dev, port))
+                    self._plug[(dev, port)] = f"one plug with {others}, {kind} {cable_id}"
+                elif one_plug:
+                    self._plug[(dev, port)] = f"leg {leg} of {kind} {cable_id}"
+
+    def plug(self, end: End) -> str | None:
+        """Which plug of a splitter or twin cable serves the port; None on a cable of its own."""
+        return self._plug.get(end)
+
+    def shared(self, end: End) -> str | None:
+        """The cable whose one plug carries this port and others (it cannot be swapped alone)."""
+        return self._shared.get(end)
 
     def location(self, end: End) -> Location:
         return self._dev.get(end[0]) or Location()
@@ -84,6 +119,7 @@ class Port:
     rack: str | None = None
     unit: int | str | None = None
     known: bool = True
+    plug: str | None = None  # on a splitter or twin cable: "leg 2 of splitter C-..." or "one plug with ..."
 
     def text(self) -> str:
         num = f" (IB port {self.ib_port})" if self.ib_port is not None and self.port != f"port {self.ib_port}" else ""
@@ -91,7 +127,8 @@ class Port:
         if self.rack is not None or self.unit is not None:
             where = f" [rack {self.rack or '?'} U{self.unit if self.unit is not None else '?'}]"
         unknown = "" if self.known else " (not in the plan)"
-        return f"{self.device} {self.port}{num}{where}{unknown}"
+        plug = f" ({self.plug})" if self.plug else ""
+        return f"{self.device} {self.port}{num}{where}{plug}{unknown}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +153,7 @@ class SwapReport:
     planned: tuple[LinkReport, LinkReport]
     found: tuple[LinkReport, LinkReport]
     at: tuple[Port, Port]  # the two ports whose cables must trade places
+    advice: str | None = None  # why not elsewhere: a plug there carries both ports, or every end is shared
 
 
 @dataclass(slots=True)
@@ -129,6 +167,11 @@ class VerifyReport:
     slow: list[LinkReport] = field(default_factory=list)
     unknown_nodes: list[str] = field(default_factory=list)
     one_sided: list[LinkReport] = field(default_factory=list)  # one end reports the link, the other does not
+    scope: str = "backend"  # the networks checked
+    source: str = "ibnetdiscover"
+    not_covered: int = 0  # planned links no given table could see (LLDP: neither end's file, or a silent peer)
+    no_table: list[str] = field(default_factory=list)  # devices of those links without a table
+    checks_speed: bool = True  # LLDP carries no link speed: its reports say so rather than "0 slow"
 
     @property
     def faulty_links(self) -> int:
@@ -147,19 +190,27 @@ class VerifyReport:
         return d
 
     def text(self) -> str:
-        lines = [f"railyard verify: {self.design}: {self.planned_links} planned backend links, "
-                 f"{self.discovered_links} discovered"]
+        lines = [f"railyard verify: {self.design}: {self.planned_links} planned {self.scope} links, "
+                 f"{self.discovered_links} discovered ({self.source})"]
+        if self.not_covered:
+            shown = ", ".join(self.no_table[:12]) + (f" and {len(self.no_table) - 12} more"
+                                                     if len(self.no_table) > 12 else "")
+            lines.append(f"NOT COVERED: {self.not_covered} planned links (no table from a device that would see "
+                         f"them); no table from: {shown}")
         if self.ok:
-            lines.append("OK: the discovered fabric matches the plan")
-            return "\n".join(lines) + "\n"
+            lines.append("OK: the discovered fabric matches the plan" + (" where covered" if self.not_covered else ""))
+            return printable("\n".join(lines)) + "\n"
         pairs = f"{len(self.swapped)} swapped pair{'' if len(self.swapped) == 1 else 's'}"
+        slow = f", {len(self.slow)} slow" if self.checks_speed else "; speeds not checked: LLDP carries none"
         lines.append(f"FAULTS: {self.faulty_links} links ({pairs}, {len(self.missing)} "
-                     f"missing, {len(self.extra)} extra, {len(self.slow)} slow"
+                     f"missing, {len(self.extra)} extra{slow}"
                      f"{f', {len(self.one_sided)} one-sided' if self.one_sided else ''})")
         for lk in self.one_sided:
             lines.append(f"ONE-SIDED {lk.text()}: {lk.note}")
         for s in self.swapped:
             lines.append(f"SWAPPED  exchange the cables at {s.at[0].text()} and {s.at[1].text()}")
+            if s.advice:
+                lines.append(f"    ({s.advice})")
             lines += [f"    planned {lk.text()}" for lk in s.planned]
             lines += [f"    found   {lk.text()}" for lk in s.found]
         for lk in self.missing:
@@ -199,7 +250,8 @@ class _Namer:
     """Plan names for discovered ports, and report ports with IB number, rack and unit. Collects the
     discovered devices the plan does not know and the IB port numbers seen on them."""
 
-    def __init__(self, plan: Plan, node_names: Mapping[int, str] | None) -> None:
+    def __init__(self, plan: Plan, node_names: Mapping[int, str] | None, infiniband: bool = True) -> None:
+        self.infiniband = infiniband
         self.catalog = plan.catalog
         self.idx = plan.index()
         self.locate = PlanLocator(plan)
@@ -217,12 +269,12 @@ class _Namer:
 
     def port(self, dev: str, pname: str, ib: int | None, known: bool = True) -> Port:
         loc = self.locate.location((dev, pname)) if known else Location()
-        return Port(dev, pname, ib, loc.rack, loc.unit, known)
+        return Port(dev, pname, ib, loc.rack, loc.unit, known, self.locate.plug((dev, pname)) if known else None)
 
     def ib_of(self, end: End) -> int | None:
         """IB port number of a switch port (an HCA's single port needs no number)."""
         d = self.idx.get(end[0])
-        if d is not None and d.kind == "switch":
+        if self.infiniband and d is not None and d.kind == "switch":
             return self.nums(d.model).get(end[1])
         return None
 
@@ -364,9 +416,7 @@ def _report_swaps(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
         if hit is None:
             continue
         x1, y1, m1, m2 = hit
-        # Trading the plugs in x and x1 fixes it, and so does trading y and y1: name the pair that
-        # sits on one device (two NICs of one server, two ports of one leaf) when there is one.
-        at = (x, x1) if x[0] == x1[0] else (y, y1)
+        at, advice = _swap_at(namer.locate, (x, x1), (y, y1))
         diff.extra_set -= {k, frozenset((x1, y1))}
         diff.missing_set -= {m1, m2}
         pa, pb = diff.planned[m1], diff.planned[m2]
@@ -374,7 +424,28 @@ def _report_swaps(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
             planned=(namer.report(pa[0], pa[1]), namer.report(pb[0], pb[1])),
             found=(namer.report(*namer.shown(x, y)), namer.report(*namer.shown(x1, y1))),
             at=(namer.port(at[0][0], at[0][1], namer.ib_of(at[0])),
-                namer.port(at[1][0], at[1][1], namer.ib_of(at[1])))))
+                namer.port(at[1][0], at[1][1], namer.ib_of(at[1]))), advice=advice))
+
+
+def _swap_at(locate: PlanLocator, xs: tuple[End, End], ys: tuple[End, End]) -> tuple[tuple[End, End], str | None]:
+    """Where to trade plugs: trading x and x1 fixes the pair, and so does trading y and y1. Name the pair
+    that sits on one device (two NICs of one server, two ports of one leaf) when there is one, unless a
+    plug there carries both ports (the switch end of a splitter, a twin cable): then the other end."""
+    first = xs if xs[0][0] == xs[1][0] else ys
+    other = ys if first is xs else xs
+
+    def movable(p: tuple[End, End]) -> bool:
+        return not locate.shared(p[0]) and not locate.shared(p[1])
+
+    if movable(first):
+        return first, None
+    plugs = " and ".join(f"{e[1]} is {locate.plug(e)}" for e in first if locate.shared(e))
+    why = f"not at {first[0][0]}: {plugs}; moving a plug moves every port it carries"
+    if movable(other):
+        return other, why
+    cables = sorted({c for e in (*first, *other) if (c := locate.shared(e))})
+    return first, (f"every end of these links is a shared plug (cables {', '.join(cables)}): move whole plugs "
+                   "only if all their links are crossed, else the cable is faulty: replace it")
 
 
 def _report_missing(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
@@ -497,3 +568,135 @@ def write_as_built(plan: Plan, discovered: Path, out: Path, node_name_map: Path 
                                   "discovered"), "cable and power them, then discover again") from None
         raise
     return write_tree(files, out, "--write-config", force, design)
+
+
+# ---------------------------------------------------------------------------------------- Ethernet
+
+
+# What a switch's OS calls its management port in an LLDP table (SONiC and Cumulus: eth0, EOS: Management1,
+# NX-OS style: mgmt0), where the plan names the front-panel-less port by the catalog's `mgmt_port`.
+MGMT_IFNAMES = frozenset({"eth0", "mgmt0", "Management0", "Management1"})
+
+
+def ethernet_networks(plan: Plan) -> list[str]:
+    """The networks LLDP can check: every cabled one whose technology is not InfiniBand."""
+    nets = sorted({lk.network for lk in plan.links})
+    return [n for n in nets if (plan.networks.get(n) or {}).get("technology") != "infiniband"]
+
+
+def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str = "LLDP") -> VerifyReport:
+    """Compare LLDP neighbour tables (plan device -> what its ports hear) with the plan's Ethernet links.
+
+    A link is found when either end hears the other (LLDP runs both ways; one table is enough). A planned
+    link nobody hears is missing only when the tables would have shown it: both ends gave a table, or a
+    given end hears something else on that port; else it is not covered (the far end may give no table
+    or not speak LLDP, like most BMCs and PDUs), which is counted and never reported as missing. A host's
+    table never shows its BMC's port (the BMC is a computer of its own, with its own NIC)."""
+    from generators.stages.netplan import BMC_KINDS
+
+    namer = _Namer(plan, None, infiniband=False)
+    nets = ethernet_networks(plan)
+    planned: Planned = {}
+    ports_of: dict[str, set[str]] = {}
+    blind: set[End] = set()  # planned ends whose device's table cannot show them
+    for lk in plan.links:
+        if lk.network in nets:
+            a, b = (lk.a_device, lk.a_port), (lk.b_device, lk.b_port)
+            planned[frozenset((a, b))] = (a, b, f"{lk.speed_gbps}G")
+            for dev, port in (a, b):
+                ports_of.setdefault(dev, set()).add(port)
+                if lk.network == "oob" and namer.idx[dev].kind in BMC_KINDS:
+                    blind.add((dev, port))
+    mgmt = {d.name: plan.catalog.switches[d.model].mgmt_port for d in plan.devices if d.kind == "switch"}
+    found: Found = {}
+    heard: set[End] = set()
+    for dev, neighbours in tables.items():
+        for n in neighbours:
+            a = (dev, _plan_port(ports_of, mgmt, dev, [n.local_port]))
+            b, kb = _lldp_peer(namer, ports_of, mgmt, n, a)
+            heard.add(a)
+            key = frozenset((a, b))
+            if key not in found:
+                found[key] = (a, b, None, True, kb)
+    # the far end's own table hears nothing on that port: one direction of the link is dead
+    lopsided = [(a, b) for a, b, _sp, _ka, kb in found.values() if kb and b[0] in tables and b not in heard]
+    judged: Planned = {}
+    uncovered: set[str] = set()
+    for k, v in planned.items():
+        a, b, _sp = v
+        sees = [e[0] in tables and e not in blind for e in (a, b)]
+        if k in found or a in heard or b in heard or all(sees):
+            judged[k] = v
+        else:
+            uncovered.update(e[0] for e, s in zip((a, b), sees, strict=True) if not s and e not in blind)
+    rep = VerifyReport(plan.design.name, len(planned), len(found), scope=f"Ethernet ({', '.join(nets)})",
+                       source=source, not_covered=len(planned) - len(judged), no_table=sorted(uncovered),
+                       checks_speed=False)
+    diff = _Diff.of(judged, found)
+    _report_swaps(rep, namer, diff)
+    _report_missing(rep, namer, diff)
+    _report_extra(rep, namer, diff)
+    for a, b in sorted(lopsided):
+        lk = namer.report(*namer.shown(a, b))
+        rep.one_sided.append(replace(lk, note=f"{a[0]} hears {b[0]} {b[1]}, but {b[0]} hears nothing on that port "
+                                     "(one direction is down: clean or replace the optics/cable)"))
+    rep.unknown_nodes = sorted(namer.unknown)
+    return rep
+
+
+def _plan_port(ports_of: Mapping[str, set[str]], mgmt: Mapping[str, str], dev: str, names: list[str]) -> str:
+    """The plan's name of a port a table names (the first name the plan knows; a switch's management
+    interface under its OS name), else the table's own name."""
+    planned = ports_of.get(dev, set())
+    for p in names:
+        if p in planned:
+            return p
+    if dev in mgmt and mgmt[dev] in planned and any(p in MGMT_IFNAMES for p in names):
+        return mgmt[dev]
+    return names[0] if names else "?"
+
+
+def _lldp_peer(namer: _Namer, ports_of: Mapping[str, set[str]], mgmt: Mapping[str, str], n: Neighbour,
+               local: End) -> tuple[End, bool]:
+    """The plan's (device, port) for what a port hears, and whether the plan knows the device. The system
+    name may be a FQDN; the port name is in the port id or in the description (lldpd sends the MAC as
+    id and the interface name as description by default; SONiC the other way round)."""
+    system = (n.system or "").strip()
+    dev = system if system in namer.idx else system.split(".")[0] if system.split(".")[0] in namer.idx else None
+    names = n.port_names()
+    if dev is None:
+        what = repr(system) if system else "a neighbour without a system name"
+        namer.unknown.add(f"{what} heard on {local[0]} {local[1]}")
+        return (system or f"unnamed neighbour of {local[0]} {local[1]}", names[0] if names else "?"), False
+    return (dev, _plan_port(ports_of, mgmt, dev, names)), True
+
+
+def lldp_device(path: Path) -> str:
+    """The device a table belongs to: its file's name up to the first dot (fe-leaf01.json,
+    gpu001.lldp.json). The data cannot say: LLDP tables list only what the ports hear."""
+    return path.name.split(".")[0]
+
+
+def run_verify_lldp(plan: Plan, files: list[Path]) -> VerifyReport:
+    """`railyard verify --lldp FILE...`: one table per device, named after it; bad input is a DesignError
+    naming the file."""
+    idx = plan.index()
+    tables: dict[str, list[Neighbour]] = {}
+    formats: set[str] = set()
+    for path in files:
+        dev = lldp_device(path)
+        if dev not in idx:
+            raise DesignError.one("--lldp", f"{path}: no device {dev!r} in the plan (the file's name, up to the "
+                                  "first dot, names the device the table was collected on)",
+                                  "name each file after its device, e.g. fe-leaf01.json")
+        if dev in tables:
+            raise DesignError.one("--lldp", f"{path}: a second table for {dev}", "give one file per device")
+        text = read_bytes(path, "--lldp", DISCOVERY_LIMIT, "an LLDP neighbour table").decode("utf-8", errors="replace")
+        try:
+            fmt, neighbours = parse_lldp(text)
+        except LldpParseError as exc:
+            raise DesignError.one("--lldp", f"{path}: {exc}", "pass the unmodified JSON output, e.g. "
+                                  "`lldpctl -f json0 > $(hostname).json`") from None
+        formats.add(fmt)
+        tables[dev] = neighbours
+    return verify_lldp(plan, tables, f"LLDP: {len(tables)} tables, {', '.join(sorted(formats))}")
