@@ -108,13 +108,23 @@ def test_every_racked_device_has_an_outlet_on_each_feed(compiled, files) -> None
     for r in plan.racks:
         html = files[f"cabling/racks/{r.name}.html"]
         table = html.split('<table class="outlets">')[1].split("</table>")[0]
-        cells = re.findall(r"<tr><td>([AB])</td><td>([^<]+)</td><td>[^<]+</td><td class=n>(\d+)</td>"
-                           r"<td>([^<]+)</td>", table)
-        racked = {d.name for d in plan.devices if d.rack == r.name and d.unit is not None}
-        feeds = {d.attrs["feed"] for d in plan.devices if d.rack == r.name and d.kind == "pdu"}
-        assert Counter((f, dev) for f, _, _, dev in cells) == Counter({(f, d): 1 for f in feeds for d in racked})
-        # no outlet of a PDU is used twice
-        assert len({(p, o) for _, p, o, _ in cells}) == len(cells)
+        pdus = {d.name: d.attrs["feed"] for d in plan.devices if d.rack == r.name and d.kind == "pdu"}
+        feeds = sorted(set(pdus.values()))
+        assert re.findall(r"<th>feed ([AB]): PDU</th>", table) == feeds
+        rows = re.findall(r"<tr><td>\d+</td><td>([^<]+)</td>(.*)</tr>", table)
+        racked = sorted(d.name for d in plan.devices if d.rack == r.name and d.unit is not None)
+        assert sorted(dev for dev, _ in rows) == racked
+        used = []
+        for _, cells in rows:
+            ends = re.findall(r'<td>(\S+) \(P[AB]\d+\)</td><td class=n>(\d+)</td><td class="tick"></td>', cells)
+            # one cord per feed, each on a PDU of that feed
+            assert [pdus[p] for p, _ in ends] == feeds
+            used += ends
+        # no outlet of a PDU is used twice, and a PDU's outlets are numbered from 1 without gaps
+        assert len(set(used)) == len(used)
+        for p in pdus:
+            mine = sorted(int(o) for q, o in used if q == p)
+            assert mine == list(range(1, len(mine) + 1))
 
 
 def test_pack_cli_writes_html_only_without_chromium(cli, tmp_path: Path) -> None:

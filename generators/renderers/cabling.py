@@ -127,8 +127,8 @@ def rack_sheet_path(rack: str) -> str:
     return f"cabling/racks/{rack}.html"
 
 
-def pdu_outlets(devs: list[Device]) -> list[dict[str, Any]]:
-    """Which PDU outlet each device of a rack plugs into, per feed.
+def pdu_outlets(devs: list[Device]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The rack's feeds, and per racked device (bottom-up) the PDU outlet it plugs into on each feed.
 
     The catalog does not model outlets or power supplies, so this is an assignment, not a fact: every
     racked device gets one cord per feed, devices bottom-up, dealt in turn over that feed's PDUs
@@ -137,17 +137,19 @@ def pdu_outlets(devs: list[Device]) -> list[dict[str, Any]]:
     for d in devs:
         if d.kind == "pdu":
             feeds[str(d.attrs["feed"])].append(d)
+    order = sorted(feeds)
+    pdus = {f: sorted(feeds[f], key=lambda d: str(d.attrs["slot"])) for f in order}
     racked = sorted((d for d in devs if d.unit is not None), key=lambda d: (d.unit or 0, d.name))
     used: dict[str, int] = defaultdict(int)
     out: list[dict[str, Any]] = []
-    for feed in sorted(feeds):
-        pdus = sorted(feeds[feed], key=lambda d: str(d.attrs["slot"]))
-        for n, d in enumerate(racked):
-            pdu = pdus[n % len(pdus)]
+    for n, d in enumerate(racked):
+        ends = []
+        for f in order:
+            pdu = pdus[f][n % len(pdus[f])]
             used[pdu.name] += 1
-            out.append({"pdu": pdu.name, "slot": pdu.attrs["slot"], "feed": feed, "outlet": used[pdu.name],
-                        "device": d.name, "u": d.unit})
-    return out
+            ends.append({"pdu": pdu.name, "slot": pdu.attrs["slot"], "outlet": used[pdu.name]})
+        out.append({"device": d.name, "u": d.unit, "ends": ends})
+    return order, out
 
 
 def _pull_order(entries: list[tuple[str, list[str]]]) -> list[list[str]]:
@@ -244,7 +246,7 @@ def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False) -> 
             rack=rack, site=floor.site, design=plan.design.name, elevation=_elevation(rack, devs, catalog),
             devices=[{"u": d.unit, "name": d.name, "model": d.model, "kind": d.kind,
                       "slot": d.attrs.get("slot", "")} for d in devs],
-            outlets=pdu_outlets(devs), rack_qr=qr_svg(rack_sheet_path(name), scale=3),
+            power=pdu_outlets(devs), rack_qr=qr_svg(rack_sheet_path(name), scale=3),
             sheet=rack_sheet_path(name), labels=f"cabling/labels/{name}.csv",
             cable_rows="".join(body), cable_count=len(rows), cables=len({r[1] for r in rows}))
     return out
