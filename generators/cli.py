@@ -279,7 +279,8 @@ def cabling_pack(design: DesignArg,
                  ) -> None:
     """Write the technician's pack: per rack the sheet with a QR code per cable, tick boxes and PDU outlets
     (cabling/racks/<rack>.html and .pdf), per row the racks and the bill of cables to stage
-    (cabling/rows/<row>.html, .pdf and .csv), and the label-printer files (cabling/labels/<rack>.csv).
+    (cabling/rows/<row>.html, .pdf and .csv), and the label-printer files (cabling/labels/<rack>.csv for
+    Brady/DYMO/Brother label software, .zpl for Zebra printers).
     PDFs are printed by headless Chromium (about 1.5 s a sheet), which is why `compile` does not."""
     from generators.printing import PrintError, find_chromium, print_all
     from generators.renderers.pack import render_pack

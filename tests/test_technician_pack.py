@@ -57,6 +57,22 @@ def test_label_files_hold_two_labels_per_link_matching_cables_csv(compiled, file
     assert all(re.fullmatch(r"[a-z0-9-]+\.(U\d+|P[AB]\d+)\.\S+", x["this_end"]) for v in labels.values() for x in v)
 
 
+def test_zebra_labels_are_the_csv_labels_with_a_qr_code(compiled, files) -> None:
+    plan = compiled(REF)
+    for r in plan.racks:
+        csv_labels = _rows(files[f"cabling/labels/{r.name}.csv"])
+        zpl = files[f"cabling/labels/{r.name}.zpl"]
+        labels = re.findall(r"\^XA(.*?)\^XZ", zpl, re.S)
+        assert len(labels) == len(csv_labels) and zpl.count("^XA") == len(labels)
+        for text, x in zip(labels, csv_labels, strict=True):
+            # ^FH_: _XX is a hex byte, as the printer reads it
+            fields = [bytes.fromhex("".join(f"{ord(c):02x}" if len(c) == 1 else c[1:] for c in
+                                            re.findall(r"_[0-9A-F]{2}|.", f, re.S))).decode()
+                      for f in re.findall(r"\^FD(.*?)\^FS", text)]
+            assert "^BQN,2," in text and fields[0] == f"MA,{x['qr']}"
+            assert fields[1:4] == [f"{x['cable_id']} {x['end']}", x["this_end"], f"to {x['far_end']}"]
+
+
 def test_row_bills_sum_to_the_cable_plan(compiled, files) -> None:
     plan = compiled(REF)
     total: Counter[str] = Counter()

@@ -22,6 +22,7 @@ from generators.renderers.cabling import (
     render_rack_sheets,
 )
 
+# ZPL (cabling/labels/<rack>.zpl) is the same labels for Zebra printers, sent as is (e.g. `nc printer 9100`).
 # one label per row, the header row naming the fields a label template binds to (Brady Workstation,
 # DYMO Connect, Brother P-touch Editor all import a CSV like this as a database)
 LABEL_COLUMNS = ["cable_id", "end", "this_end", "far_end", "network", "part", "qr"]
@@ -41,7 +42,30 @@ def render_labels(plan: Plan) -> dict[str, str]:
             net = links[k].network
             rows[rack_of[links[k].a_device]] += [[cab.id, "A", a, b, net, part, cab.id],
                                                   [cab.id, "B", b, a, net, part, cab.id]]
-    return {f"cabling/labels/{rack}.csv": _csv(LABEL_COLUMNS, r) for rack, r in rows.items()}
+    out: dict[str, str] = {}
+    for rack, r in rows.items():
+        out[f"cabling/labels/{rack}.csv"] = _csv(LABEL_COLUMNS, r)
+        out[f"cabling/labels/{rack}.zpl"] = "".join(_zpl(x) for x in r)
+    return out
+
+
+def _zpl_text(v: str) -> str:
+    # ^FH_ lets a field carry ZPL's own command characters (and anything not plain ASCII) as _XX, one
+    # per UTF-8 byte (^CI28)
+    return "".join("".join(f"_{b:02X}" for b in c.encode()) if c in "^~_" or not (c.isascii() and c.isprintable())
+                   else c for c in v)
+
+
+def _zpl(row: list[str]) -> str:
+    """One Zebra label, 2 x 1 in at 203 dpi: the QR code (model 2, error correction M) and both ends."""
+    cid, end, here, far, net = row[0], row[1], row[2], row[3], row[4]
+    return ("^XA^CI28^PW406^LL203\n"
+            f"^FO10,20^BQN,2,4^FH_^FDMA,{_zpl_text(row[6])}^FS\n"
+            f"^FO120,20^A0N,26,26^FH_^FD{_zpl_text(cid)} {end}^FS\n"
+            f"^FO120,60^A0N,24,24^FH_^FD{_zpl_text(here)}^FS\n"
+            f"^FO120,100^A0N,20,20^FH_^FDto {_zpl_text(far)}^FS\n"
+            f"^FO120,140^A0N,20,20^FH_^FD{_zpl_text(net)}^FS\n"
+            "^XZ\n")
 
 
 def row_bills(plan: Plan) -> dict[str, dict[tuple[str, str, float], int]]:
