@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from generators.compiler import compile_file
+from generators.renderers import render_all
 from generators.renderers.pack import BILL_COLUMNS, LABEL_COLUMNS, render_pack
-from tests.conftest import DESIGNS, rendered_files
+from tests.conftest import DESIGNS, ROOT, rendered_files
 from tests.realtools import chromium_print_pdf, pdf_page_count, require
 
 REF = "h100-1024-reference"
@@ -189,3 +191,45 @@ def test_pack_pdfs_carry_a_qr_per_cable_that_decodes_to_its_id(compiled, pack, t
     row = plan.racks[0].row
     pdf = chromium_print_pdf(tmp_path / f"cabling/rows/{row}.html", tmp_path / f"row-{row}.pdf")
     assert _decode(pdf, tmp_path) == [f"cabling/rows/{row}.html"]
+
+
+SPLITTER = ROOT / "tests/designs/ndr200-splitter.yaml"
+
+
+def test_a_splitter_is_one_cable_on_the_bill_with_its_legs_under_it(tmp_path: Path) -> None:
+    plan = compile_file(SPLITTER, [])[0]
+    files = render_all(plan)
+    splitters = [c for c in plan.cables if c.physical == 1 and len(c.links) > 1]
+    assert splitters
+    staged = Counter[str]()
+    for row in plan.floor.rows:
+        for b in _rows(files[f"cabling/rows/{row.name}.csv"]):
+            staged[b["part"]] += int(b["cables"])
+    # one physical cable per splitter, however many legs
+    assert dict(staged) == plan.cabling.cable_parts
+    assert sum(staged.values()) == sum(c.physical for c in plan.cables)
+    for cab in splitters[:20]:
+        rack = plan.device(plan.links[cab.links[0]].a_device).rack
+        html = files[f"cabling/racks/{rack}.html"]
+        block = html.split(f'<tbody class="cable" id="{cab.id}">')[1].split("</tbody>")[0]
+        here = [j for j, k in enumerate(cab.links) if rack in (plan.device(plan.links[k].a_device).rack,
+                                                              plan.device(plan.links[k].b_device).rack)]
+        assert block.count("<tr") == len(here) and f'rowspan="{len(here)}"' in block
+        assert all(cab.labels[j] in block for j in here)
+
+
+@pytest.mark.browser
+def test_railyard_cabling_pack_prints_every_sheet(cli, tmp_path: Path) -> None:
+    """The command end to end on the 14-rack splitter design (~25 s of Chromium)."""
+    plan = compile_file(SPLITTER, [])[0]
+    out = tmp_path / "pack"
+    res = cli("cabling", "pack", SPLITTER, "--out", out, "--jobs", "2")
+    assert res.exit_code == 0, res.output
+    pdfs = {p.relative_to(out).as_posix() for p in out.rglob("*.pdf")}
+    assert pdfs == {f"cabling/racks/{r.name}.pdf" for r in plan.racks} | {
+        f"cabling/rows/{row.name}.pdf" for row in plan.floor.rows}
+    assert all(pdf_page_count(out / p) >= 1 for p in pdfs)
+    leaf = next(r.name for r in plan.racks if r.role == "leaf")
+    cables = {x["cable_id"] for x in _rows((out / f"cabling/racks/{leaf}.csv").read_text())}
+    decoded = _decode(out / f"cabling/racks/{leaf}.pdf", tmp_path)
+    assert decoded[0] == f"cabling/racks/{leaf}.html" and Counter(decoded[1:]) == Counter(dict.fromkeys(cables, 1))
