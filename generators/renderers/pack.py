@@ -8,6 +8,7 @@ end is in that row. Over the site every link has exactly two labels and every ca
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from generators.model.plan import Plan, required
@@ -49,9 +50,15 @@ def render_labels(plan: Plan) -> dict[str, str]:
     return out
 
 
+# printable ASCII but ZPL's ^ ~ and the ^FH_ escape character _
+_ZPL_PLAIN = re.compile(r"[\x20-\x5d\x60-\x7d]*")
+
+
 def _zpl_text(v: str) -> str:
     # ^FH_ lets a field carry ZPL's own command characters (and anything not plain ASCII) as _XX, one
     # per UTF-8 byte (^CI28)
+    if _ZPL_PLAIN.fullmatch(v):
+        return v
     return "".join("".join(f"_{b:02X}" for b in c.encode()) if c in "^~_" or not (c.isascii() and c.isprintable())
                    else c for c in v)
 
