@@ -111,7 +111,7 @@ def render_rows(plan: Plan) -> dict[str, str]:
         out[f"cabling/rows/{row.name}.csv"] = _csv(BILL_COLUMNS, ([p, m, _num(x), str(n)] for (p, m, x), n in bill))
         out[f"cabling/rows/{row.name}.html"] = template.render(
             row=row, site=plan.floor.site, design=plan.design.name,
-            racks=[{"rack": r, "sheet": "../" + rack_sheet_path(r.name).removeprefix("cabling/"),
+            racks=[{"rack": r, "sheet": rack_sheet_path(r.name).removesuffix(".html"),
                     "ends": ends[r.name]} for r in sorted(racks[row.name], key=lambda r: r.position)],
             bill=[{"part": p, "media": m, "length": _num(x), "count": n} for (p, m, x), n in bill],
             total=sum(n for _, n in bill), metres=_num(round(sum(x * n for (_, _, x), n in bill), 1)),
