@@ -279,6 +279,56 @@ def schema_text(doc: dict[str, object]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+cabling_app = typer.Typer(no_args_is_help=True, help="The technician's pack: printable rack and row sheets.")
+app.add_typer(cabling_app, name="cabling")
+
+
+@cabling_app.command("pack")
+@_guarded
+def cabling_pack(design: DesignArg,
+                 out: Annotated[Path, typer.Option("--out", "-o", help="output directory")] = Path("pack"),
+                 set_: SetOpt = None, catalog: CatalogOpt = None, force: ForceOpt = None,
+                 html_only: Annotated[bool, typer.Option("--html-only", help="write the HTML sheets without "
+                                                         "printing PDFs (no Chromium needed)")] = False,
+                 jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Chromiums printing at once")] = 2,
+                 ) -> None:
+    """Write the technician's pack: per rack the sheet with a QR code per cable, tick boxes and PDU outlets
+    (cabling/racks/<rack>.html and .pdf), per row the racks and the bill of cables to stage
+    (cabling/rows/<row>.html, .pdf and .csv), and the label-printer files (cabling/labels/<rack>.csv for
+    Brady/DYMO/Brother label software, .zpl for Zebra printers).
+    PDFs are printed by headless Chromium (about 1.5 s a sheet), which is why `compile` does not."""
+    from generators.printing import PrintError, find_chromium, print_all
+    from generators.renderers.pack import render_pack
+
+    try:
+        check_out_dir(out, "--out", force, design)
+        chromium = None
+        if not html_only:
+            try:
+                chromium = find_chromium()
+            except PrintError as exc:
+                raise DesignError.one("--html-only", str(exc), "install it, or pass --html-only to write the "
+                                      "HTML sheets alone") from None
+        plan, _, _ = compile_file(design, set_, catalog)
+        files: dict[str, str | bytes] = dict(render_pack(plan))
+        if chromium is not None:
+            sheets = sorted(r for r in files if r.endswith(".html"))
+            try:
+                files.update(print_all({k: v for k, v in files.items() if isinstance(v, str)}, sheets, jobs,
+                                       chromium))
+            except PrintError as exc:
+                raise DesignError.one("--html-only", str(exc), "pass --html-only to write the HTML sheets "
+                                      "alone, and report the chromium output") from None
+        done = write_tree(dict(sorted(files.items())), out, "--out", force, design)
+    except DesignError as exc:
+        _fail(exc)
+        return
+    _warn(plan)
+    _wrote(done, out)
+    pdfs = sum(r.endswith(".pdf") for r in files)
+    out_console.print(f"wrote {len(files)} files ({pdfs} PDFs) to {out}/")
+
+
 netbox_app = typer.Typer(no_args_is_help=True, help="Hand the site over to NetBox, and read its as-built back.")
 app.add_typer(netbox_app, name="netbox")
 UrlOpt = Annotated[str, typer.Option("--url", help="NetBox base URL, e.g. https://netbox.example.com "

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 
@@ -196,12 +197,12 @@ def _via_symlink(root: Path, rel: str) -> bool:
     return False
 
 
-def _stage(files: dict[str, str], tmp: Path) -> dict[str, str]:
+def _stage(files: Mapping[str, str | bytes], tmp: Path) -> dict[str, str]:
     digests = {}
     for rel, text in files.items():
         if not _safe_rel(rel):
             raise RuntimeError(f"a renderer wrote an unsafe path {rel!r}")
-        data = text.encode("utf-8")
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
         safe_folders(tmp, PurePosixPath(rel).parent)
         path = tmp / rel
         with open(path, "wb") as fh:
@@ -227,9 +228,10 @@ def make_parents(path: Path) -> None:
         os.chmod(d, DIR_MODE)
 
 
-def write_tree(files: dict[str, str], out: Path, option: str = "--out", force: Path | None = None,
+def write_tree(files: Mapping[str, str | bytes], out: Path, option: str = "--out", force: Path | None = None,
                design: Path | None = None) -> Written:
-    """Write `files` ({relative path: text}) into the folder `out` under the contract above."""
+    """Write `files` ({relative path: text, or bytes such as a PDF}) into the folder `out` under the contract
+    above."""
     out = Path(out)
     manifest = check_out_dir(out, option, force, design)
     try:
@@ -238,7 +240,7 @@ def write_tree(files: dict[str, str], out: Path, option: str = "--out", force: P
         raise os_problem(option, out, exc) from None
 
 
-def _write_tree(files: dict[str, str], out: Path, manifest: dict[str, str] | None, option: str,
+def _write_tree(files: Mapping[str, str | bytes], out: Path, manifest: dict[str, str] | None, option: str,
                 force: Path | None) -> Written:
     old = manifest or {}
     if out.exists():

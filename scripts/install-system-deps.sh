@@ -21,6 +21,7 @@ PACKAGES=(
   chromium                          # headless print-to-pdf of reports
   fonts-dejavu-core                 # chromium pulls no fonts without recommends; text needs one
   poppler-utils                     # pdfinfo/pdftoppm: page counts and looking at PDFs
+  zbar-tools                        # zbarimg: decodes the QR codes of the technician pack
   postgresql redis-server           # NetBox's database and cache (scripts/install-netbox.sh)
   libpq-dev gcc                     # psycopg[c], which NetBox pins, compiles against libpq
   # ../shared/sonic-yang/setup.sh builds libyang 3 and its Python bindings into a cache on first use

@@ -92,7 +92,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import uuid
 import zlib
@@ -102,6 +101,8 @@ from pathlib import Path
 from typing import TypedDict
 
 import hostlist  # type: ignore[import-untyped]
+
+from generators.printing import PrintError, print_pdf
 
 __all__ = [
     "SLURMCTLD_BENIGN",
@@ -153,6 +154,8 @@ PACKAGE_OF: dict[str, str] = {
     "kea-dhcp4": "kea-dhcp4-server",
     "chromium": "chromium",
     "pdfinfo": "poppler-utils",
+    "pdftoppm": "poppler-utils",
+    "zbarimg": "zbar-tools",
     "ip": "iproute2",
     "ping": "iputils-ping",
 }
@@ -979,54 +982,13 @@ def chromium_print_pdf(
     extra_args: Sequence[str] = (),
     timeout: float = 120.0,
 ) -> Path:
-    """Print a local HTML file to PDF with Debian's headless Chromium; returns the PDF path.
-
-    Runs with a throw-away profile and every background fetch switched off: the only network
-    here is package registries, and a report must not depend on anything remote.
-    """
+    """Print a local HTML file to PDF with Debian's headless Chromium, as `railyard cabling pack` does
+    (generators.printing); returns the PDF path."""
     chromium = require("chromium")
-    html = Path(html_path).resolve()
-    pdf = Path(pdf_path).resolve()
-    pdf.parent.mkdir(parents=True, exist_ok=True)
-    pdf.unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory(prefix="railyard-chromium-") as profile:
-        args = [
-            chromium,
-            "--headless",
-            "--no-sandbox",  # root cannot use the setuid/namespace sandbox here
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-pdf-header-footer",  # else the date and file URL are printed on every page
-            f"--user-data-dir={profile}",
-            f"--print-to-pdf={pdf}",
-            *extra_args,
-            html.as_uri(),
-        ]
-        # Output goes to a file, not a pipe: helper processes that outlive the browser would
-        # hold a pipe open and make reading it block until the timeout.
-        log_path = Path(profile) / "chromium.log"
-        with log_path.open("wb") as out:
-            proc = subprocess.Popen(
-                args,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise ToolFailed(f"chromium did not finish within {timeout}s", _read(log_path)) from None
-        finally:
-            _stop_process(proc)  # also reaps helper processes left in its group
-        log = _read(log_path)
-    if proc.returncode != 0 or not pdf.exists() or pdf.stat().st_size == 0:
-        raise ToolFailed(f"chromium exited with {proc.returncode} and wrote no PDF", log)
-    return pdf
+    try:
+        return print_pdf(html_path, pdf_path, chromium=chromium, extra_args=tuple(extra_args), timeout=timeout)
+    except PrintError as exc:
+        raise ToolFailed(str(exc).split("\n", 1)[0], exc.log) from None
 
 
 _PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")

@@ -10,6 +10,7 @@ from generators.renderers.bom import render_bom
 from generators.renderers.cabling import render_cabling, render_floor
 from generators.renderers.netbox_csv import render_netbox_csv
 from generators.renderers.oob_dhcp import render_kea
+from generators.renderers.pack import render_labels, render_rows
 from generators.renderers.slurm import render_slurm
 from generators.renderers.storage_tenants import render_storage_tenants
 from generators.vendors import render_backend, render_frontend, render_oob
@@ -25,7 +26,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
 RENDERERS: list[Renderer] = [render_plan_json, render_frontend, render_oob, render_kea, render_netbox_csv,
                              render_storage_tenants]
 RENDERERS += [render_slurm, render_backend]
-RENDERERS += [render_cabling, render_floor]
+RENDERERS += [render_cabling, render_floor, render_labels, render_rows]
 RENDERERS.append(render_bom)  # DIR/bom.csv, bom.json, bom.html
 
 
