@@ -82,22 +82,25 @@ def print_pdf(html_path: str | os.PathLike[str], pdf_path: str | os.PathLike[str
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise PrintError(f"chromium did not finish within {timeout}s", _read(log_path)) from None
+            raise PrintError(f"chromium did not finish within {timeout}s", read_log(log_path)) from None
         finally:
-            _stop_group(proc)  # also reaps helper processes left in its group
-        log = _read(log_path)
+            stop_group(proc)  # also reaps helper processes left in its group
+        log = read_log(log_path)
     if proc.returncode != 0 or not pdf.exists() or pdf.stat().st_size == 0:
         raise PrintError(f"chromium exited with {proc.returncode} and wrote no PDF", log)
     pdf.write_bytes(fixed_dates(pdf.read_bytes()))
     return pdf
 
 
-def _read(path: Path) -> str:
+def read_log(path: Path) -> str:
+    """A daemon's log, or nothing when it wrote none."""
     return path.read_text(errors="replace") if path.exists() else ""
 
 
-def _stop_group(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:
-    """SIGTERM the process group we created (start_new_session: its id is the pid), then SIGKILL."""
+def stop_group(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:
+    """SIGTERM the process group we created (start_new_session: its id is the pid), then SIGKILL it if
+    it lingers; a leader that already exited may have left helpers in its group (chromium's zygotes,
+    crashpad), so the group is killed then too."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)

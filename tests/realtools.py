@@ -89,7 +89,6 @@ import glob
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -102,7 +101,7 @@ from typing import TypedDict
 
 import hostlist  # type: ignore[import-untyped]
 
-from generators.printing import PrintError, print_pdf
+from generators.printing import PrintError, print_pdf, read_log, stop_group
 
 __all__ = [
     "SLURMCTLD_BENIGN",
@@ -195,29 +194,10 @@ def free_tcp_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _read(path: Path) -> str:
-    return path.read_text(errors="replace") if path.exists() else ""
-
-
-def _stop_process(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:
-    """SIGTERM the process group we created, then SIGKILL it if it lingers.
-
-    Every daemon here is started with start_new_session=True, so its group id is its pid and
-    only processes we started are signalled.
-    """
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=grace)
-    else:
-        # The leader exited; helpers it forked (chromium's zygotes, crashpad) may remain.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+# every daemon here is started with start_new_session=True, so its group id is its pid and only
+# processes we started are signalled
+_read = read_log
+_stop_process = stop_group
 
 
 # ---------------------------------------------------------------------------------------------
