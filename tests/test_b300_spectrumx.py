@@ -395,6 +395,20 @@ def test_a_bad_breakout_in_a_catalog_overlay_is_refused_with_its_line(tmp_path: 
     assert p.where is not None and p.where.startswith(str(path))
 
 
+def test_a_breakout_without_lanes_is_refused_with_its_line(tmp_path: Path) -> None:
+    # lanes became optional for the lane-rate media rules; a split still needs them to share
+    path = tmp_path / "d.yaml"
+    path.write_text(yaml.safe_dump({"extends": str(DESIGNS / f"{SX}.yaml"), "catalog": {"switches": {
+        "SN5600-800G": {"port_groups": [{"count": 64, "speed_gbps": 800, "breakout": {400: 2}, "connector": "osfp",
+                                         "name": "Ethernet{lane}"}]}}}}))
+    with pytest.raises(DesignError) as exc:
+        compile_file(path)
+    (p,) = exc.value.problems
+    assert p.field == "catalog.switches.SN5600-800G.port_groups.0.breakout"
+    assert p.message.startswith("needs lanes")
+    assert p.where is not None and p.where.startswith(str(path))
+
+
 def test_the_design_validates_against_the_committed_schema() -> None:
     # what an editor checks the file against (designs/design.schema.json, as `railyard schema` writes it)
     schema = json.loads((DESIGNS / "design.schema.json").read_text())

@@ -68,7 +68,12 @@ class PortGroup(_Strict):
 
     @model_validator(mode="after")
     def _breakout_splits_lanes(self) -> PortGroup:
+        if self.breakout and self.lanes is None:
+            # the split ports' names and lane rates come from the lanes each one keeps
+            raise ValueError("breakout: needs lanes (the port's SerDes lanes at its native speed), which the "
+                             "split shares evenly")
         for sp, n in self.breakout.items():
+            assert self.lanes is not None
             if n < 2 or self.lanes % n or sp >= self.speed_gbps:
                 raise ValueError(f"breakout.{sp}: {n} ports of {self.lanes} lanes each below the native "
                                  f"{self.speed_gbps}G: the split must be at least 2 and divide the lanes, and the "
@@ -85,6 +90,7 @@ class PortGroup(_Strict):
     def broken_out(self, speed: int) -> PortGroup:
         """This group with every port split for `speed`: more, narrower ports sharing each cage."""
         n = self.breakout[speed]
+        assert self.lanes is not None  # a group with a breakout names its lanes (_breakout_splits_lanes)
         return PortGroup(count=self.count * n, speed_gbps=speed,
                          speeds_gbps=[s for s in self.speeds_gbps if s < speed], connector=self.connector,
                          ports_per_cage=self.ports_per_cage * n, lanes=self.lanes // n, name=self.name,
