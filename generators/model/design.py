@@ -443,7 +443,7 @@ class CatalogOverlay(_Model):
     pdus: dict[str, dict[str, Any]] = _table("PDUs")
     cables: dict[str, dict[str, Any]] = _table("cable families")
     transceivers: dict[str, dict[str, Any]] = _table("transceivers")
-    media_rules: dict[str, dict[str, Any]] = _table("per-speed media rules", "rule")
+    media_rules: dict[str, dict[str, Any]] = _table("media rules per speed or lane rate", "rule")
 
     def tables(self) -> dict[str, dict[str, dict[str, Any]]]:
         """The overlay as written: only the tables it touches."""
@@ -643,14 +643,14 @@ def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
     if srv is None or srv.backend is None or srv.backend.nic not in catalog.nics:
         return
     nic = catalog.nics[srv.backend.nic]
-    eth = nic.ethernet_speeds_gbps
-    if b.technology == "roce" and eth is not None and backend_speed(design, catalog) not in eth:
+    eth, speed = nic.ethernet_speeds_gbps, backend_speed(design, catalog)
+    if b.technology == "roce" and eth is not None and speed not in eth:
         at = "backend.speed" if b.speed is not None else "compute.server"
         # the same GPUs behind a NIC that runs Ethernet at its native speed (ConnectX-8 as 2 x 400GbE)
         split = [k for k, s in catalog.servers.items() if s.backend and s.gpu_model == srv.gpu_model
                  and s.backend.nic in catalog.nics and catalog.nics[s.backend.nic].ethernet_speeds_gbps is None]
         bad(at, f"{srv.backend.nic} (the backend NIC of {design.compute.server}) runs "
-            f"{', '.join(f'{s}G' for s in sorted(eth))} per port on Ethernet, not {backend_speed(design, catalog)}G",
+            f"{', '.join(f'{s}G' for s in sorted(eth))} per port on Ethernet, not {speed}G",
             (f"use a server model whose NIC presents its Ethernet ports ({', '.join(sorted(split))}), " if split else
              "use a server model with an Ethernet backend NIC, ") + "or backend.technology: infiniband")
     if b.speed is None:
