@@ -378,6 +378,13 @@ class MediaRule(_Strict):
         return (protocol in self.protocols and (not self.speeds_gbps or speed in self.speeds_gbps)
                 and (not self.lane_gbps or lane in self.lane_gbps))
 
+    def allows(self, media: str, longest_m: float) -> bool:
+        """Whether a cable of this medium, its longest stocked length `longest_m`, keeps to the rule (the
+        stocked length counts: a passive-copper limit is what the cable is, not what the route measured)."""
+        if media not in self.media:
+            return False
+        return not (media == "dac" and self.max_dac_m is not None and longest_m > self.max_dac_m + 1e-9)
+
 
 class Catalog(_Strict):
     version: int = 1

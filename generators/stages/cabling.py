@@ -356,16 +356,9 @@ class Chooser:
         return out
 
     def within_rule(self, ch: Choice, speed: int, lane: int | None, proto: str) -> bool:
-        """Whether a choice keeps to the catalog's media rule for the speed and lane rate (the stocked
-        length counts: a rule's passive-copper limit is what the cable is, not what the route measured)."""
+        """Whether a choice keeps to the catalog's media rule for the speed and lane rate."""
         found = self.catalog.media_rule(speed, lane, proto)
-        if found is None:
-            return True
-        rule = found[1]
-        o = ch.option
-        if o.media not in rule.media:
-            return False
-        return not (o.media == "dac" and rule.max_dac_m is not None and max(ch.lengths) > rule.max_dac_m + 1e-9)
+        return found is None or found[1].allows(ch.option.media, max(ch.lengths))
 
     def cost(self, o: Option, lengths: list[float], cages_a: int, cages_b: int) -> Choice | None:
         c = self.catalog.cables[o.cable]
@@ -668,8 +661,7 @@ def _check_rules(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bund
         key, rule = found
         o = bd.choice.option
         longest = max(bd.choice.lengths)
-        if o.media not in rule.media or (o.media == "dac" and rule.max_dac_m is not None
-                                         and longest > rule.max_dac_m + 1e-9):
+        if not rule.allows(o.media, longest):
             problems.append(Problem(f"media_rules.{key}", f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
                                     f"{lk.b_port}: {o.media} ({o.cable}, {longest} m) breaks media rule {key}",
                                     "this is a railyard bug"))
