@@ -87,6 +87,11 @@ class PortGroup(_Strict):
                                  "has plugs for 1 or 2 ports per cage, so split a single-port cage in 2 at most")
         return self
 
+    @property
+    def lane_gbps(self) -> int | None:
+        """The lane rate: native speed over lanes; None when the catalog does not give the lanes."""
+        return None if self.lanes is None else self.speed_gbps // self.lanes
+
     def broken_out(self, speed: int) -> PortGroup:
         """This group with every port split for `speed`: more, narrower ports sharing each cage."""
         n = self.breakout[speed]
@@ -167,6 +172,11 @@ class Nic(_Strict):
     ethernet_speeds_gbps: list[int] | None = Field(default=None, exclude_if=lambda v: v is None)
     is_dpu: bool = False
     price: Price
+
+    @property
+    def lane_gbps(self) -> int | None:
+        """The lane rate: native speed over lanes; None when the catalog does not give the lanes."""
+        return None if self.lanes is None else self.speed_gbps // self.lanes
 
 
 class Cpu(_Strict):

@@ -79,7 +79,7 @@ def _switch_ports(model: Switch) -> tuple[Port, ...]:
                 cage += 1
             sub = i % g.ports_per_cage + 1
             out.append(Port(next(names), gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps}), g.connector, cage,
-                            sub, g.ports_per_cage, g.speed_gbps // g.lanes if g.lanes else None))
+                            sub, g.ports_per_cage, g.lane_gbps))
     return tuple(out)
 
 
@@ -131,7 +131,7 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
         nic = catalog.nics[nic_key]
         for i in range(nic.ports * count):
             m[template.format(i=i)] = End(nic.connector, start, 1, nic.speed_gbps, protocol,
-                                          lane_gbps=_nic_lane(catalog, nic_key))
+                                          lane_gbps=nic.lane_gbps)
             start += 1
         return start
 
@@ -156,7 +156,7 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
                 bps = backend_ports(catalog, sm.backend)
                 for bp in bps:
                     m[bp.name] = End(bp.connector, c + bp.cage, bp.ppc, nic.speed_gbps, backend_protocol,
-                                     lane_gbps=_nic_lane(catalog, sm.backend.nic))
+                                     lane_gbps=nic.lane_gbps)
                 c += max(bp.cage for bp in bps) + 1
             if d.kind == "server":
                 nic_key, count = cfg.frontend_nic, cfg.frontend_nic_count
@@ -176,11 +176,6 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
             m[catalog.pdus[d.model].mgmt_port] = mgmt
         out[key] = m
     return out
-
-
-def _nic_lane(catalog: Catalog, key: str) -> int | None:
-    nic = catalog.nics[key]
-    return None if nic.lanes is None else nic.speed_gbps // nic.lanes
 
 
 def host_port_speeds(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
