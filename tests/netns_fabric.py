@@ -14,6 +14,14 @@ Behaviour found on Debian 12 (FRR 8.4.4):
   * VRFs named in the config but absent from the kernel leave those BGP instances inactive, which
     is harmless for the underlay.
 
+VRFs (``vrfs=``): this kernel class may lack VRF devices (``CONFIG_NET_VRF``), so a switch's VRFs
+are network namespaces, FRR's netns VRF backend (zebra ``-n``): zebra takes every namespace under
+``/run/netns`` as a VRF of that name. Several switches each need their own ``Vrf_x``, so each daemon
+of such a switch runs with a private ``/run/netns`` (``ip netns exec`` already gives it a mount
+namespace of its own, slave to the host's): a directory holding only that switch's VRF namespaces,
+bind-mounted under their VRF names, is rbind-mounted over ``/run/netns`` before the daemon starts.
+The switch's data plane is built by ``dataplane`` (a callback) after the wiring and before FRR starts.
+
 Everything is torn down on exit, also on failure: daemons by process group, namespaces (and with
 them every veth) by name. Traffic never leaves the namespaces made here.
 """
@@ -30,7 +38,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,11 +49,22 @@ DAEMONS = ("zebra", "bgpd", "bfdd")
 _IFNAME = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
 
 
-def _run(args: Sequence[str], timeout: float = 20.0, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run_cmd(args: Sequence[str], timeout: float = 20.0, check: bool = True) -> subprocess.CompletedProcess[str]:
     r = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout)
     if check and r.returncode != 0:
         raise ToolFailed(f"{' '.join(args)} exited {r.returncode}", r.stdout + r.stderr)
     return r
+
+
+# each daemon of a switch with VRFs: its VRF namespaces bind-mounted under their VRF names into a
+# directory ($1), which then replaces /run/netns in the daemon's own mount namespace
+_PRIVATE_NETNS = """set -e
+d=$1; shift
+while [ "$1" != "--" ]; do mount --bind "/run/netns/$2" "$d/$1"; shift 2; done
+shift
+mount --rbind "$d" /run/netns
+exec "$@"
+"""
 
 
 @dataclass
@@ -53,10 +72,15 @@ class Switch:
     name: str
     netns: str
     rundir: Path
+    vrf_netns: dict[str, str] = field(default_factory=dict)  # VRF name -> the namespace standing for it
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
+    def netns_of(self, vrf: str | None) -> str:
+        """The namespace of `vrf` on this switch (None: the default VRF)."""
+        return self.netns if vrf is None else self.vrf_netns[vrf]
+
     def vtysh(self, command: str, timeout: float = 20.0) -> str:
-        r = _run(["ip", "netns", "exec", self.netns, require("vtysh"), "--vty_socket", str(self.rundir),
+        r = run_cmd(["ip", "netns", "exec", self.netns, require("vtysh"), "--vty_socket", str(self.rundir),
                   "-c", command], timeout=timeout)
         return r.stdout
 
@@ -64,7 +88,7 @@ class Switch:
         return json.loads(self.vtysh(command) or "{}")
 
     def ping(self, source: str, target: str, timeout: float = 2.0) -> bool:
-        r = _run(["ip", "netns", "exec", self.netns, require("ping"), "-n", "-q", "-c", "1", "-W",
+        r = run_cmd(["ip", "netns", "exec", self.netns, require("ping"), "-n", "-q", "-c", "1", "-W",
                   str(int(timeout)), "-I", source, target], timeout=timeout + 5, check=False)
         return r.returncode == 0
 
@@ -76,7 +100,17 @@ class Switch:
 @dataclass
 class Fabric:
     switches: dict[str, Switch]
+    token: str  # in every namespace name made for this fabric
+    created: list[str] = field(default_factory=list)  # namespaces to delete at the end
     setup_seconds: float = 0.0
+
+    def add_netns(self, name: str) -> str:
+        """A namespace ``ry<token>-<name>`` (a host beside the switches), deleted with the fabric."""
+        ns = f"ry{self.token}-{name}"
+        run_cmd(["ip", "netns", "add", ns])
+        self.created.append(ns)
+        run_cmd(["ip", "-n", ns, "link", "set", "lo", "up"])
+        return ns
 
     def bgp_peers(self, name: str, afi: str = "ipv4") -> dict[str, str]:
         """Peer (interface) -> state, from ``show bgp <afi> summary json``."""
@@ -97,14 +131,14 @@ def wire(netns: Mapping[str, str], links: Sequence[tuple[str, str, str, str]], c
     """A namespace per device (device -> namespace name; each appended to `created` once made, for the
     caller's teardown) and an up veth pair per link, named as the links name the ports."""
     for ns in netns.values():
-        _run(["ip", "netns", "add", ns])
+        run_cmd(["ip", "netns", "add", ns])
         created.append(ns)
-        _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        run_cmd(["ip", "-n", ns, "link", "set", "lo", "up"])
     for a, ap, b, bp in links:
-        _run(["ip", "link", "add", check_ifname(ap), "netns", netns[a], "type", "veth", "peer", "name",
+        run_cmd(["ip", "link", "add", check_ifname(ap), "netns", netns[a], "type", "veth", "peer", "name",
               check_ifname(bp), "netns", netns[b]])
-        _run(["ip", "-n", netns[a], "link", "set", ap, "up"])
-        _run(["ip", "-n", netns[b], "link", "set", bp, "up"])
+        run_cmd(["ip", "-n", netns[a], "link", "set", ap, "up"])
+        run_cmd(["ip", "-n", netns[b], "link", "set", bp, "up"])
 
 
 def stop(procs: Sequence[subprocess.Popen[bytes]]) -> None:
@@ -121,11 +155,50 @@ def stop(procs: Sequence[subprocess.Popen[bytes]]) -> None:
             p.wait(timeout=10)
 
 
+def run_in(netns: str, args: Sequence[str], timeout: float = 20.0, check: bool = True
+           ) -> subprocess.CompletedProcess[str]:
+    """A command inside a namespace of the fabric."""
+    return run_cmd(["ip", "netns", "exec", netns, *args], timeout=timeout, check=check)
+
+
+def ping_from(netns: str, target: str, timeout: float = 2.0) -> bool:
+    r = run_in(netns, [require("ping"), "-n", "-q", "-c", "1", "-W", str(int(timeout)), target],
+               timeout=timeout + 5, check=False)
+    return r.returncode == 0
+
+
+def pings(probes: Sequence[tuple[str, str]], timeout: float = 1.0) -> dict[tuple[str, str], bool]:
+    """One ping per (namespace, target), all at once (the ones expected to fail each cost `timeout`)."""
+    ping = require("ping")
+    procs = {pr: subprocess.Popen(["ip", "netns", "exec", pr[0], ping, "-n", "-q", "-c", "1", "-W",
+                                   str(max(1, int(timeout))), pr[1]], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for pr in probes}
+    return {pr: p.wait(timeout=timeout + 10) == 0 for pr, p in procs.items()}
+
+
+def _daemon_args(sw: Switch, daemon: str) -> list[str]:
+    args = [str(FRR_LIB / daemon), "-F", "datacenter", "--vty_socket", str(sw.rundir), "-i",
+            str(sw.rundir / f"{daemon}.pid"), "--log", f"file:{sw.rundir / f'{daemon}.log'}", "-f", "/dev/null",
+            "-z", str(sw.rundir / "zserv.api")]
+    if not sw.vrf_netns:
+        return ["ip", "netns", "exec", sw.netns, *args]
+    if daemon == "zebra":
+        args.append("--vrfwnetns")
+    pairs = [x for vrf, ns in sorted(sw.vrf_netns.items()) for x in (vrf, ns)]
+    return ["ip", "netns", "exec", sw.netns, "sh", "-c", _PRIVATE_NETNS, "sh", str(sw.rundir / "netns"), *pairs,
+            "--", *args]
+
+
 @contextlib.contextmanager
 def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, str]], workdir: Path,
-               *, start_timeout: float = 30.0) -> Iterator[Fabric]:
+               *, vrfs: Mapping[str, Sequence[str]] | None = None,
+               dataplane: Callable[[Fabric], None] | None = None,
+               start_timeout: float = 30.0) -> Iterator[Fabric]:
     """Namespaces, veths and FRR for ``configs`` (switch -> frr.conf text) wired by ``links``
-    ((a switch, a port, b switch, b port)); yields a :class:`Fabric`, tears everything down after."""
+    ((a switch, a port, b switch, b port)); yields a :class:`Fabric`, tears everything down after.
+
+    ``vrfs`` (switch -> VRF names) gives those switches a namespace per VRF and runs their FRR with the
+    netns VRF backend; ``dataplane`` builds interfaces in the namespaces before FRR starts."""
     for binary in ("ip", "vtysh", "ping"):
         require(binary)
     for d in DAEMONS:
@@ -138,26 +211,35 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
     # of our own and copy the logs into workdir at the end
     runroot = Path(tempfile.mkdtemp(prefix=f"railyard-frr-{token}-"))
     runroot.chmod(0o755)
-    switches = {name: Switch(name, f"ry{token}-{name}", runroot / name) for name in configs}
-    created: list[str] = []
+    vrfs = vrfs or {}
+    switches = {name: Switch(name, f"ry{token}-{name}", runroot / name,
+                             {v: f"ry{token}-{name}-{v}" for v in vrfs.get(name, ())}) for name in configs}
+    fabric = Fabric(switches, token)
+    created = fabric.created
     try:
         wire({n: sw.netns for n, sw in switches.items()}, links, created)
+        wire({f"{n}/{v}": ns for n, sw in switches.items() for v, ns in sw.vrf_netns.items()}, [], created)
         for sw in switches.values():
-            for key in ("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"):
-                _run(["ip", "netns", "exec", sw.netns, "sysctl", "-qw", key])
+            for ns in (sw.netns, *sw.vrf_netns.values()):
+                for key in ("net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"):
+                    run_cmd(["ip", "netns", "exec", ns, "sysctl", "-qw", key])
+        if dataplane is not None:
+            dataplane(fabric)
         for name, sw in switches.items():
             sw.rundir.mkdir(parents=True, exist_ok=True)
             shutil.chown(sw.rundir, "frr", "frr")
             conf = sw.rundir / "frr.conf"
             conf.write_text(configs[name])
             shutil.chown(conf, "frr", "frr")
+            if sw.vrf_netns:
+                (sw.rundir / "netns").mkdir()
+                for vrf in sw.vrf_netns:
+                    (sw.rundir / "netns" / vrf).touch()
             for d in DAEMONS:
-                args = ["ip", "netns", "exec", sw.netns, str(FRR_LIB / d), "-F", "datacenter",
-                        "--vty_socket", str(sw.rundir), "-i", str(sw.rundir / f"{d}.pid"),
-                        "--log", f"file:{sw.rundir / f'{d}.log'}", "-f", "/dev/null",
-                        "-z", str(sw.rundir / "zserv.api")]
-                sw.procs.append(subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                                 stderr=subprocess.DEVNULL, start_new_session=True))
+                # what a daemon (or the mount script before it) prints before its log opens
+                with (sw.rundir / f"{d}-start.log").open("wb") as out:
+                    sw.procs.append(subprocess.Popen(_daemon_args(sw, d), stdin=subprocess.DEVNULL, stdout=out,
+                                                     stderr=subprocess.STDOUT, start_new_session=True))
         deadline = time.monotonic() + start_timeout
         for sw in switches.values():
             while not all((sw.rundir / f"{d}.vty").exists() for d in DAEMONS):
@@ -166,15 +248,16 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
                     raise ToolFailed(f"FRR daemons of {sw.name} did not start", sw.log())
                 time.sleep(0.1)
         for name, sw in switches.items():
-            r = _run(["ip", "netns", "exec", sw.netns, require("vtysh"), "--vty_socket", str(sw.rundir),
+            r = run_cmd(["ip", "netns", "exec", sw.netns, require("vtysh"), "--vty_socket", str(sw.rundir),
                       "-f", str(sw.rundir / "frr.conf")], check=False, timeout=60)
             if r.returncode != 0:
                 raise ToolFailed(f"vtysh could not apply {name}'s frr.conf", r.stdout + r.stderr)
-        yield Fabric(switches, time.monotonic() - t0)
+        fabric.setup_seconds = time.monotonic() - t0
+        yield fabric
     finally:
         stop([p for sw in switches.values() for p in sw.procs])
         for ns in created:
-            _run(["ip", "netns", "del", ns], check=False)
+            run_cmd(["ip", "netns", "del", ns], check=False)
         for sw in switches.values():
             if sw.rundir.exists():
                 (wd / sw.name).mkdir(parents=True, exist_ok=True)
@@ -239,7 +322,7 @@ def lldp_fabric(devices: Sequence[str], links: Sequence[tuple[str, str, str, str
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         for ns in created:
-            _run(["ip", "netns", "del", ns], check=False)
+            run_cmd(["ip", "netns", "del", ns], check=False)
         shutil.rmtree(runroot, ignore_errors=True)
 
 
@@ -260,5 +343,5 @@ def live_processes(marker: str) -> list[int]:
 
 
 def lldpctl_json0(node: LldpNode) -> str:
-    r = _run(["ip", "netns", "exec", node.netns, require("lldpctl"), "-u", str(node.socket), "-f", "json0"])
+    r = run_cmd(["ip", "netns", "exec", node.netns, require("lldpctl"), "-u", str(node.socket), "-f", "json0"])
     return r.stdout
