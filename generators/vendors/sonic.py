@@ -153,6 +153,12 @@ def frontend_config_db(plan: Plan, v: SwitchView) -> dict[str, Any]:
     return db
 
 
+def _fabric_asns(plan: Plan, v: SwitchView) -> list[int]:
+    """The ASNs of a switch's BGP uplink peers: a route whose path starts with one came from the fabric."""
+    asn = required(plan.netplan, "netplan").asn
+    return sorted({asn[p.peer] for p in v.fabric_ports})
+
+
 def frontend_frr(plan: Plan, v: SwitchView) -> str:
     role = v.device.role
     vtep = bool(v.vlans)
@@ -167,7 +173,7 @@ def frontend_frr(plan: Plan, v: SwitchView) -> str:
         oob_ports=[{"name": p.port, "description": p.description} for p in v.ports.values() if p.vrf is not None],
         fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
         loopback=v.loopback, router_id=v.router_id, asn=v.asn, peer_description=peers,
-        networks=[v.loopback], leaf_filter=role == "leaf", evpn=True, vtep=vtep,
+        networks=[v.loopback], leaf_filter=role == "leaf", fabric_asns=_fabric_asns(plan, v), evpn=True, vtep=vtep,
         l2vnis=[{"vni": s["vni"], "rt": rt(plan, s["vni"])} for s in v.vlans.values()],
     )
 
@@ -182,7 +188,8 @@ def oob_frr(plan: Plan, v: SwitchView) -> str:
         loopback=v.loopback, router_id=v.router_id, asn=v.asn,
         peer_description=("access switches" if role == "aggregation" else "aggregation pair"
                           if plan.design.oob.uplink == "aggregation" else "frontend service leaves"),
-        networks=nets, leaf_filter=role == "access", evpn=False, vtep=False, l2vnis=[],
+        networks=nets, leaf_filter=role == "access", fabric_asns=_fabric_asns(plan, v), evpn=False, vtep=False,
+        l2vnis=[],
     )
 
 
