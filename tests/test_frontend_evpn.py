@@ -1,0 +1,290 @@
+"""h100-256's frontend overlay for real: the generated config_db.json translated into bridges, VXLAN
+devices, SVIs and VRFs in network namespaces (tests/netns_dataplane.py), the generated frr.conf applied
+as is, hosts as namespaces on the leaves' server ports with the plan's addresses; then EVPN type-2/3/5
+routes, tenant reachability and isolation, the leaves' refusal to be transit, and the shared gateway
+MAC across a host's failover are checked.
+
+Sampled to stay bounded on two cores: fe-leaf01 and fe-leaf02 (the compute leaf pair: every GPU server
+has one port on each, so a host can fail over between them), fe-leaf03 (a service leaf, with the storage
+front-ends), both spines, and every cabled link among them (96). Hosts: two servers of each tenant
+(acme, globex), active on different leaves of the pair, and one storage server (its eth0, on fe-leaf03;
+its eth1 is on fe-leaf04, not sampled). A VRF is a namespace (the kernel has no VRF devices): see
+tests/netns_fabric.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from ipaddress import ip_network
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generators.model.plan import Plan
+from tests import netns_dataplane as ndp
+from tests.conftest import rendered_files
+from tests.netns_fabric import Fabric, frr_fabric, live_processes, ping_from, pings, run_in, wait_until
+from tests.realtools import require
+
+pytestmark = pytest.mark.daemons
+
+DESIGN = "h100-256"
+LEAVES = ("fe-leaf01", "fe-leaf02", "fe-leaf03")
+SPINES = ("fe-spine01", "fe-spine02")
+# active leaf of each sampled server's active-backup pair: one per leaf, so L2 crosses VXLAN
+SERVERS = {"gpu001": "fe-leaf01", "gpu002": "fe-leaf02", "gpu017": "fe-leaf01", "gpu018": "fe-leaf02"}
+STORAGE = "stor01"
+
+
+def evpn_routes(fab: Fabric, switch: str, kind: str) -> list[dict[str, Any]]:
+    """Every path of one EVPN route type (multicast, macip, prefix) in a switch's BGP table."""
+    doc = fab.switches[switch].vtysh_json(f"show bgp l2vpn evpn route type {kind} json")
+    out = []
+    for rd, routes in doc.items():
+        if not isinstance(routes, dict):
+            continue
+        for prefix, entry in routes.items():
+            if prefix == "rd" or not isinstance(entry, dict):
+                continue
+            out += [{"rd": rd, "prefix": prefix, **p} for paths in entry.get("paths", []) for p in paths]
+    return out
+
+
+def vrf_routes(fab: Fabric, switch: str, vrf: str) -> set[str]:
+    return set(fab.switches[switch].vtysh_json(f"show ip route vrf {vrf} json"))
+
+
+def neigh_mac(netns: str, ip: str, dev: str) -> str | None:
+    out = run_in(netns, ["ip", "-j", "neigh", "show", ip, "dev", dev]).stdout
+    entries = [e for e in json.loads(out or "[]") if "lladdr" in e]
+    return entries[0]["lladdr"] if entries else None
+
+
+def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp_path: Path) -> None:
+    require("ip")
+    require("bridge")
+    plan = compiled(DESIGN)
+    files = rendered_files(compiled, DESIGN)
+    sampled = (*LEAVES, *SPINES)
+    configs = {n: files[f"frontend/{n}/frr.conf"] for n in sampled}
+    dps = {n: ndp.from_config_db(n, json.loads(files[f"frontend/{n}/config_db.json"])) for n in sampled}
+    links = [(lk.a_device, lk.a_port, lk.b_device, lk.b_port) for lk in plan.links
+             if lk.network == "frontend" and lk.a_device in configs and lk.b_device in configs]
+    assert len(links) == 96
+    np_ = plan.netplan
+    assert np_ is not None
+    nets = {n["vrf"]: n for n in np_.networks}
+    tenant_of = {h: np_.hosts[h]["vrf"] for h in SERVERS}
+    stor = json.loads(files["storage/tenants.json"])
+    stor_addr = {t["vrf"]: next(a["address"] for a in t["frontend_addresses"]
+                                if a["server"] == STORAGE and a["port"] == "eth0") for t in stor["tenants"]}
+    # (host, host port, leaf, leaf port) for the sampled servers' frontend ports on the sampled leaves
+    cabled = []
+    for lk in plan.links:
+        if lk.network != "frontend" or lk.tier != "server-leaf":
+            continue
+        host, hp, leaf, lp = ((lk.a_device, lk.a_port, lk.b_device, lk.b_port) if lk.b_device in LEAVES
+                              else (lk.b_device, lk.b_port, lk.a_device, lk.a_port))
+        if host in (*SERVERS, STORAGE) and leaf in LEAVES:
+            cabled.append((host, hp, leaf, lp))
+    port_on = {(h, leaf): hp for h, hp, leaf, _ in cabled}
+    hostns: dict[str, str] = {}
+    ifaces: dict[tuple[str, str], list[str]] = {}
+
+    def dataplane(fab: Fabric) -> None:
+        for n in LEAVES:
+            ndp.build(fab.switches[n], dps[n])
+        for h in (*SERVERS, STORAGE):
+            hostns[h] = fab.add_netns(h)
+            # a host never routes between its networks (a storage server is on every tenant's VLAN)
+            run_in(hostns[h], ["sysctl", "-qw", "net.ipv4.ip_forward=0"])
+        for h, hp, leaf, lp in cabled:
+            ifaces[(h, leaf)] = ndp.attach(fab.switches[leaf], dps[leaf], lp, hostns[h], hp)
+
+    t0 = time.monotonic()
+    timings: dict[str, float] = {}
+    with frr_fabric(configs, links, tmp_path / "fabric", vrfs={n: list(dps[n].vrfs) for n in LEAVES},
+                    dataplane=dataplane) as fab:
+        timings["setup"] = fab.setup_seconds
+        token = fab.token
+        made = list(fab.created)
+        # servers: an active-backup bond over their two leaves (no bonding in this kernel: the backup
+        # port is down and carries the bond's MAC, as a bond's slaves do), address and gateway per plan
+        for h, active in SERVERS.items():
+            ns = hostns[h]
+            net = nets[tenant_of[h]]["hosts"]
+            up, down = port_on[(h, active)], next(port_on[(h, lf)] for lf in LEAVES[:2] if lf != active)
+            mac = json.loads(run_in(ns, ["ip", "-j", "link", "show", up]).stdout)[0]["address"]
+            run_in(ns, ["ip", "link", "set", down, "down"])
+            run_in(ns, ["ip", "link", "set", down, "address", mac])
+            run_in(ns, ["ip", "addr", "add", np_.hosts[h]["address"], "dev", up])
+            run_in(ns, ["ip", "route", "add", "default", "via", net["gateway"]])
+        # the storage server: one interface per tenant's storage VLAN, a route back to that tenant's
+        # clients through that VLAN's gateway (storage/tenants.json's client_networks)
+        for t in stor["tenants"]:
+            dev = f"eth0.{t['vlan']}"
+            assert dev in ifaces[(STORAGE, "fe-leaf03")]
+            run_in(hostns[STORAGE], ["ip", "addr", "add", stor_addr[t["vrf"]], "dev", dev])
+            for c in t["client_networks"]:
+                run_in(hostns[STORAGE], ["ip", "route", "add", c, "via", t["gateway"], "dev", dev])
+
+        def established() -> bool:
+            for n in sampled:
+                want = sum(n in (a, b) for a, _, b, _ in links)
+                for afi in ("ipv4", "evpn"):
+                    st = fab.bgp_peers(n, afi)
+                    if len(st) < want or list(st.values()).count("Established") != want:
+                        return False
+            return True
+
+        assert wait_until(established, timeout=60), {n: fab.bgp_peers(n, "evpn") for n in sampled}
+        timings["established"] = time.monotonic() - t0
+
+        # type-3 (IMET): every L2VNI of a leaf from every other sampled leaf that has it
+        vtep = {n: dps[n].vtep for n in LEAVES}
+        l2vnis = {n: {s.vni for s in dps[n].segments.values() if s.vni is not None} - set(dps[n].vrfs.values())
+                  for n in LEAVES}
+
+        def imet_missing() -> list[str]:
+            missing = []
+            for n in LEAVES:
+                got = {(r["ip"], c.split(":")[-1]) for r in evpn_routes(fab, n, "multicast")
+                       for c in r["extendedCommunity"]["string"].split() if c.startswith("RT:")}
+                zebra = fab.switches[n].vtysh_json("show evpn vni json")
+                for m in LEAVES:
+                    for vni in sorted(l2vnis[n] & l2vnis[m]) if m != n else ():
+                        if (vtep[m], str(vni)) not in got or vtep[m] not in zebra[str(vni)]["remoteVteps"]:
+                            missing.append(f"{n}: VNI {vni} from {m}")
+            return missing
+
+        assert wait_until(lambda: not imet_missing(), timeout=30), imet_missing()
+        # each leaf shares L2VNIs with the others (the infra hosts VLAN is on all three), so the check
+        # above checked something on every leaf; the storage VLANs' other leaf (fe-leaf04) is not sampled
+        assert all(l2vnis[n] & (l2vnis[m]) for n in LEAVES for m in LEAVES if m != n)
+
+        # hosts reach their gateway (this is also how the leaves learn them: ARP -> type-2)
+        for h in SERVERS:
+            gw = nets[tenant_of[h]]["hosts"]["gateway"]
+            assert wait_until(lambda h=h, gw=gw: ping_from(hostns[h], gw), timeout=10, interval=0.5), f"{h} -> {gw}"
+        for t in stor["tenants"]:
+            assert wait_until(lambda t=t: ping_from(hostns[STORAGE], t["gateway"]), timeout=10, interval=0.5)
+
+        # type-2: every sampled server's MAC+IP, on every other sampled leaf (fe-leaf03 has no hosts
+        # VLAN: it imports them through the tenant's L3VNI as /32 routes in the VRF)
+        host_mac = {h: json.loads(run_in(hostns[h], ["ip", "-j", "link", "show",
+                                                      port_on[(h, a)]]).stdout)[0]["address"]
+                    for h, a in SERVERS.items()}
+
+        def macip_missing() -> list[str]:
+            missing = []
+            for n in LEAVES:
+                got = {(r.get("mac"), r.get("ip"), r["nexthops"][0]["ip"]) for r in evpn_routes(fab, n, "macip")}
+                for h, active in SERVERS.items():
+                    ip = np_.hosts[h]["address"].split("/")[0]
+                    if active != n and (host_mac[h], ip, vtep[active]) not in got:
+                        missing.append(f"{n}: {h} {host_mac[h]} {ip} via {active}")
+                    if n == "fe-leaf03" and f"{ip}/32" not in vrf_routes(fab, n, tenant_of[h]):
+                        missing.append(f"{n}: no /32 for {h} in {tenant_of[h]}")
+            return missing
+
+        assert wait_until(lambda: not macip_missing(), timeout=30), macip_missing()
+
+        # type-5: each tenant's hosts and storage subnets, in that tenant's VRF on the leaves without them
+        def prefix_missing() -> list[str]:
+            missing = []
+            for n in LEAVES:
+                have = {r["prefix"] for r in evpn_routes(fab, n, "prefix")}
+                for vrf in dps[n].vrfs:
+                    routes = vrf_routes(fab, n, vrf)
+                    for kind in ("hosts", "storage"):
+                        sub = nets[vrf][kind]["subnet"]
+                        net = ip_network(sub)
+                        if f"[5]:[0]:[{net.prefixlen}]:[{net.network_address}]" not in have or sub not in routes:
+                            missing.append(f"{n}: {vrf} {kind} {sub}")
+            return missing
+
+        assert wait_until(lambda: not prefix_missing(), timeout=30), prefix_missing()
+        timings["routes"] = time.monotonic() - t0
+
+        # reachability inside a tenant: the other server of the pair (L2 over VXLAN) and storage (routed
+        # over the L3VNI to another leaf)
+        for h in SERVERS:
+            vrf = tenant_of[h]
+            peers = [o for o in SERVERS if o != h and tenant_of[o] == vrf]
+            for target in [np_.hosts[o]["address"].split("/")[0] for o in peers] + [stor_addr[vrf].split("/")[0]]:
+                assert wait_until(lambda h=h, t=target: ping_from(hostns[h], t), timeout=15, interval=0.5), \
+                    f"{h} ({vrf}) cannot reach {target}"
+
+        # isolation: nothing of another network (the other tenant, the provider's infra) answers, and
+        # the tenant's VRF has no route to it
+        foreign: dict[tuple[str, str], list[str]] = {}
+        for h in SERVERS:
+            for other, n in nets.items():
+                if other != tenant_of[h]:
+                    foreign[(h, other)] = [n["hosts"]["gateway"], n["storage"]["gateway"],
+                                           stor_addr[other].split("/")[0]]
+                    foreign[(h, other)] += [np_.hosts[o]["address"].split("/")[0] for o in SERVERS
+                                            if tenant_of[o] == other]
+        answered = pings([(hostns[h], t) for (h, _), ts in foreign.items() for t in ts])
+        reached = {f"{h} ({tenant_of[h]}) -> {t} ({other})" for (h, other), ts in foreign.items() for t in ts
+                   if answered[(hostns[h], t)]}
+        assert not reached, reached
+        for (h, other), targets in foreign.items():
+            vrf, n = tenant_of[h], nets[other]
+            for leaf in LEAVES:
+                if vrf not in dps[leaf].vrfs:
+                    continue
+                kernel = run_in(fab.switches[leaf].netns_of(vrf), ["ip", "route", "show"]).stdout
+                leaked = [s for s in (n["hosts"]["subnet"], n["storage"]["subnet"])
+                          if s in vrf_routes(fab, leaf, vrf) or s in kernel]
+                leaked += [t for t in targets if run_in(fab.switches[leaf].netns_of(vrf),
+                                                        ["ip", "route", "get", t], check=False).returncode == 0]
+                assert not leaked, f"{leaf} {vrf} has routes to {other}: {leaked}"
+
+        # never transit: what a leaf advertises to a spine, in both families, it originated itself
+        for n in LEAVES:
+            asn = str(np_.asn[n])
+            # one session to each spine (its 16 parallel sessions share one policy)
+            ports = {b if a == n else a: p if a == n else q for a, p, b, q in links if n in (a, b)}
+            for port in ports.values():
+                v4 = fab.switches[n].vtysh_json(f"show bgp ipv4 unicast neighbors {port} advertised-routes json")
+                foreign = [r for r, e in v4.get("advertisedRoutes", {}).items() if e.get("path")]
+                assert not foreign, f"{n} passes IPv4 routes of others to {port}: {foreign}"
+                ev = fab.switches[n].vtysh(f"show bgp l2vpn evpn neighbors {port} advertised-routes")
+                rds = {ln.split()[-1].split(":")[0] for ln in ev.splitlines() if ln.startswith("Route Distinguisher")}
+                assert rds == {vtep[n]}, f"{n} ({asn}) passes EVPN routes of {sorted(rds - {vtep[n]})} to {port}"
+        timings["checked"] = time.monotonic() - t0
+
+        # the shared gateway: gpu001 fails over from fe-leaf01 to fe-leaf02; fe-leaf02's gateway answers
+        # with the MAC fe-leaf01's did, the fabric moves the host (EVPN MAC mobility) and storage still answers
+        h, old, new = "gpu001", "fe-leaf01", "fe-leaf02"
+        ns, gw = hostns[h], nets[tenant_of[h]]["hosts"]["gateway"]
+        before = neigh_mac(ns, gw, port_on[(h, old)])
+        assert before == np_.anycast_gateway_mac
+        run_in(ns, ["ip", "link", "set", port_on[(h, old)], "down"])
+        run_in(ns, ["ip", "link", "set", port_on[(h, new)], "up"])
+        run_in(ns, ["ip", "addr", "add", np_.hosts[h]["address"], "dev", port_on[(h, new)]])
+        run_in(ns, ["ip", "route", "replace", "default", "via", gw, "dev", port_on[(h, new)]])
+        assert wait_until(lambda: ping_from(ns, gw), timeout=10, interval=0.5)
+        assert neigh_mac(ns, gw, port_on[(h, new)]) == before
+        ip = np_.hosts[h]["address"].split("/")[0]
+
+        def moved() -> bool:
+            mac = fab.switches[old].vtysh_json(f"show evpn mac vni {nets[tenant_of[h]]['hosts']['vni']} mac "
+                                               f"{host_mac[h]} json")
+            route = fab.switches["fe-leaf03"].vtysh_json(f"show ip route vrf {tenant_of[h]} {ip}/32 json")
+            hops = [x.get("ip") for r in route.get(f"{ip}/32", []) for x in r["nexthops"]]
+            return mac.get(host_mac[h], {}).get("type") == "remote" and hops == [vtep[new]]
+
+        assert wait_until(moved, timeout=30), "the fabric did not follow gpu001 to fe-leaf02"
+        assert wait_until(lambda: ping_from(ns, stor_addr[tenant_of[h]].split("/")[0]), timeout=15, interval=0.5)
+        timings["failover"] = time.monotonic() - t0
+    timings["torn_down"] = time.monotonic() - t0
+    listed = subprocess.run([require("ip"), "netns", "list"], capture_output=True, text=True, check=True).stdout
+    assert not [n for n in made if n in listed], "namespaces left behind"
+    assert not live_processes(f"railyard-frr-{token}-"), "FRR daemons left running"
+    print("EVPN namespace fabric timings (s):", {k: round(v, 1) for k, v in timings.items()})
