@@ -162,6 +162,16 @@ def build(sw: Switch, dp: SwitchDataplane) -> None:
         raise Untranslatable(f"{dp.name}: VRFs {', '.join(missing)} have no namespace: give frr_fabric vrfs=")
     for a in dp.loopbacks:
         _ip(sw.netns, "addr", "add", a, "dev", "lo")
+    for r in dp.routed.values():
+        # a routed port the fabric already cabled (a switch-to-switch link); host ports come with attach()
+        if run_cmd(["ip", "-n", sw.netns, "link", "show", "dev", r.port], check=False).returncode != 0:
+            continue
+        ns = sw.netns_of(r.vrf)
+        if ns != sw.netns:
+            _ip(sw.netns, "link", "set", r.port, "netns", ns)
+        for a in r.addresses:
+            _ip(ns, "addr", "add", a, "dev", r.port)
+        _ip(ns, "link", "set", r.port, "up")
     for seg in dp.segments.values():
         ns = sw.netns_of(seg.vrf)
         _ip(ns, "link", "add", check_ifname(seg.bridge), "type", "bridge", "stp_state", "0")
@@ -191,6 +201,7 @@ def attach(sw: Switch, dp: SwitchDataplane, port: str, host_netns: str, host_por
         raise Untranslatable(f"{dp.name}: {port} is in no VLAN_MEMBER and no INTERFACE entry: nothing to attach to")
     made = []
     if routed is not None:
+        # a routed port to a host (a /31 to a NIC); a cabled switch-to-switch one is build()'s
         _veth(sw.netns_of(routed.vrf), port, host_netns, host_port)
         for a in routed.addresses:
             _ip(sw.netns_of(routed.vrf), "addr", "add", a, "dev", port)

@@ -61,3 +61,14 @@ def test_what_it_cannot_build_is_refused_by_name(compiled: Callable[..., Plan]) 
     wrong = {**doc, "VLAN_INTERFACE": {**doc["VLAN_INTERFACE"], vlan: {"vrf_name": "Vrf_nobody"}}}
     with pytest.raises(ndp.Untranslatable, match=f"{vlan} vrf_name Vrf_nobody is not in VRF"):
         ndp.from_config_db("fe-leaf01", wrong)
+
+
+def test_routed_ports_in_a_vrf_read_back(compiled: Callable[..., Plan]) -> None:
+    """oob.uplink: frontend makes OOB uplinks routed ports of the infra VRF on the service leaves."""
+    plan = compiled("h100-256", "oob.uplink=frontend")
+    uplinks = sorted(lk.b_port if lk.b_device == "fe-leaf03" else lk.a_port for lk in plan.links
+                     if lk.tier == "access-leaf" and "fe-leaf03" in (lk.a_device, lk.b_device))
+    assert uplinks
+    dp = ndp.from_config_db("fe-leaf03", config_db(compiled, "fe-leaf03", "oob.uplink=frontend"))
+    infra = next(n["vrf"] for n in (plan.netplan.networks if plan.netplan else []) if n["index"] == 0)
+    assert {p: (r.vrf, r.addresses) for p, r in dp.routed.items()} == {p: (infra, ()) for p in uplinks}
