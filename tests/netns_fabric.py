@@ -13,6 +13,10 @@ Behaviour found on Debian 12 (FRR 8.4.4):
     peer's link-local address); IPv4 routes are installed with IPv6 link-local next hops.
   * VRFs named in the config but absent from the kernel leave those BGP instances inactive, which
     is harmless for the underlay.
+  * with ``--vrfwnetns`` (zebra only; bgpd's VRF instances here open no sockets) VXLAN devices made
+    in the switch's namespace and then moved into a VRF's are found at startup, L2 and L3 VNIs
+    alike (FRR issue 19403 is about ones made inside the VRF's namespace); EVPN sessions are up in
+    ~5 s, the remote router MACs and next hops of type-5 routes are installed a few seconds later.
 
 VRFs (``vrfs=``): this kernel class may lack VRF devices (``CONFIG_NET_VRF``), so a switch's VRFs
 are network namespaces, FRR's netns VRF backend (zebra ``-n``): zebra takes every namespace under
