@@ -289,7 +289,7 @@ class Counts:
         for i in sorted(range(4), key=lambda i: (-(exact[i] - cells[i]), i))[:width - sum(cells)]:
             cells[i] += 1
         # one faulty cable in a thousand still shows: a cell taken from the widest part
-        for i in (2, 0, 1):
+        for i in (2, 0, 1, 3):
             if parts[i] and not cells[i]:
                 cells[max(range(4), key=lambda j: (cells[j], -j))] -= 1
                 cells[i] = 1
