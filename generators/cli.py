@@ -354,6 +354,10 @@ def cabling_pack(design: DesignArg,
         _fail(exc)
         return
     _warn(plan)
+    stray = sorted(set(done_cables or {}) - {c.id for c in plan.cables or []})
+    if stray:
+        err_console.print(f"[bold yellow]warning[/]: {len(stray)} cable ids in {progress} are not in the plan (the "
+                          f"design changed since they were marked), e.g. {stray[0]}: not on any sheet", markup=True)
     _wrote(done, out)
     pdfs = sum(r.endswith(".pdf") for r in files)
     out_console.print(f"wrote {len(files)} files ({pdfs} PDFs) to {out}/")

@@ -125,6 +125,9 @@ def test_the_progress_file_is_a_diffable_event_log(cli: Cli, plan: Plan, tmp_pat
     assert rows[0] == COLUMNS
     assert [r[1:] for r in rows[1:]] == [[cid, "pulled", "ana", ""], [cid, "faulty", "bo", "dirty, fails, 'LOS'"]]
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r[0]) for r in rows[1:])
+    # a note stays on its line
+    cli("cabling", "mark", DESIGN, cid, "faulty", "--note", "no light\n  at  the leaf", "--progress", prog)
+    assert prog.read_text().splitlines()[-1].endswith(",no light at the leaf")
     # fixed: pulled again, then tested; cleared takes a mistaken mark back
     cli("cabling", "mark", DESIGN, cid, "pulled", "--progress", prog)
     cli("cabling", "mark", DESIGN, cid, "tested", "--progress", prog)
@@ -270,6 +273,11 @@ def test_pack_ticks_done_cables_and_flags_faulty(cli: Cli, plan: Plan, tmp_path:
     assert "faulty: &lt;LOS&gt; on leg 2" in body[faulty]
     assert all(ticks(c) == ["", ""] for c in mine[3:])
     assert "progress: 1 tested, 1 pulled, 1 faulty" in html
+    # a cable the design no longer has is named, not silently dropped
+    with prog.open("a") as fh:
+        fh.write("2026-01-01T00:00:00Z,C-00000-00000,pulled,ana,\n")
+    r = cli("cabling", "pack", DESIGN, "-o", out, "--html-only", "--progress", prog)
+    assert r.exit_code == 0 and "1 cable ids in" in r.output and "C-00000-00000" in r.output
     # without --progress the pack is as before: no ticks
     plain = tmp_path / "plain"
     assert cli("cabling", "pack", DESIGN, "-o", plain, "--html-only").exit_code == 0

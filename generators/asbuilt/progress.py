@@ -27,7 +27,7 @@ import io
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -183,6 +183,8 @@ def record(path: Path, marks: Sequence[Mark], by: str, option: str = "--progress
         state = current(_parse(text, path, option))
         stamp = when or now()
         for m in marks:
+            # one line per event: a note's line breaks and runs of spaces become one space
+            m = replace(m, note=" ".join(m.note.split()))
             was = state.get(m.cable_id)
             if _holds(was, m):
                 done.unchanged.append(m.cable_id)
