@@ -363,20 +363,21 @@ def cabling_pack(design: DesignArg,
     out_console.print(f"wrote {len(files)} files ({pdfs} PDFs) to {out}/")
 
 
-ProgressOpt = Annotated[Path | None, typer.Option("--progress", help="the cabling progress file [default: "
-                                                 "<design>.progress.csv beside the design]", show_default=False)]
+ProgressOpt = Annotated[Path | None, typer.Option("--progress", help="the cabling progress file (default: "
+                                                 "<design>.progress.csv beside the design)", show_default=False)]
 
 
 @cabling_app.command("mark")
 @_guarded
 def cabling_mark(design: DesignArg,
                  args: Annotated[list[str] | None, typer.Argument(help="cable ids, then the state: pulled, tested, "
-                                                                  "faulty or cleared", show_default=False)] = None,
+                                                                  "faulty or cleared", metavar="CABLE_ID... STATE",
+                                                                  show_default=False)] = None,
                  rack: Annotated[list[str] | None, typer.Option("--rack", help="every cable on this rack's sheet "
                                                                 "(an end in the rack); repeat it",
                                                                 show_default=False)] = None,
                  note: Annotated[str, typer.Option("--note", help="why, e.g. what is faulty")] = "",
-                 by: Annotated[str | None, typer.Option("--by", help="who marks [default: your login name]",
+                 by: Annotated[str | None, typer.Option("--by", help="who marks (default: your login name)",
                                                         show_default=False)] = None,
                  progress: ProgressOpt = None, set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
     """Record cables as pulled, tested or faulty (a fixed faulty cable is marked pulled again, then tested;
