@@ -72,7 +72,8 @@ def _guarded(fn: Callable[..., None]) -> Callable[..., None]:
 
 def _fail(exc: DesignError) -> None:
     n = f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''}"
-    if all(p.field.startswith(("-", "(file)")) for p in exc.problems):  # an option or a path, not the design
+    # an option, an argument (CABLE_ID) or a path, not the design
+    if all(p.field.startswith(("-", "(file)")) or p.field.isupper() for p in exc.problems):
         err_console.print(f"[bold red]error[/]: refused ({n})", markup=True)
     else:
         err_console.print(f"[bold red]error[/]: the design is not valid ({n})", markup=True)
@@ -197,13 +198,20 @@ def verify(design: DesignArg,
            write_config: Annotated[Path | None, typer.Option("--write-config", help="also write plan.json and "
                                                              "infiniband/ with the discovered GUIDs to this "
                                                              "directory")] = None,
-           force: ForceOpt = None) -> None:
+           force: ForceOpt = None,
+           progress: Annotated[Path | None, typer.Option("--progress", help="also record the result in this "
+                                                         "cabling progress file (see `cabling mark`): cables "
+                                                         "found as planned become tested, those at fault faulty "
+                                                         "with the finding", show_default=False)] = None) -> None:
     """Compare a discovered InfiniBand fabric (--ibnetdiscover) or the Ethernet networks' LLDP tables
     (--lldp) with the plan: missing, extra, swapped and slow links. Exits 1 when the fabric differs from
     the plan, 2 on bad input."""
+    from generators.asbuilt.progress import check_path, record, verify_marks
     from generators.asbuilt.verify import run_verify, run_verify_lldp, write_as_built
 
     try:
+        if progress is not None:
+            check_path(progress, "--progress")
         if (ibnetdiscover is None) == (not lldp):
             raise DesignError.one("--ibnetdiscover", "give either --ibnetdiscover FILE (InfiniBand) or --lldp "
                                   "FILE... (Ethernet)", "run verify once per kind of network")
@@ -220,9 +228,19 @@ def verify(design: DesignArg,
             report = run_verify(plan, ibnetdiscover, speed, node_name_map)
         if write_config is not None and ibnetdiscover is not None:
             done = write_as_built(plan, ibnetdiscover, write_config, node_name_map, force, design)
+        if progress is not None:
+            marks = verify_marks(plan, report)
+            rec = record(progress, marks, "railyard verify")
     except DesignError as exc:
         _fail(exc)
         return
+    if progress is not None:
+        states = {m.cable_id: m.state for m in marks}
+        changed = [states[ev.cable_id] for ev in rec.added]
+        err_console.print(f"progress: {changed.count('tested')} cables marked tested, {changed.count('faulty')} "
+                          f"faulty in {progress} ({len(rec.unchanged)} unchanged, "
+                          f"{len(plan.cables or []) - len(marks)} not judged by this run)", markup=False,
+                          soft_wrap=True)
     out_console.print(json.dumps(report.to_dict(), indent=1) if as_json else report.text().rstrip(), markup=False,
                       soft_wrap=True)
     if write_config is not None:
@@ -279,7 +297,8 @@ def schema_text(doc: dict[str, object]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-cabling_app = typer.Typer(no_args_is_help=True, help="The technician's pack: printable rack and row sheets.")
+cabling_app = typer.Typer(no_args_is_help=True, help="The technician's pack: printable rack and row sheets, and "
+                          "cabling progress.")
 app.add_typer(cabling_app, name="cabling")
 
 
@@ -291,17 +310,28 @@ def cabling_pack(design: DesignArg,
                  html_only: Annotated[bool, typer.Option("--html-only", help="write the HTML sheets without "
                                                          "printing PDFs (no Chromium needed)")] = False,
                  jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Chromiums printing at once")] = 2,
+                 progress: Annotated[Path | None, typer.Option("--progress", help="tick the cables this cabling "
+                                                               "progress file has as pulled or tested, and flag "
+                                                               "the faulty ones, on the rack sheets",
+                                                               show_default=False)] = None,
                  ) -> None:
     """Write the technician's pack: per rack the sheet with a QR code per cable, tick boxes and PDU outlets
     (cabling/racks/<rack>.html and .pdf), per row the racks and the bill of cables to stage
     (cabling/rows/<row>.html, .pdf and .csv), and the label-printer files (cabling/labels/<rack>.csv for
     Brady/DYMO/Brother label software, .zpl for Zebra printers).
     PDFs are printed by headless Chromium (about 1.5 s a sheet), which is why `compile` does not."""
+    from generators.asbuilt.progress import current, read_events
     from generators.printing import PrintError, find_chromium, print_all
     from generators.renderers.pack import render_pack
 
     try:
         check_out_dir(out, "--out", force, design)
+        done_cables = None
+        if progress is not None:
+            if not progress.exists():
+                raise DesignError.one("--progress", f"no progress file {progress}", "mark cables first "
+                                      "(`railyard cabling mark`), or leave --progress out")
+            done_cables = {k: (v.state, v.note) for k, v in current(read_events(progress)).items()}
         chromium = None
         if not html_only:
             try:
@@ -310,7 +340,7 @@ def cabling_pack(design: DesignArg,
                 raise DesignError.one("--html-only", str(exc), "install it, or pass --html-only to write the "
                                       "HTML sheets alone") from None
         plan, _, _ = compile_file(design, set_, catalog)
-        files: dict[str, str | bytes] = dict(render_pack(plan))
+        files: dict[str, str | bytes] = dict(render_pack(plan, done_cables))
         if chromium is not None:
             sheets = sorted(r for r in files if r.endswith(".html"))
             try:
@@ -324,9 +354,125 @@ def cabling_pack(design: DesignArg,
         _fail(exc)
         return
     _warn(plan)
+    stray = sorted(set(done_cables or {}) - {c.id for c in plan.cables or []})
+    if stray:
+        err_console.print(f"[bold yellow]warning[/]: {len(stray)} cable ids in {progress} are not in the plan (the "
+                          f"design changed since they were marked), e.g. {stray[0]}: not on any sheet", markup=True)
     _wrote(done, out)
     pdfs = sum(r.endswith(".pdf") for r in files)
     out_console.print(f"wrote {len(files)} files ({pdfs} PDFs) to {out}/")
+
+
+ProgressOpt = Annotated[Path | None, typer.Option("--progress", help="the cabling progress file (default: "
+                                                 "<design>.progress.csv beside the design)", show_default=False)]
+
+
+@cabling_app.command("mark")
+@_guarded
+def cabling_mark(design: DesignArg,
+                 args: Annotated[list[str] | None, typer.Argument(help="cable ids, then the state: pulled, tested, "
+                                                                  "faulty or cleared", metavar="CABLE_ID... STATE",
+                                                                  show_default=False)] = None,
+                 rack: Annotated[list[str] | None, typer.Option("--rack", help="every cable on this rack's sheet "
+                                                                "(an end in the rack); repeat it",
+                                                                show_default=False)] = None,
+                 note: Annotated[str, typer.Option("--note", help="why, e.g. what is faulty")] = "",
+                 by: Annotated[str | None, typer.Option("--by", help="who marks (default: your login name)",
+                                                        show_default=False)] = None,
+                 progress: ProgressOpt = None, set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
+    """Record cables as pulled, tested or faulty (a fixed faulty cable is marked pulled again, then tested;
+    cleared undoes a mark made by mistake), e.g. `railyard cabling mark site.yaml C-0A1B2-3C4D5 pulled`.
+    Each mark is a line appended to the progress file (when, cable id, state, who, note); marking a cable
+    with the state and note it has records nothing. A cable named by id takes the mark (tested before
+    pulled, or pulled after tested, with a warning); --rack only moves cables forward (it never takes a
+    tested cable back to pulled, nor clears a fault). Two technicians may mark at once: the file is locked
+    while it changes."""
+    import getpass
+
+    from generators.asbuilt.progress import (
+        STATES,
+        Mark,
+        check_ids,
+        check_path,
+        check_rack,
+        current,
+        default_path,
+        read_events,
+        record,
+        sheet_cables,
+        transition_warnings,
+    )
+
+    try:
+        words = list(args or [])
+        if not words or words[-1] not in STATES:
+            raise DesignError.one("STATE", f"the last argument must be the state, one of {', '.join(STATES)}"
+                                  f"{f', not {words[-1]!r}' if words else ''}",
+                                  "e.g. railyard cabling mark DESIGN C-0A1B2-3C4D5 pulled")
+        state, ids = words[-1], words[:-1]
+        if not ids and not rack:
+            raise DesignError.one("CABLE_ID", "no cable to mark", "name cable ids before the state, or --rack RACK")
+        path = progress or default_path(design)
+        check_path(path, "--progress")
+        if by is None:
+            try:
+                by = getpass.getuser()
+            except (KeyError, OSError):
+                raise DesignError.one("--by", "cannot tell who you are (no login name)", "pass --by NAME") from None
+        plan, _, _ = compile_file(design, set_, catalog)
+        check_ids(plan, ids)
+        for r in rack or []:
+            check_rack(plan, r)
+        named = set(ids)
+        bulk = [c for r in rack or [] for c in sheet_cables(plan, r) if c not in named]
+        marks = [Mark(c, state, note) for c in dict.fromkeys(ids)]
+        marks += [Mark(c, state, note, forward_only=True) for c in dict.fromkeys(bulk)]
+        old = current(read_events(path, "--progress"))
+        rec = record(path, marks, by)
+    except DesignError as exc:
+        _fail(exc)
+        return
+    for w in transition_warnings(old, [m for m in marks if m.cable_id not in set(rec.unchanged)]):
+        err_console.print(f"[bold yellow]warning[/]: {w}", markup=True)
+    already = f" ({len(rec.unchanged)} left as they were: already {state}, or further on)" if rec.unchanged else ""
+    out_console.print(f"marked {len(rec.added)} cables {state} in {path}{already}", markup=False, soft_wrap=True)
+
+
+class StatusBy(StrEnum):
+    row = "row"
+    rack = "rack"
+
+
+@cabling_app.command("status")
+@_guarded
+def cabling_status(design: DesignArg,
+                   by: Annotated[StatusBy, typer.Option("--by", help="one line per row, or per row and rack")
+                                 ] = StatusBy.row,
+                   row: Annotated[str | None, typer.Option("--row", help="only this row", show_default=False)] = None,
+                   as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
+                   progress: ProgressOpt = None, set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
+    """What is left to cable, per row in floor order (and per rack with --by rack) and for the site: cables,
+    pulled (not yet tested), tested, faulty, left, with a progress bar. A cable counts in its A end's rack,
+    where it is labelled and staged."""
+    from generators.asbuilt.progress import check_path, check_row, current, default_path, read_events, status
+
+    try:
+        path = progress or default_path(design)
+        check_path(path, "--progress")
+        plan, _, _ = compile_file(design, set_, catalog)
+        if row is not None:
+            check_row(plan, row)
+        st = status(plan, current(read_events(path, "--progress")), row)
+    except DesignError as exc:
+        _fail(exc)
+        return
+    if not path.exists():
+        err_console.print(f"no progress file {path} yet: nothing is marked", markup=False)
+    by_rack = by is StatusBy.rack
+    if as_json:
+        sys.stdout.write(json.dumps({**st.to_dict(by_rack), "progress": str(path)}, indent=1) + "\n")
+    else:
+        sys.stdout.write(st.text(by_rack))
 
 
 netbox_app = typer.Typer(no_args_is_help=True, help="Hand the site over to NetBox, and read its as-built back.")

@@ -172,6 +172,9 @@ class VerifyReport:
     not_covered: int = 0  # planned links no given table could see (LLDP: neither end's file, or a silent peer)
     no_table: list[str] = field(default_factory=list)  # devices of those links without a table
     checks_speed: bool = True  # LLDP carries no link speed: its reports say so rather than "0 slow"
+    # the planned links this run could judge (every one but the not covered): those not reported are as
+    # planned, which `verify --progress` marks tested; left out of to_dict (a 200k-link list)
+    covered: set[frozenset[End]] = field(default_factory=set)
 
     @property
     def faulty_links(self) -> int:
@@ -184,7 +187,8 @@ class VerifyReport:
         return self.faulty_links == 0
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = asdict(replace(self, covered=set()))
+        del d["covered"]
         d["faulty_links"] = self.faulty_links
         d["ok"] = self.ok
         return d
@@ -344,7 +348,7 @@ def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = Non
     namer = _Namer(plan, node_names)
     planned = _planned_links(plan, expect_speed)
     found, lopsided = _discover(namer, discovered)
-    rep = VerifyReport(plan.design.name, len(planned), len(found))
+    rep = VerifyReport(plan.design.name, len(planned), len(found), covered=set(planned))
     diff = _Diff.of(planned, found)
     # swaps first: they explain pairs of missing and extra links, which are then not reported alone
     _report_swaps(rep, namer, diff)
@@ -631,7 +635,7 @@ def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str =
             uncovered.update(e[0] for e, s in zip((a, b), sees, strict=True) if not s and e not in blind)
     rep = VerifyReport(plan.design.name, len(planned), len(found), scope=f"Ethernet ({', '.join(nets)})",
                        source=source, not_covered=len(planned) - len(judged), no_table=sorted(uncovered),
-                       checks_speed=False)
+                       checks_speed=False, covered=set(judged))
     diff = _Diff.of(judged, found)
     _report_swaps(rep, namer, diff)
     _report_missing(rep, namer, diff)

@@ -13,7 +13,7 @@ import csv
 import io
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from html import escape
 from typing import Any
 
@@ -179,9 +179,13 @@ def _pull_order(entries: list[tuple[str, list[str]]]) -> list[list[str]]:
     return [row for _, row in entries]
 
 
-def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False) -> dict[str, str]:
+def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False,
+                       progress: Mapping[str, tuple[str, str]] | None = None) -> dict[str, str]:
     """cabling/racks/<rack>.csv and .html. `qr` adds a QR code per cable (railyard cabling pack): at
-    ~1 ms a code it is left out of `compile`, which a 100k-cable site would otherwise wait minutes for."""
+    ~1 ms a code it is left out of `compile`, which a 100k-cable site would otherwise wait minutes for.
+    `progress` (cable id -> (state, note), `cabling pack --progress`) ticks the boxes of cables pulled
+    or tested and flags faulty ones with the finding; compile never passes it (its output is the design's
+    alone)."""
     by_rack: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
     for r in table:
         # local end first: pull_order is filled in after sorting
@@ -231,7 +235,17 @@ def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False) -> 
                 m += 1
             legs = m - k
             cell = f"{code(cid)}<br>" if qr else ""
-            body.append(f'<tbody class="cable" id="{cid}">\n')
+            ticks = '<td class="tick"></td><td class="tick"></td>'
+            done = progress.get(cid) if progress else None
+            fault_note = ""
+            if done is not None:
+                ticks = _TICKS[done[0]]
+                if done[0] == "faulty":
+                    cell = f'{cell}<span class="faulty">FAULTY</span><br>'
+                    if done[1]:
+                        fault_note = (f'<tr class="fault"><td></td><td colspan="17">faulty: {escape(done[1])}'
+                                      '</td></tr>\n')
+            body.append(f'<tbody class="cable" id="{cid}"' + (f' data-state="{done[0]}"' if done else "") + '>\n')
             for j, t in enumerate(rows[k:m]):
                 lead = (f'<td rowspan="{legs}" class="cid">{cell}{cid}</td>' if j == 0 else "")
                 leg = ' class="leg"' if j else ""
@@ -240,7 +254,9 @@ def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False) -> 
                     f"<td>{e(t[7])}</td><td>{e(t[8])}</td><td>{e(t[10])}</td><td>{e(t[11])}</td>"
                     f"<td>{e(t[12])}</td><td>{e(t[13])}</td><td>{e(t[15])}</td><td>{e(t[16])}</td>"
                     f'<td class=n>{e(t[17])}</td><td>{e(t[9])}</td><td>{e(t[14])}</td>'
-                    '<td class="tick"></td><td class="tick"></td></tr>\n')
+                    f'{ticks}</tr>\n')
+            if fault_note:
+                body.append(fault_note)
             body.append("</tbody>\n")
             k = m
         out[rack_sheet_path(name)] = template.render(
@@ -249,8 +265,22 @@ def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False) -> 
                       "slot": d.attrs.get("slot", "")} for d in devs],
             power=pdu_outlets(devs), rack_qr=qr_svg(rack_sheet_path(name), scale=3),
             sheet=rack_sheet_path(name), labels=f"cabling/labels/{name}.csv",
-            cable_rows="".join(body), cable_count=len(rows), cables=len({r[1] for r in rows}))
+            cable_rows="".join(body), cable_count=len(rows), cables=len({r[1] for r in rows}),
+            progress=_sheet_progress({r[1] for r in rows}, progress) if progress is not None else None)
     return out
+
+
+# the two boxes (pulled, tested) of a cable already done; faulty: pulled, and the test failed
+_TICKS = {"pulled": '<td class="tick done"></td><td class="tick"></td>',
+          "tested": '<td class="tick done"></td><td class="tick done"></td>',
+          "faulty": '<td class="tick done"></td><td class="tick bad"></td>'}
+
+
+def _sheet_progress(cables: set[str], progress: Mapping[str, tuple[str, str]]) -> str:
+    counts = {s: sum(1 for c in cables if (progress.get(c) or ("", ""))[0] == s) for s in _TICKS}
+    left = len(cables) - sum(counts.values())
+    return (f"progress: {counts['tested']} tested, {counts['pulled']} pulled, {counts['faulty']} faulty, "
+            f"{left} left of {len(cables)} cables")
 
 
 def _elevation(rack: RackRecord, devs: list[Device], catalog: Catalog) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 
 from generators.model.plan import Plan, required
 from generators.model.sections import Rack as RackRecord
@@ -119,12 +120,13 @@ def render_rows(plan: Plan) -> dict[str, str]:
     return out
 
 
-def render_pack(plan: Plan) -> dict[str, str]:
+def render_pack(plan: Plan, progress: Mapping[str, tuple[str, str]] | None = None) -> dict[str, str]:
     """What `railyard cabling pack` prints: the rack sheets with a QR code per cable, the row sheets and
-    the label files (the PDFs are printed from these)."""
+    the label files (the PDFs are printed from these). `progress` (cable id -> (state, note), from
+    `--progress FILE`) ticks the cables already done on the rack sheets."""
     if plan.cables is None:
         return {}
-    out = render_rack_sheets(plan, _cable_table(plan), qr=True)
+    out = render_rack_sheets(plan, _cable_table(plan), qr=True, progress=progress)
     out.update(render_rows(plan))
     out.update(render_labels(plan))
     return out
