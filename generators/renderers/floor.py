@@ -216,7 +216,8 @@ def floor_svg(plan: Plan) -> str:
     w, h = bounds.x1 - bounds.x0 + 2 * MARGIN_MM, bounds.y1 - bounds.y0 + 2 * MARGIN_MM
     head = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{x0:g} {y0:g} {w:g} {h:g}" '
             f'width="{w * SCALE:.0f}" height="{h * SCALE:.0f}" font-family="DejaVu Sans, sans-serif">',
-            f"<title>{escape(plan.design.name)}: floor of {escape(floor.site)}</title>", HATCH]
+            f"<title>{escape(plan.design.name)}: floor of {escape(floor.site)}</title>",
+            *([HATCH] if False in drawn_keepouts else [])]
     return "\n".join([*head, *body, "</svg>"])
 
 
