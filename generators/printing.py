@@ -53,6 +53,26 @@ def print_pdf(html_path: str | os.PathLike[str], pdf_path: str | os.PathLike[str
     pdf = Path(pdf_path).resolve()
     pdf.parent.mkdir(parents=True, exist_ok=True)
     pdf.unlink(missing_ok=True)
+    _, log, code = run_headless(html.as_uri(), (
+        "--no-pdf-header-footer",  # else the date and file URL are printed on every page
+        # the accessibility structure tree numbers its elements by DOM node ids, which differ from
+        # run to run on long sheets; without it a leaf rack's PDF is also 6 x smaller (870 -> 135 kB)
+        "--disable-pdf-tagging",
+        f"--print-to-pdf={pdf}", *extra_args), chromium=binary, timeout=timeout)
+    if code != 0 or not pdf.exists() or pdf.stat().st_size == 0:
+        raise PrintError(f"chromium exited with {code} and wrote no PDF", log)
+    pdf.write_bytes(fixed_dates(pdf.read_bytes()))
+    return pdf
+
+
+def run_headless(url: str, flags: tuple[str, ...], *, chromium: str | None = None,
+                 timeout: float = 120.0) -> tuple[str, str, int]:
+    """One headless Chromium on `url` with `flags` (--print-to-pdf, --dump-dom, --screenshot, ...);
+    returns (its stdout, its log, its exit code).
+
+    Runs with a throw-away profile and every background fetch switched off: a page must not
+    depend on anything remote."""
+    binary = chromium or find_chromium()
     with tempfile.TemporaryDirectory(prefix="railyard-chromium-") as profile:
         args = [
             binary,
@@ -64,32 +84,22 @@ def print_pdf(html_path: str | os.PathLike[str], pdf_path: str | os.PathLike[str
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
-            "--no-pdf-header-footer",  # else the date and file URL are printed on every page
-            # the accessibility structure tree numbers its elements by DOM node ids, which differ from
-            # run to run on long sheets; without it a leaf rack's PDF is also 6 x smaller (870 -> 135 kB)
-            "--disable-pdf-tagging",
             f"--user-data-dir={profile}",
-            f"--print-to-pdf={pdf}",
-            *extra_args,
-            html.as_uri(),
+            *flags,
+            url,
         ]
-        # Output goes to a file, not a pipe: helper processes that outlive the browser would
+        # Output goes to files, not pipes: helper processes that outlive the browser would
         # hold a pipe open and make reading it block until the timeout.
-        log_path = Path(profile) / "chromium.log"
-        with log_path.open("wb") as out:
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+        out_path, log_path = Path(profile) / "chromium.out", Path(profile) / "chromium.log"
+        with out_path.open("wb") as out, log_path.open("wb") as err:
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             raise PrintError(f"chromium did not finish within {timeout}s", read_log(log_path)) from None
         finally:
             stop_group(proc)  # also reaps helper processes left in its group
-        log = read_log(log_path)
-    if proc.returncode != 0 or not pdf.exists() or pdf.stat().st_size == 0:
-        raise PrintError(f"chromium exited with {proc.returncode} and wrote no PDF", log)
-    pdf.write_bytes(fixed_dates(pdf.read_bytes()))
-    return pdf
+        return read_log(out_path), read_log(log_path), proc.returncode
 
 
 def read_log(path: Path) -> str:

@@ -101,7 +101,7 @@ from typing import TypedDict
 
 import hostlist  # type: ignore[import-untyped]
 
-from generators.printing import PrintError, print_pdf, read_log, stop_group
+from generators.printing import PrintError, print_pdf, read_log, run_headless, stop_group
 
 __all__ = [
     "SLURMCTLD_BENIGN",
@@ -116,7 +116,9 @@ __all__ = [
     "ToolMissing",
     "TraceHop",
     "TraceResult",
+    "chromium_dump_dom",
     "chromium_print_pdf",
+    "chromium_screenshot",
     "free_tcp_port",
     "frr_check",
     "ib_links_by_desc",
@@ -969,6 +971,26 @@ def chromium_print_pdf(
         return print_pdf(html_path, pdf_path, chromium=chromium, extra_args=tuple(extra_args), timeout=timeout)
     except PrintError as exc:
         raise ToolFailed(str(exc).split("\n", 1)[0], exc.log) from None
+
+
+def chromium_dump_dom(url: str, *, timeout: float = 60.0) -> str:
+    """The DOM of a page after its scripts ran at load (``chromium --headless --dump-dom``)."""
+    out, log, code = run_headless(url, ("--dump-dom",), chromium=require("chromium"), timeout=timeout)
+    if code != 0 or "<html" not in out:
+        raise ToolFailed(f"chromium --dump-dom {url} exited with {code} and printed no page", log)
+    return out
+
+
+def chromium_screenshot(url: str, png_path: str | os.PathLike[str], *, size: tuple[int, int] = (1600, 1000),
+                        timeout: float = 60.0) -> Path:
+    """A PNG of a page at a window size, after its scripts ran (``chromium --headless --screenshot``)."""
+    png = Path(png_path).resolve()
+    png.unlink(missing_ok=True)
+    _, log, code = run_headless(url, (f"--screenshot={png}", f"--window-size={size[0]},{size[1]}",
+                                      "--hide-scrollbars"), chromium=require("chromium"), timeout=timeout)
+    if code != 0 or not png.exists():
+        raise ToolFailed(f"chromium --screenshot {url} exited with {code} and wrote no PNG", log)
+    return png
 
 
 _PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")

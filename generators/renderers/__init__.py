@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from generators.model.plan import Plan, dumps
 from generators.renderers.bom import render_bom
-from generators.renderers.cabling import render_cabling, render_floor
+from generators.renderers.cabling import render_cabling
+from generators.renderers.floor import render_floor
 from generators.renderers.netbox_csv import render_netbox_csv
 from generators.renderers.oob_dhcp import render_kea
 from generators.renderers.pack import render_labels, render_rows

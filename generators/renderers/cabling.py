@@ -1,6 +1,6 @@
 """Renderers of the physical plan, from plan.json only: the cable schedule (cabling/cables.csv), one
 printable sheet per rack (cabling/racks/<rack>.csv and .html: elevation, then the rack's cables in
-pull order with both ends) and the floor (floor.svg). NetBox's cable import is
+pull order with both ends). The floor map is renderers.floor. NetBox's cable import is
 netbox/10-cables.csv (renderers.netbox_csv), with the rest of the site it needs.
 
 Rows are formatted by hand rather than through a template engine per cell: a 65,536-GPU plan has
@@ -313,74 +313,3 @@ def _elevation(rack: RackRecord, devs: list[Device], catalog: Catalog) -> str:
                      f'{escape(str(d.attrs.get("slot", "")))}</title></rect>')
     parts.append("</svg>")
     return "\n".join(parts)
-
-
-# ------------------------------------------------------------------------------------------ floor
-
-
-def _fill_colour(fill: float, limit: float) -> str:
-    if fill <= 0:
-        return "#cfcfcf"
-    t = min(1.0, fill / limit)
-    # green -> amber -> red as the segment approaches its fill limit
-    if t < 0.5:
-        a, b, f = (46, 125, 50), (249, 168, 37), t / 0.5
-    else:
-        a, b, f = (249, 168, 37), (198, 40, 40), (t - 0.5) / 0.5
-    r, g, bl = (round(a[i] + (b[i] - a[i]) * f) for i in range(3))
-    return f"#{r:02x}{g:02x}{bl:02x}"
-
-
-def render_floor(plan: Plan) -> dict[str, str]:
-    floor = plan.floor
-    if floor is None:
-        return {}
-    xs = [p[0] for p in floor.outline_mm]
-    ys = [p[1] for p in floor.outline_mm]
-    x0, y0 = min(xs), min(ys)
-    w, d = max(xs) - x0, max(ys) - y0
-    trays = plan.trays
-    legend = [(role, colour, "rect") for role, colour in ROLE_COLOR.items()]
-    if trays:
-        lim = trays.fill_limit
-        legend += [(f"tray {label}", _fill_colour(f * lim, lim), "line")
-                   for label, f in (("empty", 0.0), ("at half its fill limit", 0.5), ("at its fill limit", 1.0))]
-    legend_w = 7000  # a column to the right of the room
-    height = max(d, 700 * len(legend) + 400)
-    scale = 1 / 20  # 1 px per 20 mm
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{x0:g} {y0:g} {w + legend_w:g} {height:g}" '
-           f'width="{(w + legend_w) * scale:.0f}" height="{height * scale:.0f}" '
-           'font-family="DejaVu Sans, sans-serif">',
-           f"<title>{escape(plan.design.name)}: floor of {escape(floor.site)}</title>",
-           '<polygon points="' + " ".join(f"{x:g},{y:g}" for x, y in floor.outline_mm)
-           + '" fill="#ffffff" stroke="#000" stroke-width="40"/>']
-    for k in floor.keepouts:
-        out.append(f'<rect x="{k["x_mm"]}" y="{k["y_mm"]}" width="{k["width_mm"]}" height="{k["depth_mm"]}" '
-                   f'fill="#777" fill-opacity="0.6"><title>keep-out {escape(k["name"])}</title></rect>')
-    if trays:
-        for s in trays.segments:
-            (xa, ya), (xb, yb) = s.a_mm, s.b_mm
-            out.append(f'<line x1="{xa:g}" y1="{ya:g}" x2="{xb:g}" y2="{yb:g}" '
-                       f'stroke="{_fill_colour(s.fill, trays.fill_limit)}" stroke-width="160" '
-                       f'stroke-linecap="round"><title>{s.id}: {s.fill:.1%} full, {s.length_m:g} m'
-                       '</title></line>')
-    for r in plan.racks:
-        out.append(f'<rect x="{r.x_mm:g}" y="{r.y_mm:g}" width="{r.width_mm}" height="{r.depth_mm}" '
-                   f'fill="{ROLE_COLOR.get(r.role, "#ddd")}" fill-opacity="0.85" stroke="#222" stroke-width="15">'
-                   f'<title>{escape(r.name)}: {r.role}, {r.power_kw:g} of {r.power_budget_kw:g} kW, '
-                   f'{r.units_used} of {r.units}U</title></rect>')
-    for row in floor.rows:
-        out.append(f'<text x="{row.x_mm - 80:g}" y="{row.y_mm + 700:g}" font-size="420" '
-                   f'text-anchor="end">{escape(row.name)}</text>')
-    lx = x0 + w + 500
-    for n, (label, colour, shape) in enumerate(legend):
-        y = y0 + 300 + 700 * n
-        if shape == "rect":
-            out.append(f'<rect x="{lx:g}" y="{y:g}" width="500" height="500" fill="{colour}" stroke="#222" '
-                       'stroke-width="15"/>')
-        else:
-            out.append(f'<line x1="{lx:g}" y1="{y + 250:g}" x2="{lx + 500:g}" y2="{y + 250:g}" stroke="{colour}" '
-                       'stroke-width="160"/>')
-        out.append(f'<text x="{lx + 650:g}" y="{y + 420:g}" font-size="400">{escape(label)}</text>')
-    out.append("</svg>\n")
-    return {"floor.svg": "\n".join(out)}

@@ -210,6 +210,19 @@ class Router:
         d = self.trees[hub][0][self.rack_node[other]]
         return None if d == math.inf else d
 
+    def path(self, a: str, b: str) -> list[int]:
+        """The tray segments (indices into the trays' segments) a cable from rack a to rack b runs
+        through, hub end first: the very path `distance` measured and `charge` fills."""
+        key = (a, b) if a < b else (b, a)
+        hub = self.hub_of[key]
+        _, pred, via, _ = self.trees[hub]
+        node, src = self.rack_node[key[1] if hub == key[0] else key[0]], self.rack_node[hub]
+        out: list[int] = []
+        while node != src and pred[node] >= 0:
+            out.append(via[node])
+            node = pred[node]
+        return out[::-1] if node == src else []
+
     def charge(self, area: dict[tuple[str, str], float]) -> list[float]:
         """Cable cross-section (mm2) carried by each tray segment, given the area per rack pair."""
         per_edge = [0.0] * self.trays.graph.number_of_edges()
@@ -228,6 +241,30 @@ class Router:
                     per_edge[via[node]] += c
                     carried[pred[node]] += c
         return per_edge
+
+
+def tray_paths(plan: Plan) -> dict[tuple[str, str], list[int]]:
+    """(rack, rack) -> the tray segments its cables run through, for every rack pair a tray cable
+    joins, from the plan alone. The plan keeps per link only the kind of run (Cable.route), not the
+    segments: a 64k-GPU plan would carry millions of them. The trays and the router are rebuilt as the
+    cabling stage built them (same graph, same pairs, same tie-breaks), so the path is the one that
+    was measured and charged to the trays."""
+    if plan.trays is None or not plan.racks:
+        return {}
+    rack_of = {d.name: d.rack for d in plan.devices}
+    pairs: set[tuple[str, str]] = set()
+    for c in plan.cables or []:
+        for k, kind in zip(c.links, c.route, strict=True):
+            if kind == "tray":
+                lk = plan.links[k]
+                ra, rb = rack_of[lk.a_device], rack_of[lk.b_device]
+                assert ra is not None and rb is not None
+                pairs.add((ra, rb) if ra < rb else (rb, ra))
+    trays = build_trays(plan, plan.design)
+    if [s.id for s in trays.segments] != [s.id for s in plan.trays.segments]:
+        raise ValueError("plan.trays does not match the floor it was built on (a hand-edited plan.json?)")
+    router = Router(trays, pairs)
+    return {p: router.path(*p) for p in sorted(pairs)}
 
 
 # ------------------------------------------------------------------------------------------ media
