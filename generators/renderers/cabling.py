@@ -136,7 +136,7 @@ def pdu_outlets(devs: list[Device]) -> tuple[list[str], list[dict[str, Any]]]:
     (a1, a2, ...), each PDU's outlets numbered from 1. The sheet says so."""
     feeds: dict[str, list[Device]] = defaultdict(list)
     for d in devs:
-        if d.kind == "pdu":
+        if d.kind == "pdu" and "feed" in d.attrs:  # a rack system's power shelves feed its busbar, not cords
             feeds[str(d.attrs["feed"])].append(d)
     order = sorted(feeds)
     pdus = {f: sorted(feeds[f], key=lambda d: str(d.attrs["slot"])) for f in order}
