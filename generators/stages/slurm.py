@@ -203,8 +203,17 @@ def block_sizes(base: int, n_blocks: int) -> list[int]:
 
 
 def slurm_blocks(plan: Plan) -> tuple[list[Block], list[int]]:
-    """One block per scalable unit, in unit order."""
+    """One block per scalable unit, in unit order; for a rack system one block per rack (its NVLink
+    domain: a job that fits one rack runs over NVLink alone), BlockSizes the rack's trays times powers
+    of two, so larger blocks are 2, 4, ... racks (NVIDIA's topograph: 18/36/72 nodes for NVL72)."""
     servers = [d for d in plan.devices if d.kind == "server"]
+    system = plan.design.compute.system
+    if system is not None:
+        trays = plan.catalog.rack_systems[system].trays
+        racks = [[d.name for d in servers[k:k + trays]] for k in range(0, len(servers), trays)]
+        w = max(2, len(str(len(racks))))
+        nvl = [Block(f"nvl{k + 1:0{w}d}", nodes) for k, nodes in enumerate(racks)]
+        return nvl, block_sizes(trays, len(nvl))
     by_su: dict[int, list[str]] = {}
     for d in servers:
         by_su.setdefault(int(d.attrs.get("su", 1)), []).append(d.name)
