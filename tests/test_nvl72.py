@@ -219,3 +219,17 @@ def test_a_rack_system_whose_parts_do_not_add_up_is_refused_in_the_catalog() -> 
     assert any(f.endswith("rack_systems.gb200-nvl72.nvlink_links") for f, _ in problems), problems
     problems = _refused(GB200, "catalog.rack_systems.gb200-nvl72.power_shelves=3")
     assert any(f.endswith("rack_systems.gb200-nvl72.power_shelves") for f, _ in problems), problems
+
+
+def test_the_nvlink_backplane_is_listed_per_rack_as_internal_and_never_routed(compiled: Compiled) -> None:
+    plan = compiled(GB200)
+    rs = _system(plan)
+    rows = rendered_files(compiled, GB200)["cabling/internal.csv"].splitlines()[1:]
+    nvl_racks = {d.rack for d in plan.devices if d.network == "nvlink"}
+    assert sorted(r.split(",")[0] for r in rows) == sorted(nvl_racks)
+    assert all(r.split(",")[4:] == [str(rs.nvlink_links), str(rs.nvlink_cables), "no", "no"] for r in rows)
+    # not in the routed cable plan: no cable has an NVLink switch tray's port at either end
+    assert plan.cables is not None
+    ends = {e for lk in plan.links for e in (lk.a_device, lk.b_device) if lk.network != "oob"}
+    assert not any(d.network == "nvlink" and d.name in ends for d in plan.devices)
+    assert "cabling/internal.csv" not in rendered_files(compiled, "h100-256")
