@@ -94,6 +94,10 @@ class ServerConfigOverrides(_Model):
 class Compute(_Model):
     """The GPU servers."""
 
+    # servers (count) or racks of a rack system (system and racks): the loader's rule, for editors too
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, json_schema_extra={
+        "if": {"required": ["system"]}, "then": {"required": ["racks"]}, "else": {"required": ["count"]}})
+
     server: str = catalog_key("gpu_servers", "hgx-h100", "GPU server model key in the catalog")
     # required unless compute.system is set (then the rack system's trays are the servers: racks x trays)
     count: int | None = Field(default=None, ge=1, le=16384, description="number of GPU servers (not with "

@@ -107,7 +107,7 @@ class _Partial:
             return node
         out = {}
         for k, v in node.items():
-            if k == "required":
+            if k in ("required", "if", "then", "else"):  # a conditional says what is required
                 continue
             if k == "$ref":
                 out[k] = self.ref(v)
