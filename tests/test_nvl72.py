@@ -15,13 +15,14 @@ from fractions import Fraction
 
 import hostlist
 import pytest
+import yaml
 
 from generators.compiler import compile_file
 from generators.model.catalog import RackSystem
 from generators.model.design import ratio_value
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
-from generators.stages.slurm import Block, check_blocks, slurm_blocks
+from generators.stages.slurm import Block, check_blocks, check_topology_yaml, slurm_blocks
 from tests.conftest import DESIGNS, rendered_files
 
 Compiled = Callable[..., Plan]
@@ -233,3 +234,40 @@ def test_the_nvlink_backplane_is_listed_per_rack_as_internal_and_never_routed(co
     ends = {e for lk in plan.links for e in (lk.a_device, lk.b_device) if lk.network != "oob"}
     assert not any(d.network == "nvlink" and d.name in ends for d in plan.devices)
     assert "cabling/internal.csv" not in rendered_files(compiled, "h100-256")
+
+
+def test_topology_yaml_holds_the_tree_as_default_and_the_racks_as_blocks(compiled: Compiled) -> None:
+    plan = compiled(GB200)
+    files = rendered_files(compiled, GB200)
+    doc = yaml.safe_load(files["slurm/topology.yaml"])
+    nodes = [d.name for d in plan.devices if d.kind == "server"]
+    assert check_topology_yaml(doc, nodes) == []
+    tree, block = doc
+    assert (tree["topology"], tree["cluster_default"], block["topology"], block["cluster_default"]) == \
+        ("fabric", True, "nvlink", False)
+    conf = [ln for ln in files["slurm/topology-block.conf"].splitlines() if ln.startswith("BlockName=")]
+    assert [f"BlockName={b['block']} Nodes={b['nodes']}" for b in block["block"]["blocks"]] == conf
+    leaves = [ln for ln in files["slurm/topology.conf"].splitlines() if ln.startswith("SwitchName=")]
+    assert len(tree["tree"]["switches"]) == len(leaves)
+    assert "slurm/topology.yaml" not in rendered_files(compiled, "h100-256")
+
+
+@pytest.mark.parametrize(("breaks", "says"), [
+    (lambda d: d[0].pop("cluster_default"), "cluster_default"),
+    (lambda d: d[1]["block"]["blocks"][1].update(nodes=d[1]["block"]["blocks"][0]["nodes"]), "more than one block"),
+    (lambda d: d[1]["block"].update(block_sizes=[18, 54]), "power of two"),
+    (lambda d: d[1].update(blocks=[]), "unknown attributes"),
+    (lambda d: d[0]["tree"]["switches"][0].update(children="x"), "`children` or `nodes`"),
+    (lambda d: d.append({"cluster_default": False, "topology": "x", "flat": True}), "first attribute"),
+])
+def test_a_topology_yaml_broken_on_purpose_is_caught(compiled: Compiled, breaks, says: str) -> None:  # type: ignore[no-untyped-def]
+    plan = compiled(GB200)
+    doc = yaml.safe_load(rendered_files(compiled, GB200)["slurm/topology.yaml"])
+    breaks(doc)
+    problems = check_topology_yaml(doc, [d.name for d in plan.devices if d.kind == "server"])
+    assert any(says in m for m in problems), problems
+
+
+def test_a_tenant_renting_part_of_a_rack_is_refused() -> None:
+    problems = _refused(GB200, 'tenants=[{name: a, servers: ["gpu[001-010]"]}]')
+    assert [f for f, _ in problems] == ["tenants.0"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -657,6 +658,8 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
     _check_site(design, catalog, bad, known)
     _check_rack_system(design, catalog, bad)
     _check_tenants(design, bad)
+    if design.compute.system is not None and not any(p[0] == "tenants" for p, _, _ in out):
+        _check_whole_racks(design, catalog, bad)
     return out
 
 
@@ -891,6 +894,23 @@ def _check_rack_system(design: Design, catalog: Catalog, bad: Any) -> None:
     if design.backend.topology != "rail_optimized":
         bad("backend.topology", f"{design.backend.topology} for a {c.system} rack: its trays' NICs are rails "
             "(NIC i of every tray on rail i)", "set backend.topology: rail_optimized")
+
+
+def _check_whole_racks(design: Design, catalog: Catalog, bad: Any) -> None:
+    """Tenants of a rack system rent whole racks (NVLink domains) or scalable units: a rack shared by
+    two tenants would share its NVLink fabric, which no partition key or VRF isolates."""
+    assert design.compute.system is not None
+    trays = catalog.rack_systems[design.compute.system].trays
+    order = {h: i for i, h in enumerate(server_names(design))}
+    for i, (name, members) in enumerate(tenant_members(design).items()):
+        racks = Counter(order[h] // trays for h in members)
+        split = sorted(k + 1 for k, n in racks.items() if n != trays)
+        if split:
+            k = split[0] - 1
+            first = design.compute.hostname_prefix + f"{k * trays + 1:0{server_width(design.compute.count)}d}"
+            bad(f"tenants.{i}", f"tenant {name!r} rents part of rack {split[0]} (its trays from {first}): a "
+                f"{design.compute.system} rack is one NVLink domain of {trays} trays", "rent whole racks (all "
+                f"{trays} trays of each) or scalable units")
 
 
 def _check_tenants(design: Design, bad: Any) -> None:
