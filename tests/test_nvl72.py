@@ -271,3 +271,21 @@ def test_a_topology_yaml_broken_on_purpose_is_caught(compiled: Compiled, breaks,
 def test_a_tenant_renting_part_of_a_rack_is_refused() -> None:
     problems = _refused(GB200, 'tenants=[{name: a, servers: ["gpu[001-010]"]}]')
     assert [f for f, _ in problems] == ["tenants.0"]
+
+
+@pytest.mark.daemons
+def test_slurmctld_2205_takes_the_nvl72_tree_and_nodes(compiled: Compiled, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Debian's slurmctld 22.05 (no block plugin, no topology.yaml) keeps accepting topology.conf and the
+    trays as nodes; the block files are checked by railyard's own rules above."""
+    from tests.realtools import run_slurmctld
+    from tests.test_slurm_ib_daemons import slurm_conf_for_test
+
+    plan = compiled(GB200)
+    conf, extra = slurm_conf_for_test(rendered_files(compiled, GB200))
+    r = run_slurmctld(tmp_path, conf, extra)
+    assert r.errors == [] and r.warnings == [], r.log
+    servers = [d.name for d in plan.devices if d.kind == "server"]
+    assert sorted(r.nodes_parsed) == sorted(servers)
+    assert r.nodes_parsed[servers[0]]["Gres"] == f"gpu:{plan.catalog.servers[_system(plan).tray].gpus}"
+    leaves = {sw for sw, info in r.topology_parsed.items() if info["nodes"]}
+    assert {n for sw in leaves for n in r.topology_parsed[sw]["nodes"]} == set(servers)
