@@ -111,7 +111,9 @@ class Switch(_Strict):
     vendor: str
     sku: str
     description: str
-    technology: Literal["infiniband", "ethernet"]
+    # nvlink: a rack-scale system's NVLink switch tray, wired by the rack's fixed backplane (never routed);
+    # only its management port is on a network railyard plans (the OOB)
+    technology: Literal["infiniband", "ethernet", "nvlink"]
     os: NetworkOs
     port_groups: list[PortGroup] = Field(min_length=1)
     rack_units: int = Field(ge=1)
@@ -396,6 +398,52 @@ class MediaRule(_Strict):
         return not (media == "dac" and self.max_dac_m is not None and longest_m > self.max_dac_m + 1e-9)
 
 
+class RackSystem(_Strict):
+    """A rack-scale system bought as one rack (GB200/GB300 NVL72): compute trays, each a server of the
+    plan (the `tray` server model: GPUs, CPUs, backend NICs, frontend DPUs, BMC), the NVLink switch trays
+    wired to them by the rack's copper backplane, power shelves on the rack busbar and the in-rack
+    management switches. Its parts name entries of the other tables, so each is described (ports,
+    power, price) once."""
+
+    description: str
+    tray: str  # servers: the compute tray model
+    trays: int = Field(ge=1, le=72)
+    nvlink_switch: str  # switches: the NVLink switch tray (technology nvlink)
+    nvlink_switches: int = Field(ge=1)
+    # the backplane: NVLink links from the GPUs to the switch trays, and the copper pairs that carry them;
+    # listed per rack in the cable outputs as internal (not routed, not in any tray fill)
+    nvlink_links: int = Field(ge=1)
+    nvlink_cables: int = Field(ge=1)
+    power_shelf: str  # pdus: one power shelf (capacity_kw, rack_units, mgmt_port)
+    power_shelves: int = Field(ge=1)
+    mgmt_switch: str  # switches: the in-rack management switches, the rack's out-of-band access switches
+    mgmt_switches: int = Field(ge=1, le=4)
+    rack_units: int = Field(ge=10, le=60)  # the rack's height, e.g. an MGX 48U rack
+    weight_kg: float = Field(gt=0)
+    liquid_fraction: float = Field(gt=0, le=1)  # share of the rack's heat taken by the liquid loop
+    su_racks: int = Field(default=8, ge=1)  # racks per scalable unit (NVIDIA's SuperPOD: 8)
+    price: Price  # the rack as sold, with its trays, switch trays, shelves and backplane
+
+    def power_kw(self, catalog: Catalog) -> float:
+        """The rack's draw: its trays, NVLink switch trays and management switches (the shelves convert)."""
+        tray = catalog.servers[self.tray].power_kw * self.trays
+        sw = (catalog.switches[self.nvlink_switch].power_w * self.nvlink_switches
+              + catalog.switches[self.mgmt_switch].power_w * self.mgmt_switches)
+        return round(tray + sw / 1000, 3)
+
+    def liquid_kw(self, catalog: Catalog) -> float:
+        return round(self.power_kw(catalog) * self.liquid_fraction, 3)
+
+    def air_kw(self, catalog: Catalog) -> float:
+        return round(self.power_kw(catalog) - self.liquid_kw(catalog), 3)
+
+    def units_used(self, catalog: Catalog) -> int:
+        return (catalog.servers[self.tray].rack_units * self.trays
+                + catalog.switches[self.nvlink_switch].rack_units * self.nvlink_switches
+                + catalog.pdus[self.power_shelf].rack_units * self.power_shelves
+                + catalog.switches[self.mgmt_switch].rack_units * self.mgmt_switches)
+
+
 class Catalog(_Strict):
     version: int = 1
     notes: str = ""
@@ -411,6 +459,8 @@ class Catalog(_Strict):
     cables: dict[str, Cable] = Field(default_factory=dict)
     transceivers: dict[str, Transceiver] = Field(default_factory=dict)
     media_rules: dict[str, MediaRule] = Field(default_factory=dict)
+    # left out of the dump when empty, so plan.json of a design without a rack system is unchanged
+    rack_systems: dict[str, RackSystem] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
     def media_rule(self, speed: int, lane: int | None, protocol: str) -> tuple[str, MediaRule] | None:
         """The rule (key, rule) governing links of this speed, lane rate and protocol, if any (at most one
@@ -461,7 +511,34 @@ class Catalog(_Strict):
         for key, st in self.storage_servers.items():
             if st.nic not in self.nics:
                 raise ValueError(f"storage_servers.{key}.nic: unknown NIC {st.nic!r}")
+        for key, rs in self.rack_systems.items():
+            _check_rack_system(self, key, rs)
         return self
+
+
+def _check_rack_system(cat: Catalog, key: str, rs: RackSystem) -> None:
+    """A rack system's parts exist and are of their kind, and the rack holds and can power them."""
+    at = f"rack_systems.{key}"
+    tray = cat.servers.get(rs.tray)
+    if tray is None or not tray.gpus or tray.backend is None:
+        raise ValueError(f"{at}.tray: {rs.tray!r} is not a GPU server model with backend NICs in servers")
+    for field_, sw_key, tech in (("nvlink_switch", rs.nvlink_switch, "nvlink"), ("mgmt_switch", rs.mgmt_switch,
+                                                                                "ethernet")):
+        sw = cat.switches.get(sw_key)
+        if sw is None or sw.technology != tech:
+            raise ValueError(f"{at}.{field_}: {sw_key!r} is not a switch of technology {tech} in switches")
+    if rs.power_shelf not in cat.pdus:
+        raise ValueError(f"{at}.power_shelf: unknown power shelf {rs.power_shelf!r} (a pdus entry)")
+    ports = cat.switches[rs.nvlink_switch].ports * rs.nvlink_switches
+    if rs.nvlink_links != ports:
+        raise ValueError(f"{at}.nvlink_links: {rs.nvlink_links} backplane links, but {rs.nvlink_switches} x "
+                         f"{rs.nvlink_switch} have {ports} NVLink ports; every port is one backplane link")
+    if (used := rs.units_used(cat)) > rs.rack_units:
+        raise ValueError(f"{at}.rack_units: its parts take {used}U, more than the {rs.rack_units}U rack")
+    cap = cat.pdus[rs.power_shelf].capacity_kw * rs.power_shelves
+    if (kw := rs.power_kw(cat)) > cap + 1e-9:
+        raise ValueError(f"{at}.power_shelves: {rs.power_shelves} x {rs.power_shelf} supply {cap:g} kW, less than "
+                         f"the rack's {kw:g} kW")
 
 
 def _overlap(a: list[Any], b: list[Any], empty_is_all: bool = False) -> bool:

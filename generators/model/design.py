@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -94,8 +95,21 @@ class ServerConfigOverrides(_Model):
 class Compute(_Model):
     """The GPU servers."""
 
+    # servers (count) or racks of a rack system (system and racks): the loader's rule, for editors too
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, json_schema_extra={
+        "if": {"required": ["system"]}, "then": {"required": ["racks"]}, "else": {"required": ["count"]}})
+
     server: str = catalog_key("gpu_servers", "hgx-h100", "GPU server model key in the catalog")
-    count: int = Field(ge=1, le=16384, description="number of GPU servers")
+    # required unless compute.system is set (then the rack system's trays are the servers: racks x trays)
+    count: int | None = Field(default=None, ge=1, le=16384, description="number of GPU servers (not with "
+                              "compute.system: then it is compute.racks x the system's compute trays)")
+    # both left out of the dump when unset, so plan.json of a design of servers is unchanged
+    system: str | None = Field(default=None, exclude_if=lambda v: v is None, json_schema_extra={
+        "x-catalog": "rack_systems"}, description="a rack-scale system (e.g. gb200-nvl72) instead of "
+        "compute.server/count: whole racks, each compute tray a server <prefix>NNN (a Slurm node), its "
+        "NVLink switch trays, power shelves and management switches devices of the rack")
+    racks: int | None = Field(default=None, ge=1, le=1024, exclude_if=lambda v: v is None,
+                              description="compute.system only: how many of its racks")
     config: ServerConfigOverrides = Field(default=ServerConfigOverrides(), description="chassis choices "
                                           "(CPU, RAM, frontend NICs, NVMe); the rest from the catalog")
     hostname_prefix: Name = Field(default="gpu", description="servers are <prefix>001, <prefix>002, ...")
@@ -444,6 +458,7 @@ class CatalogOverlay(_Model):
     cables: dict[str, dict[str, Any]] = _table("cable families")
     transceivers: dict[str, dict[str, Any]] = _table("transceivers")
     media_rules: dict[str, dict[str, Any]] = _table("media rules per speed or lane rate", "rule")
+    rack_systems: dict[str, dict[str, Any]] = _table("rack-scale systems", "system")
 
     def tables(self) -> dict[str, dict[str, dict[str, Any]]]:
         """The overlay as written: only the tables it touches."""
@@ -473,6 +488,15 @@ class Design(_Model):
 
     @model_validator(mode="after")
     def _shape(self) -> Design:
+        c = self.compute
+        if c.system is None and c.racks is not None:
+            raise ValueError("compute.racks: counts the racks of a rack system; set compute.system too (e.g. "
+                             "gb200-nvl72), or give compute.count servers instead")
+        if c.system is not None and c.racks is None:
+            raise ValueError("compute.racks: compute.system needs the number of its racks")
+        if c.system is None and c.count is None:
+            raise ValueError("compute.count: the number of GPU servers is required (or compute.system and "
+                             "compute.racks for a rack-scale system)")
         if self.backend.topology == "top_of_rack" and self.backend.spine_grouping == "per_rail":
             raise ValueError("backend.spine_grouping: per_rail needs a rail_optimized topology")
         if (self.backend.topology == "top_of_rack") != (self.backend.placement == "top_of_rack"):
@@ -481,7 +505,7 @@ class Design(_Model):
         if self.backend.leaves_per_rail > 1 and self.backend.topology != "rail_optimized":
             raise ValueError("backend.leaves_per_rail: more than 1 needs a rail_optimized topology (top_of_rack "
                              "sizes its leaves with servers_per_leaf)")
-        if self.backend.su_size % self.backend.leaves_per_rail:
+        if self.backend.su_size % self.backend.leaves_per_rail and c.system is None:  # else: resolve_system
             raise ValueError(f"backend.leaves_per_rail: {self.backend.leaves_per_rail} leaves per rail do not "
                              f"split a {self.backend.su_size}-server scalable unit evenly; use a divisor of "
                              "backend.su_size")
@@ -632,7 +656,10 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
         bad("management.backend_attached", f"{m.server} has no backend NIC", "set it to 0 or pick another model")
 
     _check_site(design, catalog, bad, known)
+    _check_rack_system(design, catalog, bad)
     _check_tenants(design, bad)
+    if design.compute.system is not None and not any(p[0] == "tenants" for p, _, _ in out):
+        _check_whole_racks(design, catalog, bad)
     return out
 
 
@@ -840,6 +867,52 @@ def _check_site(design: Design, catalog: Catalog, bad: Any, known: Any) -> None:
         bad(f"site.rows.{i}", "some rows have x_mm/y_mm and this one does not", "place every row or none")
 
 
+def _check_rack_system(design: Design, catalog: Catalog, bad: Any) -> None:
+    """A rack system's rack stands whole in a site rack: its power and height within site.rack, its
+    in-rack management switches the out-of-band access switches, its fabric rail-optimized. A compute
+    tray is a server only inside its system."""
+    c = design.compute
+    trays = {rs.tray: key for key, rs in catalog.rack_systems.items()}
+    if c.system is None:
+        if c.server in trays:
+            bad("compute.server", f"{c.server} is the compute tray of rack system {trays[c.server]}, which is "
+                "bought and placed as whole racks", f"set compute.system: {trays[c.server]} and compute.racks "
+                "instead of compute.server and compute.count")
+        return
+    rs = catalog.rack_systems[c.system]
+    r = design.site.rack
+    kw = rs.power_kw(catalog)
+    if r.power_kw < kw:
+        bad("site.rack.power_kw", f"{r.power_kw:g} kW is below the {kw:g} kW a {c.system} rack draws",
+            f"provision at least {kw:g} kW per rack (site.rack.power_kw)")
+    if r.units < rs.rack_units:
+        bad("site.rack.units", f"{r.units}U racks, but a {c.system} rack is {rs.rack_units}U",
+            f"set site.rack.units to {rs.rack_units} (and a catalog rack of that height)")
+    if design.oob.switch != rs.mgmt_switch:
+        bad("oob.switch", f"{design.oob.switch}, but the {c.system} rack's own management switches ({rs.mgmt_switches} "
+            f"x {rs.mgmt_switch}) are its out-of-band access switches", f"set oob.switch: {rs.mgmt_switch}")
+    if design.backend.topology != "rail_optimized":
+        bad("backend.topology", f"{design.backend.topology} for a {c.system} rack: its trays' NICs are rails "
+            "(NIC i of every tray on rail i)", "set backend.topology: rail_optimized")
+
+
+def _check_whole_racks(design: Design, catalog: Catalog, bad: Any) -> None:
+    """Tenants of a rack system rent whole racks (NVLink domains) or scalable units: a rack shared by
+    two tenants would share its NVLink fabric, which no partition key or VRF isolates."""
+    assert design.compute.system is not None
+    trays = catalog.rack_systems[design.compute.system].trays
+    order = {h: i for i, h in enumerate(server_names(design))}
+    for i, (name, members) in enumerate(tenant_members(design).items()):
+        racks = Counter(order[h] // trays for h in members)
+        split = sorted(k + 1 for k, n in racks.items() if n != trays)
+        if split:
+            k = split[0] - 1
+            first = design.compute.hostname_prefix + f"{k * trays + 1:0{server_width(design.compute.count)}d}"
+            bad(f"tenants.{i}", f"tenant {name!r} rents part of rack {split[0]} (its trays from {first}): a "
+                f"{design.compute.system} rack is one NVLink domain of {trays} trays", "rent whole racks (all "
+                f"{trays} trays of each) or scalable units")
+
+
 def _check_tenants(design: Design, bad: Any) -> None:
     names = set(server_names(design))
     sus = -(-design.compute.count // design.backend.su_size) if design.backend.su_size else 0
@@ -925,10 +998,51 @@ def load_design(path: Path, overrides: list[str] | None = None,
             problems.append(Problem(field, msg, fix, where(src, loc)))
         raise DesignError(problems) from None
     catalog = load_catalog(catalog_path or DEFAULT_CATALOG, design.catalog.tables(), src)
+    design = resolve_system(design, catalog, src)
     issues = check_against_catalog(design, catalog)
     if issues:
         raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
     return design, catalog.with_switch_at(design.backend.switch, backend_speed(design, catalog)), src
+
+
+def resolve_system(design: Design, catalog: Catalog, src: SourceMap) -> Design:
+    """A design of rack-scale systems as the stages read it: compute.server the system's compute tray,
+    compute.count racks x trays, and backend.su_size the system's scalable unit (su_racks x trays) unless
+    the design sets it. The scalable unit stays counted in servers (compute trays), as for every design:
+    tenants' scalable_units, leaves_per_rail and the Slurm blocks all count servers; it must hold whole
+    racks, since an NVLink domain is never split between units."""
+    c = design.compute
+    if c.system is None:
+        return design
+    problems = [Problem(f"compute.{f}", "is set together with compute.system: a rack system's servers are its "
+                        "compute trays (compute.racks x trays)", f"remove compute.{f}, or remove compute.system and "
+                        "compute.racks", where(src, ("compute", f)))
+                for f in ("server", "count") if f in c.model_fields_set]
+    rs = catalog.rack_systems.get(c.system)
+    if rs is None:
+        problems.append(Problem("compute.system", f"unknown rack system {c.system!r}",
+                                f"use one of: {', '.join(sorted(catalog.rack_systems)) or 'none in the catalog'}",
+                                where(src, ("compute", "system"))))
+    if problems:
+        raise DesignError(problems)
+    assert rs is not None and c.racks is not None
+    b = design.backend
+    su = b.su_size if "su_size" in b.model_fields_set else rs.su_racks * rs.trays
+    bad: list[tuple[str, str, str]] = []
+    if su % rs.trays:
+        bad.append(("backend.su_size", f"{su} servers is not a whole number of {c.system} racks ({rs.trays} compute "
+                    "trays each): a scalable unit holds whole NVLink domains",
+                    f"use a multiple of {rs.trays}, e.g. {rs.su_racks * rs.trays} (NVIDIA's {rs.su_racks} racks)"))
+    elif su % b.leaves_per_rail:
+        bad.append(("backend.leaves_per_rail", f"{b.leaves_per_rail} leaves per rail do not split a {su}-tray "
+                    "scalable unit evenly", f"use a divisor of {su}"))
+    if design.site.rack.servers_per_rack is not None:
+        bad.append(("site.rack.servers_per_rack", f"is set, but a {c.system} rack holds its {rs.trays} compute trays",
+                    "remove site.rack.servers_per_rack"))
+    if bad:
+        raise DesignError([Problem(f, m, fx, where(src, tuple(f.split(".")))) for f, m, fx in bad])
+    compute = c.model_copy(update={"server": rs.tray, "count": c.racks * rs.trays})
+    return design.model_copy(update={"compute": compute, "backend": b.model_copy(update={"su_size": su})})
 
 
 def _fix_for(err: dict[str, Any]) -> str:

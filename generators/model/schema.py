@@ -35,7 +35,8 @@ def _licenses(unit: str) -> Callable[[Catalog], list[str]]:
 # design says (a filter that depends on another field, e.g. the backend switch's technology, is left
 # to `railyard validate`)
 CATALOG_CHOICES: dict[str, Callable[[Catalog], list[str]]] = {
-    "gpu_servers": lambda c: [k for k, v in c.servers.items() if v.gpus and v.backend is not None],
+    "gpu_servers": lambda c: [k for k, v in c.servers.items() if v.gpus and v.backend is not None
+                              and k not in {rs.tray for rs in c.rack_systems.values()}],
     "servers": lambda c: list(c.servers),
     "switches": lambda c: list(c.switches),
     "ethernet_switches": lambda c: [k for k, v in c.switches.items() if v.technology == "ethernet"],
@@ -47,6 +48,7 @@ CATALOG_CHOICES: dict[str, Callable[[Catalog], list[str]]] = {
     "licenses_gpu_year": _licenses("gpu_year"),
     "racks": lambda c: list(c.racks),
     "pdus": lambda c: list(c.pdus),
+    "rack_systems": lambda c: list(c.rack_systems),
 }
 
 
@@ -105,7 +107,7 @@ class _Partial:
             return node
         out = {}
         for k, v in node.items():
-            if k == "required":
+            if k in ("required", "if", "then", "else"):  # a conditional says what is required
                 continue
             if k == "$ref":
                 out[k] = self.ref(v)

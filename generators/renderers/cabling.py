@@ -104,7 +104,25 @@ def render_cabling(plan: Plan) -> dict[str, str]:
     out: dict[str, str] = {}
     out["cabling/cables.csv"] = _csv(CABLE_COLUMNS, (r[:18] for r in table))
     out.update(render_rack_sheets(plan, table))
+    if plan.design.compute.system is not None:
+        out["cabling/internal.csv"] = _csv(INTERNAL_COLUMNS, internal_rows(plan))
     return out
+
+
+INTERNAL_COLUMNS = ["rack", "system", "cabling", "between", "links", "cables", "routed", "in_tray_fill"]
+
+
+def internal_rows(plan: Plan) -> list[list[str]]:
+    """A rack system's fixed cabling, per rack: the NVLink backplane between its compute trays and NVLink
+    switch trays. It comes built into the rack, so it is listed for the record and the BoM, never routed,
+    never labelled and never in a tray's fill."""
+    system = plan.design.compute.system
+    assert system is not None
+    rs = plan.catalog.rack_systems[system]
+    racks = sorted({d.rack for d in plan.devices if d.network == "nvlink" and d.rack is not None})
+    between = f"{rs.trays} x {rs.tray} -- {rs.nvlink_switches} x {rs.nvlink_switch}"
+    return [[r, system, "NVLink backplane (cable cartridges)", between, str(rs.nvlink_links), str(rs.nvlink_cables),
+             "no", "no"] for r in racks]
 
 
 _RANK = {"tray": 0, "adjacent": 1, "rack": 2}
@@ -136,7 +154,7 @@ def pdu_outlets(devs: list[Device]) -> tuple[list[str], list[dict[str, Any]]]:
     (a1, a2, ...), each PDU's outlets numbered from 1. The sheet says so."""
     feeds: dict[str, list[Device]] = defaultdict(list)
     for d in devs:
-        if d.kind == "pdu":
+        if d.kind == "pdu" and "feed" in d.attrs:  # a rack system's power shelves feed its busbar, not cords
             feeds[str(d.attrs["feed"])].append(d)
     order = sorted(feeds)
     pdus = {f: sorted(feeds[f], key=lambda d: str(d.attrs["slot"])) for f in order}

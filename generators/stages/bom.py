@@ -148,7 +148,31 @@ def node_price(catalog: Catalog, model_key: str, cfg: ServerConfig, backend_nics
     return sum(q * p.usd for _, _, _, q, _, p in node_parts(catalog, model_key, cfg, n))
 
 
+def system_racks(plan: Plan) -> set[str]:
+    """The racks that are a rack system's (they hold its NVLink switch trays): sold whole, with their
+    enclosure, trays, switch trays, power shelves and management switches."""
+    return {d.rack for d in plan.devices if d.network == "nvlink" and d.rack is not None}
+
+
+def _system_lines(out: _Lines, design: Design, catalog: Catalog) -> dict[str, Any]:
+    """A rack system is one line per rack at the system's price: its trays, NVLink switch trays and
+    backplane, power shelves and management switches are in it, not priced again."""
+    key, racks = design.compute.system, design.compute.racks
+    assert key is not None and racks is not None
+    rs = catalog.rack_systems[key]
+    desc = (f"{rs.description}: {rs.trays} x {rs.tray}, {rs.nvlink_switches} x {rs.nvlink_switch} and the "
+            f"NVLink backplane ({rs.nvlink_links} links, {rs.nvlink_cables} copper cables), {rs.power_shelves} x "
+            f"{rs.power_shelf}, {rs.mgmt_switches} x {rs.mgmt_switch}, {rs.rack_units}U rack")
+    out.add("compute", "server", key, desc, racks, rs.price, unit="rack")
+    return {"model": rs.tray, "system": key, "config": resolved_config(design, catalog).model_dump(mode="json"),
+            "unit_usd": _money(rs.price.usd / rs.trays),
+            "parts": [{"part": key, "description": desc, "quantity": _num(1 / rs.trays), "unit": "rack",
+                       "unit_usd": _money(rs.price.usd), "total_usd": _money(rs.price.usd / rs.trays)}]}
+
+
 def _compute_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> dict[str, Any]:
+    if design.compute.system is not None:
+        return _system_lines(out, design, catalog)
     servers = Counter(d.model for d in plan.devices if d.kind == "server")
     cfg = resolved_config(design, catalog)
     node: dict[str, Any] = {}
@@ -184,7 +208,9 @@ def _management_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
 
 
 def _switch_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
-    counts = Counter((d.network, d.model) for d in plan.devices if d.kind == "switch")
+    sold = system_racks(plan)  # their management switches (the OOB access switches there) come with them
+    counts = Counter((d.network, d.model) for d in plan.devices if d.kind == "switch" and d.network != "nvlink"
+                     and not (d.network == "oob" and d.rack in sold))
     for (network, model_key), n in sorted(counts.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         sw = catalog.switches[model_key]
         out.add(network or "oob", "switch", model_key, sw.description, n, sw.price, sku=sw.sku)
@@ -194,12 +220,13 @@ def _switch_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
 
 
 def _rack_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
-    racks = plan.racks or []
+    sold = system_racks(plan)
+    racks = [r for r in plan.racks or [] if r.name not in sold]
     model_key = plan.floor.rack_model if plan.floor is not None else None
     if racks and model_key:
         rk = catalog.racks[model_key]
         out.add("rack", "rack", model_key, rk.description, len(racks), rk.price)
-    for key, n in sorted(Counter(d.model for d in plan.devices if d.kind == "pdu").items()):
+    for key, n in sorted(Counter(d.model for d in plan.devices if d.kind == "pdu" and d.role != "power-shelf").items()):
         pdu = catalog.pdus[key]
         out.add("rack", "pdu", key, pdu.description, n, pdu.price)
 

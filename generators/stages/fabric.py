@@ -587,7 +587,7 @@ def oob_port(catalog: Catalog, dev: Device) -> str | None:
         return catalog.storage_servers[dev.model].bmc_port
     if dev.kind == "pdu":
         return catalog.pdus[dev.model].mgmt_port
-    if dev.kind == "switch" and dev.network in ("backend", "frontend", "storage"):
+    if dev.kind == "switch" and dev.network in ("backend", "frontend", "storage", "nvlink"):
         return catalog.switches[dev.model].mgmt_port
     return None
 
@@ -718,6 +718,7 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
     su = design.backend.su_size
     for i, h in enumerate(servers):
         b.add(Device(h, "server", "compute", design.compute.server, attrs={"su": i // su + 1, "index": i + 1}))
+    _rack_system_devices(b, design)
     storage = [f"stor{i + 1:02d}" for i in range(design.storage.count)]
     for i, h in enumerate(storage):
         b.add(Device(h, "storage", "storage", design.storage.server, attrs={"index": i + 1}))
@@ -756,6 +757,26 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
                     "the requested oversubscription); attach subnet-manager nodes there "
                     "(management.backend_attached) or fill the unit"))
     return plan
+
+
+def _rack_system_devices(b: Builder, design: Design) -> None:
+    """A rack system's own devices, per system rack k (its trays are servers (k-1)*trays+1 ..
+    k*trays): NVLink switch trays nvswKK-J on the OOB only (the backplane is not routed), and power
+    shelves pwrKK-J (kind pdu: managed power, on the OOB). Named by the rack's number, not its floor
+    position, so a floor change never renames them. The in-rack management switches are the rack's
+    OOB access switches, which placement builds."""
+    c = design.compute
+    if c.system is None:
+        return
+    rs = b.catalog.rack_systems[c.system]
+    assert c.racks is not None  # resolve_system: a system design has racks
+    w = max(2, len(str(c.racks)))
+    for k in range(1, c.racks + 1):
+        for j in range(1, rs.nvlink_switches + 1):
+            b.switch(f"nvsw{k:0{w}d}-{j}", rs.nvlink_switch, "nvlink", "nvlink", system_rack=k, index=j)
+        for j in range(1, rs.power_shelves + 1):
+            b.add(Device(f"pwr{k:0{w}d}-{j}", "pdu", "power-shelf", rs.power_shelf,
+                         attrs={"system_rack": k, "index": j}))
 
 
 def _free_reserved_ports(design: Design, backend: dict[str, Any]) -> int:

@@ -59,6 +59,8 @@ class Rack:
     row: int = -1
     position: int = -1  # 0-based
     layout: str = "centre"  # how items stack: bottom, centre, tor
+    pdus: int | None = None  # None: by role (site.rack.pdus); 0: a rack system's rack, fed by its power shelves
+    mgmt_switches: int = 0  # a rack system's in-rack management switches: its own OOB access switches
 
     @property
     def kw(self) -> float:
@@ -118,6 +120,11 @@ def device_size(catalog: Catalog, dev: Device) -> tuple[int, float]:
     if dev.kind == "pdu":
         return catalog.pdus[dev.model].rack_units, 0.0
     raise ValueError(f"no size for {dev.kind}")
+
+
+def rack_pdus(design: Design, catalog: Catalog, rack: Rack) -> int:
+    """PDUs of this rack: a rack system's none (its power shelves are devices of the rack), else by role."""
+    return pdus_per_rack(design, catalog, rack.role) if rack.pdus is None else rack.pdus
 
 
 def pdus_per_rack(design: Design, catalog: Catalog, role: str) -> int:
@@ -228,13 +235,15 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
     block_of_server = {s.name: su_block.get(s.attrs["su"], 0) for s in servers}
 
     blocks = [Block(i, [], [], [], []) for i in range(n_blocks)]
+    if design.compute.system is not None:
+        _system_racks(plan, design, catalog, blocks, block_of_server)
     # compute racks
     srv = catalog.servers[design.compute.server]
     by_power = math.floor((lim.kw + 1e-9) / srv.power_kw)
     by_units = lim.units // srv.rack_units
     # a rack's endpoints (BMCs and PDUs) must fit one access switch
     cap = min(by_power, by_units, lim.endpoints, design.site.rack.servers_per_rack or by_units)
-    if cap < 1:
+    if cap < 1 and design.compute.system is None:
         field_ = "site.rack.power_kw" if by_power < 1 else "site.rack.units"
         raise DesignError.one(field_, f"one {design.compute.server} ({srv.power_kw} kW, {srv.rack_units}U) does not "
                               f"fit a rack of {design.site.rack.power_kw} kW / {design.site.rack.units}U (the top "
@@ -265,7 +274,7 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
                 Rack("compute", rack_items, su_block.get(lf.attrs["su"], 0), layout="tor"))
     else:
         by_su: dict[int, list[Device]] = defaultdict(list)
-        for s in servers:
+        for s in servers if design.compute.system is None else []:
             by_su[s.attrs["su"]].append(s)
         for su in sorted(by_su):
             members = by_su[su]
@@ -312,6 +321,33 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
             central.append(r)
     agg_rack = next((r for r in fe_racks if any(a in r.items for a in aggs)), None)
     return Contents(blocks, central, agg_rack)
+
+
+def _system_racks(plan: Plan, design: Design, catalog: Catalog, blocks: list[Block],
+                  block_of_server: dict[str, int]) -> None:
+    """One rack per rack-system rack, with its fixed contents bottom-up: the compute trays, the NVLink
+    switch trays, the power shelves; its management switches (the OOB access switches) go on top."""
+    assert design.compute.system is not None
+    rs = catalog.rack_systems[design.compute.system]
+    by_rack: dict[int, list[Item]] = defaultdict(list)
+    servers = [d for d in plan.devices if d.kind == "server"]
+    first: dict[int, str] = {}
+    for i, d in enumerate(servers):
+        k = i // rs.trays + 1
+        first.setdefault(k, d.name)
+        m = catalog.servers[d.model]
+        by_rack[k].append(Item(d.name, m.rack_units, m.power_kw))
+    for d in plan.devices:
+        if d.network == "nvlink":
+            sw = catalog.switches[d.model]
+            by_rack[d.attrs["system_rack"]].append(Item(d.name, sw.rack_units, sw.power_w / 1000))
+    for d in plan.devices:
+        if d.role == "power-shelf":
+            by_rack[d.attrs["system_rack"]].append(Item(d.name, catalog.pdus[d.model].rack_units, 0.0))
+    for k in sorted(by_rack):
+        b = block_of_server[first[k]]
+        blocks[b].compute.append(Rack("compute", by_rack[k], b, layout="bottom", pdus=0,
+                                      mgmt_switches=rs.mgmt_switches))
 
 
 # ------------------------------------------------------------------------------------------ floor rows
@@ -590,10 +626,13 @@ def place(plan: Plan, catalog: Catalog) -> None:
     host = {gi: grp[len(grp) // 2] for gi, grp in enumerate(group_racks)}
     oob_model = catalog.switches[design.oob.switch]
     top = site.rack.units - oob_model.rack_units + 1
+    hosted: dict[str, int] = defaultdict(int)  # a rack system's rack hosts several, stacked down from the top
     for d in plan.devices:
         if d.network == "oob" and d.role == "leaf":
-            unit_of[d.name] = (host[d.attrs["group"]].name, top)
-            host[d.attrs["group"]].items.append(Item(d.name, oob_model.rack_units, oob_model.power_w / 1000))
+            rk = host[d.attrs["group"]]
+            unit_of[d.name] = (rk.name, top - hosted[rk.name] * oob_model.rack_units)
+            hosted[rk.name] += 1
+            rk.items.append(Item(d.name, oob_model.rack_units, oob_model.power_w / 1000))
     for d in plan.devices:
         if d.name in unit_of:
             d.rack, d.unit = unit_of[d.name]
@@ -601,7 +640,7 @@ def place(plan: Plan, catalog: Catalog) -> None:
     # on its count beyond dropping the last ones: 3 PDUs are a1, b1, a2)
     pdu = catalog.pdus[site.rack.pdu]
     for r in racks:
-        for k in range(pdus_per_rack(design, catalog, r.role)):
+        for k in range(rack_pdus(design, catalog, r)):
             feed = "ab"[k % 2]
             dev = Device(_pdu_name(r.name, k), "pdu", "pdu", site.rack.pdu,
                          attrs={"feed": feed.upper(), "slot": f"P{feed.upper()}{k // 2 + 1}"})
@@ -650,8 +689,7 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: C
     per_rack: dict[str, list[Endpoint]] = {}
     counts: dict[str, int] = {}
     for r in racks:
-        eps: list[Endpoint] = [(_pdu_name(r.name, k), pdu_port)
-                               for k in range(pdus_per_rack(design, catalog, r.role))]
+        eps: list[Endpoint] = [(_pdu_name(r.name, k), pdu_port) for k in range(rack_pdus(design, catalog, r))]
         n_agg = 0
         for it, _u in sorted(_units(r, design.site.rack.units, lim), key=lambda iu: iu[1]):
             d = devs.get(it.name)
@@ -669,9 +707,19 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: C
     group_racks: list[list[Rack]] = []
     agg_group = 0 if agg_rack is not None else -1  # -1: no group holds aggregation switches
     cur_n = 0
+    split: dict[int, list[Endpoint]] = {}  # group -> its share of a rack system's rack
     for r in ordered:
+        if r.mgmt_switches:
+            # its own management switches serve it alone, the endpoints dealt evenly bottom-up
+            eps, n = per_rack[r.name], r.mgmt_switches
+            size = -(-len(eps) // n)
+            for j in range(n):
+                split[len(group_racks)] = eps[j * size:(j + 1) * size]
+                group_racks.append([r])
+            cur_n = ports  # the next rack starts a group of its own
+            continue
         if (not group_racks or group_racks[-1][-1].row != r.row or cur_n + counts[r.name] > ports
-                or len(group_racks[-1]) >= limit_racks):
+                or len(group_racks[-1]) >= limit_racks or group_racks[-1][-1].mgmt_switches):
             group_racks.append([])
             cur_n = 0
         group_racks[-1].append(r)
@@ -680,6 +728,9 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: C
             agg_group = len(group_racks) - 1
     groups: list[list[Endpoint | None]] = []
     for gi, grp in enumerate(group_racks):
+        if gi in split:
+            groups.append(list(split[gi]))
+            continue
         block = ports // len(grp)
         blocks = gi != agg_group and len(grp) > 1 and all(counts[r.name] <= block for r in grp)
         out: list[Endpoint | None] = []
@@ -704,9 +755,9 @@ def _check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: fl
                                     f"{r.power_kw} kW budget", "raise site.rack.power_kw or put fewer servers "
                                     "per rack (site.rack.servers_per_rack)"))
         # N+N: feed B (the weaker one with an odd count, PDUs alternating A, B, A) alone carries the rack
-        n_pdu = pdus_per_rack(design, catalog, rack.role)
+        n_pdu = rack_pdus(design, catalog, rack)
         feed = (n_pdu // 2) * pdu_kw
-        if kw > feed + 1e-9:
+        if rack.pdus != 0 and kw > feed + 1e-9:  # a rack system's shelves: checked with the catalog
             f = pdu_field(design, rack.role)
             need = 2 * math.ceil(kw / pdu_kw)
             problems.append(Problem(f, f"{rack.role} rack {rack.name} draws {kw:.1f} kW but with {n_pdu} PDUs "
@@ -727,7 +778,7 @@ def _rack_record(r: Rack, rows: list[RowGeom], design: Design, catalog: Catalog)
         x_mm=round(row.x_mm + r.position * w, 1), y_mm=round(row.y_mm, 1),
         width_mm=w, depth_mm=d, units=design.site.rack.units,
         units_used=r.units, power_kw=round(r.kw, 3), power_budget_kw=design.site.rack.power_kw,
-        pdus=pdus_per_rack(design, catalog, r.role),
+        pdus=rack_pdus(design, catalog, r),
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import hostlist
 
@@ -203,8 +204,17 @@ def block_sizes(base: int, n_blocks: int) -> list[int]:
 
 
 def slurm_blocks(plan: Plan) -> tuple[list[Block], list[int]]:
-    """One block per scalable unit, in unit order."""
+    """One block per scalable unit, in unit order; for a rack system one block per rack (its NVLink
+    domain: a job that fits one rack runs over NVLink alone), BlockSizes the rack's trays times powers
+    of two, so larger blocks are 2, 4, ... racks (NVIDIA's topograph: 18/36/72 nodes for NVL72)."""
     servers = [d for d in plan.devices if d.kind == "server"]
+    system = plan.design.compute.system
+    if system is not None:
+        trays = plan.catalog.rack_systems[system].trays
+        racks = [[d.name for d in servers[k:k + trays]] for k in range(0, len(servers), trays)]
+        w = max(2, len(str(len(racks))))
+        nvl = [Block(f"nvl{k + 1:0{w}d}", nodes) for k, nodes in enumerate(racks)]
+        return nvl, block_sizes(trays, len(nvl))
     by_su: dict[int, list[str]] = {}
     for d in servers:
         by_su.setdefault(int(d.attrs.get("su", 1)), []).append(d.name)
@@ -247,6 +257,69 @@ def check_blocks(blocks: list[Block], sizes: list[int], nodes: list[str]) -> lis
         problems.append(Problem("backend.su_size", f"{len(lacking)} nodes are in no block: "
                                 f"{hostlist.collect_hostlist(lacking)}", "every server belongs to a scalable unit"))
     return problems
+
+
+# topology.yaml (Slurm 25.05+) as topology.yaml(5) defines it, https://slurm.schedmd.com/topology.yaml.html:
+# a list of topologies, each `topology` (its name, first) and optional `cluster_default`, and exactly
+# one of `block` (block_sizes, blocks of `block` and `nodes`), `flat` or `tree` (switches of `switch`
+# and `children` or `nodes`)
+TOPOLOGY_KEYS = {"topology", "cluster_default", "block", "flat", "tree"}
+TOPOLOGY_KINDS = ("block", "flat", "tree")
+BLOCK_KEYS, BLOCK_ENTRY_KEYS = {"block_sizes", "blocks"}, {"block", "nodes"}
+TREE_KEYS, SWITCH_KEYS = {"switches"}, {"switch", "children", "nodes"}
+
+
+def check_topology_yaml(doc: Any, nodes: list[str]) -> list[str]:
+    """What slurmctld 25.05 would refuse in topology.yaml, and the block rules, as messages (railyard
+    cannot run a Slurm newer than Debian's 22.05, so it checks the file against the documented keys)."""
+    if not isinstance(doc, list) or not doc:
+        return ["topology.yaml: must be a non-empty list of topologies"]
+    out: list[str] = []
+    names = [t.get("topology") if isinstance(t, dict) else None for t in doc]
+    if len(set(names)) != len(names):
+        out.append(f"topology names must be unique: {names}")
+    defaults = [t for t in doc if isinstance(t, dict) and t.get("cluster_default") is True]
+    if not defaults:
+        out.append("no topology has cluster_default: true (partitions without Topology= would have none)")
+    for i, t in enumerate(doc):
+        at = f"topology {i + 1}"
+        if not isinstance(t, dict) or next(iter(t), None) != "topology" or not isinstance(t["topology"], str):
+            out.append(f"{at}: the first attribute must be `topology` (its name)")
+            continue
+        if extra := set(t) - TOPOLOGY_KEYS:
+            out.append(f"{at}: unknown attributes {sorted(extra)}")
+        kinds = [k for k in TOPOLOGY_KINDS if k in t]
+        if len(kinds) != 1:
+            out.append(f"{at}: needs exactly one of block, flat, tree (has {kinds})")
+            continue
+        body = t[kinds[0]]
+        if kinds[0] == "block":
+            out += _check_block_yaml(at, body, nodes)
+        elif kinds[0] == "tree":
+            if not isinstance(body, dict) or set(body) != TREE_KEYS or not isinstance(body["switches"], list):
+                out.append(f"{at}: tree must hold `switches`, a list")
+                continue
+            for j, sw in enumerate(body["switches"]):
+                if not isinstance(sw, dict) or "switch" not in sw or set(sw) - SWITCH_KEYS \
+                        or ("children" in sw) == ("nodes" in sw):
+                    out.append(f"{at}: switch {j + 1} must be `switch` with `children` or `nodes`")
+        elif body is not True:
+            out.append(f"{at}: flat must be true")
+    return out
+
+
+def _check_block_yaml(at: str, body: Any, nodes: list[str]) -> list[str]:
+    if not isinstance(body, dict) or set(body) != BLOCK_KEYS:
+        return [f"{at}: block must hold block_sizes and blocks"]
+    sizes, entries = body["block_sizes"], body["blocks"]
+    if not isinstance(sizes, list) or not all(isinstance(x, int) for x in sizes) or not isinstance(entries, list):
+        return [f"{at}: block_sizes must be a list of integers and blocks a list"]
+    blocks: list[Block] = []
+    for j, e in enumerate(entries):
+        if not isinstance(e, dict) or set(e) != BLOCK_ENTRY_KEYS:
+            return [f"{at}: block {j + 1} must be `block` and `nodes`"]
+        blocks.append(Block(str(e["block"]), hostlist.expand_hostlist(str(e["nodes"]))))
+    return [f"{at}: {p.message}" for p in check_blocks(blocks, sizes, nodes)]
 
 
 def check(plan: Plan, catalog: Catalog) -> None:
