@@ -21,6 +21,7 @@ from generators.model.netdesign import (
     DEFAULT_SONIC_RELEASE,
     SONIC_RIF_MAC,
     Addressing,
+    BackendNetwork,
     Evpn,
     FrontendBgp,
     OobNetwork,
@@ -141,6 +142,12 @@ class Backend(_Model):
     servers_per_leaf: int | None = Field(default=None, ge=1, description="top_of_rack only; default fills "
                                          "the leaf's downlink ports")
     sus_per_pod: int | None = Field(default=None, ge=1, description="3-tier only; default fills the spines")
+    # RoCE only; left out of the dump when unset, so plan.json of an existing design is unchanged
+    network: BackendNetwork = Field(default=BackendNetwork(), exclude_if=lambda v: v == BackendNetwork(),
+                                    description="RoCE: the backend's ASN plan (RFC 7938)")
+    sonic_release: SonicRelease = Field(default=DEFAULT_SONIC_RELEASE,
+                                        exclude_if=lambda v: v == DEFAULT_SONIC_RELEASE,
+                                        description=sonic_release_field("RoCE backend switches").description)
 
 
 class Frontend(_Model):
@@ -594,8 +601,7 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
     if design.oob.uplink == "aggregation":
         roles.append(("oob.aggregation_switch", design.oob.aggregation_switch or f.spine_switch or f.switch,
                       "oob-aggregation"))
-    if b.technology == "infiniband":
-        roles.append(("backend.switch", b.switch, "infiniband"))
+    roles.append(("backend.switch", b.switch, "infiniband" if b.technology == "infiniband" else "roce"))
     for path, key, role in roles:
         if key in catalog.switches and tuple(path.split(".")) not in flagged:
             os_ = catalog.switches[key].os
@@ -750,6 +756,15 @@ def _check_sonic_releases(design: Design, catalog: Catalog, bad: Any) -> None:
     elif "sonic_release" in f.model_fields_set:
         bad("frontend.sonic_release", f"is set, but frontend.vendor is {f.vendor}: no frontend switch runs SONiC",
             "remove frontend.sonic_release")
+    b = design.backend
+    for name in ("sonic_release", "network"):
+        if name in b.model_fields_set and (b.technology != "roce" or (
+                name == "sonic_release" and b.switch in catalog.switches and catalog.switches[b.switch].os != "sonic")):
+            why = (f"backend.technology is {b.technology}" if b.technology != "roce"
+                   else f"{b.switch} runs {catalog.switches[b.switch].os}, not SONiC")
+            bad(f"backend.{name}", f"is set, but {why}: it configures SONiC RoCE backend switches"
+                if name == "sonic_release" else f"is set, but {why}: it numbers a RoCE backend's BGP",
+                f"remove backend.{name}")
     models = [o.switch] + ([o.aggregation_switch or f.spine_switch or f.switch] if o.uplink == "aggregation" else [])
     if "sonic_release" in o.model_fields_set and all(
             m in catalog.switches and catalog.switches[m].os != "sonic" for m in models):

@@ -233,7 +233,7 @@ def render_oob_sonic(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]
 
 VENDOR = Vendor(
     name="sonic",
-    serves=frozenset({"frontend", "oob-access", "oob-aggregation"}),
+    serves=frozenset({"frontend", "roce", "oob-access", "oob-aggregation"}),
     mtu=9100,
     # dhcrelay runs with ``-a %h:%p`` (hostname:port alias; each port's alias is set to its name)
     circuit_id="{switch}:{port}",
