@@ -4,18 +4,24 @@ and the design's tenants, not from a compiled output."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from ipaddress import IPv4Interface, ip_network
+from pathlib import Path
 
 import pytest
+import yaml
 
+from generators.compiler import compile_file
 from generators.model.design import tenant_members
 from generators.model.errors import DesignError
 from generators.model.plan import Plan, required
+from tests.conftest import DESIGNS, rendered_files
+from tests.realtools import frr_check, netplan_check
 
 Compiled = Callable[..., Plan]
-ROCE = ["b300-spectrumx"]
+ROCE = ["h100-512-roce", "b300-spectrumx"]
 
 
 @pytest.mark.parametrize("name", ROCE)
@@ -106,3 +112,215 @@ def test_roce_fields_on_an_infiniband_backend_are_refused(compiled: Compiled, fi
         compiled("h100-256", field)
     assert [p.field for p in e.value.problems] == [field.split("=")[0].rsplit(".", 1)[0]
                                                    if "network." in field else field.split("=")[0]]
+
+
+# --------------------------------------------------------------------------------- what users get
+
+RENDERED = ["h100-512-roce", "b300-spectrumx"]
+SONIC_CABLE_CLASSES = (5, 40, 300)  # SONiC's pg_profile_lookup.ini cable lengths
+
+
+def _db(files: dict[str, str], switch: str) -> dict:
+    return json.loads(files[f"backend/{switch}/config_db.json"])
+
+
+def _routed_m(plan: Plan) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for c in plan.cables or []:
+        for j, k in enumerate(c.links):
+            out[k] = c.routed_m[j] if len(c.routed_m) == len(c.links) else c.routed_m[0]
+    return out
+
+
+def _switch_ports(plan: Plan) -> dict[str, dict[str, tuple[int, float, str, str]]]:
+    """switch -> port -> (speed, routed metres, peer, peer port), from the plan's links and cables."""
+    devs = plan.index()
+    metres = _routed_m(plan)
+    out: dict[str, dict[str, tuple[int, float, str, str]]] = defaultdict(dict)
+    for k, lk in enumerate(plan.links):
+        if lk.network != "backend":
+            continue
+        for me, port, peer, peer_port in ((lk.a_device, lk.a_port, lk.b_device, lk.b_port),
+                                          (lk.b_device, lk.b_port, lk.a_device, lk.a_port)):
+            if devs[me].kind == "switch":
+                out[me][port] = (lk.speed_gbps, metres[k], peer, peer_port)
+    return out
+
+
+@pytest.mark.parametrize("name", RENDERED)
+def test_a_config_per_backend_switch_and_per_server(compiled: Compiled, name: str) -> None:
+    files = rendered_files(compiled, name)
+    plan = compiled(name)
+    switches = {d.name for d in plan.devices if d.kind == "switch" and d.network == "backend"}
+    servers = {d.name for d in plan.devices if d.kind == "server"}
+    assert {p.split("/")[1] for p in files if p.startswith("backend/")} == switches
+    assert all(f"backend/{s}/{f}" in files for s in switches for f in ("config_db.json", "frr.conf"))
+    assert {p.split("/")[1] for p in files if p.startswith("hosts/")} == servers
+    assert all(f"hosts/{s}/{f}" in files for s in servers for f in ("netplan.yaml", "nccl.env"))
+
+
+@pytest.mark.parametrize("name", RENDERED)
+def test_every_used_port_is_lossless_for_its_speed_and_cable_class(compiled: Compiled, name: str) -> None:
+    files = rendered_files(compiled, name)
+    plan = compiled(name)
+    for sw, ports in _switch_ports(plan).items():
+        db = _db(files, sw)
+        assert db["DSCP_TO_TC_MAP"]["ROCE"]["26"] == "3" and db["DSCP_TO_TC_MAP"]["ROCE"]["48"] == "6"
+        assert {v for k, v in db["DSCP_TO_TC_MAP"]["ROCE"].items() if k not in ("26", "48")} == {"0"}
+        assert db["DEVICE_METADATA"]["localhost"]["buffer_model"] == "traditional"
+        for port, (speed, metres, _, _) in ports.items():
+            assert db["PORT"][port]["admin_status"] == "up" and db["PORT"][port]["speed"] == str(speed * 1000)
+            assert db["PORT"][port]["mtu"] == "9100"
+            qos = db["PORT_QOS_MAP"][port]
+            assert qos["pfc_enable"] == "3" and qos["dscp_to_tc_map"] == "ROCE" and qos["pfcwd_sw_enable"] == "3"
+            cls = next(c for c in SONIC_CABLE_CLASSES if metres <= c)
+            assert db["CABLE_LENGTH"]["AZURE"][port] == f"{cls}m"
+            profile = db["BUFFER_PG"][f"{port}|3"]["profile"]
+            assert profile == f"pg_lossless_{speed * 1000}_{cls}m_profile"
+            assert db["BUFFER_PROFILE"][profile]["pool"] == "ingress_lossless_pool"
+            assert db["BUFFER_PG"][f"{port}|0"]["profile"] == "ingress_lossy_profile"
+            assert db["QUEUE"][f"{port}|3"]["wred_profile"] == "ROCE_LOSSLESS"
+            assert db["SCHEDULER"][db["QUEUE"][f"{port}|6"]["scheduler"]]["type"] == "STRICT"
+            assert db["BUFFER_QUEUE"][f"{port}|3"]["profile"] == "egress_lossless_profile"
+            assert db["PFC_WD"][port]["action"] == "drop"
+        unused = set(db["PORT"]) - set(ports)
+        assert all(db["PORT"][p]["admin_status"] == "down" for p in unused)
+        assert not unused & set(db["PORT_QOS_MAP"])
+
+
+def test_headroom_grows_with_the_cable() -> None:
+    from generators.vendors.sonic import lossless_profile
+    xoff = [int(lossless_profile(400, m, 9100)[1]["xoff"]) for m in SONIC_CABLE_CLASSES]
+    assert xoff == sorted(xoff) and len(set(xoff)) == 3
+    assert int(lossless_profile(800, 40, 9100)[1]["xoff"]) > int(lossless_profile(400, 40, 9100)[1]["xoff"])
+
+
+@pytest.mark.parametrize("name", RENDERED)
+def test_hosts_addresses_and_routes_match_their_leaf(compiled: Compiled, name: str) -> None:
+    """Each NIC's /31 is its leaf port's, the NIC side odd; its rail's route goes via that leaf only;
+    the NCCL devices are the server's backend ports in rail order."""
+    files = rendered_files(compiled, name)
+    plan = compiled(name)
+    devs = plan.index()
+    leaf_addr: dict[tuple[str, str], tuple[str, str]] = {}  # (server, port) -> (leaf, its address)
+    for sw, ports in _switch_ports(plan).items():
+        iface = _db(files, sw)["INTERFACE"]
+        for port, (_, _, peer, peer_port) in ports.items():
+            if devs[peer].kind == "server":
+                [addr] = [k.split("|")[1] for k in iface if k.startswith(f"{port}|")]
+                leaf_addr[(peer, peer_port)] = (sw, addr)
+    be = plan.catalog.servers[plan.design.compute.server].backend
+    assert be is not None and be.netdev is not None
+    for s in (d.name for d in plan.devices if d.kind == "server"):
+        net = yaml.safe_load(files[f"hosts/{s}/netplan.yaml"])["network"]
+        assert net["version"] == 2
+        mine = sorted(((p, v) for (h, p), v in leaf_addr.items() if h == s),
+                      key=lambda x: devs[x[1][0]].attrs.get("rail", 0))
+        assert len(net["ethernets"]) == len(mine)
+        tables = set()
+        for port, (leaf, addr) in mine:
+            i = int(port.removeprefix(be.name.split("{")[0]))
+            assert devs[leaf].attrs["rail"] == i, "backend port i is rail i's, on that rail's leaf"
+            nic = net["ethernets"][be.netdev.format(i=i)]
+            [mine_addr] = nic["addresses"]
+            a, b = IPv4Interface(addr), IPv4Interface(mine_addr)
+            assert a.network == b.network and a.network.prefixlen == 31 and int(b.ip) == int(a.ip) + 1
+            assert nic["mtu"] < 9100
+            assert {r["via"] for r in nic["routes"]} == {str(a.ip)}, "the rail's route points at its own leaf"
+            rail_block = ip_network(nic["routes"][0]["to"])
+            assert b.ip in rail_block and all(r["to"] == str(rail_block) for r in nic["routes"])
+            # the other NICs' rails are other blocks: a peer on this rail is reached through this NIC only
+            [rule] = nic["routing-policy"]
+            assert rule["from"] == str(b.ip) and {r.get("table") for r in nic["routes"]} == {None, rule["table"]}
+            tables.add(rule["table"])
+        assert len(tables) == len(mine), "a routing table per NIC"
+        blocks = [ip_network(n["routes"][0]["to"]) for n in net["ethernets"].values()]
+        assert not any(x.overlaps(y) for i, x in enumerate(blocks) for y in blocks[i + 1:])
+        env = dict(line.split("=", 1) for line in files[f"hosts/{s}/nccl.env"].splitlines()
+                   if line and not line.startswith("#"))
+        assert env["NCCL_IB_HCA"] == "=" + ",".join(f"{p}:1" for p, _ in mine)
+        assert env["NCCL_IB_GID_INDEX"] == "3" and env["NCCL_IB_TC"] == str(26 << 2)
+
+
+@pytest.mark.parametrize("name", RENDERED)
+def test_no_tenant_vrf_holds_another_tenants_server_ports(compiled: Compiled, name: str) -> None:
+    files = rendered_files(compiled, name)
+    plan = compiled(name)
+    devs = plan.index()
+    owner = {h: t for t, hs in tenant_members(plan.design).items() for h in hs}
+    vrf_tenants: dict[str, set[str | None]] = defaultdict(set)
+    l3vni: dict[str, str] = {}
+    for sw, ports in _switch_ports(plan).items():
+        db = _db(files, sw)
+        for port, (_, _, peer, _) in ports.items():
+            if devs[peer].kind == "server":
+                vrf_tenants[db["INTERFACE"][port]["vrf_name"]].add(owner.get(peer))
+            else:
+                assert db["INTERFACE"][port] == {"ipv6_use_link_local_only": "enable"}
+        for vrf, v in db.get("VRF", {}).items():
+            assert l3vni.setdefault(vrf, v["vni"]) == v["vni"]
+    assert all(len(ts) == 1 for ts in vrf_tenants.values()), vrf_tenants
+    assert len(set(l3vni.values())) == len(l3vni), "no L3VNI shared between VRFs"
+    assert {next(iter(ts)) for ts in vrf_tenants.values()} >= set(tenant_members(plan.design))
+
+
+@pytest.mark.parametrize("name", RENDERED)
+def test_frr_runs_the_planned_asn_and_each_vrfs_own_route_target(compiled: Compiled, name: str) -> None:
+    files = rendered_files(compiled, name)
+    plan = compiled(name)
+    bn = required(plan.backend_net, "backend_net")
+    rts = {v.name: v.route_target for v in bn.vrfs}
+    for s in bn.switches:
+        conf = files[f"backend/{s.name}/frr.conf"]
+        db = _db(files, s.name)
+        assert f"router bgp {s.asn}\n" in conf and db["DEVICE_METADATA"]["localhost"]["bgp_asn"] == str(s.asn)
+        assert "bgp bestpath as-path multipath-relax" in conf and "maximum-paths 64" in conf
+        for vrf in s.vrfs:
+            block = conf.split(f"router bgp {s.asn} vrf {vrf}\n")[1].split("\nexit\n")[0]
+            assert {ln.split()[-1] for ln in block.splitlines() if "route-target" in ln} == {rts[vrf]}
+        assert bool(s.vrfs) == ("VXLAN_TUNNEL" in db), "only leaves with tenant ports are VTEPs"
+
+
+def test_an_eos_roce_backend_is_refused_by_name(compiled: Compiled) -> None:
+    with pytest.raises(DesignError) as e:
+        compiled("h100-512-roce", "backend.switch=DCS-7060DX5-64S")
+    [p] = [p for p in e.value.problems if p.field == "backend.switch"]
+    assert "cannot configure as a RoCE backend switch" in p.message and "sonic" in p.hint
+
+
+def test_a_roce_server_without_interface_names_is_refused(tmp_path: Path) -> None:
+    d = tmp_path / "d.yaml"
+    d.write_text(f"extends: {DESIGNS / 'h100-512-roce.yaml'}\ncatalog:\n  servers:\n    hgx-h100:\n"
+                 "      backend: {netdev: null}\n")
+    with pytest.raises(DesignError) as e:
+        compile_file(d, [])
+    [p] = [p for p in e.value.problems if p.field == "compute.server"]
+    assert "netdev" in p.message and "netdev" in p.hint
+
+
+@pytest.mark.daemons
+@pytest.mark.parametrize("name", RENDERED)
+def test_every_backend_frr_conf_passes_vtysh(compiled: Compiled, name: str, tmp_path: Path) -> None:
+    files = rendered_files(compiled, name)
+    confs = sorted(p for p in files if p.startswith("backend/") and p.endswith("frr.conf"))
+    assert confs
+    for rel in confs:
+        path = tmp_path / rel.replace("/", "_")
+        path.write_text(files[rel])
+        ok, out = frr_check(path)
+        assert ok, f"{rel}: {out}"
+
+
+@pytest.mark.daemons
+def test_netplan_accepts_every_hosts_backend_netplan(compiled: Compiled, tmp_path: Path) -> None:
+    files = rendered_files(compiled, "h100-512-roce")
+    hosts = sorted(p for p in files if p.startswith("hosts/") and p.endswith("netplan.yaml"))
+    for rel in hosts:
+        root = tmp_path / rel.split("/")[1]
+        ok, out = netplan_check(files[rel], root)
+        assert ok, f"{rel}: {out}"
+        units = sorted(p.name for p in (root / "run" / "systemd" / "network").glob("*.network"))
+        assert len(units) == len(yaml.safe_load(files[rel])["network"]["ethernets"])
+    bad = files[hosts[0]].replace("routing-policy:", "routing-polcy:")
+    ok, out = netplan_check(bad, tmp_path / "bad")
+    assert not ok and "routing-polcy" in out

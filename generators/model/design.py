@@ -659,6 +659,17 @@ def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
             f"{', '.join(f'{s}G' for s in sorted(eth))} per port on Ethernet, not {speed}G",
             (f"use a server model whose NIC presents its Ethernet ports ({', '.join(sorted(split))}), " if split else
              "use a server model with an Ethernet backend NIC, ") + "or backend.technology: infiniband")
+    if b.technology == "roce":
+        # the hosts' netplan addresses each backend port by its Linux name, which only the catalog knows
+        for at, key in (("compute.server", design.compute.server),
+                        *([("management.server", design.management.server)] if design.management.backend_attached
+                          else [])):
+            m = catalog.servers.get(key)
+            if m is not None and m.backend is not None and m.backend.netdev is None:
+                bad(at, f"{key} names no Linux interfaces for its backend ports (catalog servers.{key}.backend."
+                    "netdev), which the hosts' netplan of a RoCE backend needs",
+                    f'add netdev: "<name>{{i}}" to servers.{key}.backend in the catalog (a design\'s catalog: '
+                    "overlay can), the names the OS image gives the ports")
     if b.speed is None:
         return
     if b.speed != nic.speed_gbps and b.speed not in nic.speeds_gbps:
