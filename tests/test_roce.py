@@ -17,6 +17,7 @@ from generators.compiler import compile_file
 from generators.model.design import tenant_members
 from generators.model.errors import DesignError
 from generators.model.plan import Plan, required
+from generators.stages import backend_net
 from tests.conftest import DESIGNS, rendered_files
 from tests.realtools import frr_check, netplan_check
 
@@ -324,3 +325,37 @@ def test_netplan_accepts_every_hosts_backend_netplan(compiled: Compiled, tmp_pat
     bad = files[hosts[0]].replace("routing-policy:", "routing-polcy:")
     ok, out = netplan_check(bad, tmp_path / "bad")
     assert not ok and "routing-polcy" in out
+
+
+# --------------------------------------------------------------------------------- the technology's words
+
+IB_WORDS = ("subnet", "SM ", "SM)", "UFM", "OpenSM", "InfiniBand", "partition")
+
+
+@pytest.mark.parametrize(("name", "override", "field"), [
+    ("b300-spectrumx", "management.backend_attached=2", "management.backend_attached"),
+    ("h100-512-roce", "compute.count=60", "compute.count"),
+])
+def test_ethernet_errors_use_no_infiniband_words(compiled: Compiled, name: str, override: str, field: str) -> None:
+    with pytest.raises(DesignError) as e:
+        compiled(name, override)
+    hits = [p for p in e.value.problems if p.field == field]
+    assert hits
+    for p in hits:
+        assert not [w for w in IB_WORDS if w in p.message + p.hint], p.render()
+        assert "management nodes" in p.message + p.hint
+
+
+def test_the_summary_says_what_a_roce_backend_gets_and_what_not(compiled: Compiled, cli: Callable[..., object],
+                                                                tmp_path: Path) -> None:
+    plan = compiled("h100-512-roce")
+    rows = {what: value for what, net, value in backend_net.summary_rows(plan) if net == "backend"}
+    assert rows["backend configs"].startswith("SONiC (config_db.json + frr.conf), release 202605")
+    assert "eBGP unnumbered" in rows["backend configs"] and "EVPN type-5" in rows["backend configs"]
+    assert "DSCP 26 lossless (PFC 3, ECN)" in rows["RoCE QoS"] and "CNP DSCP 48" in rows["RoCE QoS"]
+    assert rows["host files"].startswith(f"{plan.design.compute.count} x hosts/<server>/netplan.yaml")
+    assert rows["not configured"].startswith("adaptive routing and packet spraying")
+    r = cli("compile", DESIGNS / "h100-512-roce.yaml", "-o", tmp_path / "out")
+    text = " ".join(r.output.split())  # the printed table (its cells wrap)
+    assert "backend configs" in text and "not configured" in text
+    assert not [w for w in IB_WORDS if w in text]

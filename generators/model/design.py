@@ -268,7 +268,8 @@ class Management(_Model):
 
     server: str = catalog_key("servers", "mgmt-1u", "management server model key in the catalog")
     count: int = Field(default=3, ge=1, le=256, description="management nodes")
-    backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (subnet manager)")
+    backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (InfiniBand: the "
+                                  "subnet-manager hosts; RoCE: management nodes in the infra VRF)")
 
 
 def _pkey(v: Any) -> Any:
@@ -793,7 +794,7 @@ def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:
             full = -(-c.count // b.su_size) * b.su_size
             bad("compute.count", f"{c.count} servers is not a whole number of {b.su_size}-server scalable units",
                 f"use a multiple of backend.su_size ({b.su_size}), change backend.su_size, or leave the last "
-                f"unit's free slots to the subnet-manager nodes with compute.reserved_slots: {full - c.count}")
+                f"unit's free slots to the {attached_nodes(design)} with compute.reserved_slots: {full - c.count}")
         return
     if b.topology != "rail_optimized":
         bad("compute.reserved_slots", f"{r} reserved slots need a rail_optimized backend (topology is "
@@ -908,6 +909,11 @@ def _check_tenants(design: Design, bad: Any) -> None:
                     "a server belongs to at most one tenant; remove it from one of them")
                 break
             owner[h] = t.name
+
+
+def attached_nodes(design: Design) -> str:
+    """What the backend-attached management nodes are, in the backend technology's words."""
+    return "subnet-manager nodes" if design.backend.technology == "infiniband" else "backend-attached management nodes"
 
 
 def tenant_members(design: Design) -> dict[str, list[str]]:

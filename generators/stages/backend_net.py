@@ -30,7 +30,7 @@ from generators.model.design import tenant_members
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
 from generators.model.sections import BackendNet, BackendPort, BackendRail, BackendSwitch, BackendVrf, RoceQos
-from generators.stages.netplan import INFRA, Pool, _prefix_for, host, network_ids
+from generators.stages.netplan import INFRA, Pool, _prefix_for, _span, host, network_ids
 from generators.vendors import vendor
 
 FABRIC_TIERS = ("leaf-spine", "spine-core")
@@ -210,3 +210,33 @@ def _isolation(ports: list[BackendPort], vrfs: list[BackendVrf]) -> list[Problem
             problems.append(Problem("tenants", f"{p.switch} {p.port} ({p.peer}) is in no backend VRF",
                                     "report this: every server port is planned into its tenant's VRF"))
     return problems
+
+
+def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
+    """Rows for the compile summary: what railyard configures on a RoCE backend, and what it does not."""
+    bn = plan.backend_net
+    if bn is None:
+        return []
+    b = plan.design.backend
+    v = vendor(plan.catalog.switches[b.switch].os)
+    release = f", release {b.sonic_release}" if v.name == "sonic" else ""
+    by_role: dict[str, list[int]] = defaultdict(list)
+    for s in bn.switches:
+        by_role[s.role].append(s.asn)
+    plural = {"leaf": "leaves", "spine": "spines", "core": "cores"}
+    asns = ", ".join(f"{plural[role]} {_span(a)}" for role, a in by_role.items())
+    vrfs = ", ".join(f"{x.name} (L3VNI {x.l3vni})" for x in bn.vrfs)
+    q = bn.qos
+    hosts = len({p.peer for p in bn.ports if not p.fabric})
+    rows = [
+        ("backend configs", "backend", f"{v.summary}{release}: eBGP unnumbered, ECMP, tenant VRFs as EVPN type-5"),
+        ("ASNs", "backend", asns),
+        ("VRFs", "backend", vrfs),
+        ("RoCE QoS", "backend", f"DSCP {q.roce_dscp} lossless (PFC {q.roce_priority}, ECN), CNP DSCP {q.cnp_dscp} "
+                                "strict, PFC watchdog; buffers per speed and cable length"),
+        ("host files", "backend", f"{hosts:,} x hosts/<server>/netplan.yaml (a /31 per NIC, a route per rail) "
+                                  "+ nccl.env"),
+    ]
+    if v.roce_unconfigured:
+        rows.append(("not configured", "backend", v.roce_unconfigured))
+    return rows

@@ -35,6 +35,8 @@ class Vendor:
     # option 82 circuit-id its DHCP relay stamps, over {switch} (hostname) and {port}
     circuit_id: str = "{switch}:{port}"
     summary: str = ""  # the compile summary's "frontend vendor" value
+    # RoCE backend: what the switch OS could do that railyard leaves unconfigured (the summary says so)
+    roce_unconfigured: str = ""
     # files for the whole frontend fabric, for the backend (InfiniBand or RoCE), and for the given OOB switches
     render_frontend: FabricRenderer | None = None
     render_backend: FabricRenderer | None = None

@@ -420,6 +420,8 @@ VENDOR = Vendor(
     # dhcrelay runs with ``-a %h:%p`` (hostname:port alias; each port's alias is set to its name)
     circuit_id="{switch}:{port}",
     summary="SONiC (config_db.json + frr.conf)",
+    roce_unconfigured="adaptive routing and packet spraying (SONiC's config_db has no table for either; "
+                      "ECMP hashes per flow)",
     render_frontend=render_frontend_sonic,
     render_backend=render_backend_sonic,
     render_oob=render_oob_sonic,
