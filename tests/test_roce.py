@@ -22,12 +22,15 @@ from tests.conftest import DESIGNS, rendered_files
 from tests.realtools import frr_check, netplan_check
 
 Compiled = Callable[..., Plan]
-ROCE = ["h100-512-roce", "b300-spectrumx"]
+# (design, overrides): the shipped RoCE designs rent whole units; h100-256 as RoCE rents servers, so its
+# leaves carry two tenants' ports and the infra VRF's
+MIXED = ("h100-256", "backend.technology=roce", "backend.switch=SN5600")
+ROCE = [("h100-512-roce",), ("b300-spectrumx",), MIXED]
 
 
-@pytest.mark.parametrize("name", ROCE)
-def test_every_backend_switch_has_an_rfc7938_asn(compiled: Compiled, name: str) -> None:
-    plan = compiled(name)
+@pytest.mark.parametrize("design", ROCE)
+def test_every_backend_switch_has_an_rfc7938_asn(compiled: Compiled, design: tuple[str, ...]) -> None:
+    plan = compiled(*design)
     bn = required(plan.backend_net, "backend_net")
     switches = [d for d in plan.devices if d.kind == "switch" and d.network == "backend"]
     assert [s.name for s in bn.switches] == [d.name for d in switches]
@@ -50,9 +53,9 @@ def test_every_backend_switch_has_an_rfc7938_asn(compiled: Compiled, name: str) 
                IPv4Interface(lo).ip in plan.design.addressing.backend for lo in loopbacks)
 
 
-@pytest.mark.parametrize("name", ROCE)
-def test_every_server_port_has_a_31_in_its_rails_block(compiled: Compiled, name: str) -> None:
-    plan = compiled(name)
+@pytest.mark.parametrize("design", ROCE)
+def test_every_server_port_has_a_31_in_its_rails_block(compiled: Compiled, design: tuple[str, ...]) -> None:
+    plan = compiled(*design)
     bn = required(plan.backend_net, "backend_net")
     devs = plan.index()
     server_links = [lk for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"]
@@ -75,9 +78,9 @@ def test_every_server_port_has_a_31_in_its_rails_block(compiled: Compiled, name:
     assert not any(a.overlaps(b) for i, a in enumerate(rails) for b in rails[i + 1:])
 
 
-@pytest.mark.parametrize("name", ROCE)
-def test_tenants_cannot_reach_each_other_on_the_backend(compiled: Compiled, name: str) -> None:
-    plan = compiled(name)
+@pytest.mark.parametrize("design", ROCE)
+def test_tenants_cannot_reach_each_other_on_the_backend(compiled: Compiled, design: tuple[str, ...]) -> None:
+    plan = compiled(*design)
     bn = required(plan.backend_net, "backend_net")
     members = tenant_members(plan.design)
     vrf_of_tenant = {v.tenant: v.name for v in bn.vrfs}
@@ -118,6 +121,20 @@ def test_roce_fields_on_an_infiniband_backend_are_refused(compiled: Compiled, fi
 # --------------------------------------------------------------------------------- what users get
 
 RENDERED = ["h100-512-roce", "b300-spectrumx"]
+
+
+def test_a_leaf_with_two_tenants_keeps_each_port_in_its_own_vrf(compiled: Compiled) -> None:
+    plan = compiled(*MIXED)
+    bn = required(plan.backend_net, "backend_net")
+    members = tenant_members(plan.design)
+    assert len(bn.vrfs) == 1 + len(members), "infra (unrented servers) and each tenant"
+    shared = [s for s in bn.switches if len(s.vrfs) > 1]
+    assert shared, "the design puts two networks on one leaf"
+    owner = {h: t for t, hs in members.items() for h in hs}
+    tenant_of_vrf = {v.name: v.tenant for v in bn.vrfs}
+    for p in bn.ports:
+        if not p.fabric:
+            assert p.vrf is not None and tenant_of_vrf[p.vrf] == owner.get(p.peer)
 SONIC_CABLE_CLASSES = (5, 40, 300)  # SONiC's pg_profile_lookup.ini cable lengths
 
 
