@@ -152,8 +152,9 @@ def _asns(plan: Plan, switches: list[Device]) -> dict[str, int]:
     top = max(asn.values(), default=0)
     if top > 4294967294:
         problems.append(Problem("backend.network", f"ASN {top} is past the 4-byte range", "lower the bases"))
-    leaves = {a for n, a in asn.items() if plan.device(n).role == "leaf"}
-    upper = {a for n, a in asn.items() if plan.device(n).role != "leaf"}
+    role = {d.name: d.role for d in switches}
+    leaves = {a for n, a in asn.items() if role[n] == "leaf"}
+    upper = {a for n, a in asn.items() if role[n] != "leaf"}
     if leaves & upper:
         problems.append(Problem("backend.network.leaf_asn_base", f"leaf ASNs {min(leaves)}-{max(leaves)} reach the "
                                 f"spine or core ASNs ({min(upper)}-{max(upper)}): a leaf would drop its spines' "

@@ -39,7 +39,7 @@ from typing import Any
 import jinja2
 
 from generators.model.netdesign import SONIC_MGMT_LEAF_ROUTER, SONIC_SAG
-from generators.model.plan import Plan, required
+from generators.model.plan import Device, Plan, required
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch
 from generators.renderers.netview import PortUse, SwitchView, frontend_views, rt
 from generators.stages.ports import port_table
@@ -274,9 +274,9 @@ def lossless_profile(speed_gbps: int, metres: int, mtu: int) -> tuple[str, dict[
             {"pool": LOSSLESS_POOL, "xon": str(xon), "xoff": str(xoff), "size": str(xon + xoff), "dynamic_th": "0"})
 
 
-def backend_view(plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[BackendPort]) -> SwitchView:
+def backend_view(device: Device, sw: BackendSwitch, ports: list[BackendPort]) -> SwitchView:
     """The backend switch as a SwitchView, so PORT and DEVICE_METADATA come from the frontend's code."""
-    return SwitchView(plan.device(sw.name), sw.asn, sw.loopback,
+    return SwitchView(device, sw.asn, sw.loopback,
                       {p.port: PortUse(p.port, p.peer, p.peer_port, p.speed_gbps, p.fabric, p.vrf) for p in ports})
 
 
@@ -346,8 +346,9 @@ def _queue_ranges(lossless: int) -> list[str]:
     return out
 
 
-def backend_config_db(plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[BackendPort]) -> dict[str, Any]:
-    v = backend_view(plan, bn, sw, ports)
+def backend_config_db(plan: Plan, bn: BackendNet, device: Device, sw: BackendSwitch,
+                      ports: list[BackendPort]) -> dict[str, Any]:
+    v = backend_view(device, sw, ports)
     meta = _metadata(v, DEVICE_TYPE)
     meta["localhost"]["buffer_model"] = "traditional"  # the profiles below, not ones computed on the switch
     interface: dict[str, Any] = {}
@@ -406,9 +407,11 @@ def render_backend_sonic(plan: Plan) -> dict[str, str]:
     by_switch: dict[str, list[BackendPort]] = {s.name: [] for s in bn.switches}
     for p in bn.ports:
         by_switch[p.switch].append(p)
+    devs = plan.index()
     files: dict[str, str] = {}
     for sw in bn.switches:
-        files[f"backend/{sw.name}/config_db.json"] = _json(backend_config_db(plan, bn, sw, by_switch[sw.name]))
+        files[f"backend/{sw.name}/config_db.json"] = _json(backend_config_db(plan, bn, devs[sw.name], sw,
+                                                                             by_switch[sw.name]))
         files[f"backend/{sw.name}/frr.conf"] = backend_frr(plan, bn, sw, by_switch[sw.name])
     return files
 
