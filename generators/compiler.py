@@ -15,7 +15,7 @@ from generators.model.design import Design, load_design
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.model.yamlload import where
-from generators.stages import cabling, infiniband, invariants, netplan, placement, slurm
+from generators.stages import backend_net, cabling, infiniband, invariants, netplan, placement, slurm
 from generators.stages.bom import bom_stage
 from generators.stages.fabric import build_fabric
 
@@ -23,7 +23,8 @@ from generators.stages.fabric import build_fabric
 # Placement runs before the invariants because it rewires the out-of-band network rack-locally (and
 # adds the PDUs), so the invariants check the wiring that is built; cabling needs a sound graph.
 Stage = Callable[[Plan, Catalog], None]
-STAGES: list[Stage] = [placement.place, invariants.check, cabling.plan_cables, netplan.plan_network]
+STAGES: list[Stage] = [placement.place, invariants.check, cabling.plan_cables, netplan.plan_network,
+                       backend_net.plan_backend]
 STAGES += [slurm.check, infiniband.check]  # Slurm topology rules, tenant isolation on InfiniBand
 STAGES.append(bom_stage)  # last: prices the finished plan (counts, cables, racks)
 

@@ -16,6 +16,7 @@ PACKAGES=(
   frr frr-pythontools               # vtysh -C -f; frr-reload.py for config diffs
   kea-dhcp4-server                  # kea-dhcp4 -t
   iproute2                          # ip netns for FRR tests in namespaces
+  netplan.io                        # netplan generate --root-dir: the hosts' backend netplan.yaml
   iputils-ping                      # ping between loopbacks of the namespace fabric
   lldpd                             # lldpd/lldpctl in the namespace fabric: verify --lldp on real output
   chromium                          # headless print-to-pdf of reports

@@ -159,6 +159,7 @@ PACKAGE_OF: dict[str, str] = {
     "zbarimg": "zbar-tools",
     "ip": "iproute2",
     "ping": "iputils-ping",
+    "netplan": "netplan.io",
 }
 
 # Daemons live in sbin, which a CI environment or a non-login shell may leave off PATH.
@@ -892,6 +893,18 @@ def frr_check(conf_path: str | os.PathLike[str], timeout: float = 60.0) -> tuple
     r = subprocess.run(
         [require("vtysh"), "-C", "-f", str(conf_path)], capture_output=True, text=True, timeout=timeout
     )
+    return r.returncode == 0, r.stdout + r.stderr
+
+
+def netplan_check(yaml_text: str, root: str | os.PathLike[str], timeout: float = 60.0) -> tuple[bool, str]:
+    """``netplan generate --root-dir ROOT`` on one file as ROOT/etc/netplan/60-railyard.yaml: netplan's own
+    parser and its networkd backend (exit 0 ok, 1 with ``file:line:col: Error ...``)."""
+    conf = Path(root) / "etc" / "netplan" / "60-railyard.yaml"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text(yaml_text)
+    conf.chmod(0o600)  # netplan warns about world-readable configs
+    r = subprocess.run([require("netplan"), "generate", "--root-dir", str(root)], capture_output=True, text=True,
+                       timeout=timeout)
     return r.returncode == 0, r.stdout + r.stderr
 
 

@@ -18,22 +18,26 @@ from generators.model.netdesign import DEFAULT_SONIC_RELEASE
 from generators.model.plan import Plan
 from generators.renderers import render_plan_json
 from generators.stages.ports import port_table
-from generators.vendors import render_frontend, render_oob
+from generators.vendors import render_backend, render_frontend, render_oob
 from tests.conftest import DESIGNS
 from tests.realtools import sonic_yang_check, sonic_yang_dir
 
 SHIPPED = sorted(p.stem for p in DESIGNS.glob("*.yaml") if p.name != "catalog.yaml")
 MASTER = ("frontend.sonic_release=master", "oob.sonic_release=master")
+ROCE_MASTER = ("backend.sonic_release=master",)  # only for designs with a SONiC RoCE backend
 
 # SONiC catalog switches the shared platform data has no port_config.ini for; each must be in no shipped
 # design (check.sh's MERGE_PORTS=auto would have no port list to merge), and leaves this list once the
 # data holds its platform
 NO_PLATFORM = {"SN4600C", "SN5600-800G"}
+# A catalog switch run at a split speed (a plan model "KEY@NxSPEED") whose ports then carry the names
+# and lanes of another model's platform: check.sh merges it over that one (the same chassis, O128 hwsku)
+STAND_IN = {"SN5600-800G@2x400G": "SN5600"}
 
 
 def _sonic_files(plan: Plan) -> dict[str, str]:
     # only what check.sh reads: the SONiC configs and plan.json (which maps hostnames to catalog models)
-    return {**render_plan_json(plan), **render_frontend(plan), **render_oob(plan)}
+    return {**render_plan_json(plan), **render_frontend(plan), **render_oob(plan), **render_backend(plan)}
 
 
 def _db(plan: Plan, path: str) -> dict:
@@ -152,7 +156,21 @@ def test_every_sonic_switch_names_its_ports_as_its_platform_does() -> None:
 
 def test_no_shipped_design_uses_a_switch_without_a_platform(compiled: Callable[..., Plan]) -> None:
     used = {d.model for name in SHIPPED for d in compiled(name).devices if d.kind == "switch"}
-    assert not used & NO_PLATFORM
+    # a split model ("KEY@2x400G") is its catalog key's chassis: it needs a platform or a stand-in
+    assert not {m for m in used if m.split("@")[0] in NO_PLATFORM} - set(STAND_IN)
+
+
+def test_a_stand_in_platform_has_the_split_models_port_names() -> None:
+    catalog = load_catalog(DEFAULT_CATALOG)
+    platforms = _platforms()
+    for model, stand_in in STAND_IN.items():
+        key, split = model.split("@")
+        speed = int(split.split("x")[1].rstrip("G"))
+        split_model = catalog.switches[key].broken_out(speed)  # the entry the fabric wires (Catalog.switch_at)
+        assert catalog.switch_at(key, speed) == model
+        ours = [(p.name, split_model.port_groups[p.group].lanes) for p in port_table(split_model)]
+        ini = [(n, lanes) for n, lanes, s in _ini_ports(platforms[stand_in]) if s == speed]
+        assert ours == ini, f"{model}: its split ports differ from {stand_in}'s platform"
 
 
 # ------------------------------------------------------------------------------- SONiC's YANG models
@@ -163,7 +181,7 @@ def _write(files: dict[str, str], root: Path) -> list[Path]:
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
-    return [root / sub for sub in ("frontend", "oob") if (root / sub).is_dir()]
+    return [root / sub for sub in ("frontend", "oob", "backend") if (root / sub).is_dir()]
 
 
 @pytest.mark.daemons
@@ -172,13 +190,22 @@ def test_every_shipped_design_loads_in_sonic(compiled: Callable[..., Plan], tmp_
                                              overrides: tuple[str, ...]) -> None:
     """check.sh with MERGE_PORTS=auto (each file over its platform's port_config.ini, as `config load` onto a
     factory CONFIG_DB), one call for all designs: 0 errors. Fails, never skips, without the checker."""
-    dirs: list[Path] = []
+    dirs: dict[str, list[Path]] = {"auto": []}  # MERGE_PORTS value -> folders
+    backends = 0
     for name in SHIPPED:
-        dirs += _write(_sonic_files(compiled(name, *overrides)), tmp_path / name)
-    n = sum(1 for d in dirs for _ in d.rglob("config_db.json"))
-    r = sonic_yang_check(release, dirs)
-    assert r.files == n > 0
-    assert r.errors == [], "\n".join(r.errors[:40])
+        plan = compiled(name)
+        roce = plan.backend_net is not None and plan.catalog.switches[plan.design.backend.switch].os == "sonic"
+        plan = compiled(name, *overrides, *(ROCE_MASTER if roce and overrides else ()))
+        for d in _write(_sonic_files(plan), tmp_path / name):
+            model = next((x.model for x in plan.devices if x.name == next(d.iterdir()).name), "")
+            dirs.setdefault(STAND_IN.get(model, "auto"), []).append(d)
+            backends += d.name == "backend"
+    assert backends >= 2, "the check covers the RoCE designs' backends"
+    for merge, ds in dirs.items():
+        n = sum(1 for d in ds for _ in d.rglob("config_db.json"))
+        r = sonic_yang_check(release, ds, merge_ports=merge)
+        assert r.files == n > 0
+        assert r.errors == [], "\n".join(r.errors[:40])
 
 
 @pytest.mark.daemons

@@ -32,7 +32,7 @@ def test_registry_covers_every_catalog_os() -> None:
         assert v.render_frontend is not None and v.mtu and v.summary
     for name, v in VENDORS.items():
         assert (v.render_oob is not None) == bool(v.serves & {"oob-access", "oob-aggregation"}), name
-        assert (v.render_backend is not None) == ("infiniband" in v.serves), name
+        assert (v.render_backend is not None) == bool(v.serves & {"infiniband", "roce"}), name
 
 
 def _catalog_with(tmp_path: Path, model: str, os_: str) -> Path:

@@ -218,8 +218,11 @@ class BackendPorts(_Strict):
 
     nic: str
     count: int = Field(ge=1, le=16)
-    name: _pattern("i") = "mlx5_{i}"
+    name: _pattern("i") = "mlx5_{i}"  # the RDMA device of port i (NCCL_IB_HCA names these)
     cages: SystemCages | None = None
+    # the Linux interface of port i, which the host's netplan addresses (RoCE): the OS image names it (a
+    # systemd .link file or udev rule per PCI address, which the catalog cannot know); out of plan.json unset
+    netdev: _pattern("i") | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ServerModel(_Strict):

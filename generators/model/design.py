@@ -22,6 +22,7 @@ from generators.model.netdesign import (
     DEFAULT_SONIC_RELEASE,
     SONIC_RIF_MAC,
     Addressing,
+    BackendNetwork,
     Evpn,
     FrontendBgp,
     OobNetwork,
@@ -155,6 +156,12 @@ class Backend(_Model):
     servers_per_leaf: int | None = Field(default=None, ge=1, description="top_of_rack only; default fills "
                                          "the leaf's downlink ports")
     sus_per_pod: int | None = Field(default=None, ge=1, description="3-tier only; default fills the spines")
+    # RoCE only; left out of the dump when unset, so plan.json of an existing design is unchanged
+    network: BackendNetwork = Field(default=BackendNetwork(), exclude_if=lambda v: v == BackendNetwork(),
+                                    description="RoCE: the backend's ASN plan (RFC 7938)")
+    sonic_release: SonicRelease = Field(default=DEFAULT_SONIC_RELEASE,
+                                        exclude_if=lambda v: v == DEFAULT_SONIC_RELEASE,
+                                        description=sonic_release_field("RoCE backend switches").description)
 
 
 class Frontend(_Model):
@@ -275,7 +282,8 @@ class Management(_Model):
 
     server: str = catalog_key("servers", "mgmt-1u", "management server model key in the catalog")
     count: int = Field(default=3, ge=1, le=256, description="management nodes")
-    backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (subnet manager)")
+    backend_attached: int = Field(default=2, ge=0, description="nodes on the backend fabric (InfiniBand: the "
+                                  "subnet-manager hosts; RoCE: management nodes in the infra VRF)")
 
 
 def _pkey(v: Any) -> Any:
@@ -618,8 +626,7 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
     if design.oob.uplink == "aggregation":
         roles.append(("oob.aggregation_switch", design.oob.aggregation_switch or f.spine_switch or f.switch,
                       "oob-aggregation"))
-    if b.technology == "infiniband":
-        roles.append(("backend.switch", b.switch, "infiniband"))
+    roles.append(("backend.switch", b.switch, "infiniband" if b.technology == "infiniband" else "roce"))
     for path, key, role in roles:
         if key in catalog.switches and tuple(path.split(".")) not in flagged:
             os_ = catalog.switches[key].os
@@ -680,6 +687,17 @@ def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
             f"{', '.join(f'{s}G' for s in sorted(eth))} per port on Ethernet, not {speed}G",
             (f"use a server model whose NIC presents its Ethernet ports ({', '.join(sorted(split))}), " if split else
              "use a server model with an Ethernet backend NIC, ") + "or backend.technology: infiniband")
+    if b.technology == "roce":
+        # the hosts' netplan addresses each backend port by its Linux name, which only the catalog knows
+        for at, key in (("compute.server", design.compute.server),
+                        *([("management.server", design.management.server)] if design.management.backend_attached
+                          else [])):
+            m = catalog.servers.get(key)
+            if m is not None and m.backend is not None and m.backend.netdev is None:
+                bad(at, f"{key} names no Linux interfaces for its backend ports (catalog servers.{key}.backend."
+                    "netdev), which the hosts' netplan of a RoCE backend needs",
+                    f'add netdev: "<name>{{i}}" to servers.{key}.backend in the catalog (a design\'s catalog: '
+                    "overlay can), the names the OS image gives the ports")
     if b.speed is None:
         return
     if b.speed != nic.speed_gbps and b.speed not in nic.speeds_gbps:
@@ -777,6 +795,15 @@ def _check_sonic_releases(design: Design, catalog: Catalog, bad: Any) -> None:
     elif "sonic_release" in f.model_fields_set:
         bad("frontend.sonic_release", f"is set, but frontend.vendor is {f.vendor}: no frontend switch runs SONiC",
             "remove frontend.sonic_release")
+    b = design.backend
+    for name in ("sonic_release", "network"):
+        if name in b.model_fields_set and (b.technology != "roce" or (
+                name == "sonic_release" and b.switch in catalog.switches and catalog.switches[b.switch].os != "sonic")):
+            why = (f"backend.technology is {b.technology}" if b.technology != "roce"
+                   else f"{b.switch} runs {catalog.switches[b.switch].os}, not SONiC")
+            bad(f"backend.{name}", f"is set, but {why}: it configures SONiC RoCE backend switches"
+                if name == "sonic_release" else f"is set, but {why}: it numbers a RoCE backend's BGP",
+                f"remove backend.{name}")
     models = [o.switch] + ([o.aggregation_switch or f.spine_switch or f.switch] if o.uplink == "aggregation" else [])
     if "sonic_release" in o.model_fields_set and all(
             m in catalog.switches and catalog.switches[m].os != "sonic" for m in models):
@@ -794,7 +821,7 @@ def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:
             full = -(-c.count // b.su_size) * b.su_size
             bad("compute.count", f"{c.count} servers is not a whole number of {b.su_size}-server scalable units",
                 f"use a multiple of backend.su_size ({b.su_size}), change backend.su_size, or leave the last "
-                f"unit's free slots to the subnet-manager nodes with compute.reserved_slots: {full - c.count}")
+                f"unit's free slots to the {attached_nodes(design)} with compute.reserved_slots: {full - c.count}")
         return
     if b.topology != "rail_optimized":
         bad("compute.reserved_slots", f"{r} reserved slots need a rail_optimized backend (topology is "
@@ -955,6 +982,11 @@ def _check_tenants(design: Design, bad: Any) -> None:
                     "a server belongs to at most one tenant; remove it from one of them")
                 break
             owner[h] = t.name
+
+
+def attached_nodes(design: Design) -> str:
+    """What the backend-attached management nodes are, in the backend technology's words."""
+    return "subnet-manager nodes" if design.backend.technology == "infiniband" else "backend-attached management nodes"
 
 
 def tenant_members(design: Design) -> dict[str, list[str]]:

@@ -65,6 +65,19 @@ class FrontendBgp(_Model):
     leaf_asn_base: Asn = Field(default=4201000000, description="leaf fe-leafNN gets base + NN")
 
 
+class BackendNetwork(_Model):
+    """RFC 7938 ASN plan of an Ethernet (RoCE) backend: one ASN per leaf, one per spine group (the
+    spines of one rail plane and pod: they never peer, so sharing an ASN costs nothing and lets a leaf
+    see every spine's path as equal), one for the cores. The backend is a fabric of its own: its ASNs
+    may repeat the frontend's, but the defaults keep them apart so a route or a log line says which
+    fabric it is from."""
+
+    leaf_asn_base: Asn = Field(default=4203000000, description="backend leaf n (in plan order) gets base + n")
+    spine_asn_base: Asn = Field(default=4204000000, description="spine group g (a rail plane's, or a pod's, "
+                                "spines; in plan order) gets base + g")
+    core_asn: Asn = Field(default=4204000000, description="3-tier backends: the ASN all cores share")
+
+
 class Evpn(_Model):
     """Numbering of the EVPN segments. Network k is the provider's infra VRF (k = 0) or the k-th
     tenant (design order); each has a hosts VLAN and a storage VLAN, and one VRF with an L3VNI."""
@@ -81,6 +94,9 @@ class Evpn(_Model):
                                      "(locally administered)")
 
 
+BACKEND_POOL = IPv4Network("10.128.0.0/14")
+
+
 class Addressing(_Model):
     """IPv4 pools the IP plan is carved from. Pools must not overlap; each error names its pool."""
 
@@ -94,6 +110,10 @@ class Addressing(_Model):
                                  description="hosts subnet of each VRF (infra first, then tenants in design order)")
     storage: IPv4Network = Field(default=IPv4Network("10.96.0.0/16"),
                                  description="storage subnet of each VRF, where the storage front-ends answer")
+    # left out of the dump when unset, so plan.json of a design without a RoCE backend is unchanged
+    backend: IPv4Network = Field(default=BACKEND_POOL, exclude_if=lambda v: v == BACKEND_POOL,
+                                 description="RoCE backends: one block per rail holding a /31 per server port "
+                                 "(switch side even, host side odd), then the backend switches' loopbacks")
     domain: str | None = Field(default=None, pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$",  # noqa: E501
                                description="DNS domain for NetBox dns_name and DHCP; default <site.name>.internal")
 

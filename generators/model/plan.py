@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from generators.model.catalog import Catalog
 from generators.model.design import Design
 from generators.model.sections import (
+    BackendNet,
     Bom,
     Cable,
     CablingTotals,
@@ -97,6 +98,7 @@ class Plan:
     cables: list[Cable] | None = None  # cabling; None: no cable plan (not "no cables")
     cabling: CablingTotals | None = None  # cabling
     netplan: NetPlan | None = None  # network plan
+    backend_net: BackendNet | None = None  # network plan of a RoCE backend
     slurm: SlurmFacts | None = None  # Slurm
     infiniband: InfinibandFacts | None = None  # InfiniBand (backend on InfiniBand only)
     bom: Bom | None = None  # BoM
@@ -156,8 +158,9 @@ class Plan:
 
 # plan.json key -> record type, in the order plan.json writes them
 SECTIONS: dict[str, type[Record]] = {
-    "bom": Bom, "cables": Cable, "cabling": CablingTotals, "floor": Floor, "infiniband": InfinibandFacts,
-    "netplan": NetPlan, "racks": Rack, "slurm": SlurmFacts, "trays": Trays, "warnings": PlanWarning,
+    "backend_net": BackendNet, "bom": Bom, "cables": Cable, "cabling": CablingTotals, "floor": Floor,
+    "infiniband": InfinibandFacts, "netplan": NetPlan, "racks": Rack, "slurm": SlurmFacts, "trays": Trays,
+    "warnings": PlanWarning,
 }
 LIST_SECTIONS = frozenset({"cables", "racks", "warnings"})
 

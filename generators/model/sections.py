@@ -217,6 +217,80 @@ class NetPlan(Record):
     dhcp_servers: list[str]
 
 
+# ------------------------------------------------------------------------- RoCE backend network plan
+
+
+@dataclass(slots=True)
+class BackendSwitch(Record):
+    name: str
+    role: str  # leaf, spine, core
+    asn: int
+    loopback: str  # router id and VTEP source, a.b.c.d/32
+    vrfs: list[str]  # leaves: the VRFs of the server ports on it (spines and cores carry none)
+
+
+@dataclass(slots=True)
+class BackendPort(Record):
+    """One used port of a backend switch. A fabric port (to another switch) is unnumbered (eBGP over
+    its IPv6 link-local address); a host port is a routed /31 in its tenant's VRF."""
+
+    switch: str
+    port: str
+    peer: str
+    peer_port: str
+    speed_gbps: int
+    cable_m: float  # the routed length of its cable (lossless buffer headroom grows with it)
+    fabric: bool
+    rail: int | None = None  # host ports: the server port's rail
+    vrf: str | None = None  # host ports: the VRF the port (and so the NIC) is in
+    address: str | None = None  # host ports: the switch side of the /31, "10.128.0.0/31"
+    peer_address: str | None = None  # host ports: the NIC's side, "10.128.0.1/31"
+
+
+@dataclass(slots=True)
+class BackendVrf(Record):
+    """A tenant's (or the provider's infra) routing domain on the backend: an EVPN type-5 L3VNI
+    with one route target, on the leaves that have a server port in it."""
+
+    name: str  # the VRF, the same name as on the frontend
+    tenant: str | None  # None: infra (servers no tenant rents)
+    l3vni: int
+    l3vni_vlan: int  # SONiC binds an L3VNI to a VLAN
+    route_target: str  # <admin>:<l3vni>, imported and exported by this VRF only
+    leaves: list[str]
+
+
+@dataclass(slots=True)
+class BackendRail(Record):
+    rail: int
+    block: str  # every /31 of the rail's server ports: the one route a host needs on that NIC
+
+
+@dataclass(slots=True)
+class RoceQos(Record):
+    """The RoCEv2 traffic classes both ends agree on (switch QoS maps, NCCL's traffic class)."""
+
+    roce_dscp: int  # RoCE data: lossless, PFC on its priority
+    roce_priority: int  # traffic class, queue, PFC priority and priority group of RoCE data
+    cnp_dscp: int  # congestion notification packets (DCQCN): strict priority, lossy
+    cnp_priority: int
+
+
+@dataclass(slots=True)
+class BackendNet(Record):
+    """ASNs, loopbacks, VRFs, every port's addressing and the QoS classes of a RoCE backend."""
+
+    scheme: dict[str, Any]  # how numbers were chosen, for the reader
+    switch_mtu: int  # fabric and server ports
+    host_mtu: int  # the NICs' IP MTU
+    overlay: str  # how tenant VRFs cross the fabric: "evpn-type5"
+    qos: RoceQos
+    switches: list[BackendSwitch]
+    ports: list[BackendPort]
+    vrfs: list[BackendVrf]
+    rails: list[BackendRail]
+
+
 # ------------------------------------------------------------------------------- Slurm, InfiniBand
 
 

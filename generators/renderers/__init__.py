@@ -9,6 +9,7 @@ from generators.model.plan import Plan, dumps
 from generators.renderers.bom import render_bom
 from generators.renderers.cabling import render_cabling
 from generators.renderers.floor import render_floor
+from generators.renderers.hosts import render_hosts
 from generators.renderers.netbox_csv import render_netbox_csv
 from generators.renderers.oob_dhcp import render_kea
 from generators.renderers.pack import render_labels, render_rows
@@ -26,7 +27,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
 # switch configs through the vendor registry: each switch by the module of its catalog `os`
 RENDERERS: list[Renderer] = [render_plan_json, render_frontend, render_oob, render_kea, render_netbox_csv,
                              render_storage_tenants]
-RENDERERS += [render_slurm, render_backend]
+RENDERERS += [render_slurm, render_backend, render_hosts]
 RENDERERS += [render_cabling, render_floor, render_labels, render_rows]
 RENDERERS.append(render_bom)  # DIR/bom.csv, bom.json, bom.html
 

@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from generators.model.plan import Plan
+from generators.stages import backend_net
 from generators.stages.netplan import summary_rows
 
 NETWORKS = ("backend", "frontend", "oob")
@@ -70,7 +71,7 @@ def summary_table(plan: Plan) -> Table:
     bis = plan.networks.get("backend", {}).get("bisection")
     if bis:
         t.add_row("bisection (max-flow)", "backend", f"{bis['ratio']:.0%} of {bis['demand_gbps']:,} Gb/s")
-    for row in summary_rows(plan):
+    for row in [*summary_rows(plan), *backend_net.summary_rows(plan)]:
         t.add_row(*row)
     for role, n in c["racks"].items():
         t.add_row(f"racks: {role}", "", f"{n:,}")

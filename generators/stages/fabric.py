@@ -17,6 +17,7 @@ from typing import Any
 from generators.model.catalog import Catalog, Switch
 from generators.model.design import (
     Design,
+    attached_nodes,
     backend_speed,
     ratio_value,
     server_names,
@@ -754,7 +755,7 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
             field="compute.reserved_slots",
             message=f"the last scalable unit is partial: {free} leaf ports of its {design.compute.reserved_slots} "
                     "reserved server slots stay free (the rails keep their full uplinks; those leaves run below "
-                    "the requested oversubscription); attach subnet-manager nodes there "
+                    f"the requested oversubscription); attach {attached_nodes(design)} there "
                     "(management.backend_attached) or fill the unit"))
     return plan
 

@@ -15,7 +15,7 @@ from typing import Any
 import networkx as nx
 
 from generators.model.catalog import Catalog
-from generators.model.design import ratio_value
+from generators.model.design import attached_nodes, ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
 from generators.stages.ports import backend_ports, host_port_speeds, port_table
@@ -160,8 +160,10 @@ def _check_ports(plan: Plan, catalog: Catalog, devs: dict[str, Device], c: _Coll
             sm = any(lk.tier == "server-leaf" and devs[lk.a_device].kind == "management"
                      and lk.b_device == dname and lk.b_port == port for lk in plan.links)
             field = "management.backend_attached" if sm else _switch_field(plan, devs[dname])
-            hint = ("the fabric has no spare port for the subnet-manager nodes: set "
-                    "management.backend_attached: 0 (run the SM on a managed switch), oversubscribe, "
+            # an Ethernet backend has no subnet manager to move onto a switch
+            instead = " (run the SM on a managed switch)" if plan.design.backend.technology == "infiniband" else ""
+            hint = (f"the fabric has no spare port for the {attached_nodes(plan.design)}: set "
+                    f"management.backend_attached: 0{instead}, oversubscribe, "
                     "or give the nodes the last unit's last server slot (compute.count one server fewer, "
                     "compute.reserved_slots: 1)" if sm else "this is a railyard bug; please report the design")
             c.add("double", field, f"{dname} port {port} is used by {n} links", hint)

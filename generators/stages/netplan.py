@@ -244,6 +244,8 @@ def _check_pools(design: Design) -> None:
     problems: list[Problem] = []
     pools = [("addressing.loopbacks", ad.loopbacks), ("addressing.management", ad.management),
              ("addressing.bmc", ad.bmc), ("addressing.tenants", ad.tenants), ("addressing.storage", ad.storage)]
+    if design.backend.technology == "roce":  # the only backend with an IP plan
+        pools.append(("addressing.backend", ad.backend))
     for i, (fa, na) in enumerate(pools):
         for fb, nb in pools[i + 1:]:
             if na.overlaps(nb):

@@ -12,8 +12,11 @@ from generators.renderers.netview import SwitchView
 # Where a switch model can stand, as the design names it: the InfiniBand backend (backend.switch with
 # backend.technology infiniband), the frontend (frontend.switch, frontend.spine_switch), an out-of-band
 # access switch (oob.switch: BMC/management VLANs with a DHCP relay) or aggregation switch.
-Role = Literal["infiniband", "frontend", "oob-access", "oob-aggregation"]
-ROLE_TEXT: dict[Role, str] = {"infiniband": "an InfiniBand backend switch", "frontend": "a frontend switch",
+# A RoCE backend switch (backend.switch with backend.technology roce): eBGP underlay, tenant VRFs and
+# the lossless RoCEv2 QoS, from plan.backend_net.
+Role = Literal["infiniband", "roce", "frontend", "oob-access", "oob-aggregation"]
+ROLE_TEXT: dict[Role, str] = {"infiniband": "an InfiniBand backend switch", "roce": "a RoCE backend switch",
+                              "frontend": "a frontend switch",
                               "oob-access": "an out-of-band access switch",
                               "oob-aggregation": "an out-of-band aggregation switch"}
 
@@ -32,7 +35,9 @@ class Vendor:
     # option 82 circuit-id its DHCP relay stamps, over {switch} (hostname) and {port}
     circuit_id: str = "{switch}:{port}"
     summary: str = ""  # the compile summary's "frontend vendor" value
-    # files for the whole frontend fabric, for the InfiniBand backend, and for the given OOB switches
+    # RoCE backend: what the switch OS could do that railyard leaves unconfigured (the summary says so)
+    roce_unconfigured: str = ""
+    # files for the whole frontend fabric, for the backend (InfiniBand or RoCE), and for the given OOB switches
     render_frontend: FabricRenderer | None = None
     render_backend: FabricRenderer | None = None
     render_oob: OobRenderer | None = None

@@ -32,14 +32,16 @@ management nodes (infra hosts) reach BMCs and PDUs, and the access switches lear
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
 from typing import Any
 
 import jinja2
 
 from generators.model.netdesign import SONIC_MGMT_LEAF_ROUTER, SONIC_SAG
-from generators.model.plan import Plan, required
-from generators.renderers.netview import SwitchView, frontend_views, rt
+from generators.model.plan import Device, Plan, required
+from generators.model.sections import BackendNet, BackendPort, BackendSwitch
+from generators.renderers.netview import PortUse, SwitchView, frontend_views, rt
 from generators.stages.ports import port_table
 from generators.vendors.base import Vendor
 
@@ -238,13 +240,199 @@ def render_oob_sonic(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]
     return files
 
 
+# ------------------------------------------------------------------------------- RoCE backend
+#
+# RoCEv2 lossless QoS as SONiC models it (sonic-buildimage's QoS tables; SONiC "QoS and Buffers",
+# https://docs.nvidia.com/networking-ethernet-software/sonic-202012/System-Configuration/QoS-and-Buffers/)
+# with NVIDIA's RoCE classes (Cumulus Linux "RDMA over Converged Ethernet - RoCE", lossless mode: switch
+# priority 3 to traffic class 3 (RoCE, PFC on), 6 to 6 (CNP, strict), the rest to 0; ETS RoCE 50% /
+# other 50%; ECN on the RoCE class, https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-514/
+# Layer-1-and-Switch-Ports/Quality-of-Service/RDMA-over-Converged-Ethernet-RoCE/). Buffers use SONiC's
+# traditional model (every profile written here, reviewable, the same on every switch of a speed and
+# cable class) rather than the dynamic model's headroom computed on the switch. Adaptive routing and
+# packet spraying have no table in SONiC's config_db: nothing is written for them (the summary says so).
+
+QOS_MAP = "ROCE"  # the one name of every QoS map
+CABLE_CLASSES = (5, 40, 300)  # SONiC's cable-length classes (pg_profile_lookup.ini), metres
+# IEEE 802.1Qbb headroom: what arrives after a pause is sent is the round trip on the cable (5 ns/m each
+# way) at line rate, plus a maximum frame in flight at each end, plus the PHY/MAC response (3,840 bytes per
+# 100 Gb/s, 802.1Qbb annex); rounded up to whole kilobytes.
+PROPAGATION_NS_PER_M = 5
+PHY_RESPONSE_BYTES_PER_100G = 3840
+ECN_MIN_BYTES, ECN_MAX_BYTES = 150_000, 1_500_000  # NVIDIA's RoCE lossless ECN thresholds (Cumulus, above)
+PFC_WD_MS = 200  # SONiC's default PFC watchdog detection and restoration time
+LOSSLESS_POOL, LOSSY_EGRESS_POOL, LOSSLESS_EGRESS_POOL = "ingress_lossless_pool", "egress_lossy_pool", \
+    "egress_lossless_pool"
+
+
+def cable_class(metres: float) -> int:
+    """SONiC's cable-length class of a routed length: the smallest class that holds it (a longer run,
+    past 300 m, gets its own whole-metre class: the headroom formula takes any length)."""
+    return next((c for c in CABLE_CLASSES if metres <= c), math.ceil(metres))
+
+
+def lossless_profile(speed_gbps: int, metres: int, mtu: int) -> tuple[str, dict[str, str]]:
+    """The PG 3 profile of a port speed and cable class, named as SONiC's buffermgrd names its own."""
+    rate = speed_gbps / 8  # bytes per ns
+    xoff = 2 * metres * PROPAGATION_NS_PER_M * rate + 2 * mtu + PHY_RESPONSE_BYTES_PER_100G * speed_gbps / 100
+    xoff = math.ceil(xoff / 1024) * 1024
+    xon = 2 * mtu
+    return (f"pg_lossless_{speed_gbps * 1000}_{metres}m_profile",
+            {"pool": LOSSLESS_POOL, "xon": str(xon), "xoff": str(xoff), "size": str(xon + xoff), "dynamic_th": "0"})
+
+
+def backend_view(device: Device, sw: BackendSwitch, ports: list[BackendPort]) -> SwitchView:
+    """The backend switch as a SwitchView, so PORT and DEVICE_METADATA come from the frontend's code."""
+    return SwitchView(device, sw.asn, sw.loopback,
+                      {p.port: PortUse(p.port, p.peer, p.peer_port, p.speed_gbps, p.fabric, p.vrf) for p in ports})
+
+
+def _qos_tables(bn: BackendNet, ports: list[BackendPort]) -> dict[str, Any]:
+    q = bn.qos
+    lossless, cnp = str(q.roce_priority), str(q.cnp_priority)
+    dscp = {str(d): lossless if d == q.roce_dscp else cnp if d == q.cnp_dscp else "0" for d in range(64)}
+    profiles: dict[str, Any] = {
+        "ingress_lossy_profile": {"pool": LOSSLESS_POOL, "size": "0", "dynamic_th": "3"},
+        "egress_lossless_profile": {"pool": LOSSLESS_EGRESS_POOL, "size": "0", "dynamic_th": "7"},
+        "egress_lossy_profile": {"pool": LOSSY_EGRESS_POOL, "size": "9216", "dynamic_th": "7"},
+    }
+    cable: dict[str, str] = {}
+    port_qos: dict[str, Any] = {}
+    queue: dict[str, Any] = {}
+    pg: dict[str, Any] = {}
+    bqueue: dict[str, Any] = {}
+    wd: dict[str, Any] = {"GLOBAL": {"POLL_INTERVAL": str(PFC_WD_MS)}}
+    for p in ports:
+        metres = cable_class(p.cable_m)
+        name, profile = lossless_profile(p.speed_gbps, metres, bn.switch_mtu)
+        profiles[name] = profile
+        cable[p.port] = f"{metres}m"
+        port_qos[p.port] = {"dscp_to_tc_map": QOS_MAP, "tc_to_queue_map": QOS_MAP, "tc_to_pg_map": QOS_MAP,
+                            "pfc_to_queue_map": QOS_MAP, "pfc_enable": lossless, "pfcwd_sw_enable": lossless}
+        queue[f"{p.port}|0"] = {"scheduler": "OTHER_DWRR"}
+        queue[f"{p.port}|{lossless}"] = {"scheduler": "ROCE_DWRR", "wred_profile": "ROCE_LOSSLESS"}
+        queue[f"{p.port}|{cnp}"] = {"scheduler": "CNP_STRICT"}
+        pg[f"{p.port}|0"] = {"profile": "ingress_lossy_profile"}
+        pg[f"{p.port}|{lossless}"] = {"profile": name}
+        for qs in _queue_ranges(q.roce_priority):
+            bqueue[f"{p.port}|{qs}"] = {"profile": "egress_lossless_profile" if qs == lossless
+                                        else "egress_lossy_profile"}
+        wd[p.port] = {"action": "drop", "detection_time": str(PFC_WD_MS), "restoration_time": str(PFC_WD_MS)}
+    ecn = {f"{c}_{k}": v for c in ("green", "yellow", "red") for k, v in (
+        ("min_threshold", str(ECN_MIN_BYTES)), ("max_threshold", str(ECN_MAX_BYTES)), ("drop_probability", "5"))}
+    return {
+        "DSCP_TO_TC_MAP": {QOS_MAP: dscp},
+        "TC_TO_QUEUE_MAP": {QOS_MAP: {str(t): str(t) for t in range(8)}},
+        "TC_TO_PRIORITY_GROUP_MAP": {QOS_MAP: {str(t): lossless if t == q.roce_priority else "0" for t in range(8)}},
+        "MAP_PFC_PRIORITY_TO_QUEUE": {QOS_MAP: {str(t): str(t) for t in range(8)}},
+        "PORT_QOS_MAP": port_qos,
+        "WRED_PROFILE": {"ROCE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true",
+                                           "wred_yellow_enable": "true", "wred_red_enable": "true", **ecn}},
+        # ETS as NVIDIA's lossless RoCE mode: CNP strict, RoCE and everything else half the rest each
+        "SCHEDULER": {"ROCE_DWRR": {"type": "DWRR", "weight": "50"}, "OTHER_DWRR": {"type": "DWRR", "weight": "50"},
+                      "CNP_STRICT": {"type": "STRICT"}},
+        "QUEUE": queue,
+        # pool sizes are left out: `config load` merges, so the platform's factory sizes stay
+        "BUFFER_POOL": {LOSSLESS_POOL: {"type": "ingress", "mode": "dynamic"},
+                        LOSSLESS_EGRESS_POOL: {"type": "egress", "mode": "dynamic"},
+                        LOSSY_EGRESS_POOL: {"type": "egress", "mode": "dynamic"}},
+        "BUFFER_PROFILE": dict(sorted(profiles.items())),
+        "CABLE_LENGTH": {"AZURE": cable},  # SONiC's one CABLE_LENGTH key on every platform
+        "BUFFER_PG": pg,
+        "BUFFER_QUEUE": bqueue,
+        "PFC_WD": wd,
+    }
+
+
+def _queue_ranges(lossless: int) -> list[str]:
+    """Queues 0-7 as BUFFER_QUEUE keys: the lossless one alone, the lossy ones below and above it."""
+    out = [f"0-{lossless - 1}" if lossless > 1 else "0"] if lossless else []
+    out.append(str(lossless))
+    if lossless < 7:
+        out.append(f"{lossless + 1}-7" if lossless < 6 else "7")
+    return out
+
+
+def backend_config_db(plan: Plan, bn: BackendNet, device: Device, sw: BackendSwitch,
+                      ports: list[BackendPort]) -> dict[str, Any]:
+    v = backend_view(device, sw, ports)
+    meta = _metadata(v, DEVICE_TYPE)
+    meta["localhost"]["buffer_model"] = "traditional"  # the profiles below, not ones computed on the switch
+    interface: dict[str, Any] = {}
+    for p in ports:
+        if p.fabric:
+            interface[p.port] = {"ipv6_use_link_local_only": "enable"}
+        else:
+            interface[p.port] = {"vrf_name": p.vrf}
+            interface[f"{p.port}|{p.address}"] = {}
+    db: dict[str, Any] = {
+        "DEVICE_METADATA": meta,
+        "PORT": _ports_table(plan, v, bn.switch_mtu),
+        "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{sw.loopback}": {}},
+        "INTERFACE": interface,
+        **_mgmt_tables(plan, v),
+        **_qos_tables(bn, ports),
+    }
+    vrfs = [x for x in bn.vrfs if x.name in sw.vrfs]
+    if vrfs:
+        # EVPN type-5 only: each VRF's L3VNI on a VLAN whose interface sits in the VRF, no L2VNI
+        db.update({
+            "VRF": {x.name: {"vni": str(x.l3vni)} for x in vrfs},
+            "VLAN": {f"Vlan{x.l3vni_vlan}": {"vlanid": str(x.l3vni_vlan), "mtu": str(bn.switch_mtu),
+                                              "admin_status": "up"} for x in vrfs},
+            "VLAN_INTERFACE": {f"Vlan{x.l3vni_vlan}": {"vrf_name": x.name} for x in vrfs},
+            "VXLAN_TUNNEL": {"vtep": {"src_ip": v.router_id}},
+            "VXLAN_EVPN_NVO": {"nvo": {"source_vtep": "vtep"}},
+            "VXLAN_TUNNEL_MAP": {f"vtep|map_{x.l3vni}_Vlan{x.l3vni_vlan}": {"vlan": f"Vlan{x.l3vni_vlan}",
+                                                                              "vni": str(x.l3vni)} for x in vrfs},
+        })
+    return db
+
+
+def backend_frr(plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[BackendPort]) -> str:
+    role = sw.role
+    vtep = bool(sw.vrfs)
+    tiers = plan.networks["backend"]["tiers"]
+    peers = {"leaf": "spines", "spine": "leaves and cores" if tiers == 3 else "leaves", "core": "pod spines"}[role]
+    fabric = [{"name": p.port, "description": f"{p.peer}:{p.peer_port}"} for p in ports if p.fabric]
+    return _env().get_template("frr.conf.j2").render(
+        design=plan.design.name, hostname=sw.name,
+        role_note=f"RoCE backend {role}, ASN {sw.asn}" + (", EVPN type-5 VTEP (tenant VRFs)" if vtep
+                                                           else ", EVPN route transit"),
+        vrfs=[{"name": x.name, "l3vni": x.l3vni, "rt": x.route_target, "oob": []}
+              for x in bn.vrfs if x.name in sw.vrfs],
+        oob_ports=[], fabric=fabric, loopback=sw.loopback, router_id=sw.loopback.split("/")[0], asn=sw.asn,
+        peer_description=peers, networks=[sw.loopback], leaf_filter=role == "leaf", evpn=True, vtep=vtep,
+        l2vnis=[],
+    )
+
+
+def render_backend_sonic(plan: Plan) -> dict[str, str]:
+    bn = plan.backend_net
+    if bn is None:
+        return {}
+    by_switch: dict[str, list[BackendPort]] = {s.name: [] for s in bn.switches}
+    for p in bn.ports:
+        by_switch[p.switch].append(p)
+    devs = plan.index()
+    files: dict[str, str] = {}
+    for sw in bn.switches:
+        files[f"backend/{sw.name}/config_db.json"] = _json(backend_config_db(plan, bn, devs[sw.name], sw,
+                                                                             by_switch[sw.name]))
+        files[f"backend/{sw.name}/frr.conf"] = backend_frr(plan, bn, sw, by_switch[sw.name])
+    return files
+
+
 VENDOR = Vendor(
     name="sonic",
-    serves=frozenset({"frontend", "oob-access", "oob-aggregation"}),
+    serves=frozenset({"frontend", "roce", "oob-access", "oob-aggregation"}),
     mtu=9100,
     # dhcrelay runs with ``-a %h:%p`` (hostname:port alias; each port's alias is set to its name)
     circuit_id="{switch}:{port}",
     summary="SONiC (config_db.json + frr.conf)",
+    roce_unconfigured="adaptive routing and packet spraying (SONiC's config_db has no table for either; "
+                      "ECMP hashes per flow)",
     render_frontend=render_frontend_sonic,
+    render_backend=render_backend_sonic,
     render_oob=render_oob_sonic,
 )
