@@ -51,7 +51,7 @@ def render_backend(plan: Plan) -> dict[str, str]:
         return {}
     catalog = plan.catalog
     render = vendor(catalog.switches[model].os).render_backend
-    return render(plan) if render else {}  # a RoCE backend: no switch configs yet
+    return render(plan) if render else {}
 
 
 def render_oob(plan: Plan) -> dict[str, str]:
