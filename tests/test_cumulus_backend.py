@@ -140,7 +140,7 @@ def test_roce_lossless_adaptive_routing_and_pfc_watchdog(compiled: Compiled) -> 
     docs = _docs(compiled)
     for p in bn.ports:
         port = docs[p.switch]["interface"][p.port]
-        assert "pfc-watchdog" in port["qos"], (p.switch, p.port)
+        assert port["qos"]["pfc-watchdog"] == {"state": "enable"}, (p.switch, p.port)
         assert port["link"]["mtu"] == bn.switch_mtu == 9216
         assert ("router" in port) == p.fabric, f"{p.switch} {p.port}: adaptive routing on fabric ports only"
         if p.fabric:
@@ -159,14 +159,16 @@ def test_port_names_and_breakouts_match_the_cable_sheet(compiled: Compiled) -> N
     assert ends
     configured = {(n, p) for n, d in docs.items() for p, i in d["interface"].items() if "description" in i}
     assert configured == ends, "every cabled switch port is configured under its cable-sheet name, and no other"
-    per_cage = plan.catalog.switches[plan.networks["backend"]["switch_model"]].breakout_for(400)
     whole = plan.catalog.switches[plan.design.backend.switch]
-    split_n = whole.breakout_for(plan.networks["backend"]["speed_gbps"])
-    assert split_n == 2 and per_cage == 1  # the split model's ports split no further
+    speed = plan.networks["backend"]["speed_gbps"]
+    split_n = whole.breakout_for(speed)
+    (group,) = whole.port_groups
+    assert split_n == 2 and group.lanes is not None
     for name, port in ends:
         parent = re.fullmatch(r"(swp\d+)s\d+", port)
         assert parent, f"{name} {port}: a split Cumulus port"
-        assert docs[name]["interface"][parent.group(1)]["link"]["breakout"] == {f"{split_n}x": {}}
+        assert docs[name]["interface"][parent.group(1)]["link"]["breakout"] == {
+            f"{split_n}x": {"lanes-per-port": group.lanes // split_n}}
 
 
 def test_cumulus_and_sonic_chassis_build_the_same_cluster(compiled: Compiled) -> None:

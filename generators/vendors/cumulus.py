@@ -25,6 +25,7 @@ from generators.model.errors import DesignError
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch, RoceQos
 from generators.renderers.netview import SwitchView
+from generators.stages.ports import port_table
 from generators.vendors.base import Vendor
 
 MTU = 9216  # Cumulus Linux's jumbo MTU (ifupdown2's default for swp ports)
@@ -102,10 +103,11 @@ _PORT = re.compile(r"^swp\d+(s\d+)?$")
 
 
 def backend_nvue(plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[BackendPort],
-                 breakout: dict[str, int]) -> str:
+                 breakout: dict[str, tuple[int, int | None]]) -> str:
     """A RoCE backend switch's NVUE startup.yaml, from plan.backend_net.
 
-    - Interfaces: a split port's parent gets ``link breakout Nx``; every used port the plan's MTU and
+    - Interfaces: a split port's parent gets ``link breakout Nx lanes-per-port L`` (NVUE wants the lanes
+      with the split); every used port the plan's MTU and
       the PFC watchdog (a stuck lossless queue is drained rather than pausing the fabric); a server
       port its /31 in its tenant's VRF; a fabric port no address (BGP unnumbered over IPv6 link-local,
       IPv4 over RFC 5549 next hops) and adaptive routing.
@@ -131,9 +133,13 @@ def backend_nvue(plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[Back
     for p in ports:
         parent = _SPLIT.match(p.port)
         if parent:
-            iface[parent.group(1)] = {"type": "swp", "link": {"breakout": {f"{breakout[parent.group(1)]}x": {}}}}
+            n, lanes = breakout[parent.group(1)]
+            # lanes unknown (a catalog group without them): NVUE's own split of the port's lanes
+            split_as = {"lanes-per-port": lanes} if lanes else {}
+            iface[parent.group(1)] = {"type": "swp", "link": {"breakout": {f"{n}x": split_as}}}
+        # `pfc-watchdog state enable` (Cumulus Linux 5.6 and later) on the lossless ports
         port: dict[str, Any] = {"type": "swp", "description": f"{p.peer}:{p.peer_port}",
-                                "link": {"mtu": bn.switch_mtu}, "qos": {"pfc-watchdog": {}}}
+                                "link": {"mtu": bn.switch_mtu}, "qos": {"pfc-watchdog": {"state": "enable"}}}
         if p.fabric:
             fabric += 1
             port["router"] = {"adaptive-routing": {"enable": "on"}}
@@ -194,14 +200,18 @@ def render_backend_cumulus(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
     for sw in bn.switches:
         model_key = devs[sw.name].model
-        names = plan.catalog.switches[model_key].port_names()
+        model = plan.catalog.switches[model_key]
+        names = [p.name for p in port_table(model)]
         if bad := [n for n in names if not _PORT.match(n)]:
             key = model_key.split("@")[0]  # a split model is its catalog entry's breakout (Catalog.switch_at)
             raise DesignError.one(f"catalog.switches.{key}.port_groups", f"runs Cumulus Linux (os: cumulus), which "
                                   f"names its ports swpN and a split port swpNsM, but a port is named {bad[0]!r}",
                                   'name the ports "swp{n}" (and breakout_name "swp{cage}s{s}"), or give the '
                                   "switch the OS that names them so")
-        breakout = Counter(m.group(1) for m in map(_SPLIT.match, names) if m)
+        # a split port's parent: how many ports it splits into, and the SerDes lanes each keeps
+        split = [(m.group(1), p) for p in port_table(model) if (m := _SPLIT.match(p.name))]
+        count = Counter(parent for parent, _ in split)
+        breakout = {parent: (count[parent], model.port_groups[p.group].lanes) for parent, p in split}
         files[f"backend/{sw.name}/startup.yaml"] = backend_nvue(plan, bn, sw, by_switch[sw.name], breakout)
     return files
 
