@@ -299,7 +299,8 @@ def test_leaves_per_rail_that_do_not_split_the_unit_are_refused(tmp_path: Path, 
 
 
 def test_leaves_per_rail_needs_rail_optimized(tmp_path: Path) -> None:
-    path = _design(tmp_path, leaves_per_rail=2, topology="top_of_rack", placement="top_of_rack")
+    path = _design(tmp_path, leaves_per_rail=2, topology="top_of_rack", placement="top_of_rack",
+                   spine_grouping="shared", planes=None)
     with pytest.raises(DesignError) as exc:
         compile_file(path)
     assert any(p.field == "backend.leaves_per_rail" and "rail_optimized" in p.message for p in exc.value.problems)
@@ -452,7 +453,7 @@ def test_ufm_hosts_take_the_reserved_slot_on_the_second_leaf_of_its_rail(compile
 
 
 def test_three_tier_pods_hold_whole_units_of_split_rails(compiled: Compiled) -> None:
-    plan = compiled(SX, *SPLIT, "backend.tiers=3")
+    plan = compiled(SX, *SPLIT, "backend.tiers=3", "backend.spine_grouping=shared", "backend.planes=null")
     leaves = [d for d in plan.devices if d.network == "backend" and d.role == "leaf"]
     pods_of_su: dict[int, set[int]] = {}
     for lf in leaves:
@@ -463,7 +464,7 @@ def test_three_tier_pods_hold_whole_units_of_split_rails(compiled: Compiled) -> 
 
 
 def test_per_rail_planes_take_both_leaves_of_a_rail(compiled: Compiled) -> None:
-    plan = compiled(SX, *SPLIT, "backend.spine_grouping=per_rail")
+    plan = compiled(SX, *SPLIT, "backend.spine_grouping=per_rail", "backend.planes=null")
     r = _rules(plan)
     idx = plan.index()
     for lk in _backend(plan, "leaf-spine"):
