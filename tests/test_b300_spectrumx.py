@@ -217,8 +217,9 @@ def test_cable_sheet_names_the_split_leaves(compiled: Compiled) -> None:
     assert len(rows) == len([lk for lk in plan.links if lk.network == "backend"])
     first = next(r for r in rows if r["a_device"] == "gpu001" and r["a_port"] == "mlx5_0")
     half = next(r for r in rows if r["a_device"] == f"gpu{_rules(plan)['down'] + 1:03d}" and r["a_port"] == "mlx5_0")
-    assert (first["b_device"], first["b_port"]) == ("su1-rail0-leaf01", "Ethernet0")
-    assert (half["b_device"], half["b_port"]) == ("su1-rail0-leaf02", "Ethernet0")
+    port0 = plan.catalog.switches[plan.networks["backend"]["switch_model"]].port_names()[0]
+    assert (first["b_device"], first["b_port"]) == ("su1-rail0-leaf01", port0)
+    assert (half["b_device"], half["b_port"]) == ("su1-rail0-leaf02", port0)
 
 
 # ----------------------------------------------------------------------------------- backend.speed
@@ -298,7 +299,8 @@ def test_leaves_per_rail_that_do_not_split_the_unit_are_refused(tmp_path: Path, 
 
 
 def test_leaves_per_rail_needs_rail_optimized(tmp_path: Path) -> None:
-    path = _design(tmp_path, leaves_per_rail=2, topology="top_of_rack", placement="top_of_rack")
+    path = _design(tmp_path, leaves_per_rail=2, topology="top_of_rack", placement="top_of_rack",
+                   spine_grouping="shared", planes=None)
     with pytest.raises(DesignError) as exc:
         compile_file(path)
     assert any(p.field == "backend.leaves_per_rail" and "rail_optimized" in p.message for p in exc.value.problems)
@@ -315,7 +317,7 @@ def test_one_leaf_per_rail_keeps_the_historical_leaf_names(compiled: Compiled) -
 
 
 def test_sn5600_800g_at_400g_splits_each_osfp_into_two_sonic_ports(compiled: Compiled) -> None:
-    plan = compiled(SX)
+    plan = compiled(SX, "backend.switch=SN5600-800G")
     cat = plan.catalog
     whole = cat.switches["SN5600-800G"]
     key = plan.networks["backend"]["switch_model"]
@@ -333,6 +335,23 @@ def test_sn5600_800g_at_400g_splits_each_osfp_into_two_sonic_ports(compiled: Com
     be = plan.networks["backend"]
     assert (be["downlinks_per_leaf"], be["uplinks_per_leaf"]) == (plan.design.backend.su_size,) * 2
     assert {lk.speed_gbps for lk in plan.links if lk.network == "backend"} == {400}
+
+
+def test_cumulus_names_a_split_port_after_its_800g_port(compiled: Compiled) -> None:
+    """The shipped design runs the chassis with Cumulus Linux: the 800G ports are swp1..swp64 and a
+    split one is swpNs0 and swpNs1 (Cumulus numbers the halves from 0), both in cage N."""
+    plan = compiled(SX)
+    cat = plan.catalog
+    key = plan.networks["backend"]["switch_model"]
+    assert key == "SN5600-800G-CL@2x400G" and cat.switches[key].os == "cumulus"
+    whole = cat.switches["SN5600-800G-CL"]
+    assert whole.port_names() == [f"swp{n}" for n in range(1, 65)]
+    table = port_table(cat.switches[key])
+    assert [(p.name, p.cage, p.sub) for p in table[:4]] == [
+        ("swp1s0", 1, 1), ("swp1s1", 1, 2), ("swp2s0", 2, 1), ("swp2s1", 2, 2)]
+    used = {p for lk in plan.links if lk.network == "backend"
+            for d, p in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)) if plan.device(d).kind == "switch"}
+    assert used and all(p.startswith("swp") and "s" in p[3:] for p in used)
 
 
 def test_a_split_cage_takes_one_twin_transceiver(compiled: Compiled) -> None:
@@ -367,11 +386,13 @@ def test_a_split_cage_takes_one_twin_transceiver(compiled: Compiled) -> None:
     assert ports == 2 * twin_total
 
 
-def test_the_breakout_entry_wires_like_the_400g_catalog_entry(compiled: Compiled) -> None:
+@pytest.mark.parametrize(("split_key", "whole_key"), [("SN5600-800G", "SN5600"), ("SN5600-800G-CL", "SN5600-CL")])
+def test_the_breakout_entry_wires_like_the_400g_catalog_entry(compiled: Compiled, split_key: str,
+                                                                whole_key: str) -> None:
     """SN5600 (128 x 400G in 64 twin cages) and SN5600-800G split 2 x 400G are one chassis run one way:
-    the same ports, links and optics, only the model key differs."""
-    split = compiled(SX)
-    old = compiled(SX, "backend.switch=SN5600")
+    the same ports, links and optics, only the model key differs (with SONiC and with Cumulus names)."""
+    split = compiled(SX, f"backend.switch={split_key}")
+    old = compiled(SX, f"backend.switch={whole_key}")
 
     def wiring(plan: Plan) -> list[tuple[str, str, str, str, int]]:
         return [(lk.a_device, lk.a_port, lk.b_device, lk.b_port, lk.speed_gbps) for lk in plan.links
@@ -432,7 +453,7 @@ def test_ufm_hosts_take_the_reserved_slot_on_the_second_leaf_of_its_rail(compile
 
 
 def test_three_tier_pods_hold_whole_units_of_split_rails(compiled: Compiled) -> None:
-    plan = compiled(SX, *SPLIT, "backend.tiers=3")
+    plan = compiled(SX, *SPLIT, "backend.tiers=3", "backend.spine_grouping=shared", "backend.planes=null")
     leaves = [d for d in plan.devices if d.network == "backend" and d.role == "leaf"]
     pods_of_su: dict[int, set[int]] = {}
     for lf in leaves:
@@ -443,7 +464,7 @@ def test_three_tier_pods_hold_whole_units_of_split_rails(compiled: Compiled) -> 
 
 
 def test_per_rail_planes_take_both_leaves_of_a_rail(compiled: Compiled) -> None:
-    plan = compiled(SX, *SPLIT, "backend.spine_grouping=per_rail")
+    plan = compiled(SX, *SPLIT, "backend.spine_grouping=per_rail", "backend.planes=null")
     r = _rules(plan)
     idx = plan.index()
     for lk in _backend(plan, "leaf-spine"):

@@ -120,7 +120,8 @@ def test_roce_fields_on_an_infiniband_backend_are_refused(compiled: Compiled, fi
 
 # --------------------------------------------------------------------------------- what users get
 
-RENDERED = ["h100-512-roce", "b300-spectrumx"]
+# b300-spectrumx ships on Cumulus (tests/test_cumulus_backend.py); its SONiC chassis is the same cluster
+RENDERED = [("h100-512-roce",), ("b300-spectrumx", "backend.switch=SN5600-800G")]
 
 
 def test_a_leaf_with_two_tenants_keeps_each_port_in_its_own_vrf(compiled: Compiled) -> None:
@@ -165,10 +166,10 @@ def _switch_ports(plan: Plan) -> dict[str, dict[str, tuple[int, float, str, str]
     return out
 
 
-@pytest.mark.parametrize("name", RENDERED)
-def test_a_config_per_backend_switch_and_per_server(compiled: Compiled, name: str) -> None:
-    files = rendered_files(compiled, name)
-    plan = compiled(name)
+@pytest.mark.parametrize("name", RENDERED, ids=lambda d: d[0])
+def test_a_config_per_backend_switch_and_per_server(compiled: Compiled, name: tuple[str, ...]) -> None:
+    files = rendered_files(compiled, *name)
+    plan = compiled(*name)
     switches = {d.name for d in plan.devices if d.kind == "switch" and d.network == "backend"}
     servers = {d.name for d in plan.devices if d.kind == "server"}
     assert {p.split("/")[1] for p in files if p.startswith("backend/")} == switches
@@ -177,10 +178,10 @@ def test_a_config_per_backend_switch_and_per_server(compiled: Compiled, name: st
     assert all(f"hosts/{s}/{f}" in files for s in servers for f in ("netplan.yaml", "nccl.env"))
 
 
-@pytest.mark.parametrize("name", RENDERED)
-def test_every_used_port_is_lossless_for_its_speed_and_cable_class(compiled: Compiled, name: str) -> None:
-    files = rendered_files(compiled, name)
-    plan = compiled(name)
+@pytest.mark.parametrize("name", RENDERED, ids=lambda d: d[0])
+def test_every_used_port_is_lossless_for_its_speed_and_cable_class(compiled: Compiled, name: tuple[str, ...]) -> None:
+    files = rendered_files(compiled, *name)
+    plan = compiled(*name)
     for sw, ports in _switch_ports(plan).items():
         db = _db(files, sw)
         assert db["DSCP_TO_TC_MAP"]["ROCE"]["26"] == "3" and db["DSCP_TO_TC_MAP"]["ROCE"]["48"] == "6"
@@ -213,12 +214,12 @@ def test_headroom_grows_with_the_cable() -> None:
     assert int(lossless_profile(800, 40, 9100)[1]["xoff"]) > int(lossless_profile(400, 40, 9100)[1]["xoff"])
 
 
-@pytest.mark.parametrize("name", RENDERED)
-def test_hosts_addresses_and_routes_match_their_leaf(compiled: Compiled, name: str) -> None:
+@pytest.mark.parametrize("name", RENDERED, ids=lambda d: d[0])
+def test_hosts_addresses_and_routes_match_their_leaf(compiled: Compiled, name: tuple[str, ...]) -> None:
     """Each NIC's /31 is its leaf port's, the NIC side odd; its rail's route goes via that leaf only;
     the NCCL devices are the server's backend ports in rail order."""
-    files = rendered_files(compiled, name)
-    plan = compiled(name)
+    files = rendered_files(compiled, *name)
+    plan = compiled(*name)
     devs = plan.index()
     leaf_addr: dict[tuple[str, str], tuple[str, str]] = {}  # (server, port) -> (leaf, its address)
     for sw, ports in _switch_ports(plan).items():
@@ -260,10 +261,10 @@ def test_hosts_addresses_and_routes_match_their_leaf(compiled: Compiled, name: s
         assert env["NCCL_IB_GID_INDEX"] == "3" and env["NCCL_IB_TC"] == str(26 << 2)
 
 
-@pytest.mark.parametrize("name", RENDERED)
-def test_no_tenant_vrf_holds_another_tenants_server_ports(compiled: Compiled, name: str) -> None:
-    files = rendered_files(compiled, name)
-    plan = compiled(name)
+@pytest.mark.parametrize("name", RENDERED, ids=lambda d: d[0])
+def test_no_tenant_vrf_holds_another_tenants_server_ports(compiled: Compiled, name: tuple[str, ...]) -> None:
+    files = rendered_files(compiled, *name)
+    plan = compiled(*name)
     devs = plan.index()
     owner = {h: t for t, hs in tenant_members(plan.design).items() for h in hs}
     vrf_tenants: dict[str, set[str | None]] = defaultdict(set)
@@ -282,10 +283,10 @@ def test_no_tenant_vrf_holds_another_tenants_server_ports(compiled: Compiled, na
     assert {next(iter(ts)) for ts in vrf_tenants.values()} >= set(tenant_members(plan.design))
 
 
-@pytest.mark.parametrize("name", RENDERED)
-def test_frr_runs_the_planned_asn_and_each_vrfs_own_route_target(compiled: Compiled, name: str) -> None:
-    files = rendered_files(compiled, name)
-    plan = compiled(name)
+@pytest.mark.parametrize("name", RENDERED, ids=lambda d: d[0])
+def test_frr_runs_the_planned_asn_and_each_vrfs_own_route_target(compiled: Compiled, name: tuple[str, ...]) -> None:
+    files = rendered_files(compiled, *name)
+    plan = compiled(*name)
     bn = required(plan.backend_net, "backend_net")
     rts = {v.name: v.route_target for v in bn.vrfs}
     for s in bn.switches:
@@ -317,9 +318,9 @@ def test_a_roce_server_without_interface_names_is_refused(tmp_path: Path) -> Non
 
 
 @pytest.mark.daemons
-@pytest.mark.parametrize("name", RENDERED)
-def test_every_backend_frr_conf_passes_vtysh(compiled: Compiled, name: str, tmp_path: Path) -> None:
-    files = rendered_files(compiled, name)
+@pytest.mark.parametrize("name", RENDERED, ids=lambda d: d[0])
+def test_every_backend_frr_conf_passes_vtysh(compiled: Compiled, name: tuple[str, ...], tmp_path: Path) -> None:
+    files = rendered_files(compiled, *name)
     confs = sorted(p for p in files if p.startswith("backend/") and p.endswith("frr.conf"))
     assert confs
     for rel in confs:

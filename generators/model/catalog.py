@@ -48,8 +48,9 @@ class Price(_Strict):
 
 class PortGroup(_Strict):
     """A run of identical front-panel ports. Names are str.format patterns over
-    n (1-based port number on the switch), i (0-based), cage, sub (1-based port within the cage) and
-    lane (first SerDes lane, 0-based, the way SONiC names Ethernet ports)."""
+    n (1-based port number on the switch), i (0-based), cage, sub (1-based port within the cage), s
+    (0-based port within the cage, the way Cumulus Linux names a split port: swp1s0) and lane (first
+    SerDes lane, 0-based, the way SONiC names Ethernet ports)."""
 
     count: int = Field(gt=0)
     speed_gbps: int = Field(gt=0)  # native speed
@@ -60,7 +61,12 @@ class PortGroup(_Strict):
     # media rules and parts go by (a slower speed runs fewer lanes at the same rate: XDR 400G = 2 x 200G).
     # Omitted, the port's lane rate is unknown (a link then goes by its other end's) and {lane} counts 1
     lanes: int | None = Field(default=None, ge=1)
-    name: _pattern("n", "i", "cage", "sub", "lane") = "{n}"
+    name: _pattern("n", "i", "cage", "sub", "s", "lane") = "{n}"
+    # the name of a port once split by `breakout`, when the NOS renames split ports apart from whole
+    # ones (Cumulus: swp1 splits into swp1s0 and swp1s1); omitted, split ports follow `name` (SONiC's
+    # Ethernet{lane} names both). Left out of the dump when unset, so entries without one dump as before
+    breakout_name: _pattern("n", "i", "cage", "sub", "s", "lane") | None = Field(
+        default=None, exclude_if=lambda v: v is None)
     role: Literal["any", "down", "up"] = "any"
     # speed -> logical ports one port splits into at that speed, its lanes shared evenly (SN5600 at 800G:
     # {400: 2} gives 2 x 400G per OSFP). Left out of the dump when empty, so entries without one dump as before
@@ -68,6 +74,9 @@ class PortGroup(_Strict):
 
     @model_validator(mode="after")
     def _breakout_splits_lanes(self) -> PortGroup:
+        if self.breakout_name is not None and not self.breakout:
+            raise ValueError("breakout_name: names split ports, but the group has no breakout; remove it or "
+                             "add the breakout")
         if self.breakout and self.lanes is None:
             # the split ports' names and lane rates come from the lanes each one keeps
             raise ValueError("breakout: needs lanes (the port's SerDes lanes at its native speed), which the "
@@ -98,8 +107,8 @@ class PortGroup(_Strict):
         assert self.lanes is not None  # a group with a breakout names its lanes (_breakout_splits_lanes)
         return PortGroup(count=self.count * n, speed_gbps=speed,
                          speeds_gbps=[s for s in self.speeds_gbps if s < speed], connector=self.connector,
-                         ports_per_cage=self.ports_per_cage * n, lanes=self.lanes // n, name=self.name,
-                         role=self.role)
+                         ports_per_cage=self.ports_per_cage * n, lanes=self.lanes // n,
+                         name=self.breakout_name or self.name, role=self.role)
 
 
 # The network OSes railyard renders: one module each in generators.vendors, whose registry asserts
@@ -132,7 +141,7 @@ class Switch(_Strict):
         for g in self.port_groups:
             for i in range(g.count):
                 out.append(g.name.format(n=n + 1, i=n, cage=base + i // g.ports_per_cage + 1,
-                                         sub=i % g.ports_per_cage + 1, lane=lane))
+                                         sub=i % g.ports_per_cage + 1, s=i % g.ports_per_cage, lane=lane))
                 n += 1
                 lane += g.lanes or 1
             base += g.count // g.ports_per_cage
@@ -156,7 +165,7 @@ class Switch(_Strict):
         if len(set(names)) != len(names):
             dup = next(x for i, x in enumerate(names) if x in names[:i])
             raise ValueError(f"port_groups: two ports are named {dup!r}; the name patterns must tell every port "
-                             "apart (use {n}, {i}, {lane}, or {cage} with {sub})")
+                             "apart (use {n}, {i}, {lane}, or {cage} with {sub} or {s})")
         return self
 
 

@@ -150,8 +150,14 @@ class Backend(_Model):
                                  "Spectrum-X: 64 servers per unit, 2 leaves per rail)")
     rails: int | None = Field(default=None, ge=1, description="backend ports per server (one rail each); default: all")
     oversubscription: Ratio = Field(default="1:1", description="leaf downlink to uplink bandwidth")
-    spine_grouping: Literal["shared", "per_rail"] = Field(
-        default="shared", description="spines shared by all rails, or one spine plane per rail")
+    spine_grouping: Literal["shared", "per_rail", "per_plane"] = Field(
+        default="shared", description="spines shared by all rails, one spine plane per rail, or per_plane: "
+        "one set of spines per network plane (backend.planes), as NVIDIA keeps a dual-plane Spectrum-X "
+        "fabric's planes apart")
+    # left out of the dump when unset, so plan.json of a design without planes is unchanged
+    planes: int | None = Field(default=None, ge=2, exclude_if=lambda v: v is None,
+                               description="spine_grouping per_plane: the network planes; rail r is in plane "
+                               "r mod planes (a dual-plane NIC's two ports are consecutive rails)")
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="2 while the radix allows, else 3")
     servers_per_leaf: int | None = Field(default=None, ge=1, description="top_of_rack only; default fills "
                                          "the leaf's downlink ports")
@@ -505,8 +511,11 @@ class Design(_Model):
         if c.system is None and c.count is None:
             raise ValueError("compute.count: the number of GPU servers is required (or compute.system and "
                              "compute.racks for a rack-scale system)")
-        if self.backend.topology == "top_of_rack" and self.backend.spine_grouping == "per_rail":
-            raise ValueError("backend.spine_grouping: per_rail needs a rail_optimized topology")
+        if self.backend.topology == "top_of_rack" and self.backend.spine_grouping in ("per_rail", "per_plane"):
+            raise ValueError(f"backend.spine_grouping: {self.backend.spine_grouping} needs a rail_optimized topology")
+        if (self.backend.spine_grouping == "per_plane") != (self.backend.planes is not None):
+            raise ValueError("backend.planes: set it with (and only with) spine_grouping: per_plane, which puts "
+                             "each plane's leaves under spines of their own")
         if (self.backend.topology == "top_of_rack") != (self.backend.placement == "top_of_rack"):
             raise ValueError("backend.placement: top_of_rack placement goes with (and only with) "
                              "topology top_of_rack")

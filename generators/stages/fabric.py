@@ -177,7 +177,17 @@ def _two_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], up
 
 
 def _plane_attr(prefix: str) -> dict[str, Any]:
-    return {"plane": prefix.rstrip("-")} if prefix.startswith("rail") else {}
+    return {"plane": prefix.rstrip("-")} if prefix.startswith(("rail", "plane")) else {}
+
+
+def plane_count(design: Design, rails: int) -> int:
+    """backend.planes, checked against the rails: every plane gets the same number of rails."""
+    n = design.backend.planes
+    assert n is not None  # the design's shape check ties planes to spine_grouping: per_plane
+    if rails % n:
+        raise DesignError.one("backend.planes", f"{n} planes do not split {rails} rails evenly (rail r is in "
+                              f"plane r mod {n})", "use a divisor of the rails, e.g. 2 for a dual-plane NIC")
+    return n
 
 
 def _three_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], up_ports: dict[str, list[int]],
@@ -310,6 +320,12 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
     if be.spine_grouping == "per_rail":
         planes = [(f"rail{r}-", per_rail[r]) for r in range(rails)]
         unit = 1
+    elif be.spine_grouping == "per_plane":
+        n_planes = plane_count(design, rails)
+        # plane p: the leaves of rails p, p + planes, ...; in scalable-unit order, so pods stay whole units
+        planes = [(f"plane{p + 1}-", [lf for lf in leaves if b.by_name[lf].attrs["rail"] % n_planes == p])
+                  for p in range(n_planes)]
+        unit = rails // n_planes * n_lpr
     else:
         planes = [("", leaves)]
     tree = build_upper(b, "backend", planes, up_ports, up, speed, sw_key, be.tiers, unit, be.sus_per_pod,

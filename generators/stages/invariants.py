@@ -283,12 +283,14 @@ def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
     g = _capacity_graph(plan, "backend")
     wiring_ok = not (c.kinds["port-count"] or c.kinds["double"] or c.kinds["speed"])
     if wiring_ok and g.number_of_nodes():
-        # shared spines make one fabric; rail planes make one fabric (one subnet) per rail
+        # shared spines make one fabric; rail planes one fabric (one subnet) per rail; network planes one
+        # per plane, holding the rails r with the same r mod planes
         parts = list(nx.connected_components(g))
-        planes = be.spine_grouping == "per_rail"
-        want_parts = plan.networks["backend"]["rails"] if planes else 1
-        mixed = planes and any(len({devs[n].attrs.get("rail") for n in part if devs[n].role == "leaf"}) != 1
-                               for part in parts)
+        n_planes = {"per_rail": plan.networks["backend"]["rails"], "per_plane": be.planes}.get(be.spine_grouping)
+        want_parts = n_planes or 1
+        mixed = n_planes is not None and any(
+            len({int(devs[n].attrs["rail"]) % n_planes for n in part if devs[n].role == "leaf"}) != 1
+            for part in parts)
         if len(parts) != want_parts or mixed:
             c.add("connect", "backend.spine_grouping",
                   f"the backend fabric falls into {len(parts)} disconnected parts, expected {want_parts}",
