@@ -19,13 +19,18 @@ backend leaf; only the tables decide):
 - ``INTERFACE``: ports in a VRF move to its namespace; addresses on them are set; the link-local-only
   ports are FRR's business (unnumbered BGP).
 Tables that change nothing a namespace can show (port speeds, QoS, management) are skipped by name;
-any other table is refused, so a new table is translated, or listed as skipped, on purpose.
+any other table is refused, so a new table is translated, or listed as skipped, on purpose. The RoCE
+backend's lossless QoS (DSCP maps, PFC, buffers, WRED/ECN, PFC watchdog) is not exercised here: veths
+have no PFC, no queues and no buffers, so those tables are checked against SONiC's YANG models only.
+
+A host's side comes from its generated netplan (:func:`netplan_commands`): netplan itself needs
+systemd-networkd, so its YAML is read and turned into the ``ip`` commands networkd would issue.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,3 +225,53 @@ def _veth(netns: str, name: str, peer_netns: str, peer: str) -> None:
              check_ifname(peer), "netns", peer_netns])
     _ip(netns, "link", "set", name, "up")
     _ip(peer_netns, "link", "set", peer, "up")
+
+
+# the netplan keys the generator writes for a backend NIC: anything else is refused, not ignored
+NETPLAN_KEYS = frozenset({"dhcp4", "dhcp6", "accept-ra", "mtu", "addresses", "routes", "routing-policy"})
+
+
+def netplan_commands(doc: Mapping[str, Any], ifaces: Sequence[str]) -> list[list[str]]:
+    """``ip`` argument lists that configure `ifaces` as the netplan v2 document `doc` does: mtu,
+    addresses, routes (``table`` too) and routing-policy rules; every other key is refused, so a key the
+    generator gains is translated here on purpose rather than silently not tested."""
+    net = doc["network"]
+    if net.get("version") != 2:
+        raise Untranslatable(f"netplan version {net.get('version')!r}: only version 2 is translated")
+    ethernets = net.get("ethernets", {})
+    cmds: list[list[str]] = []
+    for name in ifaces:
+        if name not in ethernets:
+            raise Untranslatable(f"netplan has no ethernets.{name} (it has {', '.join(sorted(ethernets))})")
+        e = ethernets[name]
+        unknown = sorted(set(e) - NETPLAN_KEYS)
+        if unknown:
+            raise Untranslatable(f"netplan ethernets.{name}: {', '.join(unknown)} have no translation")
+        if e.get("dhcp4") or e.get("dhcp6") or e.get("accept-ra"):
+            raise Untranslatable(f"netplan ethernets.{name}: DHCP/RA cannot be translated (no server here)")
+        if "mtu" in e:
+            cmds.append(["link", "set", "dev", check_ifname(name), "mtu", str(e["mtu"])])
+        cmds += [["addr", "add", a, "dev", name] for a in e.get("addresses", [])]
+        cmds.append(["link", "set", "dev", name, "up"])
+        for r in e.get("routes", []):
+            extra = sorted(set(r) - {"to", "via", "table"})
+            if extra:
+                raise Untranslatable(f"netplan ethernets.{name}.routes: {', '.join(extra)} have no translation")
+            table = ["table", str(r["table"])] if "table" in r else []
+            cmds.append(["route", "add", r["to"], "via", r["via"], "dev", name, *table])
+        for p in e.get("routing-policy", []):
+            extra = sorted(set(p) - {"from", "to", "table", "priority"})
+            if extra:
+                raise Untranslatable(f"netplan ethernets.{name}.routing-policy: {', '.join(extra)} have no "
+                                     "translation")
+            sel = [x for k in ("from", "to") if k in p for x in (k, p[k])]
+            prio = ["priority", str(p["priority"])] if "priority" in p else []
+            cmds.append(["rule", "add", *sel, "table", str(p["table"]), *prio])
+    return cmds
+
+
+
+def apply_netplan(netns: str, doc: Mapping[str, Any], ifaces: Sequence[str]) -> None:
+    """Configure `ifaces` (already in `netns`) from the netplan document `doc`."""
+    for cmd in netplan_commands(doc, ifaces):
+        _ip(netns, *cmd)

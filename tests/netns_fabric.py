@@ -45,6 +45,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tests.realtools import ToolFailed, require
 
@@ -268,6 +269,37 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
                 for f in sw.rundir.glob("*.log"):
                     shutil.copy(f, wd / sw.name / f.name)
         shutil.rmtree(runroot, ignore_errors=True)
+
+
+def evpn_routes(fab: Fabric, switch: str, kind: str) -> list[dict[str, Any]]:
+    """Every path of one EVPN route type (multicast, macip, prefix) in a switch's BGP table."""
+    doc = fab.switches[switch].vtysh_json(f"show bgp l2vpn evpn route type {kind} json")
+    out = []
+    for rd, routes in doc.items():
+        if not isinstance(routes, dict):
+            continue
+        for prefix, entry in routes.items():
+            if prefix == "rd" or not isinstance(entry, dict):
+                continue
+            out += [{"rd": rd, "prefix": prefix, **p} for paths in entry.get("paths", []) for p in paths]
+    return out
+
+
+def vrf_routes(fab: Fabric, switch: str, vrf: str) -> set[str]:
+    return set(fab.switches[switch].vtysh_json(f"show ip route vrf {vrf} json"))
+
+
+def transit(fab: Fabric, leaf: str, port: str, vtep: str) -> list[str]:
+    """What `leaf` advertises on `port` (a session to a spine) that it did not originate: IPv4 routes
+    with an AS path, EVPN routes under another VTEP's route distinguisher. Empty: not transit."""
+    sw = fab.switches[leaf]
+    v4 = sw.vtysh_json(f"show bgp ipv4 unicast neighbors {port} advertised-routes json")
+    out = [f"IPv4 {r} to {port}" for r, e in v4.get("advertisedRoutes", {}).items() if e.get("path")]
+    ev = sw.vtysh(f"show bgp l2vpn evpn neighbors {port} advertised-routes")
+    rds = {ln.split()[-1].split(":")[0] for ln in ev.splitlines() if ln.startswith("Route Distinguisher")}
+    if rds != {vtep}:
+        out.append(f"EVPN routes of RDs {sorted(rds - {vtep})} to {port} (its own: {vtep in rds})")
+    return out
 
 
 def wait_until(predicate, timeout: float, interval: float = 1.0) -> bool:  # type: ignore[no-untyped-def]

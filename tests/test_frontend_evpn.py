@@ -20,14 +20,24 @@ import time
 from collections.abc import Callable
 from ipaddress import ip_network
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from generators.model.plan import Plan
 from tests import netns_dataplane as ndp
 from tests.conftest import rendered_files
-from tests.netns_fabric import Fabric, frr_fabric, live_processes, ping_from, pings, run_in, wait_until
+from tests.netns_fabric import (
+    Fabric,
+    evpn_routes,
+    frr_fabric,
+    live_processes,
+    ping_from,
+    pings,
+    run_in,
+    transit,
+    vrf_routes,
+    wait_until,
+)
 from tests.realtools import require
 
 pytestmark = pytest.mark.daemons
@@ -38,24 +48,6 @@ SPINES = ("fe-spine01", "fe-spine02")
 # active leaf of each sampled server's active-backup pair: one per leaf, so L2 crosses VXLAN
 SERVERS = {"gpu001": "fe-leaf01", "gpu002": "fe-leaf02", "gpu017": "fe-leaf01", "gpu018": "fe-leaf02"}
 STORAGE = "stor01"
-
-
-def evpn_routes(fab: Fabric, switch: str, kind: str) -> list[dict[str, Any]]:
-    """Every path of one EVPN route type (multicast, macip, prefix) in a switch's BGP table."""
-    doc = fab.switches[switch].vtysh_json(f"show bgp l2vpn evpn route type {kind} json")
-    out = []
-    for rd, routes in doc.items():
-        if not isinstance(routes, dict):
-            continue
-        for prefix, entry in routes.items():
-            if prefix == "rd" or not isinstance(entry, dict):
-                continue
-            out += [{"rd": rd, "prefix": prefix, **p} for paths in entry.get("paths", []) for p in paths]
-    return out
-
-
-def vrf_routes(fab: Fabric, switch: str, vrf: str) -> set[str]:
-    return set(fab.switches[switch].vtysh_json(f"show ip route vrf {vrf} json"))
 
 
 def neigh_mac(netns: str, ip: str, dev: str) -> str | None:
@@ -251,12 +243,8 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
             # one session to each spine (its 16 parallel sessions share one policy)
             ports = {b if a == n else a: p if a == n else q for a, p, b, q in links if n in (a, b)}
             for port in ports.values():
-                v4 = fab.switches[n].vtysh_json(f"show bgp ipv4 unicast neighbors {port} advertised-routes json")
-                foreign = [r for r, e in v4.get("advertisedRoutes", {}).items() if e.get("path")]
-                assert not foreign, f"{n} passes IPv4 routes of others to {port}: {foreign}"
-                ev = fab.switches[n].vtysh(f"show bgp l2vpn evpn neighbors {port} advertised-routes")
-                rds = {ln.split()[-1].split(":")[0] for ln in ev.splitlines() if ln.startswith("Route Distinguisher")}
-                assert rds == {vtep[n]}, f"{n} ({asn}) passes EVPN routes of {sorted(rds - {vtep[n]})} to {port}"
+                passed = transit(fab, n, port, vtep[n])
+                assert not passed, f"{n} ({asn}) is transit: {passed}"
         timings["checked"] = time.monotonic() - t0
 
         # the shared gateway: gpu001 fails over from fe-leaf01 to fe-leaf02; fe-leaf02's gateway answers

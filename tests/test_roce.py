@@ -246,11 +246,16 @@ def test_hosts_addresses_and_routes_match_their_leaf(compiled: Compiled, name: t
             assert a.network == b.network and a.network.prefixlen == 31 and int(b.ip) == int(a.ip) + 1
             assert nic["mtu"] < 9100
             assert {r["via"] for r in nic["routes"]} == {str(a.ip)}, "the rail's route points at its own leaf"
-            rail_block = ip_network(nic["routes"][0]["to"])
-            assert b.ip in rail_block and all(r["to"] == str(rail_block) for r in nic["routes"])
-            # the other NICs' rails are other blocks: a peer on this rail is reached through this NIC only
+            # main table: this rail's block (the other NICs' rails are other blocks: a peer on this rail
+            # is reached through this NIC only); NIC i's own table: the whole pool, so whatever is sent
+            # from NIC i's address leaves on NIC i
+            [main] = [r for r in nic["routes"] if "table" not in r]
+            rail_block = ip_network(main["to"])
             [rule] = nic["routing-policy"]
-            assert rule["from"] == str(b.ip) and {r.get("table") for r in nic["routes"]} == {None, rule["table"]}
+            [own] = [r for r in nic["routes"] if r.get("table") == rule["table"]]
+            assert b.ip in rail_block and len(nic["routes"]) == 2
+            assert ip_network(own["to"]) == ip_network(plan.design.addressing.backend)
+            assert rule["from"] == str(b.ip)
             tables.add(rule["table"])
         assert len(tables) == len(mine), "a routing table per NIC"
         blocks = [ip_network(n["routes"][0]["to"]) for n in net["ethernets"].values()]

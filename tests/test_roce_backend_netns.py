@@ -1,0 +1,254 @@
+"""h100-512-roce's RoCE backend for real: the generated backend config_db.json translated into
+loopbacks, tenant VRFs, L3VNI bridges/VXLAN devices and routed /31 server ports in network namespaces
+(tests/netns_dataplane.py), the generated frr.conf applied as is, and hosts as namespaces whose NICs are
+configured from their generated netplan.yaml; then BGP, EVPN type-5 routes, rail-local paths, cross-rail
+routing inside a tenant, tenant isolation and the leaves' refusal to be transit are checked.
+
+Sampled to stay bounded on two cores: the tenants are one scalable unit each (acme su1, globex su2), so
+isolation needs both units' leaves; rails 0 and 1 only (su1-rail0/1-leaf, su2-rail0/1-leaf), all four
+spines (shared by every rail: each leaf has 8 links to each) and every cabled link among them
+(4 x 4 x 8 = 128); ~25 s here. Hosts: the first two servers of each tenant, their NICs of rails 0 and 1
+(the other rails' leaves are not sampled). What the design promises and is checked:
+- same rail, same tenant: one leaf (a unit's rail-r NICs all end on its rail-r leaf), the host sends from
+  NIC r via NIC r's leaf and the leaf delivers on a connected /31: the path never meets a spine;
+- another rail, same tenant: the host still sends from NIC r out NIC r (its netplan's table r), the
+  leaf's tenant VRF routes it to the other rail's leaf (type-5, VXLAN) over the spines;
+- another tenant: no answer, and no route in the VRF (FRR and kernel) nor in the underlay.
+The lossless QoS tables are not exercised (veths have no PFC): see tests/netns_dataplane.py.
+
+A route-target leak is found by the route checks, not the pings: the kernel encapsulates with its VXLAN
+device's VNI, not the route's label, so a leaked route is black-holed here where an ASIC would forward
+it (tried: su1-rail0-leaf importing globex's route target fails the VRF route check, pings stay silent).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from ipaddress import IPv4Interface
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generators.model.plan import Plan
+from generators.model.sections import BackendPort
+from tests import netns_dataplane as ndp
+from tests.conftest import rendered_files
+from tests.netns_fabric import (
+    Fabric,
+    evpn_routes,
+    frr_fabric,
+    live_processes,
+    pings,
+    run_in,
+    transit,
+    vrf_routes,
+    wait_until,
+)
+from tests.realtools import require
+
+pytestmark = pytest.mark.daemons
+
+DESIGN = "h100-512-roce"
+RAILS = (0, 1)
+SPINES = ("spine01", "spine02", "spine03", "spine04")
+PER_TENANT = 2
+
+
+def _ip(iface: str) -> str:
+    return iface.split("/")[0]
+
+
+def _net(iface: str) -> str:
+    return str(IPv4Interface(iface).network)
+
+
+def route_get(netns: str, dst: str, src: str | None = None) -> dict[str, str] | None:
+    """The kernel's choice for `dst` (from `src`): dev, gateway, ...; None when it has no route."""
+    r = run_in(netns, ["ip", "-j", "route", "get", dst, *(["from", src] if src else [])], check=False)
+    return json.loads(r.stdout)[0] if r.returncode == 0 else None
+
+
+def ping_src(netns: str, src: str, dst: str) -> bool:
+    r = run_in(netns, [require("ping"), "-n", "-q", "-c", "1", "-W", "1", "-I", src, dst], timeout=10, check=False)
+    return r.returncode == 0
+
+
+def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_path: Path) -> None:
+    require("ip")
+    require("bridge")
+    plan = compiled(DESIGN)
+    files = rendered_files(compiled, DESIGN)
+    bn = plan.backend_net
+    assert bn is not None
+    devs = plan.index()
+    leaves = sorted(s.name for s in bn.switches if s.role == "leaf" and devs[s.name].attrs["rail"] in RAILS)
+    sampled = (*leaves, *SPINES)
+    configs = {n: files[f"backend/{n}/frr.conf"] for n in sampled}
+    dps = {n: ndp.from_config_db(n, json.loads(files[f"backend/{n}/config_db.json"])) for n in sampled}
+    links = [(lk.a_device, lk.a_port, lk.b_device, lk.b_port) for lk in plan.links
+             if lk.network == "backend" and lk.a_device in configs and lk.b_device in configs]
+    assert len(links) == len(leaves) * len(SPINES) * 8
+    vrf_of = {s.name: s.vrfs for s in bn.switches}
+    assert all(len(vrf_of[n]) == 1 for n in leaves), "a unit's leaves carry its one tenant here"
+    tenants = sorted({vrf_of[n][0] for n in leaves})
+    assert len(tenants) == 2, tenants
+
+    # the sampled NICs: (host, leaf-side port record); the first PER_TENANT servers of each tenant
+    server_ports: dict[str, list[BackendPort]] = {}
+    for p in bn.ports:
+        if not p.fabric and p.switch in leaves:
+            server_ports.setdefault(p.peer, []).append(p)
+    hosts: dict[str, str] = {}  # host -> tenant VRF
+    for vrf in tenants:
+        for h in sorted(h for h, ps in server_ports.items() if ps[0].vrf == vrf)[:PER_TENANT]:
+            hosts[h] = vrf
+    assert len(hosts) == PER_TENANT * len(tenants)
+    nic: dict[tuple[str, int], BackendPort] = {(h, p.rail): p for h in hosts for p in server_ports[h]
+                                               if p.rail is not None}
+    assert set(nic) == {(h, r) for h in hosts for r in RAILS}
+    netplan = {h: yaml.safe_load(files[f"hosts/{h}/netplan.yaml"]) for h in hosts}
+    # the host side is named as its netplan names the NIC that holds the /31's odd address
+    ifname = {(h, r): next(n for n, e in netplan[h]["network"]["ethernets"].items()
+                           if p.peer_address in e.get("addresses", [])) for (h, r), p in nic.items()}
+    hostns: dict[str, str] = {}
+
+    def dataplane(fab: Fabric) -> None:
+        for n in leaves:
+            ndp.build(fab.switches[n], dps[n])
+        for h in hosts:
+            hostns[h] = fab.add_netns(h)
+            run_in(hostns[h], ["sysctl", "-qw", "net.ipv4.ip_forward=0"])  # a host never routes between rails
+        for (h, r), p in sorted(nic.items()):
+            assert ndp.attach(fab.switches[p.switch], dps[p.switch], p.port, hostns[h], ifname[(h, r)]) == \
+                [ifname[(h, r)]]
+        for h in hosts:
+            ndp.apply_netplan(hostns[h], netplan[h], [ifname[(h, r)] for r in RAILS])
+
+    t0 = time.monotonic()
+    timings: dict[str, float] = {}
+    with frr_fabric(configs, links, tmp_path / "fabric", vrfs={n: list(dps[n].vrfs) for n in leaves},
+                    dataplane=dataplane) as fab:
+        timings["setup"] = fab.setup_seconds
+        token = fab.token
+        made = list(fab.created)
+        wired = {n: sum(n in (a, b) for a, _, b, _ in links) for n in sampled}
+
+        def not_established() -> dict[str, dict[str, int]]:
+            out = {}
+            for n in sampled:
+                for afi in ("ipv4", "evpn"):
+                    up = list(fab.bgp_peers(n, afi).values()).count("Established")
+                    if up != wired[n]:
+                        out.setdefault(n, {})[afi] = up
+            return out
+
+        assert wait_until(lambda: not not_established(), timeout=60), (not_established(), wired)
+        timings["established"] = time.monotonic() - t0
+
+        # type-5: every sampled NIC's /31, in its tenant's VRF on every sampled leaf of that tenant (from
+        # the other leaves as EVPN prefix routes; the /31's own leaf has it connected)
+        vtep = {n: dps[n].vtep for n in leaves}
+        tenant_leaves = {v: [n for n in leaves if vrf_of[n] == [v]] for v in tenants}
+
+        def prefix_missing() -> list[str]:
+            missing = []
+            for n in leaves:
+                [vrf] = vrf_of[n]
+                have = {(r["prefix"], r["nexthops"][0]["ip"]) for r in evpn_routes(fab, n, "prefix")
+                        if r.get("nexthops")}
+                routes = vrf_routes(fab, n, vrf)
+                for (h, _), p in nic.items():
+                    if hosts[h] != vrf:
+                        continue
+                    sub = _net(p.address)
+                    if p.switch != n and (f"[5]:[0]:[31]:[{sub.split('/')[0]}]", vtep[p.switch]) not in have:
+                        missing.append(f"{n}: no type-5 {sub} from {p.switch}")
+                    if sub not in routes:
+                        missing.append(f"{n}: {sub} not in {vrf}")
+            return missing
+
+        assert wait_until(lambda: not prefix_missing(), timeout=30), prefix_missing()
+        assert all(len(ls) == len(RAILS) for ls in tenant_leaves.values())
+        timings["routes"] = time.monotonic() - t0
+
+        for h, vrf in hosts.items():
+            for o in (o for o in hosts if o != h and hosts[o] == vrf):
+                for r in RAILS:
+                    me, them = nic[(h, r)], nic[(o, r)]
+                    src, dst = _ip(me.peer_address), _ip(them.peer_address)
+                    # same rail: out NIC r to its own leaf, which holds the peer's /31 itself
+                    got = route_get(hostns[h], dst, src)
+                    assert got is not None and got["dev"] == ifname[(h, r)] and got.get("gateway") == _ip(me.address), \
+                        f"{h} {src} -> {dst}: {got}"
+                    assert me.switch == them.switch, "a unit's rail-r NICs share its rail-r leaf"
+                    leaf = fab.switches[me.switch]
+                    hop = route_get(leaf.netns_of(vrf), dst)
+                    assert hop is not None and hop["dev"] == them.port and "gateway" not in hop, \
+                        f"{me.switch} -> {dst}: {hop} (not its port {them.port} to {o})"
+                    assert wait_until(lambda s=src, d=dst, h=h: ping_src(hostns[h], s, d), timeout=15,
+                                      interval=0.5), f"{h} {src} -> {o} {dst} (rail {r})"
+                    # another rail: still out NIC r (netplan's table r), then routed by the tenant's VRF to the
+                    # other rail's leaf, over VXLAN, whose underlay path is the spines
+                    s = next(x for x in RAILS if x != r)
+                    far = nic[(o, s)]
+                    fdst = _ip(far.peer_address)
+                    got = route_get(hostns[h], fdst, src)
+                    assert got is not None and got["dev"] == ifname[(h, r)], f"{h} {src} -> {fdst}: {got}"
+                    fr = leaf.vtysh_json(f"show ip route vrf {vrf} {_net(far.address)} json")
+                    hops = {x.get("ip") for e in fr.get(_net(far.address), []) for x in e["nexthops"]}
+                    assert hops == {vtep[far.switch]}, f"{me.switch} {vrf} {_net(far.address)}: {hops}"
+                    assert wait_until(lambda s=src, d=fdst, h=h: ping_src(hostns[h], s, d), timeout=15,
+                                      interval=0.5), f"{h} {src} -> {o} {fdst} (rail {r} -> {s})"
+        # the VTEPs' underlay: only over the leaf's uplinks, ECMP across every spine (bounded wait: the
+        # last spine's paths may still be installing when the type-5 routes are in)
+        spine_port = {(a, p): b for a, p, b, _ in links} | {(b, q): a for a, _, b, q in links}
+
+        def vtep_paths(n: str, m: str) -> set[str]:
+            doc = fab.switches[n].vtysh_json(f"show ip route {vtep[m]}/32 json")
+            return {spine_port.get((n, x.get("interfaceName", "")), f"not an uplink: {x}")
+                    for e in doc.get(f"{vtep[m]}/32", []) for x in e["nexthops"] if x.get("active")}
+
+        for n in leaves:
+            for m in (m for m in leaves if m != n and vrf_of[m] == vrf_of[n]):
+                assert wait_until(lambda n=n, m=m: vtep_paths(n, m) == set(SPINES), timeout=20), \
+                    f"{n} -> {m}'s VTEP via {vtep_paths(n, m)}"
+        timings["rails"] = time.monotonic() - t0
+
+        # isolation: nothing of the other tenant answers, from any NIC, and neither the tenant's VRF
+        # (FRR, kernel) nor the underlay (a leaf's default VRF, the spines) has a route to it
+        foreign = {h: [_ip(p.peer_address) for (o, _), p in nic.items() if hosts[o] != vrf]
+                   for h, vrf in hosts.items()}
+        answered = pings([(hostns[h], t) for h, ts in foreign.items() for t in ts])
+        reached = sorted(f"{h} ({hosts[h]}) -> {t}" for (ns, t), ok in answered.items() if ok
+                         for h in hosts if hostns[h] == ns)
+        assert not reached, reached
+        for n in leaves:
+            [vrf] = vrf_of[n]
+            others = [p for (o, _), p in nic.items() if hosts[o] != vrf]
+            kernel = run_in(fab.switches[n].netns_of(vrf), ["ip", "route", "show"]).stdout
+            frr = vrf_routes(fab, n, vrf)
+            leaked = [_net(p.address) for p in others if _net(p.address) in frr or _net(p.address) in kernel]
+            leaked += [_ip(p.peer_address) for p in others
+                       if route_get(fab.switches[n].netns_of(vrf), _ip(p.peer_address)) is not None]
+            assert not leaked, f"{n} {vrf} has routes to the other tenant: {leaked}"
+        for n in sampled:
+            underlay = [_ip(p.peer_address) for p in nic.values()
+                        if route_get(fab.switches[n].netns, _ip(p.peer_address)) is not None]
+            assert not underlay, f"{n}'s underlay routes tenant NICs: {underlay}"
+
+        # never transit: what a leaf advertises to a spine, in both families, it originated itself (one
+        # session to each spine: its 8 parallel sessions share one policy)
+        for n in leaves:
+            for port in {spine_port[(n, p)]: p for a, p, _, q in links if a == n}.values():
+                passed = transit(fab, n, port, vtep[n])
+                assert not passed, f"{n} is transit: {passed}"
+        timings["checked"] = time.monotonic() - t0
+    timings["torn_down"] = time.monotonic() - t0
+    listed = subprocess.run([require("ip"), "netns", "list"], capture_output=True, text=True, check=True).stdout
+    assert not [n for n in made if n in listed], "namespaces left behind"
+    assert not live_processes(f"railyard-frr-{token}-"), "FRR daemons left running"
+    print("RoCE backend namespace fabric timings (s):", {k: round(v, 1) for k, v in timings.items()})
