@@ -397,6 +397,7 @@ def backend_frr(plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[Backe
     tiers = plan.networks["backend"]["tiers"]
     peers = {"leaf": "spines", "spine": "leaves and cores" if tiers == 3 else "leaves", "core": "pod spines"}[role]
     fabric = [{"name": p.port, "description": f"{p.peer}:{p.peer_port}"} for p in ports if p.fabric]
+    asn = {s.name: s.asn for s in bn.switches}
     return _env().get_template("frr.conf.j2").render(
         design=plan.design.name, hostname=sw.name,
         role_note=f"RoCE backend {role}, ASN {sw.asn}" + (", EVPN type-5 VTEP (tenant VRFs)" if vtep
@@ -404,7 +405,8 @@ def backend_frr(plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[Backe
         vrfs=[{"name": x.name, "l3vni": x.l3vni, "rt": x.route_target, "oob": []}
               for x in bn.vrfs if x.name in sw.vrfs],
         oob_ports=[], fabric=fabric, loopback=sw.loopback, router_id=sw.loopback.split("/")[0], asn=sw.asn,
-        peer_description=peers, networks=[sw.loopback], leaf_filter=role == "leaf", evpn=True, vtep=vtep,
+        peer_description=peers, networks=[sw.loopback], leaf_filter=role == "leaf",
+        fabric_asns=sorted({asn[p.peer] for p in ports if p.fabric}), evpn=True, vtep=vtep,
         l2vnis=[],
     )
 
