@@ -197,3 +197,22 @@ def test_a_switch_os_that_cannot_do_roce_is_still_refused_by_name(tmp_path: Path
     [p] = [p for p in e.value.problems if p.field == "backend.switch"]
     assert "runs mlnx-os" in p.message and "cannot configure as a RoCE backend switch" in p.message
     assert "eos" in p.hint and "sonic" in p.hint
+
+
+def test_a_leaf_never_carries_one_uplinks_routes_to_another(plan: Plan, files: dict[str, str]) -> None:
+    asn = {s.name: s.asn for s in _bn(plan).switches}
+    peers: dict[str, set[int]] = defaultdict(set)
+    for lk in plan.links:
+        if lk.network == "backend" and lk.a_device in asn and lk.b_device in asn:
+            peers[lk.a_device].add(asn[lk.b_device])
+            peers[lk.b_device].add(asn[lk.a_device])
+    for s in _bn(plan).switches:
+        cfg = files[f"backend/{s.name}/eos.cfg"]
+        listed = {int(m) for m in re.findall(r"^ip as-path access-list FROM-FABRIC permit \^(\d+)_ any$", cfg, re.M)}
+        if s.role != "leaf":
+            assert not listed and "route-map FABRIC-OUT" not in cfg
+            continue
+        assert listed == peers[s.name]
+        assert "route-map FABRIC-OUT deny 10" in cfg
+        for group in ("BACKEND-FABRIC", "EVPN-OVERLAY-PEERS"):
+            assert f"      neighbor {group} route-map FABRIC-OUT out\n" in cfg, (s.name, group)

@@ -255,6 +255,7 @@ def _render_structured(plan: Plan, name: str, sc: dict[str, Any]) -> str:
 # priority queue, the PFC watchdog dropping on a stuck queue.
 
 FABRIC_PEERS, OVERLAY_PEERS = "BACKEND-FABRIC", "EVPN-OVERLAY-PEERS"
+FROM_FABRIC, LEAF_OUT = "FROM-FABRIC", "FABRIC-OUT"  # the names frr.conf gives the leaf filter
 ROCE_PROFILE = "ROCE"  # the QoS profile holding the tx-queue scheduling
 
 
@@ -333,6 +334,11 @@ def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[Backend
                             {"name": OVERLAY_PEERS, "activate": False}]},
         "address_family_evpn": {"peer_groups": [{"name": OVERLAY_PEERS, "activate": True}]},
     }
+    if sw.role == "leaf":
+        # as frr.conf's FABRIC-OUT: a leaf never carries one uplink's routes to another (it is never transit),
+        # in both address families; a path whose first AS is an uplink's came from the fabric
+        for af, group in (("address_family_ipv4", FABRIC_PEERS), ("address_family_evpn", OVERLAY_PEERS)):
+            next(g for g in bgp[af]["peer_groups"] if g["name"] == group)["route_map_out"] = LEAF_OUT
     if vrfs:
         # RD <router-id>:<L3VNI> (AVD's default form); one route target per VRF, from the plan
         bgp["vrfs"] = [{"name": v.name, "rd": f"{router_id}:{v.l3vni}", "router_id": router_id,
@@ -353,6 +359,13 @@ def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[Backend
         "loopback_interfaces": [{"name": "Loopback0", "description": "ROUTER_ID_VTEP", "ip_address": sw.loopback}],
         "router_bgp": bgp,
     } | _mgmt_structured(plan, sw.name)
+    if sw.role == "leaf":
+        fabric_asns = sorted({switches[p.peer].asn for p in ports if p.fabric})
+        sc["as_path"] = {"access_lists": [{"name": FROM_FABRIC, "entries": [
+            {"type": "permit", "match": f"^{a}_", "origin": "any"} for a in fabric_asns]}]}
+        sc["route_maps"] = [{"name": LEAF_OUT, "sequence_numbers": [
+            {"sequence": 10, "type": "deny", "match": [f"as-path {FROM_FABRIC}"]},
+            {"sequence": 20, "type": "permit"}]}]
     if vrfs:
         sc["vrfs"] = [{"name": v.name, "ip_routing": True} for v in vrfs] + sc.get("vrfs", [])
         sc["vxlan_interface"] = {"vxlan1": {"description": f"{sw.name}_VTEP", "vxlan": {
