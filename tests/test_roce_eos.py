@@ -10,13 +10,14 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from pyavd import validate_structured_config
 
 from generators.compiler import compile_file
 from generators.model.errors import DesignError
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendNet
 from generators.renderers import render_all
-from generators.vendors.eos import AvdValidationError, render_backend_eos
+from generators.vendors.eos import AvdValidationError, backend_structured_config, render_backend_eos
 from tests.conftest import DESIGNS, ROOT
 
 EOS_ROCE = ROOT / "tests/designs/h100-256-roce-eos.yaml"
@@ -216,3 +217,11 @@ def test_a_leaf_never_carries_one_uplinks_routes_to_another(plan: Plan, files: d
         assert "route-map FABRIC-OUT deny 10" in cfg
         for group in ("BACKEND-FABRIC", "EVPN-OVERLAY-PEERS"):
             assert f"      neighbor {group} route-map FABRIC-OUT out\n" in cfg, (s.name, group)
+
+
+def test_avd_accepts_every_backend_structured_config_without_deprecations(plan: Plan) -> None:
+    bn = _bn(plan)
+    for s in bn.switches:
+        r = validate_structured_config(backend_structured_config(plan, s, [p for p in bn.ports if p.switch == s.name]))
+        assert list(r.validation_result.violations) == [], s.name
+        assert list(r.validation_result.deprecations) == [], s.name

@@ -243,16 +243,17 @@ def _render_structured(plan: Plan, name: str, sc: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------- RoCE backend
 #
-# The plan's RoCE backend (plan.backend_net) as AVD structured config, in eos_cli_config_gen's keys
-# (https://avd.arista.com/5.x/ansible_collections/arista/avd/roles/eos_cli_config_gen/docs/tables/
-# priority-flow-control.html, .../qos.html, .../qos-profiles.html, .../ethernet-interfaces.html,
-# .../router-bgp.html, .../vxlan-interface.html). The same network as the SONiC backend: eBGP unnumbered
-# underlay (RFC 5549, IPv4 over IPv6 link-local next hops), eBGP EVPN between loopbacks as AVD's
-# standard overlay, each tenant VRF an EVPN type-5 L3VNI, and the RoCEv2 classes of plan.backend_net.qos
-# as Arista deploys lossless RoCE (Arista "RoCE and lossless Ethernet" / EOS QoS chapter,
-# https://www.arista.com/en/um-eos/eos-quality-of-service): DSCP trusted on every port, RoCE's DSCP to
-# its traffic class with PFC no-drop on that priority, ECN marking on its tx-queue, CNPs in a strict
-# priority queue, the PFC watchdog dropping on a stuck queue.
+# The plan's RoCE backend (plan.backend_net) as AVD structured config, in eos_cli_config_gen's keys (AVD
+# "eos_cli_config_gen" input variables, https://avd.arista.com/ > eos_cli_config_gen > Input variables:
+# priority-flow-control, qos, qos-profiles, ethernet-interfaces, router-bgp, vxlan-interface; every key
+# here is one the installed pyavd's schema accepts, which validate_structured_config enforces). The same
+# network as the SONiC backend: eBGP unnumbered underlay (RFC 5549, IPv4 over IPv6 link-local next hops),
+# eBGP EVPN between loopbacks as AVD's standard overlay, each tenant VRF an EVPN type-5 L3VNI, and the
+# RoCEv2 classes of plan.backend_net.qos in EOS's QoS commands (EOS User Manual, "Quality of Service":
+# qos trust, qos map dscp, tx-queue scheduling and random-detect ecn, priority-flow-control and its
+# watchdog): DSCP trusted on every port, RoCE's DSCP to its traffic class with PFC no-drop on that
+# priority, ECN marking on its tx-queue, CNPs in a strict priority queue, the PFC watchdog dropping on a
+# stuck queue. The ECN thresholds and watchdog time are the SONiC backend's (one set of numbers).
 
 FABRIC_PEERS, OVERLAY_PEERS = "BACKEND-FABRIC", "EVPN-OVERLAY-PEERS"
 FROM_FABRIC, LEAF_OUT = "FROM-FABRIC", "FABRIC-OUT"  # the names frr.conf gives the leaf filter
