@@ -305,13 +305,6 @@ def test_frr_runs_the_planned_asn_and_each_vrfs_own_route_target(compiled: Compi
         assert bool(s.vrfs) == ("VXLAN_TUNNEL" in db), "only leaves with tenant ports are VTEPs"
 
 
-def test_an_eos_roce_backend_is_refused_by_name(compiled: Compiled) -> None:
-    with pytest.raises(DesignError) as e:
-        compiled("h100-512-roce", "backend.switch=DCS-7060DX5-64S")
-    [p] = [p for p in e.value.problems if p.field == "backend.switch"]
-    assert "cannot configure as a RoCE backend switch" in p.message and "sonic" in p.hint
-
-
 def test_a_roce_server_without_interface_names_is_refused(tmp_path: Path) -> None:
     d = tmp_path / "d.yaml"
     d.write_text(f"extends: {DESIGNS / 'h100-512-roce.yaml'}\ncatalog:\n  servers:\n    hgx-h100:\n"

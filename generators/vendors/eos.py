@@ -10,6 +10,9 @@ Outputs (``frontend.vendor: eos``):
 - ``oob/<switch>/eos.cfg`` for EOS out-of-band aggregation switches: not part of the AVD fabric (the
   access switches are SONiC or Cumulus), so their structured config is built here and rendered by
   pyavd's ``eos_cli_config_gen`` after ``validate_structured_config``.
+- ``backend/<switch>/eos.cfg`` for EOS RoCE backend switches (``backend.technology: roce``): AVD
+  structured config built here from plan.backend_net, the same way as the OOB switches (no
+  ``eos_designs``: AVD has no RoCE node type, and this path is fast).
 
 Design notes: the underlay is eBGP over IPv6 link-local (AVD ``underlay_rfc5549``), the overlay
 eBGP EVPN between loopbacks (AVD's standard), leaves in a pair without MLAG (the plan has no peer
@@ -25,8 +28,10 @@ from typing import Any
 import yaml
 
 from generators.model.plan import Plan, required
+from generators.model.sections import BackendPort, BackendSwitch, RoceQos
 from generators.renderers.netview import SwitchView, frontend_views
 from generators.vendors.base import Vendor
+from generators.vendors.sonic import ECN_MARK_PERCENT, ECN_MAX_BYTES, ECN_MIN_BYTES, PFC_WD_MS
 
 NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "core": "super_spine"}
 FABRIC = "FRONTEND"
@@ -181,7 +186,6 @@ def render_frontend_eos(plan: Plan) -> dict[str, str]:
 def oob_structured_config(plan: Plan, v: SwitchView) -> dict[str, Any]:
     """eos_cli_config_gen structured config of an EOS out-of-band aggregation switch."""
     np_ = required(plan.netplan, "netplan")
-    m = _mgmt(plan, v.device.name)
     ethernet = [{"name": p.port, "description": p.description, "shutdown": False, "mtu": 9214,
                  "switchport": {"enabled": False}, "ipv6_enable": True} for p in v.fabric_ports]
     neighbors = [{"name": p.port, "peer_group": "OOB-ACCESS", "remote_as": str(np_.asn[p.peer]),
@@ -204,37 +208,196 @@ def oob_structured_config(plan: Plan, v: SwitchView) -> dict[str, Any]:
                                                                                           "originate": True}}}]},
         },
     }
-    if m:
-        sc["vrfs"] = [{"name": "MGMT", "ip_routing": False}]
-        sc["management_interfaces"] = [{"name": "Management1", "description": "OOB_MANAGEMENT", "shutdown": False,
-                                        "vrf": "MGMT", "ip_address": m["mgmt_ip"], "gateway": m["gateway"]}]
-        sc["static_routes"] = [{"vrf": "MGMT", "prefix": "0.0.0.0/0", "next_hop": m["gateway"]}]
+    sc |= _mgmt_structured(plan, v.device.name)
     return sc
 
 
-def render_oob_eos(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
-    if not views:
+def _mgmt_structured(plan: Plan, name: str) -> dict[str, Any]:
+    """Management1 in VRF MGMT with its default route, when the OOB network gives the switch an address."""
+    m = _mgmt(plan, name)
+    if not m:
         return {}
+    return {
+        "vrfs": [{"name": "MGMT", "ip_routing": False}],
+        "management_interfaces": [{"name": "Management1", "description": "OOB_MANAGEMENT", "shutdown": False,
+                                   "vrf": "MGMT", "ip_address": m["mgmt_ip"], "gateway": m["gateway"]}],
+        "static_routes": [{"vrf": "MGMT", "prefix": "0.0.0.0/0", "next_hop": m["gateway"]}],
+    }
+
+
+def render_oob_eos(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
+    return {f"oob/{name}/eos.cfg": _render_structured(plan, name, oob_structured_config(plan, v))
+            for name, v in views.items()}
+
+
+def _render_structured(plan: Plan, name: str, sc: dict[str, Any]) -> str:
+    """EOS CLI of a structured config, after AVD's own schema accepted it."""
     from pyavd import get_device_config, validate_structured_config
 
-    files: dict[str, str] = {}
-    for name, v in views.items():
-        r = validate_structured_config(oob_structured_config(plan, v))
-        if r.validated_data is None:
-            raise AvdValidationError(f"AVD rejected the structured config of {name}:\n" + "\n".join(_violations(r)))
-        files[f"oob/{name}/eos.cfg"] = (f"! {name}: EOS config rendered by pyavd from railyard design "
-                                        f"{plan.design.name}\n" + get_device_config(r.validated_data))
-    return files
+    r = validate_structured_config(sc)
+    if r.validated_data is None:
+        raise AvdValidationError(f"AVD rejected the structured config of {name}:\n" + "\n".join(_violations(r)))
+    return (f"! {name}: EOS config rendered by pyavd from railyard design {plan.design.name}\n"
+            + get_device_config(r.validated_data))
+
+
+# ------------------------------------------------------------------------------- RoCE backend
+#
+# The plan's RoCE backend (plan.backend_net) as AVD structured config, in eos_cli_config_gen's keys (AVD
+# "eos_cli_config_gen" input variables, https://avd.arista.com/ > eos_cli_config_gen > Input variables:
+# priority-flow-control, qos, qos-profiles, ethernet-interfaces, router-bgp, vxlan-interface; every key
+# here is one the installed pyavd's schema accepts, which validate_structured_config enforces). The same
+# network as the SONiC backend: eBGP unnumbered underlay (RFC 5549, IPv4 over IPv6 link-local next hops),
+# eBGP EVPN between loopbacks as AVD's standard overlay, each tenant VRF an EVPN type-5 L3VNI, and the
+# RoCEv2 classes of plan.backend_net.qos in EOS's QoS commands (EOS User Manual, "Quality of Service":
+# qos trust, qos map dscp, tx-queue scheduling and random-detect ecn, priority-flow-control and its
+# watchdog): DSCP trusted on every port, RoCE's DSCP to its traffic class with PFC no-drop on that
+# priority, ECN marking on its tx-queue, CNPs in a strict priority queue, the PFC watchdog dropping on a
+# stuck queue. The ECN thresholds and watchdog time are the SONiC backend's (one set of numbers).
+
+FABRIC_PEERS, OVERLAY_PEERS = "BACKEND-FABRIC", "EVPN-OVERLAY-PEERS"
+FROM_FABRIC, LEAF_OUT = "FROM-FABRIC", "FABRIC-OUT"  # the names frr.conf gives the leaf filter
+ROCE_PROFILE = "ROCE"  # the QoS profile holding the tx-queue scheduling
+
+
+def _dscp_map(q: RoceQos) -> list[str]:
+    """Every DSCP to a traffic class as the SONiC backend maps them: RoCE and CNP to their classes, the
+    rest to 0 (EOS's own default spreads DSCPs over classes 0-7, which would share RoCE's queue)."""
+    rest = [d for d in range(64) if d not in (q.roce_dscp, q.cnp_dscp)]
+    lines = [f"{' '.join(str(d) for d in rest[i:i + 8])} to traffic-class 0" for i in range(0, len(rest), 8)]
+    return [*lines, f"{q.roce_dscp} to traffic-class {q.roce_priority}",
+            f"{q.cnp_dscp} to traffic-class {q.cnp_priority}"]
+
+
+def _roce_port_qos(q: RoceQos) -> dict[str, Any]:
+    """The per-port half of the lossless class: trust, PFC no-drop on RoCE's priority, ECN on its queue."""
+    return {
+        "qos": {"trust": "dscp"},
+        "service_profile": ROCE_PROFILE,
+        "priority_flow_control": {"enabled": True, "priorities": [{"priority": q.roce_priority, "no_drop": True}]},
+        "tx_queues": [{"id": q.roce_priority, "random_detect": {"ecn": {"threshold": {
+            "units": "bytes", "min": ECN_MIN_BYTES, "max": ECN_MAX_BYTES, "max_probability": ECN_MARK_PERCENT}}}}],
+    }
+
+
+def _roce_profile(q: RoceQos) -> dict[str, Any]:
+    """ETS as the SONiC backend schedules: RoCE and everything else half each, CNPs strict. On EOS a queue
+    set to "no priority" makes every lower queue round-robin too, and the queues above it stay strict, so
+    CNPs (queue 6) always leave before RoCE (queue 3) and the rest (queue 0)."""
+    return {"name": ROCE_PROFILE, "tx_queues": [
+        {"id": 0, "priority": "no priority", "bandwidth_percent": 50},
+        {"id": q.roce_priority, "priority": "no priority", "bandwidth_percent": 50},
+        {"id": q.cnp_priority, "priority": "priority strict"},
+    ]}
+
+
+def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[BackendPort]) -> dict[str, Any]:
+    """eos_cli_config_gen structured config of one RoCE backend switch (`ports`: its used ports)."""
+    bn = required(plan.backend_net, "backend_net")
+    switches = {s.name: s for s in bn.switches}
+    router_id = sw.loopback.split("/")[0]
+    port_qos = _roce_port_qos(bn.qos)
+    ethernet: list[dict[str, Any]] = []
+    neighbors: list[dict[str, Any]] = []
+    for p in ports:
+        e: dict[str, Any] = {"name": p.port, "description": f"{p.peer}:{p.peer_port}", "shutdown": False,
+                             "speed": _eos_speed(p.speed_gbps), "mtu": bn.switch_mtu, "switchport": {"enabled": False}}
+        if p.fabric:
+            e["ipv6_enable"] = True
+            neighbors.append({"name": p.port, "peer_group": FABRIC_PEERS, "remote_as": str(switches[p.peer].asn),
+                              "description": e["description"]})
+        else:
+            e |= {"vrf": p.vrf, "ip_address": p.address}
+        ethernet.append(e | port_qos)
+    # the overlay runs between loopbacks, once per neighbouring switch however many links join them
+    overlay = [{"ip_address": switches[peer].loopback.split("/")[0], "peer_group": OVERLAY_PEERS,
+                "remote_as": str(switches[peer].asn), "description": peer}
+               for peer in dict.fromkeys(p.peer for p in ports if p.fabric)]
+    vrfs = [v for v in bn.vrfs if v.name in sw.vrfs]
+    bgp: dict[str, Any] = {
+        "as": str(sw.asn), "router_id": router_id,
+        "bgp": {"default": {"ipv4_unicast": False}},
+        # explicit, as frr.conf says it: ECMP over spines of different ASNs
+        "bgp_defaults": ["bgp bestpath as-path multipath-relax"],
+        "maximum_paths": {"paths": 64, "ecmp": 64},
+        "peer_groups": [
+            {"name": FABRIC_PEERS, "send_community": "all", "bfd": True},
+            # a spine or core passes EVPN routes on with the leaf's VTEP as next hop (AVD does the same)
+            {"name": OVERLAY_PEERS, "update_source": "Loopback0", "ebgp_multihop": 3, "send_community": "all",
+             "bfd": True} | ({} if sw.role == "leaf" else {"next_hop_unchanged": True}),
+        ],
+        "neighbor_interfaces": neighbors,
+        "neighbors": overlay,
+        "address_family_ipv4": {
+            "networks": [{"prefix": sw.loopback}],
+            "peer_groups": [{"name": FABRIC_PEERS, "activate": True,
+                             "next_hop": {"address_family_ipv6": {"enabled": True, "originate": True}}},
+                            {"name": OVERLAY_PEERS, "activate": False}]},
+        "address_family_evpn": {"peer_groups": [{"name": OVERLAY_PEERS, "activate": True}]},
+    }
+    if sw.role == "leaf":
+        # as frr.conf's FABRIC-OUT: a leaf never carries one uplink's routes to another (it is never transit),
+        # in both address families; a path whose first AS is an uplink's came from the fabric
+        for af, group in (("address_family_ipv4", FABRIC_PEERS), ("address_family_evpn", OVERLAY_PEERS)):
+            next(g for g in bgp[af]["peer_groups"] if g["name"] == group)["route_map_out"] = LEAF_OUT
+    if vrfs:
+        # RD <router-id>:<L3VNI> (AVD's default form); one route target per VRF, from the plan
+        bgp["vrfs"] = [{"name": v.name, "rd": f"{router_id}:{v.l3vni}", "router_id": router_id,
+                        "route_targets": {"import": [{"address_family": "evpn", "route_targets": [v.route_target]}],
+                                          "export": [{"address_family": "evpn", "route_targets": [v.route_target]}]},
+                        "redistribute": {"connected": {"enabled": True}}} for v in vrfs]
+    sc: dict[str, Any] = {
+        "hostname": sw.name,
+        "service_routing_protocols_model": "multi-agent",
+        "ip_routing": True,
+        "ipv6_unicast_routing": True,
+        "ip_routing_ipv6_interfaces": True,
+        "qos": {"map": {"dscp": _dscp_map(bn.qos)}},
+        "qos_profiles": [_roce_profile(bn.qos)],
+        "priority_flow_control": {"watchdog": {"action": "drop", "timeout": str(PFC_WD_MS / 1000),
+                                               "recovery_time": str(PFC_WD_MS / 1000)}},
+        "ethernet_interfaces": ethernet,
+        "loopback_interfaces": [{"name": "Loopback0", "description": "ROUTER_ID_VTEP", "ip_address": sw.loopback}],
+        "router_bgp": bgp,
+    } | _mgmt_structured(plan, sw.name)
+    if sw.role == "leaf":
+        fabric_asns = sorted({switches[p.peer].asn for p in ports if p.fabric})
+        sc["as_path"] = {"access_lists": [{"name": FROM_FABRIC, "entries": [
+            {"type": "permit", "match": f"^{a}_", "origin": "any"} for a in fabric_asns]}]}
+        sc["route_maps"] = [{"name": LEAF_OUT, "sequence_numbers": [
+            {"sequence": 10, "type": "deny", "match": [f"as-path {FROM_FABRIC}"]},
+            {"sequence": 20, "type": "permit"}]}]
+    if vrfs:
+        sc["vrfs"] = [{"name": v.name, "ip_routing": True} for v in vrfs] + sc.get("vrfs", [])
+        sc["vxlan_interface"] = {"vxlan1": {"description": f"{sw.name}_VTEP", "vxlan": {
+            "source_interface": "Loopback0", "udp_port": 4789,
+            "vrfs": [{"name": v.name, "vni": v.l3vni} for v in vrfs]}}}
+    return sc
+
+
+def render_backend_eos(plan: Plan) -> dict[str, str]:
+    bn = plan.backend_net
+    if bn is None:
+        return {}
+    by_switch: dict[str, list[BackendPort]] = {s.name: [] for s in bn.switches}
+    for p in bn.ports:
+        by_switch[p.switch].append(p)
+    return {f"backend/{sw.name}/eos.cfg": _render_structured(plan, sw.name,
+                                                             backend_structured_config(plan, sw, by_switch[sw.name]))
+            for sw in bn.switches}
 
 
 VENDOR = Vendor(
     name="eos",
     # out-of-band aggregation only: an access switch's BMC VLANs and DHCP relay have no EOS rendering
-    serves=frozenset({"frontend", "oob-aggregation"}),
+    serves=frozenset({"frontend", "roce", "oob-aggregation"}),
     mtu=9214,
     # AVD sources VXLAN from its own Loopback1 (SONiC uses the router-id loopback as VTEP)
     vtep_loopback=True,
     summary="Arista EOS (AVD via pyavd)",
+    roce_unconfigured="dynamic load balancing (adaptive routing) and PFC buffer headroom per cable length "
+                      "(EOS sizes it from its own defaults); ECMP hashes per flow",
     render_frontend=render_frontend_eos,
+    render_backend=render_backend_eos,
     render_oob=render_oob_eos,
 )

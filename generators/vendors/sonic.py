@@ -260,6 +260,7 @@ CABLE_CLASSES = (5, 40, 300)  # SONiC's cable-length classes (pg_profile_lookup.
 PROPAGATION_NS_PER_M = 5
 PHY_RESPONSE_BYTES_PER_100G = 3840
 ECN_MIN_BYTES, ECN_MAX_BYTES = 150_000, 1_500_000  # NVIDIA's RoCE lossless ECN thresholds (Cumulus, above)
+ECN_MARK_PERCENT = 5  # marking probability at the maximum threshold
 PFC_WD_MS = 200  # SONiC's default PFC watchdog detection and restoration time
 LOSSLESS_POOL, LOSSY_EGRESS_POOL, LOSSLESS_EGRESS_POOL = "ingress_lossless_pool", "egress_lossy_pool", \
     "egress_lossless_pool"
@@ -319,7 +320,8 @@ def _qos_tables(bn: BackendNet, ports: list[BackendPort]) -> dict[str, Any]:
                                         else "egress_lossy_profile"}
         wd[p.port] = {"action": "drop", "detection_time": str(PFC_WD_MS), "restoration_time": str(PFC_WD_MS)}
     ecn = {f"{c}_{k}": v for c in ("green", "yellow", "red") for k, v in (
-        ("min_threshold", str(ECN_MIN_BYTES)), ("max_threshold", str(ECN_MAX_BYTES)), ("drop_probability", "5"))}
+        ("min_threshold", str(ECN_MIN_BYTES)), ("max_threshold", str(ECN_MAX_BYTES)),
+        ("drop_probability", str(ECN_MARK_PERCENT)))}
     return {
         "DSCP_TO_TC_MAP": {QOS_MAP: dscp},
         "TC_TO_QUEUE_MAP": {QOS_MAP: {str(t): str(t) for t in range(8)}},
