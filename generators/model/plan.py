@@ -17,6 +17,7 @@ from generators.model.sections import (
     Bom,
     Cable,
     CablingTotals,
+    Cooling,
     Floor,
     InfinibandFacts,
     NetPlan,
@@ -96,6 +97,7 @@ class Plan:
     trays: Trays | None = None  # cabling
     cables: list[Cable] | None = None  # cabling; None: no cable plan (not "no cables")
     cabling: CablingTotals | None = None  # cabling
+    cooling: Cooling | None = None  # placement (site.cooling only)
     netplan: NetPlan | None = None  # network plan
     slurm: SlurmFacts | None = None  # Slurm
     infiniband: InfinibandFacts | None = None  # InfiniBand (backend on InfiniBand only)
@@ -156,7 +158,8 @@ class Plan:
 
 # plan.json key -> record type, in the order plan.json writes them
 SECTIONS: dict[str, type[Record]] = {
-    "bom": Bom, "cables": Cable, "cabling": CablingTotals, "floor": Floor, "infiniband": InfinibandFacts,
+    "bom": Bom, "cables": Cable, "cabling": CablingTotals, "cooling": Cooling, "floor": Floor,
+    "infiniband": InfinibandFacts,
     "netplan": NetPlan, "racks": Rack, "slurm": SlurmFacts, "trays": Trays, "warnings": PlanWarning,
 }
 LIST_SECTIONS = frozenset({"cables", "racks", "warnings"})

@@ -587,6 +587,8 @@ def oob_port(catalog: Catalog, dev: Device) -> str | None:
         return catalog.storage_servers[dev.model].bmc_port
     if dev.kind == "pdu":
         return catalog.pdus[dev.model].mgmt_port
+    if dev.kind == "cdu":
+        return catalog.cdus[dev.model].mgmt_port
     if dev.kind == "switch" and dev.network in ("backend", "frontend", "storage", "nvlink"):
         return catalog.switches[dev.model].mgmt_port
     return None
