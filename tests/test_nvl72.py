@@ -147,7 +147,8 @@ def test_the_bom_prices_the_rack_system_once_per_rack(compiled: Compiled) -> Non
     oob_lines = [ln for ln in bom.lines if ln.category == "oob" and ln.part == plan.design.oob.switch]
     assert sum(ln.quantity for ln in oob_lines) == oob_access - in_systems
     enclosures = sum(ln.quantity for ln in bom.lines if ln.kind == "rack" and ln.category == "rack")
-    assert enclosures == len(plan.racks or []) - plan.design.compute.racks
+    cdu_positions = sum(1 for r in plan.racks or [] if r.role == "cdu")  # an in-row CDU is not an enclosure
+    assert enclosures == len(plan.racks or []) - plan.design.compute.racks - cdu_positions
 
 
 # ------------------------------------------------------------------------------------- the fabric
