@@ -260,3 +260,8 @@ def test_a_floor_that_cannot_carry_the_racks_is_refused_naming_max_load(compiled
     assert [f for f, _ in problems] == ["site.floor.max_load_kg_m2"]
     assert "kg/m2" in problems[0][1]
     assert compile_file(DESIGNS / f"{GB200}.yaml", [f"site.floor.max_load_kg_m2={math.ceil(heaviest)}"])
+
+
+def test_a_floor_load_limit_on_unweighed_racks_is_a_warning_not_a_silent_pass() -> None:
+    plan = compile_file(DESIGNS / "h100-256.yaml", ["site.floor.max_load_kg_m2=1000"])[0]
+    assert [w.field for w in plan.warnings if "not checked" in w.message] == ["site.floor.max_load_kg_m2"]

@@ -30,7 +30,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design, RackRole, rack_model_key
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
-from generators.model.sections import CduPlacement, Cooling, Floor, FloorRow, RackHeat, RowHeat
+from generators.model.sections import CduPlacement, Cooling, Floor, FloorRow, PlanWarning, RackHeat, RowHeat
 from generators.model.sections import Rack as RackRecord
 from generators.stages.fabric import Builder, Endpoint, build_oob, eligible, oob_port, oob_sizing
 
@@ -708,6 +708,10 @@ def place(plan: Plan, catalog: Catalog) -> None:
             plan.devices.append(dev)
     _check_racks(racks, design, catalog, pdu.capacity_kw)
     plan.cooling = _cooling(racks, src.rows, design, catalog)
+    if site.floor.max_load_kg_m2 is not None and plan.cooling is None:
+        plan.warnings.append(PlanWarning(
+            "site.floor.max_load_kg_m2", "not checked: the catalog weighs rack systems and CDUs only, and this "
+            "design has neither; check the racks' weight with their vendors"))
     _check_rows(racks, src.rows, design, catalog, plan.cooling)
     plan.networks["oob"] = info
     plan.racks = [_rack_record(r, src.rows, design, catalog) for r in
