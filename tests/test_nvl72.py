@@ -147,7 +147,8 @@ def test_the_bom_prices_the_rack_system_once_per_rack(compiled: Compiled) -> Non
     oob_lines = [ln for ln in bom.lines if ln.category == "oob" and ln.part == plan.design.oob.switch]
     assert sum(ln.quantity for ln in oob_lines) == oob_access - in_systems
     enclosures = sum(ln.quantity for ln in bom.lines if ln.kind == "rack" and ln.category == "rack")
-    assert enclosures == len(plan.racks or []) - plan.design.compute.racks
+    cdu_positions = sum(1 for r in plan.racks or [] if r.role == "cdu")  # an in-row CDU is not an enclosure
+    assert enclosures == len(plan.racks or []) - plan.design.compute.racks - cdu_positions
 
 
 # ------------------------------------------------------------------------------------- the fabric
@@ -289,3 +290,26 @@ def test_slurmctld_2205_takes_the_nvl72_tree_and_nodes(compiled: Compiled, tmp_p
     assert r.nodes_parsed[servers[0]]["Gres"] == f"gpu:{plan.catalog.servers[_system(plan).tray].gpus}"
     leaves = {sw for sw, info in r.topology_parsed.items() if info["nodes"]}
     assert {n for sw in leaves for n in r.topology_parsed[sw]["nodes"]} == set(servers)
+
+
+def test_three_tiers_at_4_sus_give_each_spine_as_many_core_links_as_leaf_links(compiled: Compiled) -> None:
+    """GB200 at 4 units outgrows two tiers of QM9700; at 1:1 a spine's uplinks to the cores match the
+    downlinks its pod uses, not its full half of ports (a pod that does not fill the spines bought cores
+    and optics for ports nothing fed)."""
+    plan = compiled(GB200, "compute.racks=32", NO_TENANTS)
+    net = plan.networks["backend"]
+    assert net["tiers"] == 3 and plan.design.backend.oversubscription == "1:1"
+    down: Counter[str] = Counter()
+    up: Counter[str] = Counter()
+    per_core: Counter[str] = Counter()
+    for lk in plan.links:
+        if lk.network == "backend" and lk.tier == "leaf-spine":
+            down[lk.b_device] += 1
+        elif lk.network == "backend" and lk.tier == "spine-core":
+            up[lk.a_device] += 1
+            per_core[lk.b_device] += 1
+    assert set(up) == set(down) and all(up[s] == down[s] for s in down)
+    assert sum(up.values()) == sum(down.values())
+    radix = plan.catalog.switches[plan.design.backend.switch].ports
+    assert max(down.values()) <= radix // 2 and max(per_core.values()) <= radix
+    assert net["oversubscription"]["measured"] == "1:1" and net["bisection"]["ratio"] == 1.0

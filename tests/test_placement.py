@@ -29,6 +29,8 @@ def _units_of(plan: Plan, name: str) -> int:
         return cat.storage_servers[d.model].rack_units
     if d.kind == "switch":
         return cat.switches[d.model].rack_units
+    if d.kind == "cdu":
+        return cat.cdus[d.model].rack_units
     return cat.pdus[d.model].rack_units
 
 
@@ -41,6 +43,8 @@ def _power_kw(plan: Plan, name: str) -> float:
         return cat.storage_servers[d.model].power_kw
     if d.kind == "switch":
         return cat.switches[d.model].power_w / 1000
+    if d.kind == "cdu" and cat.cdus[d.model].placement == "in_rack":
+        return cat.cdus[d.model].power_kw  # on the rack's power; an in-row CDU is fed by the facility
     return 0.0
 
 
@@ -55,6 +59,9 @@ def test_every_device_has_a_rack_and_units_do_not_collide(compiled, name: str) -
         power[d.rack] += _power_kw(plan, d.name)
         if d.kind == "pdu" and plan.catalog.pdus[d.model].rack_units == 0:
             assert d.unit is None  # zero-U, rear channel
+            continue
+        if d.kind == "cdu" and plan.catalog.cdus[d.model].placement == "in_row":
+            assert d.unit is None and racks[d.rack].role == "cdu"  # the whole row position
             continue
         h = _units_of(plan, d.name)
         assert d.unit >= 1 and d.unit + h - 1 <= racks[d.rack].units

@@ -368,4 +368,6 @@ def _description(plan: Plan, d: Device) -> str:
         return cat.storage_servers[d.model].description
     if d.kind == "pdu":
         return cat.pdus[d.model].description
+    if d.kind == "cdu":
+        return cat.cdus[d.model].description
     return cat.servers[d.model].description

@@ -298,6 +298,30 @@ class Pdu(_Strict):
     price: Price
 
 
+class Cdu(_Strict):
+    """A coolant distribution unit: the heat exchanger and pumps between the facility water and the racks'
+    liquid loop. In-row units stand on a rack position of the row and serve the racks beside them; in-rack
+    units take rack units in the one rack they serve. CDUs are managed devices: their network port joins
+    the OOB network."""
+
+    description: str
+    placement: Literal["in_row", "in_rack"]
+    capacity_kw: float = Field(gt=0)  # liquid heat one unit removes at its rated facility-water temperature
+    power_kw: float = Field(ge=0)  # its pumps' and controls' draw
+    rack_units: int = Field(default=0, ge=0)  # in-rack units only; an in-row unit takes a whole position
+    weight_kg: float = Field(gt=0)  # filled, as it loads the floor
+    mgmt_port: str = "net"
+    price: Price
+
+    @model_validator(mode="after")
+    def _units_by_placement(self) -> Cdu:
+        if self.placement == "in_rack" and self.rack_units < 1:
+            raise ValueError("an in_rack CDU needs rack_units (the units it takes in the rack)")
+        if self.placement == "in_row" and self.rack_units:
+            raise ValueError("an in_row CDU stands on a row position of its own: rack_units must be 0")
+        return self
+
+
 Media = Literal["dac", "acc", "aoc", "mmf", "smf", "cat6"]
 COPPER: frozenset[str] = frozenset({"dac", "acc"})
 FIBER: frozenset[str] = frozenset({"aoc", "mmf", "smf"})
@@ -473,6 +497,7 @@ class Catalog(_Strict):
     media_rules: dict[str, MediaRule] = Field(default_factory=dict)
     # left out of the dump when empty, so plan.json of a design without a rack system is unchanged
     rack_systems: dict[str, RackSystem] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    cdus: dict[str, Cdu] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
     def media_rule(self, speed: int, lane: int | None, protocol: str) -> tuple[str, MediaRule] | None:
         """The rule (key, rule) governing links of this speed, lane rate and protocol, if any (at most one

@@ -403,6 +403,30 @@ class Floor(_Model):
     end_aisle_mm: int = Field(default=1500, ge=600, description="aisle at the row ends, where the cross trays run")
     keepouts: list[Keepout] = Field(default_factory=list, max_length=1000, description="areas no rack may "
                                     "stand on")
+    # the limits below are left out of plan.json when unset, so designs that do not use them keep their plans
+    row_power_kw: float | None = Field(
+        default=None, gt=0, exclude_if=lambda v: v is None, description="power one row's busway (or its row "
+        "PDUs) carries: the racks of a row together must stay within it; default: not checked")
+    row_air_kw: float | None = Field(
+        default=None, gt=0, exclude_if=lambda v: v is None, description="air cooling per row (CRAH / rear-door "
+        "capacity): the air-cooled share of a row's heat must stay within it; default: not checked")
+    max_load_kg_m2: float | None = Field(
+        default=None, gt=0, exclude_if=lambda v: v is None, description="floor loading (kg/m2) a rack or CDU "
+        "may put on its footprint (raised floor or slab rating); checked for the parts the catalog weighs "
+        "(rack systems, CDUs); default: not checked")
+
+
+class Cooling(_Model):
+    """How liquid-cooled racks are cooled: which CDU, and how many racks share one."""
+
+    cdu: str = catalog_key("cdus", ..., "catalog CDU model; its placement (in_row: on a row position of its "
+                           "own beside the racks it serves; in_rack: in each rack) comes with it")
+    racks_per_cdu: int | None = Field(
+        default=None, ge=1, le=64, description="in-row CDUs: racks of one row served by one CDU (plus its "
+        "spare), the CDUs standing at the end of their group; default: as many as one CDU's capacity cools")
+    redundancy: Literal["N", "N+1"] = Field(
+        default="N+1", description="N+1: one spare CDU per group (in-row) or per rack (in-rack), so the group "
+        "stays cooled with one CDU down; N: none")
 
 
 class Tray(_Model):
@@ -434,6 +458,8 @@ class Site(_Model):
                             description="rows of rack positions; empty: generated from floor.row_positions")
     floor: Floor = Field(default=Floor(), description="room outline, generated rows, aisles, keep-outs")
     tray: Tray = Field(default=Tray(), description="overhead cable trays")
+    cooling: Cooling | None = Field(default=None, exclude_if=lambda v: v is None, description="liquid cooling "
+                                    "(CDUs) for liquid-cooled racks; required by a rack system with a liquid share")
     slack: Slack = Field(default=Slack(), description="cable slack added to routes")
     spine_rack_position: Literal["middle", "start", "end"] | None = Field(
         default=None, description="where the backend spine racks stand in their network row; default per "
@@ -473,6 +499,7 @@ class CatalogOverlay(_Model):
     transceivers: dict[str, dict[str, Any]] = _table("transceivers")
     media_rules: dict[str, dict[str, Any]] = _table("media rules per speed or lane rate", "rule")
     rack_systems: dict[str, dict[str, Any]] = _table("rack-scale systems", "system")
+    cdus: dict[str, dict[str, Any]] = _table("coolant distribution units", "CDU")
 
     def tables(self) -> dict[str, dict[str, dict[str, Any]]]:
         """The overlay as written: only the tables it touches."""
@@ -914,6 +941,9 @@ def _check_rack_system(design: Design, catalog: Catalog, bad: Any) -> None:
             bad("compute.server", f"{c.server} is the compute tray of rack system {trays[c.server]}, which is "
                 "bought and placed as whole racks", f"set compute.system: {trays[c.server]} and compute.racks "
                 "instead of compute.server and compute.count")
+        if design.site.cooling is not None:
+            bad("site.cooling", f"{c.server} servers are air cooled: no rack of this design has a liquid loop "
+                "for a CDU to serve", "remove site.cooling")
         return
     rs = catalog.rack_systems[c.system]
     r = design.site.rack
@@ -927,6 +957,32 @@ def _check_rack_system(design: Design, catalog: Catalog, bad: Any) -> None:
     if design.oob.switch != rs.mgmt_switch:
         bad("oob.switch", f"{design.oob.switch}, but the {c.system} rack's own management switches ({rs.mgmt_switches} "
             f"x {rs.mgmt_switch}) are its out-of-band access switches", f"set oob.switch: {rs.mgmt_switch}")
+    cool = design.site.cooling
+    if cool is None:
+        bad("site.cooling", f"a {c.system} rack is liquid cooled ({rs.liquid_fraction:.0%} of its "
+            f"{kw:g} kW to liquid) and the design names no CDU", "add site.cooling: {cdu: <one of "
+            f"{', '.join(sorted(catalog.cdus)) or 'the catalog cdus'}>, racks_per_cdu: N, redundancy: N+1}}")
+    elif cool.cdu not in catalog.cdus:
+        bad("site.cooling.cdu", f"unknown CDU {cool.cdu!r}", f"use one of: {', '.join(sorted(catalog.cdus))}")
+    else:
+        cdu = catalog.cdus[cool.cdu]
+        liquid = rs.liquid_kw(catalog)
+        if cdu.placement == "in_rack":
+            if cool.racks_per_cdu is not None:
+                bad("site.cooling.racks_per_cdu", f"{cool.cdu} is an in-rack CDU: it serves the rack it stands in",
+                    "remove racks_per_cdu, or use an in-row CDU")
+            if liquid > cdu.capacity_kw + 1e-9:
+                bad("site.cooling.cdu", f"a {c.system} rack puts {liquid:g} kW into its liquid loop, over the "
+                    f"{cdu.capacity_kw:g} kW one {cool.cdu} removes", "use a larger CDU (site.cooling.cdu)")
+        elif liquid > cdu.capacity_kw + 1e-9:
+            bad("site.cooling.cdu", f"one {c.system} rack puts {liquid:g} kW into its liquid loop, over the "
+                f"{cdu.capacity_kw:g} kW one {cool.cdu} removes", "use a larger CDU (site.cooling.cdu)")
+        elif cool.racks_per_cdu is not None and cool.racks_per_cdu * liquid > cdu.capacity_kw + 1e-9:
+            most = int(cdu.capacity_kw // liquid)
+            spare = " (the spare only covers a failed one)" if cool.redundancy == "N+1" else ""
+            bad("site.cooling.racks_per_cdu", f"{cool.racks_per_cdu} racks x {liquid:g} kW liquid = "
+                f"{cool.racks_per_cdu * liquid:g} kW, over the {cdu.capacity_kw:g} kW one {cool.cdu} removes"
+                f"{spare}", f"set site.cooling.racks_per_cdu to at most {most}, or use a larger CDU")
     if design.backend.topology != "rail_optimized":
         bad("backend.topology", f"{design.backend.topology} for a {c.system} rack: its trays' NICs are rails "
             "(NIC i of every tray on rail i)", "set backend.topology: rail_optimized")

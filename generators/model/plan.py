@@ -18,6 +18,7 @@ from generators.model.sections import (
     Bom,
     Cable,
     CablingTotals,
+    Cooling,
     Floor,
     InfinibandFacts,
     NetPlan,
@@ -97,6 +98,7 @@ class Plan:
     trays: Trays | None = None  # cabling
     cables: list[Cable] | None = None  # cabling; None: no cable plan (not "no cables")
     cabling: CablingTotals | None = None  # cabling
+    cooling: Cooling | None = None  # placement (site.cooling only)
     netplan: NetPlan | None = None  # network plan
     backend_net: BackendNet | None = None  # network plan of a RoCE backend
     slurm: SlurmFacts | None = None  # Slurm
@@ -158,9 +160,9 @@ class Plan:
 
 # plan.json key -> record type, in the order plan.json writes them
 SECTIONS: dict[str, type[Record]] = {
-    "backend_net": BackendNet, "bom": Bom, "cables": Cable, "cabling": CablingTotals, "floor": Floor,
-    "infiniband": InfinibandFacts, "netplan": NetPlan, "racks": Rack, "slurm": SlurmFacts, "trays": Trays,
-    "warnings": PlanWarning,
+    "backend_net": BackendNet, "bom": Bom, "cables": Cable, "cabling": CablingTotals, "cooling": Cooling,
+    "floor": Floor, "infiniband": InfinibandFacts, "netplan": NetPlan, "racks": Rack, "slurm": SlurmFacts,
+    "trays": Trays, "warnings": PlanWarning,
 }
 LIST_SECTIONS = frozenset({"cables", "racks", "warnings"})
 

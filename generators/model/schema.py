@@ -49,6 +49,7 @@ CATALOG_CHOICES: dict[str, Callable[[Catalog], list[str]]] = {
     "racks": lambda c: list(c.racks),
     "pdus": lambda c: list(c.pdus),
     "rack_systems": lambda c: list(c.rack_systems),
+    "cdus": lambda c: list(c.cdus),
 }
 
 

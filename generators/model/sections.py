@@ -141,6 +141,63 @@ class Floor(Record):
     rack_height_mm: float
 
 
+@dataclass(slots=True)
+class RackHeat(Record):
+    """One rack's load on the facility: power split by where its heat goes, and weight."""
+
+    rack: str
+    row: str
+    kw: float  # what the rack draws (its devices, an in-rack CDU included)
+    liquid_kw: float  # heat into the liquid loop
+    air_kw: float  # heat into the room air
+    weight_kg: float | None  # None: the catalog weighs none of its parts (switch and server racks)
+    load_kg_m2: float | None  # weight over the rack's footprint
+    cdus: list[str]  # the CDUs that cool it
+
+
+@dataclass(slots=True)
+class CduPlacement(Record):
+    name: str  # "cdu-<rack>" (in-row: the row position it stands on) or "cdu-<rack>-<n>" (in-rack)
+    model: str
+    rack: str  # the position it stands on (in-row) or the rack it is mounted in (in-rack)
+    serves: list[str]  # racks on its liquid loop
+    load_kw: float  # liquid heat of the racks it serves (shared with the group's other CDUs)
+    capacity_kw: float
+    power_kw: float
+
+
+@dataclass(slots=True)
+class RowHeat(Record):
+    row: str
+    racks: int  # racks drawing power (CDU positions not counted)
+    kw: float
+    liquid_kw: float
+    air_kw: float
+    cdu_kw: float  # the in-row CDUs' own draw (facility power, not the row busway)
+    cdus: int
+    weight_kg: float  # of the weighed racks and CDUs
+    power_limit_kw: float | None  # site.floor.row_power_kw
+    air_limit_kw: float | None  # site.floor.row_air_kw
+
+
+@dataclass(slots=True)
+class Cooling(Record):
+    """Liquid cooling and the facility load (site.cooling): CDUs, per-rack and per-row heat, weight."""
+
+    cdu: str  # catalog key
+    placement: str  # in_row, in_rack
+    redundancy: str  # N, N+1
+    racks_per_cdu: int  # racks on one CDU group's loop
+    racks: list[RackHeat]
+    rows: list[RowHeat]
+    cdus: list[CduPlacement]
+    kw: float  # racks' draw
+    liquid_kw: float
+    air_kw: float
+    cdu_kw: float
+    mw: float  # racks and CDUs: what the site feeds
+
+
 # -------------------------------------------------------------------------------------- cabling
 
 

@@ -36,7 +36,7 @@ NETBOX_TYPE = {"dac": "dac-passive", "acc": "dac-active", "aoc": "aoc", "mmf": "
 # jacket colours technicians expect: aqua OM4, yellow OS2 (TIA-598), black copper, blue Cat6
 COLOR = {"dac": "111111", "acc": "444444", "aoc": "ff8c00", "mmf": "00bcd4", "smf": "ffeb3b", "cat6": "1e63d6"}
 ROLE_COLOR = {"compute": "#8fb8de", "leaf": "#f4a259", "spine": "#e05d5d", "core": "#9b5de5", "frontend": "#5fbf77",
-              "storage": "#c9b458", "management": "#a0a0a0"}
+              "storage": "#c9b458", "management": "#a0a0a0", "cdu": "#3fb8c8"}
 
 _ENV = Environment(loader=PackageLoader("generators.renderers", "templates"), autoescape=True,
                    undefined=StrictUndefined,
@@ -237,6 +237,7 @@ def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False,
             c = codes[cid] = qr_svg(cid)
         return c
 
+    heat = {h.rack: h for h in plan.cooling.racks} if plan.cooling is not None else {}
     for rack in plan.racks:
         name = rack.name
         rows = _pull_order(by_rack.get(name, []))
@@ -278,7 +279,8 @@ def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False,
             body.append("</tbody>\n")
             k = m
         out[rack_sheet_path(name)] = template.render(
-            rack=rack, site=floor.site, design=plan.design.name, elevation=_elevation(rack, devs, catalog),
+            rack=rack, heat=heat.get(name), site=floor.site, design=plan.design.name,
+            elevation=_elevation(rack, devs, catalog),
             devices=[{"u": d.unit, "name": d.name, "model": d.model, "kind": d.kind,
                       "slot": d.attrs.get("slot", "")} for d in devs],
             power=pdu_outlets(devs), rack_qr=qr_svg(rack_sheet_path(name), scale=3),
@@ -313,11 +315,13 @@ def _elevation(rack: RackRecord, devs: list[Device], catalog: Catalog) -> str:
         y = 10 + (units - u) * uh
         parts.append(f'<text x="{left - 4}" y="{y + uh - 3}" class="u">{u}</text>')
         parts.append(f'<line x1="{left}" y1="{y + uh}" x2="{left + width}" y2="{y + uh}" stroke="#ddd"/>')
-    fill = {"server": "#8fb8de", "switch": "#f4a259", "storage": "#c9b458", "management": "#a0a0a0"}
+    fill = {"server": "#8fb8de", "switch": "#f4a259", "storage": "#c9b458", "management": "#a0a0a0",
+            "cdu": ROLE_COLOR["cdu"]}
     pdus = []
     for d in devs:
         if d.unit is None:
-            pdus.append(d)
+            if d.kind == "pdu":  # an in-row CDU is the whole position: nothing to draw in units
+                pdus.append(d)
             continue
         hu = device_size(catalog, d)[0]
         y = 10 + (units - (d.unit + hu - 1)) * uh

@@ -106,10 +106,35 @@ def row_power(plan: Plan) -> list[dict[str, Any]]:
     floor = required(plan.floor, "floor")
     racks: dict[str, list[Any]] = defaultdict(list)
     for r in plan.racks:
-        racks[r.row].append(r)
-    return [{"row": row.name, "racks": len(racks[row.name]),
-             "kw": round(sum(r.power_kw for r in racks[row.name]), 1),
-             "budget_kw": round(sum(r.power_budget_kw for r in racks[row.name]), 1)} for row in floor.rows]
+        if r.role != "cdu":  # an in-row CDU's position draws facility power, not a rack budget
+            racks[r.row].append(r)
+    heat = {h.row: h for h in plan.cooling.rows} if plan.cooling is not None else {}
+    out: list[dict[str, Any]] = []
+    for row in floor.rows:
+        p: dict[str, Any] = {"row": row.name, "racks": len(racks[row.name]),
+                             "kw": round(sum(r.power_kw for r in racks[row.name]), 1),
+                             "budget_kw": round(sum(r.power_budget_kw for r in racks[row.name]), 1)}
+        if (h := heat.get(row.name)) is not None:
+            p |= {"liquid_kw": round(h.liquid_kw, 1), "air_kw": round(h.air_kw, 1), "cdus": h.cdus,
+                  "cdu_kw": round(h.cdu_kw, 1), "weight_t": round(h.weight_kg / 1000, 1)}
+        out.append(p)
+    return out
+
+
+def _rack_title(plan: Plan, r: Any) -> str:
+    """A rack's tooltip: power and units; with a cooling plan its liquid/air split and weight, and for a
+    CDU position whom it cools."""
+    if plan.cooling is not None:
+        cdu = {c.rack: c for c in plan.cooling.cdus}.get(r.name)
+        if r.role == "cdu" and cdu is not None:
+            return (f"{r.name}: CDU {cdu.name} ({cdu.model}), cools {', '.join(cdu.serves)}: "
+                    f"{cdu.load_kw:g} of {cdu.capacity_kw:g} kW liquid")
+        h = {x.rack: x for x in plan.cooling.racks}[r.name]
+        weight = "" if h.weight_kg is None else f", {h.weight_kg:g} kg"
+        cooled = f", CDUs {', '.join(h.cdus)}" if h.cdus else ""
+        return (f"{r.name}: {r.role}, {r.power_kw:g} of {r.power_budget_kw:g} kW (liquid {h.liquid_kw:g}, air "
+                f"{h.air_kw:g}), {r.units_used} of {r.units}U{weight}{cooled}")
+    return f"{r.name}: {r.role}, {r.power_kw:g} of {r.power_budget_kw:g} kW, {r.units_used} of {r.units}U"
 
 
 def floor_svg(plan: Plan) -> str:
@@ -149,8 +174,7 @@ def floor_svg(plan: Plan) -> str:
         cx, cy = r.x_mm + r.width_mm / 2, r.y_mm + r.depth_mm / 2
         turn = f' transform="rotate(-90 {cx:g} {cy:g})"' if rotated else ""
         body.append(f'<g class="rack" id="rack-{escape(r.name)}" data-role="{escape(r.role)}">'
-                    f'<title>{escape(r.name)}: {r.role}, {r.power_kw:g} of {r.power_budget_kw:g} kW, '
-                    f'{r.units_used} of {r.units}U</title>'
+                    f'<title>{escape(_rack_title(plan, r))}</title>'
                     f'<rect x="{r.x_mm:g}" y="{r.y_mm:g}" width="{r.width_mm:g}" height="{r.depth_mm:g}" '
                     f'fill="{ROLE_COLOR.get(r.role, UNKNOWN_ROLE_COLOUR)}" stroke="#222" stroke-width="15"/>'
                     f'<text x="{cx:g}" y="{cy + font * 0.35:g}" font-size="{font:g}" text-anchor="middle"{turn}>'
@@ -171,6 +195,8 @@ def floor_svg(plan: Plan) -> str:
         # its power in the aisle in front of it, clear of the aisle's tray (the front row's runs there)
         p = power[row.name]
         kw = f"row {row.name}: {p['kw']:g} of {p['budget_kw']:g} kW"
+        if "liquid_kw" in p:
+            kw += f" (liquid {p['liquid_kw']:g}, air {p['air_kw']:g}), {p['cdus']} CDUs"
         font = round(min(240, aisle / 2 - TRAY_MM / 2 - 140), 1)
         body.append(f'<text class="row-power" x="{row.x_mm:g}" y="{row.y_mm - 80:g}" font-size="{font:g}">'
                     f'{kw}</text>')
@@ -224,8 +250,8 @@ def floor_svg(plan: Plan) -> str:
 def _legend(plan: Plan, bounds: Bounds, keepouts: set[bool]) -> list[str]:
     """Every kind drawn, in a column right of the drawing: rack roles, keep-outs, tray shades, route."""
     roles = {r.role for r in plan.racks}
-    entries: list[tuple[str, str, str]] = [(f"{role} rack", c, "rect") for role, c in ROLE_COLOR.items()
-                                           if role in roles]
+    entries: list[tuple[str, str, str]] = [("in-row CDU" if role == "cdu" else f"{role} rack", c, "rect")
+                                           for role, c in ROLE_COLOR.items() if role in roles]
     entries += [(f"{role} rack", UNKNOWN_ROLE_COLOUR, "rect") for role in sorted(roles - ROLE_COLOR.keys())]
     entries += [("column (blocks trays)" if col else "keep-out", KEEPOUT_FILL[col], "rect")
                 for col in (True, False) if col in keepouts]
@@ -302,6 +328,7 @@ def render_floor(plan: Plan) -> dict[str, str]:
     html = _ENV.get_template("floor.html.j2").render(
         design=plan.design.name, site=floor.site, svg=Markup(svg), data=_json_script(floor_data(plan)),
         width_m=f"{(max(xs) - min(xs)) / 1000:g}", depth_m=f"{(max(ys) - min(ys)) / 1000:g}", rows=rows,
-        racks=len(plan.racks), kw=f"{sum(p['kw'] for p in rows):,.1f}",
+        racks=sum(1 for r in plan.racks if r.role != "cdu"), kw=f"{sum(p['kw'] for p in rows):,.1f}",
+        cooling=plan.cooling,
         budget_kw=f"{sum(p['budget_kw'] for p in rows):,.1f}", route_colour=ROUTE_COLOUR)
     return {"floor.svg": svg + "\n", "floor.html": html}

@@ -26,7 +26,7 @@ from generators.stages.storage import HA_MIN_SERVERS, size_storage
 BOM_SCHEMA = Bom.SCHEMA
 CATEGORIES = ("compute", "rack", "backend", "frontend", "oob", "storage", "management", "software")
 NETWORK_CATEGORIES = ("backend", "frontend", "oob")
-KINDS = ("server", "component", "rack", "pdu", "switch", "transceiver", "cable", "license")
+KINDS = ("server", "component", "rack", "pdu", "cdu", "switch", "transceiver", "cable", "license")
 CATEGORY_TITLES = {
     "compute": "Compute servers",
     "rack": "Racks and PDUs",
@@ -221,7 +221,8 @@ def _switch_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
 
 def _rack_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
     sold = system_racks(plan)
-    racks = [r for r in plan.racks or [] if r.name not in sold]
+    # an in-row CDU's row position is the CDU itself, not an enclosure
+    racks = [r for r in plan.racks or [] if r.name not in sold and r.role != "cdu"]
     model_key = plan.floor.rack_model if plan.floor is not None else None
     if racks and model_key:
         rk = catalog.racks[model_key]
@@ -229,6 +230,9 @@ def _rack_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
     for key, n in sorted(Counter(d.model for d in plan.devices if d.kind == "pdu" and d.role != "power-shelf").items()):
         pdu = catalog.pdus[key]
         out.add("rack", "pdu", key, pdu.description, n, pdu.price)
+    for key, n in sorted(Counter(d.model for d in plan.devices if d.kind == "cdu").items()):
+        cdu = catalog.cdus[key]
+        out.add("rack", "cdu", key, cdu.description, n, cdu.price)
 
 
 def _stocked(catalog: Catalog) -> dict[str, tuple[str, float, Price]]:

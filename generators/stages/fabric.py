@@ -207,14 +207,19 @@ def _three_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], 
             "use fewer scalable units per pod")
     k = uplinks // s_pod
     pods = [leaves[i:i + pod_leaves] for i in range(0, len(leaves), pod_leaves)]
-    core_c = _smallest_divisor_at_least(half, 1)
-    while core_c is not None and len(pods) * (half // core_c) > p_all:
-        core_c = _smallest_divisor_at_least(half, core_c + 1)
+    # a spine's uplinks match the downlinks its pod uses (non-blocking above the leaves): a pod smaller
+    # than the spines' half (fewer leaves, or a leaf's share not filling it) must not buy cores and optics
+    # for ports nothing feeds. The first pod is the largest; every pod gets its spines' count, so each
+    # core meets every pod on the same ports.
+    up = min(half, len(pods[0]) * k)
+    core_c = _smallest_divisor_at_least(up, 1)
+    while core_c is not None and len(pods) * (up // core_c) > p_all:
+        core_c = _smallest_divisor_at_least(up, core_c + 1)
     if core_c is None:
         raise DesignError.one(
             "compute.count", f"{len(pods)} pods exceed a 3-tier fat tree of {p_all}-port switches "
             f"(at most {p_all} pods)", "split the cluster into several fabrics or use a higher-radix switch")
-    m = half // core_c
+    m = up // core_c
     ports = eligible(model, speed, "down")
     down_idx, up_idx = ports[:half], ports[half:2 * half]
     ws, wc = _width(s_pod), _width(s_pod * core_c)
@@ -604,6 +609,8 @@ def oob_port(catalog: Catalog, dev: Device) -> str | None:
         return catalog.storage_servers[dev.model].bmc_port
     if dev.kind == "pdu":
         return catalog.pdus[dev.model].mgmt_port
+    if dev.kind == "cdu":
+        return catalog.cdus[dev.model].mgmt_port
     if dev.kind == "switch" and dev.network in ("backend", "frontend", "storage", "nvlink"):
         return catalog.switches[dev.model].mgmt_port
     return None

@@ -30,7 +30,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design, RackRole, rack_model_key
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
-from generators.model.sections import Floor, FloorRow
+from generators.model.sections import CduPlacement, Cooling, Floor, FloorRow, PlanWarning, RackHeat, RowHeat
 from generators.model.sections import Rack as RackRecord
 from generators.stages.fabric import Builder, Endpoint, build_oob, eligible, oob_port, oob_sizing
 
@@ -119,6 +119,10 @@ def device_size(catalog: Catalog, dev: Device) -> tuple[int, float]:
         return sw.rack_units, sw.power_w / 1000
     if dev.kind == "pdu":
         return catalog.pdus[dev.model].rack_units, 0.0
+    if dev.kind == "cdu":
+        cdu = catalog.cdus[dev.model]
+        # an in-row CDU is fed by the facility's mechanical power, not from the rack position it stands on
+        return cdu.rack_units, cdu.power_kw if cdu.placement == "in_rack" else 0.0
     raise ValueError(f"no size for {dev.kind}")
 
 
@@ -214,6 +218,7 @@ class Contents:
     blocks: list[Block]
     central: list[Rack]
     agg_rack: Rack | None  # the rack of the OOB aggregation switches (None: oob.uplink: frontend)
+    cdus: list[Rack] = field(default_factory=list)  # in-row CDU positions, made as the rows are filled
 
 
 def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs: int) -> Contents:
@@ -381,8 +386,58 @@ class RowSource:
         return row
 
 
-def _fill_rows(src: RowSource, racks: list[Rack]) -> None:
+@dataclass(slots=True)
+class CduRows:
+    """In-row cooling: each group of `per` system racks of a row is followed by `spares + 1` CDU positions."""
+
+    per: int
+    cdus: int
+    made: list[Rack]
+
+
+def cdu_rows(design: Design, catalog: Catalog) -> CduRows | None:
+    cool, system = design.site.cooling, design.compute.system
+    if cool is None or system is None or catalog.cdus[cool.cdu].placement != "in_row":
+        return None
+    cdu = catalog.cdus[cool.cdu]
+    per = cool.racks_per_cdu or max(1, int(cdu.capacity_kw // catalog.rack_systems[system].liquid_kw(catalog)))
+    return CduRows(per, 2 if cool.redundancy == "N+1" else 1, [])
+
+
+def _fill_cooled(src: RowSource, racks: list[Rack], cool: CduRows) -> None:
+    """System racks into rows in groups of `cool.per`, each group's CDUs standing at its end, so a group
+    and the CDUs on its loop share a row. A group is not split across rows while a fresh row would
+    take it whole."""
+    k = 0
+    while k < len(racks):
+        row = src.take()
+        free = row.free()
+        i = 0
+        while k < len(racks):
+            g = min(cool.per, len(racks) - k)
+            if g + cool.cdus > len(free) - i:
+                if i > 0:
+                    break  # the next row takes the group whole
+                g = len(free) - cool.cdus
+                if g < 1:
+                    raise DesignError.one("site.rows" if src.manual else "site.floor.row_positions",
+                                          f"row {row.name} has {len(free)} free positions: too few for one "
+                                          f"rack and its {cool.cdus} in-row CDUs", "use longer rows")
+            for pos in free[i:i + g]:
+                racks[k].row, racks[k].position = row.index, pos
+                k += 1
+            for pos in free[i + g:i + g + cool.cdus]:
+                cdu = Rack("cdu", [], racks[k - 1].block, layout="bottom", pdus=0)
+                cdu.row, cdu.position = row.index, pos
+                cool.made.append(cdu)
+            i += g + cool.cdus
+
+
+def _fill_rows(src: RowSource, racks: list[Rack], cool: CduRows | None = None) -> None:
     """Racks into consecutive rows, in order, skipping blocked positions."""
+    if cool is not None:
+        _fill_cooled(src, racks, cool)
+        return
     k = 0
     while k < len(racks):
         row = src.take()
@@ -433,10 +488,11 @@ def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack]) -> l
     return rest
 
 
-def _arrange(contents: Contents, design: Design, blocked: dict[str, set[int]]) -> RowSource:
+def _arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[str, set[int]]) -> RowSource:
     mode = design.site.spine_rack_position or (
         "end" if design.backend.placement == "dedicated_racks" else "middle")
     src = RowSource(design, blocked)
+    cool = cdu_rows(design, catalog)
     blocks = contents.blocks
     mid = len(blocks) // 2 if len(blocks) > 1 else 0
     for b in blocks:
@@ -444,12 +500,13 @@ def _arrange(contents: Contents, design: Design, blocked: dict[str, set[int]]) -
         comp = b.compute
         # split the compute racks in two halves at a scalable-unit boundary near the middle
         half = (len(comp) + 1) // 2
-        _fill_rows(src, comp[:half])
+        _fill_rows(src, comp[:half], cool)
         overflow = _network_row(src, b, mode, contents.central if b.index == mid else [])
         if overflow:
             _fill_rows(src, overflow)
-        _fill_rows(src, comp[half:])
+        _fill_rows(src, comp[half:], cool)
         src.groups.append(list(range(first, len(src.rows))))
+    contents.cdus = cool.made if cool is not None else []
     return src
 
 
@@ -593,7 +650,7 @@ def place(plan: Plan, catalog: Catalog) -> None:
         contents = _contents(plan, design, catalog, lim, n_aggs)
         blocked: dict[str, set[int]] = {}
         for _ in range(6):
-            src = _arrange(contents, design, blocked)
+            src = _arrange(contents, design, catalog, blocked)
             while src.manual and len(src.rows) < len(site.rows):
                 src.take()  # declared rows left empty still stand on the floor and carry trays
             width, depth = _geometry(src, design)
@@ -606,6 +663,7 @@ def place(plan: Plan, catalog: Catalog) -> None:
                                   "give the rows explicitly in site.rows")
         racks = _all_racks(contents)
         _name_racks(racks, src.rows)
+        _add_cdus(plan, racks, design, catalog)
         groups, group_racks, agg_group = _oob_groups(racks, contents.agg_rack, plan, catalog, design, lim)
         need = 2 * oob_sizing(catalog, design, [len(g) for g in groups], agg_group)[1]
         if need == n_aggs:
@@ -636,6 +694,8 @@ def place(plan: Plan, catalog: Catalog) -> None:
     for d in plan.devices:
         if d.name in unit_of:
             d.rack, d.unit = unit_of[d.name]
+            if d.kind == "cdu" and catalog.cdus[d.model].placement == "in_row":
+                d.unit = None  # it is the whole position, not a unit in a rack
     # PDUs: zero-U, in the rear channels, A and B feeds alternately (a rack's PDU names do not depend
     # on its count beyond dropping the last ones: 3 PDUs are a1, b1, a2)
     pdu = catalog.pdus[site.rack.pdu]
@@ -647,6 +707,12 @@ def place(plan: Plan, catalog: Catalog) -> None:
             dev.rack, dev.unit = r.name, None
             plan.devices.append(dev)
     _check_racks(racks, design, catalog, pdu.capacity_kw)
+    plan.cooling = _cooling(racks, src.rows, design, catalog)
+    if site.floor.max_load_kg_m2 is not None and plan.cooling is None:
+        plan.warnings.append(PlanWarning(
+            "site.floor.max_load_kg_m2", "not checked: the catalog weighs rack systems and CDUs only, and this "
+            "design has neither; check the racks' weight with their vendors"))
+    _check_rows(racks, src.rows, design, catalog, plan.cooling)
     plan.networks["oob"] = info
     plan.racks = [_rack_record(r, src.rows, design, catalog) for r in
                            sorted(racks, key=lambda r: (r.row, r.position))]
@@ -661,7 +727,7 @@ def _all_racks(c: Contents) -> list[Rack]:
     out: list[Rack] = []
     for b in c.blocks:
         out += b.compute + b.leaves + b.spines + b.others
-    out += c.central
+    out += c.central + c.cdus
     return out
 
 
@@ -670,6 +736,27 @@ def _name_racks(racks: list[Rack], rows: list[RowGeom]) -> None:
         row = rows[r.row]
         w = max(2, len(str(row.positions)))
         r.name = f"{row.name}-{r.position + 1:0{w}d}"
+
+
+def _add_cdus(plan: Plan, racks: list[Rack], design: Design, catalog: Catalog) -> None:
+    """The CDU devices, named by where they stand (as PDUs are): an in-row CDU after its row position
+    (`cdu-r01-09`), an in-rack one after its rack and number (`cdu-r01-03-1`). Racks that stay where they
+    are keep their CDUs' names whatever else changes in the design."""
+    plan.devices = [d for d in plan.devices if d.kind != "cdu"]  # placement is retried: one set of CDUs
+    cool = design.site.cooling
+    if cool is None or design.compute.system is None:
+        return
+    cdu = catalog.cdus[cool.cdu]
+    kw = cdu.power_kw if cdu.placement == "in_rack" else 0.0
+    names: list[tuple[Rack, str]] = []
+    for r in racks:
+        if r.role == "cdu":
+            names.append((r, f"cdu-{r.name}"))
+        elif cdu.placement == "in_rack" and r.mgmt_switches:
+            names += [(r, f"cdu-{r.name}-{j + 1}") for j in range(2 if cool.redundancy == "N+1" else 1)]
+    for r, name in names:
+        r.items = [it for it in r.items if it.name != name] + [Item(name, cdu.rack_units, kw)]
+        plan.devices.append(Device(name, "cdu", "cdu", cool.cdu))
 
 
 def _oob_groups(racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: Catalog,
@@ -709,6 +796,12 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: C
     cur_n = 0
     split: dict[int, list[Endpoint]] = {}  # group -> its share of a rack system's rack
     for r in ordered:
+        prev = group_racks[-1][-1] if group_racks else None
+        if r.role == "cdu" and prev is not None and prev.row == r.row and (len(group_racks) - 1) in split:
+            # an in-row CDU's management port goes to the management switch of the rack beside it (a CDU
+            # position has no access switch of its own)
+            split[len(group_racks) - 1] += per_rack[r.name]
+            continue
         if r.mgmt_switches:
             # its own management switches serve it alone, the endpoints dealt evenly bottom-up
             eps, n = per_rack[r.name], r.mgmt_switches
@@ -766,6 +859,143 @@ def _check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: fl
                                     f"set {f} to at least {need}, or use a larger PDU model (site.rack.pdu)"))
         if len(problems) > 5:
             break
+    if problems:
+        raise DesignError(problems[:6])
+
+
+def _rack_heat(r: Rack, design: Design, catalog: Catalog) -> tuple[float, float, float | None]:
+    """(liquid kW, air kW, weight kg) of a rack: a rack system's by its liquid share and weight, plus any
+    in-rack CDU (its pumps' heat goes to air); other racks are all air and unweighed."""
+    system = design.compute.system
+    cdus = [it for it in r.items if it.name.startswith("cdu-")]
+    cdu_kw = sum(it.kw for it in cdus)
+    if r.mgmt_switches and system is not None:
+        rs = catalog.rack_systems[system]
+        liquid = (r.kw - cdu_kw) * rs.liquid_fraction
+        cool = design.site.cooling
+        extra = len(cdus) * catalog.cdus[cool.cdu].weight_kg if cool is not None else 0.0
+        return liquid, r.kw - liquid, rs.weight_kg + extra
+    if r.role == "cdu" and design.site.cooling is not None:
+        return 0.0, 0.0, catalog.cdus[design.site.cooling.cdu].weight_kg
+    return 0.0, r.kw, None
+
+
+def _cooling(racks: list[Rack], rows: list[RowGeom], design: Design, catalog: Catalog) -> Cooling | None:
+    """The cooling section: every rack's heat and weight, the CDUs and whom they serve, per-row totals."""
+    cool = design.site.cooling
+    if cool is None or design.compute.system is None:
+        return None
+    cdu = catalog.cdus[cool.cdu]
+    ordered = sorted(racks, key=lambda r: (r.row, r.position))
+    area = design.site.rack.width_mm * design.site.rack.depth_mm / 1e6
+    heat = {r.name: _rack_heat(r, design, catalog) for r in ordered}
+    served: dict[str, list[str]] = defaultdict(list)  # rack -> its CDUs
+    placements: list[CduPlacement] = []
+    if cdu.placement == "in_rack":
+        for r in ordered:
+            for it in r.items:
+                if it.name.startswith("cdu-"):
+                    served[r.name].append(it.name)
+                    placements.append(CduPlacement(it.name, cool.cdu, r.name, [r.name], round(heat[r.name][0], 3),
+                                                   cdu.capacity_kw, cdu.power_kw))
+        per = 1
+    else:
+        # a group: the system racks of a row before its CDU positions (since the previous CDUs)
+        per = cdu_rows(design, catalog).per  # type: ignore[union-attr]  # in_row: always a CduRows
+        by_row: dict[int, list[Rack]] = defaultdict(list)
+        for r in ordered:
+            by_row[r.row].append(r)
+        for row_racks in by_row.values():
+            group: list[Rack] = []
+            cdus: list[Rack] = []
+            for r in [*row_racks, None]:
+                if r is not None and r.role == "cdu":
+                    cdus.append(r)
+                    continue
+                if cdus:
+                    names = [g.name for g in group]
+                    load = round(sum(heat[n][0] for n in names), 3)
+                    for c in cdus:
+                        placements.append(CduPlacement(f"cdu-{c.name}", cool.cdu, c.name, names, load,
+                                                       cdu.capacity_kw, cdu.power_kw))
+                    for n in names:
+                        served[n] += [f"cdu-{c.name}" for c in cdus]
+                    group, cdus = [], []
+                if r is not None and r.mgmt_switches:
+                    group.append(r)
+    rack_heat = [RackHeat(r.name, rows[r.row].name, round(r.kw, 3), round(heat[r.name][0], 3),
+                          round(heat[r.name][1], 3), heat[r.name][2],
+                          None if heat[r.name][2] is None else round(heat[r.name][2] / area, 1), served[r.name])
+                 for r in ordered]
+    fl = design.site.floor
+    row_heat: list[RowHeat] = []
+    for row in rows:
+        mine = [h for h, r in zip(rack_heat, ordered, strict=True) if r.row == row.index]
+        n_cdu = sum(1 for r in ordered if r.row == row.index and r.role == "cdu")
+        row_heat.append(RowHeat(row.name, sum(1 for r in ordered if r.row == row.index and r.role != "cdu"),
+                                round(sum(h.kw for h in mine), 3), round(sum(h.liquid_kw for h in mine), 3),
+                                round(sum(h.air_kw for h in mine), 3),
+                                round(n_cdu * cdu.power_kw if cdu.placement == "in_row" else 0.0, 3), n_cdu,
+                                round(sum(h.weight_kg or 0.0 for h in mine), 1), fl.row_power_kw, fl.row_air_kw))
+    kw = round(sum(h.kw for h in rack_heat), 3)
+    cdu_kw = round(sum(h.cdu_kw for h in row_heat), 3)
+    return Cooling(cool.cdu, cdu.placement, cool.redundancy, per, rack_heat, row_heat, placements, kw,
+                   round(sum(h.liquid_kw for h in rack_heat), 3), round(sum(h.air_kw for h in rack_heat), 3),
+                   cdu_kw, round((kw + cdu_kw) / 1000, 3))
+
+
+def _check_rows(racks: list[Rack], rows: list[RowGeom], design: Design, catalog: Catalog,
+                cooling: Cooling | None) -> None:
+    """What the facility must carry: each row's power against its busway (site.floor.row_power_kw), its
+    air-cooled heat against the row's air cooling (site.floor.row_air_kw), each CDU group's liquid heat
+    against one CDU (the spare only stands in for a failed one), the weight on each footprint
+    (site.floor.max_load_kg_m2), and an in-rack CDU's draw against the rack system's power shelves."""
+    fl = design.site.floor
+    problems: list[Problem] = []
+    kw_row: dict[int, float] = defaultdict(float)
+    air_row: dict[int, float] = defaultdict(float)
+    for r in racks:
+        _liquid, air, _w = _rack_heat(r, design, catalog)
+        kw_row[r.row] += r.kw
+        air_row[r.row] += air
+    for i in sorted(kw_row):
+        name, n = rows[i].name, sum(1 for r in racks if r.row == i and r.role != "cdu")
+        if fl.row_power_kw is not None and kw_row[i] > fl.row_power_kw + 1e-9:
+            problems.append(Problem("site.floor.row_power_kw", f"row {name} draws {kw_row[i]:,.1f} kW ({n} racks), "
+                                    f"over its {fl.row_power_kw:g} kW busway", "raise site.floor.row_power_kw to "
+                                    f"at least {math.ceil(kw_row[i])}, or spread the racks over more rows "
+                                    "(fewer positions per row: site.floor.row_positions)"))
+        if fl.row_air_kw is not None and air_row[i] > fl.row_air_kw + 1e-9:
+            problems.append(Problem("site.floor.row_air_kw", f"row {name} puts {air_row[i]:,.1f} kW into the air, "
+                                    f"over its {fl.row_air_kw:g} kW of air cooling", "raise site.floor.row_air_kw "
+                                    f"to at least {math.ceil(air_row[i])}, or use shorter rows"))
+    if cooling is not None:
+        for c in cooling.cdus:
+            if c.load_kw > c.capacity_kw + 1e-9:
+                problems.append(Problem("site.cooling.racks_per_cdu", f"CDU {c.name} serves {len(c.serves)} racks "
+                                        f"with {c.load_kw:,.1f} kW of liquid heat, over one {c.model}'s "
+                                        f"{c.capacity_kw:g} kW", "lower site.cooling.racks_per_cdu or use a larger "
+                                        "CDU (site.cooling.cdu)"))
+                break
+        if fl.max_load_kg_m2 is not None:
+            for h in cooling.racks:
+                if h.load_kg_m2 is not None and h.load_kg_m2 > fl.max_load_kg_m2 + 1e-9:
+                    problems.append(Problem("site.floor.max_load_kg_m2", f"rack {h.rack} weighs {h.weight_kg:,.0f} "
+                                            f"kg on {design.site.rack.width_mm} x {design.site.rack.depth_mm} mm: "
+                                            f"{h.load_kg_m2:,.0f} kg/m2, over the floor's {fl.max_load_kg_m2:g} "
+                                            "kg/m2", "reinforce the floor (site.floor.max_load_kg_m2) or spread "
+                                            "the load (deeper racks: site.rack.depth_mm)"))
+                    break
+        system = design.compute.system
+        if system is not None and cooling.placement == "in_rack":
+            rs = catalog.rack_systems[system]
+            shelves = rs.power_shelves * catalog.pdus[rs.power_shelf].capacity_kw
+            for h in cooling.racks:
+                if h.cdus and h.kw > shelves + 1e-9:
+                    problems.append(Problem("site.cooling.cdu", f"rack {h.rack} draws {h.kw:,.1f} kW with its "
+                                            f"in-rack CDUs, over its {rs.power_shelves} x {rs.power_shelf} "
+                                            f"({shelves:g} kW)", "use an in-row CDU or redundancy: N"))
+                    break
     if problems:
         raise DesignError(problems[:6])
 

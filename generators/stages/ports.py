@@ -174,6 +174,8 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
             m[st.bmc_port] = mgmt
         elif d.kind == "pdu":
             m[catalog.pdus[d.model].mgmt_port] = mgmt
+        elif d.kind == "cdu":
+            m[catalog.cdus[d.model].mgmt_port] = mgmt
         out[key] = m
     return out
 
@@ -186,6 +188,8 @@ def host_port_speeds(catalog: Catalog, dev: Device, fe_nic: str | None = None, f
     out: dict[str, set[int]] = {}
     if dev.kind == "pdu":
         return {catalog.pdus[dev.model].mgmt_port: {1}}
+    if dev.kind == "cdu":
+        return {catalog.cdus[dev.model].mgmt_port: {1}}
     if dev.kind == "storage":
         st = catalog.storage_servers[dev.model]
         nic = catalog.nics[st.nic]
