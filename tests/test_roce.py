@@ -375,3 +375,14 @@ def test_the_summary_says_what_a_roce_backend_gets_and_what_not(compiled: Compil
     text = " ".join(r.output.split())  # the printed table (its cells wrap)
     assert "backend configs" in text and "not configured" in text
     assert not [w for w in IB_WORDS if w in text]
+
+
+@pytest.mark.parametrize("name", ["h100-512-roce", "b300-spectrumx"])
+def test_an_ethernet_bom_uses_no_infiniband_words(compiled: Compiled, name: str) -> None:
+    """What a buyer reads of an Ethernet site (the BoM in every format; the printed summary is checked
+    above) names no subnet manager: the management node is a management node, not a subnet-manager node."""
+    files = rendered_files(compiled, name)
+    read = {p: t for p, t in files.items() if p.startswith("bom.")}
+    assert {"bom.csv", "bom.json", "bom.html"} <= set(read)
+    for path, text in read.items():
+        assert not [w for w in IB_WORDS if w in text], path

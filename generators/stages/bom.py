@@ -325,8 +325,9 @@ def _storage_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) ->
 
 def _software_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog, gpus: int) -> dict[str, Any]:
     sw = design.software
-    info: dict[str, Any] = {"subnet_manager": sw.subnet_manager}
-    if design.backend.technology == "infiniband":
+    info: dict[str, Any] = {}
+    if design.backend.technology == "infiniband":  # an Ethernet backend has no subnet manager to name
+        info["subnet_manager"] = sw.subnet_manager
         # UFM is licensed per endpoint: every host channel adapter on the fabric (compute NICs and the
         # subnet-manager nodes' own HCAs); switches are free.
         hosts = {d.name for d in plan.devices if d.kind in ("server", "management", "storage")}
