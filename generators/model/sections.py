@@ -347,6 +347,13 @@ class BackendNet(Record):
     vrfs: list[BackendVrf]
     rails: list[BackendRail]
 
+    def ports_by_switch(self) -> dict[str, list[BackendPort]]:
+        """Every switch's used ports, in plan order (what each vendor renders a switch from)."""
+        out: dict[str, list[BackendPort]] = {s.name: [] for s in self.switches}
+        for p in self.ports:
+            out[p.switch].append(p)
+        return out
+
 
 # ------------------------------------------------------------------------------- Slurm, InfiniBand
 

@@ -16,7 +16,7 @@ reference: https://docs.nvidia.com/networking-ethernet-software/nvue-reference/S
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Any
 
 import yaml
@@ -194,9 +194,7 @@ def render_backend_cumulus(plan: Plan) -> dict[str, str]:
         raise ValueError(f"the backend plan's RoCE classes {bn.qos} are not what `qos roce mode lossless` sets "
                          f"({ROCE_LOSSLESS}); the Cumulus renderer configures those only")
     devs = plan.index()
-    by_switch: dict[str, list[BackendPort]] = defaultdict(list)
-    for p in bn.ports:
-        by_switch[p.switch].append(p)
+    by_switch = bn.ports_by_switch()
     files: dict[str, str] = {}
     for sw in bn.switches:
         model_key = devs[sw.name].model

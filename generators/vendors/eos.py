@@ -379,9 +379,7 @@ def render_backend_eos(plan: Plan) -> dict[str, str]:
     bn = plan.backend_net
     if bn is None:
         return {}
-    by_switch: dict[str, list[BackendPort]] = {s.name: [] for s in bn.switches}
-    for p in bn.ports:
-        by_switch[p.switch].append(p)
+    by_switch = bn.ports_by_switch()
     return {f"backend/{sw.name}/eos.cfg": _render_structured(plan, sw.name,
                                                              backend_structured_config(plan, sw, by_switch[sw.name]))
             for sw in bn.switches}

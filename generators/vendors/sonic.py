@@ -414,9 +414,7 @@ def render_backend_sonic(plan: Plan) -> dict[str, str]:
     bn = plan.backend_net
     if bn is None:
         return {}
-    by_switch: dict[str, list[BackendPort]] = {s.name: [] for s in bn.switches}
-    for p in bn.ports:
-        by_switch[p.switch].append(p)
+    by_switch = bn.ports_by_switch()
     devs = plan.index()
     files: dict[str, str] = {}
     for sw in bn.switches:
