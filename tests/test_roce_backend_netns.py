@@ -201,8 +201,11 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                     fr = leaf.vtysh_json(f"show ip route vrf {vrf} {_net(far.address)} json")
                     hops = {x.get("ip") for e in fr.get(_net(far.address), []) for x in e["nexthops"]}
                     assert hops == {vtep[far.switch]}, f"{me.switch} {vrf} {_net(far.address)}: {hops}"
-                    assert wait_until(lambda s=src, d=fdst, h=h: ping_src(hostns[h], s, d), timeout=15,
-                                      interval=0.5), f"{h} {src} -> {o} {fdst} (rail {r} -> {s})"
+                    # bounded, but longer than on one leaf: the first packet over VXLAN waits for the VTEPs'
+                    # underlay ECMP paths (installed last, see below); 15 s failed once in a full-suite run
+                    assert wait_until(lambda s=src, d=fdst, h=h: ping_src(hostns[h], s, d), timeout=45,
+                                      interval=0.5), (f"{h} {src} -> {o} {fdst} (rail {r} -> {s}); underlay to "
+                                                      f"{vtep[far.switch]}: {route_get(leaf.netns, vtep[far.switch])}")
         # the VTEPs' underlay: only over the leaf's uplinks, ECMP across every spine (bounded wait: the
         # last spine's paths may still be installing when the type-5 routes are in)
         spine_port = {(a, p): b for a, p, b, _ in links} | {(b, q): a for a, _, b, q in links}
