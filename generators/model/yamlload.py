@@ -31,8 +31,27 @@ _MERGE = "tag:yaml.org,2002:merge"
 SourceMap = dict[tuple[str, ...], str]  # path of keys -> "file:line"
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml's C parser makes the events (5-20x faster than PyYAML's pure-Python scanner: the parts
+# catalog took 0.4 s to read, most of a small compile), while composing stays in Python so the depth
+# guard below runs at every level. Marks, values and errors are the same (tests/test_hostile_inputs.py).
+try:
+    from yaml._yaml import CParser as _EventSource
+except ImportError:  # a PyYAML built without libyaml: the same events, slower
+    class _EventSource(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+
+
+class _Loader(yaml.composer.Composer, _EventSource, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
     label = ""
+
+    def __init__(self, stream: str) -> None:
+        _EventSource.__init__(self, stream)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         # PyYAML's composer recurses once per level: refuse deep nesting before Python's stack runs out
@@ -43,7 +62,7 @@ class _Loader(yaml.SafeLoader):
                 raise DesignError.one("(yaml)", f"nested more than {MAX_DEPTH} levels deep",
                                       "flatten the structure; a design needs a few levels", f"{self.label}:"
                                       f"{mark.line + 1}")
-            return super().compose_node(parent, index)
+            return yaml.composer.Composer.compose_node(self, parent, index)
         finally:
             self._depth -= 1
 
@@ -51,7 +70,7 @@ class _Loader(yaml.SafeLoader):
 # Re-register the int/float resolvers without the sexagesimal (base-60) forms.
 _Loader.yaml_implicit_resolvers = {
     k: [(tag, rx) for tag, rx in v if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for k, v in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:int",
