@@ -9,11 +9,12 @@ import io
 import json
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+import jinja2
 
 from generators.model.design import Design
 from generators.model.plan import Plan
 from generators.model.sections import Bom
+from generators.renderers.templating import environment
 from generators.stages.bom import CATEGORIES, CATEGORY_TITLES, NETWORK_CATEGORIES, plan_bom
 
 CSV_COLUMNS = ("category", "kind", "part", "sku", "description", "quantity", "unit", "unit_usd", "total_usd",
@@ -96,17 +97,10 @@ def _context(bom: Bom, design: Design) -> dict[str, Any]:
             "kind_colors": KIND_COLORS}
 
 
-_ENV: Environment | None = None
-
-
-def _env() -> Environment:
-    global _ENV
-    if _ENV is None:
-        _ENV = Environment(loader=PackageLoader("generators.renderers", "templates"),
-                           autoescape=select_autoescape(["j2"]),
-                           undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-        _ENV.filters.update(usd=usd, usd_short=usd_short, qty=qty, pct=lambda x: f"{x * 100:.1f}%")
-    return _ENV
+def _env() -> jinja2.Environment:
+    env = environment(autoescape=True, trim=True)
+    env.filters.update(usd=usd, usd_short=usd_short, qty=qty, pct=lambda x: f"{x * 100:.1f}%")
+    return env
 
 
 def bom_html(bom: Bom, design: Design) -> str:

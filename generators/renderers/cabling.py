@@ -18,11 +18,11 @@ from html import escape
 from typing import Any
 
 import segno
-from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from generators.model.catalog import Catalog
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import Rack as RackRecord
+from generators.renderers.templating import environment
 from generators.stages.placement import device_size
 
 CABLE_COLUMNS = ["cable_id", "label", "network", "tier", "a_rack", "a_u", "a_device", "a_port", "b_rack", "b_u",
@@ -38,9 +38,7 @@ COLOR = {"dac": "111111", "acc": "444444", "aoc": "ff8c00", "mmf": "00bcd4", "sm
 ROLE_COLOR = {"compute": "#8fb8de", "leaf": "#f4a259", "spine": "#e05d5d", "core": "#9b5de5", "frontend": "#5fbf77",
               "storage": "#c9b458", "management": "#a0a0a0", "cdu": "#3fb8c8"}
 
-_ENV = Environment(loader=PackageLoader("generators.renderers", "templates"), autoescape=True,
-                   undefined=StrictUndefined,
-                   keep_trailing_newline=True)
+_ENV = environment(autoescape=True, trim=False)
 
 
 def _num(x: float) -> str:

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from generators.handover.netbox_model import NbObject, Ref, Termination
 from generators.model.plan import Plan
+from generators.renderers.templating import environment
 
 NETBOX_VERSION = "4.7"
 
@@ -339,8 +339,7 @@ def _yaml(docs: list[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(docs, sort_keys=False, explicit_start=True, allow_unicode=True, width=120)
 
 
-_ENV = Environment(loader=PackageLoader("generators.renderers", "templates"), autoescape=False,
-                   undefined=StrictUndefined, keep_trailing_newline=True)
+_ENV = environment(autoescape=False, trim=False)
 
 # how each step's rows become its file
 _FORMATS: dict[str, Callable[[list[dict[str, Any]], Step], str]] = {

@@ -33,10 +33,7 @@ from __future__ import annotations
 
 import json
 import math
-from functools import cache
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from generators.model.netdesign import SONIC_MGMT_LEAF_ROUTER, SONIC_SAG
 from generators.model.plan import Device, Plan, required
@@ -45,17 +42,19 @@ from generators.renderers.netview import PortUse, SwitchView, frontend_views, rt
 from generators.stages.ports import port_table
 from generators.vendors.base import Vendor
 
+if TYPE_CHECKING:
+    import jinja2
+
 DEVICE_TYPE = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}
 OOB_DEVICE_TYPE = {"leaf": "MgmtToRRouter", "spine": "MgmtLeafRouter"}
 OOB_DEVICE_TYPE_202405 = {"leaf": "MgmtToRRouter", "spine": "LeafRouter"}  # no MgmtLeafRouter in its model
 SONIC_MGMT_PORT = "eth0"  # SONiC's management interface, whatever the catalog calls the jack
 
 
-@cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("generators.renderers", "templates"), trim_blocks=True,
-                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-                              autoescape=False)
+    from generators.renderers.templating import environment  # jinja2 only when a SONiC switch renders
+
+    return environment(autoescape=False, trim=True)
 
 
 def _json(doc: dict[str, Any]) -> str:
