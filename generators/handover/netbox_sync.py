@@ -35,13 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from generators.handover import WORKERS
 from generators.handover.netbox_model import ENDPOINTS, KEY_FIELD, TAG, NbObject, Ref, Termination
 
 _HEX6 = re.compile(r"[0-9a-fA-F]{6}")
 BATCH = 100  # objects per list request: NetBox validates each in one transaction
-# list requests in flight at once: NetBox spends ~0.2 s of server time per cable and ~70 ms per
-# interface, so one request at a time leaves all but one of its workers idle
-WORKERS = 4
 PAGE = 1000  # objects per GET page (NetBox's default MAX_PAGE_SIZE)
 
 # which NetBox object type (for the custom field) each endpoint holds

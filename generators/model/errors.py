@@ -7,9 +7,10 @@ import types
 import typing
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+if TYPE_CHECKING:  # every command imports this module; pydantic loads with the design model, not here
+    from pydantic import BaseModel
 
 
 def printable(text: str, keep: str = "\n") -> str:
@@ -57,6 +58,8 @@ class DesignError(Exception):
 
 def fields_at(root: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """Field names of the model at a validation location under `root` (for "did you mean")."""
+    from pydantic import BaseModel
+
     tp: Any = root
     for part in (*loc, None):
         while True:  # unwrap Annotated, Optional/unions (the first model among them), lists and mappings
