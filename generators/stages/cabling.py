@@ -35,7 +35,6 @@ from itertools import pairwise
 from typing import Any
 
 import networkx as nx
-from shapely.geometry import LineString, box
 
 from generators.model.catalog import COPPER, Cable, Catalog, Transceiver
 from generators.model.design import Design
@@ -122,13 +121,17 @@ def build_trays(plan: Plan, design: Design) -> Trays:
             for r1, r2 in pairwise(col):
                 for i in range(tray.cross_every - 1, rows[r1].positions, tray.cross_every):
                     edge(("p", r1, i), ("p", r2, i))
-    blocking = [box(k.x_mm, k.y_mm, k.x_mm + k.width_mm, k.y_mm + k.depth_mm)
-                for k in fl.keepouts if k.blocks_trays]
+    if any(k.blocks_trays for k in fl.keepouts):
+        # shapely only for a floor with tray-blocking keep-outs (its import is ~0.15 s of a small compile)
+        from shapely.geometry import LineString, box
+
+        blocking = [box(k.x_mm, k.y_mm, k.x_mm + k.width_mm, k.y_mm + k.depth_mm)
+                    for k in fl.keepouts if k.blocks_trays]
+        for a, b in list(g.edges()):
+            seg = LineString([pos[a], pos[b]])
+            if any(seg.intersects(ko) and not seg.touches(ko) for ko in blocking):
+                g.remove_edge(a, b)
     segments = []
-    for a, b in list(g.edges()):
-        seg = LineString([pos[a], pos[b]])
-        if any(seg.intersects(ko) and not seg.touches(ko) for ko in blocking):
-            g.remove_edge(a, b)
     edges = list(g.edges())
     # a segment is its two end points on the floor, so adding a row elsewhere keeps its id
     seg_ids, _ = stable_ids("T", [";".join(sorted(f"{pos[n][0]:.1f},{pos[n][1]:.1f}" for n in e)) for e in edges])
