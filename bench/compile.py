@@ -1,14 +1,22 @@
-"""Wall time and peak memory of `railyard compile` at 1,024, 16,384 and 65,536 GPUs.
+"""Wall time, peak memory and output of `railyard compile`, against the time to write the same bytes.
 
-Each size runs in a fresh process (peak RSS is per process), writing to a temp dir. 65,536 GPUs is
-the largest non-blocking 3-tier fat tree of 64-port switches (k^3/4 hosts): 8,192 HGX servers.
-Run: python bench/compile.py [--sizes 1024,16384,65536]
+Each size runs in a fresh process (peak RSS is per process), writing to a temp dir. Then the same files
+(read back into memory) are written to a new folder with plain open/write: the physical write time,
+and the ratio of compile time to it (issue #18: railyard should compile at the speed of writing
+files). Sizes:
+- 1,024 GPUs: h100-1024-reference (InfiniBand NDR, 2-tier, every artifact).
+- 16,384 GPUs: h100-16k (3-tier InfiniBand).
+- 65,536 GPUs: the largest non-blocking 3-tier fat tree of 64-port switches (k^3/4 hosts).
+- 98,304 GPUs: h100-512-roce grown to 12,288 HGX servers on SN5600 (a 3-tier RoCE fabric), with every
+  artifact, the SONiC backend configs and host files included.
+Run: python bench/compile.py [--sizes 1024,16384,65536,98304] [--runs 3]  (medians of --runs)
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,31 +30,68 @@ CASES = {
     # 64 pods' spine-to-core fibers need a third tray level into the core rows (tray fill check)
     65536: ["designs/h100-16k.yaml", "--set", "compute.count=8192", "--set", "storage.count=128",
             "--set", "name=h100-64k", "--set", "tenants=[]", "--set", "site.tray.levels=3"],
+    98304: ["designs/h100-512-roce.yaml", "--set", "compute.count=12288", "--set", "storage.count=192",
+            "--set", "name=h100-98k-roce", "--set", "tenants=[]", "--set", "site.tray.levels=3"],
 }
+# the child reports its own peak RSS (ru_maxrss of RUSAGE_CHILDREN is a max over every child so far)
+_CHILD = ("import resource, sys, runpy; sys.argv = ['railyard', *sys.argv[1:]]\n"
+          "try:\n    runpy.run_module('generators.cli', run_name='__main__')\n"
+          "finally:\n    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
 
 
-def run(gpus: int) -> tuple[float, float, int]:
-    with tempfile.TemporaryDirectory() as tmp:
-        args = [sys.executable, "-m", "generators.cli", "compile", *CASES[gpus][:1], "--out", f"{tmp}/out", "-q",
-                *CASES[gpus][1:]]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        t0 = time.perf_counter()
-        subprocess.run(args, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        wall = time.perf_counter() - t0
-        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        size = sum(p.stat().st_size for p in Path(tmp, "out").rglob("*") if p.is_file())
-    # ru_maxrss of children is the max over all children so far: sizes run in ascending order
-    return wall, max(peak_kb, before) / 1024, size
+def compile_once(gpus: int, tmp: Path) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of one compile into tmp/out."""
+    args = [sys.executable, "-c", _CHILD, "compile", CASES[gpus][0], "--out", str(tmp / "out"), "-q",
+            *CASES[gpus][1:]]
+    t0 = time.perf_counter()
+    done = subprocess.run(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        sys.exit(f"compile of {gpus} GPUs failed:\n{done.stderr}")
+    return wall, int(done.stderr.strip().splitlines()[-1]) / 1024
+
+
+def write_once(files: dict[str, bytes], dest: Path) -> float:
+    """Seconds to write these files (folders included) with open/write, no fsync, as compile does."""
+    t0 = time.perf_counter()
+    made: set[str] = set()
+    for rel, data in files.items():
+        parent = os.path.dirname(rel)
+        if parent not in made:
+            os.makedirs(dest / parent, exist_ok=True)
+            made.add(parent)
+        with open(dest / rel, "wb") as fh:
+            fh.write(data)
+    return time.perf_counter() - t0
+
+
+def run(gpus: int, runs: int) -> tuple[float, float, int, int, float]:
+    walls, peaks, writes = [], [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="railyard-bench-") as t:
+            tmp = Path(t)
+            wall, peak = compile_once(gpus, tmp)
+            walls.append(wall)
+            peaks.append(peak)
+            out = tmp / "out"
+            files = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+            writes.append(write_once(files, tmp / "copy"))
+    size = sum(len(b) for b in files.values())
+    return statistics.median(walls), max(peaks), size, len(files), statistics.median(writes)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="1024,16384,65536")
-    sizes = sorted(int(s) for s in ap.parse_args().sizes.split(","))
-    print(f"{'GPUs':>7} {'wall s':>8} {'peak MiB':>9} {'output MiB':>11}")
+    ap.add_argument("--sizes", default="1024,16384,65536,98304")
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args()
+    sizes = sorted(int(s) for s in a.sizes.split(","))
+    print(f"{'GPUs':>7} {'wall s':>8} {'peak MiB':>9} {'files':>7} {'output MiB':>11} {'write s':>8} "
+          f"{'compile/write':>14}")
     for gpus in sizes:
-        wall, peak, size = run(gpus)
-        print(f"{gpus:>7} {wall:>8.2f} {peak:>9.0f} {size / 2**20:>11.1f}", flush=True)
+        wall, peak, size, n, write = run(gpus, a.runs)
+        print(f"{gpus:>7} {wall:>8.2f} {peak:>9.0f} {n:>7} {size / 2**20:>11.1f} {write:>8.3f} "
+              f"{wall / write:>13.0f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ A cache folder that cannot be made or written costs only that time, never a comp
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import cache
 from pathlib import Path
@@ -20,6 +21,20 @@ def cache_root() -> Path:
     return Path(os.environ.get("RAILYARD_CACHE") or Path.home() / ".cache" / "railyard")
 
 
+class _QuietCache(jinja2.FileSystemBytecodeCache):
+    """A cache that cannot be read or written (full disk, permissions) is a miss, not a failed compile."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
     folder = cache_root() / "jinja"
     try:
@@ -28,7 +43,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
             return None
     except OSError:
         return None
-    return jinja2.FileSystemBytecodeCache(str(folder))
+    return _QuietCache(str(folder))
 
 
 @cache

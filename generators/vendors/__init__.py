@@ -71,8 +71,9 @@ def render_oob(plan: Plan) -> dict[str, str]:
     return files
 
 
-# The vendor modules import generators.renderers.netview, and so the renderers package, whose RENDERERS
-# list imports the dispatch functions above: importing them last lets either package be imported first.
+# The vendor modules import generators.renderers.netview (and so the renderers package, whose renderer
+# list, loaded on first use, holds the dispatch functions above): importing them last lets either package
+# be imported first.
 from generators.renderers import netview  # noqa: E402
 from generators.vendors import cumulus, eos, mlnx_os, nvos, sonic  # noqa: E402
 
