@@ -397,15 +397,16 @@ def eos_cli(validated: dict[str, Any]) -> str:
 
 @functools.cache
 def _templar() -> Any:
-    """pyavd's Templar as get_device_config makes it, with two lookups answered without exceptions.
+    """pyavd's Templar as get_device_config makes it, with its three hottest calls made cheaper.
 
     The templates test hundreds of optional keys per interface, and Jinja's Environment.getattr answers a
     missing key of a dict with two raised exceptions (attribute, then item); pyavd's `defined` test is a
-    Python call with five optional arguments. Both are replaced by equivalents: for a plain dict a name
-    that is no dict attribute is exactly a key lookup, an Undefined (pyavd's, which answers every
-    attribute with itself) returns itself, and `defined` without arguments is "neither Undefined nor
-    None". Anything else goes to the originals. tests/test_eos.py holds the output to pyavd's
-    get_device_config byte for byte on every EOS switch of the test designs."""
+    Python call with five optional arguments. Replaced by equivalents for the data a validated structured
+    config holds: for a plain dict a name that is no dict attribute is exactly a key lookup; an Undefined
+    (pyavd's, which answers every attribute with itself) returns itself; `defined` is "neither Undefined
+    nor None" and, given one value to test, "and equal to it". Anything else goes to the originals.
+    tests/test_eos.py holds the output to pyavd's get_device_config byte for byte on every EOS switch of
+    the all-Arista test design."""
     from jinja2.runtime import Undefined
     from pyavd.constants import EOS_CLI_CONFIG_GEN_JINJA2_PRECOMPILED_TEMPLATE_PATH
     from pyavd.j2tests.defined import defined
@@ -427,9 +428,11 @@ def _templar() -> Any:
         return slow_getattr(obj, attribute)
 
     def defined_(value: Any, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs:
+        if kwargs or len(args) > 1:  # a type to check or a warning to emit
             return defined(value, *args, **kwargs)
-        return not (isinstance(value, Undefined) or value is None)
+        if isinstance(value, Undefined) or value is None:
+            return False
+        return not args or args[0] is None or value == args[0]  # `is arista.avd.defined(x)`
 
     env.getattr = getattr_
     env.tests["arista.avd.defined"] = defined_
