@@ -1,23 +1,26 @@
-"""Arista EOS frontend through AVD: the plan is translated into AVD ``eos_designs`` inputs and
-Arista's own library (pyavd) validates them and renders the EOS CLI. No EOS template of ours.
+"""Arista EOS through AVD: railyard builds each switch's AVD structured config (``eos_cli_config_gen``
+input) from the plan, and Arista's own library (pyavd) validates it and renders the EOS CLI with its
+templates. No EOS template of ours.
 
 Outputs (``frontend.vendor: eos``):
-- ``frontend/avd/fabric.yml``: the fabric-wide AVD inputs (node definitions with every uplink as the
-  plan cables it, ASNs and loopbacks from the network plan, tenants/VRFs/SVIs, servers and storage as
-  connected endpoints); ``frontend/avd/hosts.yml``: host -> AVD node type. Together they are what an
-  AVD Ansible inventory would hold, so the same inputs work with ``arista.avd`` too.
-- ``frontend/<switch>/eos.cfg``: EOS running-config from ``pyavd.get_device_config``.
+- ``frontend/<switch>/eos.cfg``: each frontend switch's structured config (frontend_structured_config),
+  validated by ``validate_structured_config``, rendered by pyavd's templates (eos_cli).
+- ``frontend/avd/fabric.yml``: the same fabric as AVD ``eos_designs`` inputs (node definitions with every
+  uplink as the plan cables it, ASNs and loopbacks from the network plan, tenants/VRFs/SVIs, servers and
+  storage as connected endpoints); ``frontend/avd/hosts.yml``: host -> AVD node type. Together they are
+  what an AVD Ansible inventory would hold, for ``arista.avd`` users; eos_designs renders the same eos.cfg
+  from them (tests/test_eos.py, 2 and 3 tiers). eos_designs is not run in the compile: it validates the
+  whole fabric per switch and derives every switch's facts first, the slow part at scale.
 - ``oob/<switch>/eos.cfg`` for EOS out-of-band aggregation switches: not part of the AVD fabric (the
-  access switches are SONiC or Cumulus), so their structured config is built here and rendered by
-  pyavd's ``eos_cli_config_gen`` after ``validate_structured_config``.
+  access switches are SONiC or Cumulus), structured config built here the same way.
 - ``backend/<switch>/eos.cfg`` for EOS RoCE backend switches (``backend.technology: roce``): AVD
-  structured config built here from plan.backend_net, the same way as the OOB switches (no
-  ``eos_designs``: AVD has no RoCE node type, and this path is fast).
+  structured config built here from plan.backend_net (AVD has no RoCE node type).
 
 Design notes: the underlay is eBGP over IPv6 link-local (AVD ``underlay_rfc5549``), the overlay
 eBGP EVPN between loopbacks (AVD's standard), leaves in a pair without MLAG (the plan has no peer
-link), per-leaf ASNs from the RFC 7938 plan, route targets ``<admin>:<VNI>`` as on SONiC. SVIs are
-placed with AVD tags so each leaf carries only the segments of hosts cabled to it.
+link), per-leaf ASNs from the RFC 7938 plan, route targets ``<admin>:<VNI>`` as on SONiC. Each leaf
+carries only the segments of hosts cabled to it (AVD tags in fabric.yml). In 3 tiers the cores are
+EVPN route servers of the pods' spines, so EVPN routes cross pods.
 """
 
 from __future__ import annotations
