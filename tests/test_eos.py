@@ -40,15 +40,12 @@ def eos_files(compiled: Callable[..., Plan], name: str) -> dict[str, str]:
     return rendered_files(compiled, name, *EOS)
 
 
-def test_design(path: Path) -> tuple[Plan, dict[str, str]]:
+def design_files(path: Path) -> tuple[Plan, dict[str, str]]:
     """(plan, every artifact) of a design under tests/designs (cached)."""
     if path not in _TEST_DESIGNS:
         plan = compile_file(path, [])[0]
         _TEST_DESIGNS[path] = plan, render_all(plan)
     return _TEST_DESIGNS[path]
-
-
-test_design.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
 @pytest.mark.parametrize("name", ["h100-256", "h100-1024-reference"])
@@ -117,7 +114,7 @@ def test_two_tier_eos_cfg_is_what_eos_designs_makes_of_the_written_avd_inputs(
     if design == "h100-256":
         plan, files = compiled(design, *EOS), eos_files(compiled, design)
     else:
-        plan, files = test_design(ROCE_EOS)
+        plan, files = design_files(ROCE_EOS)
     fe = [d.name for d in plan.devices if d.kind == "switch" and d.network == "frontend"]
     assert {d.role for d in plan.devices if d.name in fe} == {"leaf", "spine"}
     reference = _eos_designs_configs(files)
@@ -130,7 +127,7 @@ def test_three_tier_eos_cfg_is_what_eos_designs_makes_of_the_written_avd_inputs(
     """The same on a 3-tier frontend (AVD node types l3leaf, spine, super-spine), for the first and last
     switch of every tier and pod (eos_designs' facts span the whole fabric either way); the cores relay
     EVPN between the pods' spines in both."""
-    plan, files = test_design(THREE_TIER)
+    plan, files = design_files(THREE_TIER)
     assert plan.networks["frontend"]["tiers"] == 3
     groups: dict[tuple[str, int], list[str]] = defaultdict(list)
     for d in plan.devices:
@@ -148,7 +145,7 @@ def test_three_tier_eos_cfg_is_what_eos_designs_makes_of_the_written_avd_inputs(
 def test_eos_cli_renders_what_pyavds_get_device_config_renders() -> None:
     """railyard renders with one template environment (eos_cli); pyavd's get_device_config builds a new one
     per call. Same text on every EOS switch of the all-Arista design: frontend, RoCE backend, OOB."""
-    plan, _ = test_design(ROCE_EOS)
+    plan, _ = design_files(ROCE_EOS)
     views = frontend_views(plan)
     structured = [frontend_structured_config(plan, v, views) for v in views.values()]
     bn = plan.backend_net
