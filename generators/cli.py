@@ -21,7 +21,7 @@ from generators.model.catalog import DEFAULT_CATALOG, load_catalog
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.output import Written, check_out_dir, check_out_file, os_problem, write_file, write_tree
-from generators.renderers import render_all
+from generators.renderers import render_all, render_into
 from generators.reports.compare import compare_markdown, compare_table, site_row, sites_markdown, sites_table
 from generators.reports.summary import summary_table
 from generators.stages.bom import plan_bom
@@ -121,8 +121,8 @@ def compile_(design: DesignArg,
     try:
         check_out_dir(out, "--out", force, design)  # before minutes of compiling
         plan, _, _ = compile_file(design, set_, catalog)
-        files = render_all(plan)
-        done = write_tree(files, out, "--out", force, design)
+        # the renderers write straight into write_tree's staging folder (two processes on a large plan)
+        done = write_tree(functools.partial(render_into, plan), out, "--out", force, design)
     except DesignError as exc:
         _fail(exc)
         return
@@ -130,7 +130,7 @@ def compile_(design: DesignArg,
         out_console.print(summary_table(plan))
     _warn(plan)
     _wrote(done, out)
-    out_console.print(f"wrote {len(files)} files to {out}/")
+    out_console.print(f"wrote {done.files} files to {out}/")
 
 
 class DiffFormat(StrEnum):
