@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-
-# railyard's models use no pydantic plugin, and looking for one scans the entry points of every package
-# installed beside railyard when the first model class is built (~40 ms of each command). A user who
-# runs one sets PYDANTIC_DISABLE_PLUGINS to anything else, e.g. an empty value.
-os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from rich.measure import Measurement
 
 from generators.handover import WORKERS
 from generators.model.errors import DesignError
 from generators.output import Written, check_out_dir, check_out_file, os_problem, write_file, write_tree
+
+# railyard's models use no pydantic plugin, and looking for one scans the entry points of every package
+# installed beside railyard when the first model class is built (~40 ms of each command). A user who
+# runs one sets PYDANTIC_DISABLE_PLUGINS to anything else, e.g. an empty value.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Compile a GPU cluster design into cable plans, configs, topology and a BoM.")
@@ -59,6 +59,12 @@ def render_all(plan: Plan) -> dict[str, str]:
     from generators.renderers import render_all as render
 
     return render(plan)
+
+
+def render_into(plan: Plan, folder: Path) -> dict[str, str]:
+    from generators.renderers import render_into as render
+
+    return render(plan, folder)
 
 
 def _guarded(fn: Callable[..., None]) -> Callable[..., None]:
@@ -140,8 +146,8 @@ def compile_(design: DesignArg,
     try:
         check_out_dir(out, "--out", force, design)  # before minutes of compiling
         plan, _, _ = compile_file(design, set_, catalog)
-        files = render_all(plan)
-        done = write_tree(files, out, "--out", force, design)
+        # the renderers write straight into write_tree's staging folder (two processes on a large plan)
+        done = write_tree(functools.partial(render_into, plan), out, "--out", force, design)
     except DesignError as exc:
         _fail(exc)
         return
@@ -151,7 +157,7 @@ def compile_(design: DesignArg,
         out_console.print(summary_table(plan))
     _warn(plan)
     _wrote(done, out)
-    out_console.print(f"wrote {len(files)} files to {out}/")
+    out_console.print(f"wrote {done.files} files to {out}/")
 
 
 class DiffFormat(StrEnum):

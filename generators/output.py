@@ -22,7 +22,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 
@@ -197,7 +197,8 @@ def _via_symlink(root: Path, rel: str) -> bool:
     return False
 
 
-def _stage(files: Mapping[str, str | bytes], tmp: Path) -> dict[str, str]:
+def stage_files(files: Mapping[str, str | bytes], tmp: Path) -> dict[str, str]:
+    """Write files into the staging folder tmp (a renderer's output, as it is made); {path: sha256}."""
     digests = {}
     for rel, text in files.items():
         if not _safe_rel(rel):
@@ -228,10 +229,15 @@ def make_parents(path: Path) -> None:
         os.chmod(d, DIR_MODE)
 
 
-def write_tree(files: Mapping[str, str | bytes], out: Path, option: str = "--out", force: Path | None = None,
-               design: Path | None = None) -> Written:
-    """Write `files` ({relative path: text, or bytes such as a PDF}) into the folder `out` under the contract
-    above."""
+# writes every file into the staging folder it is given (with stage_files) and returns {path: sha256}:
+# a compile's renderers stream into it, so the whole output (2.4 GB at 98,304 GPUs) is never in memory
+Stager = Callable[[Path], dict[str, str]]
+
+
+def write_tree(files: Mapping[str, str | bytes] | Stager, out: Path, option: str = "--out",
+               force: Path | None = None, design: Path | None = None) -> Written:
+    """Write `files` ({relative path: text, or bytes such as a PDF}, or a Stager that writes them) into the
+    folder `out` under the contract above."""
     out = Path(out)
     manifest = check_out_dir(out, option, force, design)
     try:
@@ -240,38 +246,39 @@ def write_tree(files: Mapping[str, str | bytes], out: Path, option: str = "--out
         raise os_problem(option, out, exc) from None
 
 
-def _write_tree(files: Mapping[str, str | bytes], out: Path, manifest: dict[str, str] | None, option: str,
-                force: Path | None) -> Written:
+def _write_tree(files: Mapping[str, str | bytes] | Stager, out: Path, manifest: dict[str, str] | None,
+                option: str, force: Path | None) -> Written:
     old = manifest or {}
-    if out.exists():
-        clash = sorted(r for r in files if r not in old and (out / r).exists())
-        if clash and not (force is not None and Path(force).resolve() == out.resolve()):
-            raise _refuse(option, out, f"{len(clash)} file(s) railyard would write are not railyard's, e.g. {clash[0]}",
-                          f"move them away, or pass --force {out} to overwrite them")
-    else:
+    if not out.exists():
         make_parents(out)
     # a new folder is staged beside it and renamed in whole; an existing one is staged inside itself
     # (same filesystem, and its parent need not be writable) and moved in file by file
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.railyard-" if not out.exists() else ".railyard-staging-",
                                 dir=out.parent if not out.exists() else out))
     try:
-        digests = _stage(files, tmp)
+        digests = files(tmp) if callable(files) else stage_files(files, tmp)
+        if out.exists():  # checked once every path is known (a Stager's only once it has run)
+            clash = sorted(r for r in digests if r not in old and (out / r).exists())
+            if clash and not (force is not None and Path(force).resolve() == out.resolve()):
+                raise _refuse(option, out,
+                              f"{len(clash)} file(s) railyard would write are not railyard's, e.g. {clash[0]}",
+                              f"move them away, or pass --force {out} to overwrite them")
         if not out.exists():
             (tmp / MANIFEST).write_text(_manifest_text(digests), encoding="utf-8")
             os.chmod(tmp / MANIFEST, FILE_MODE)
             os.chmod(tmp, DIR_MODE)
             tmp.rename(out)  # all at once
-            return Written(len(files))
+            return Written(len(digests))
         # an existing folder: check every path before touching anything, then list old and new files
         # in the manifest, so an interruption while moving leaves nothing unaccounted for
-        for rel in files:
+        for rel in digests:
             _preflight(out, rel)
         _write_manifest(out, {**old, **digests}, option)
-        for rel in files:
+        for rel in digests:
             safe_folders(out, PurePosixPath(rel).parent)
             os.replace(tmp / rel, out / rel)
-        done = Written(len(files))
-        for rel in sorted(set(old) - set(files)):
+        done = Written(len(digests))
+        for rel in sorted(set(old) - set(digests)):
             path = out / rel
             if _via_symlink(out, rel) or path.is_symlink() or not path.is_file():
                 continue

@@ -219,10 +219,10 @@ def test_modes_whatever_the_umask(cli, tmp_path):
 def test_internal_bug_is_labelled_exit_70(cli, monkeypatch, tmp_path):
     import generators.cli
 
-    def broken(plan):
+    def broken(plan, folder):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(generators.cli, "render_all", broken)
+    monkeypatch.setattr(generators.cli, "render_into", broken)
     r = cli("compile", SMALL, "--out", tmp_path / "o")
     assert r.exit_code == 70
     assert "internal error: this is a railyard bug" in r.stderr and "ZeroDivisionError" in r.stderr

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from generators.model.catalog import Catalog
 from generators.model.design import Design
+from generators.model.jsontext import dumps_indented
 from generators.model.sections import (
     BackendNet,
     Bom,
@@ -180,7 +181,7 @@ def dumps(plan: Plan) -> str:
                                for x in value)
             text = f"[\n{body}\n ]"
         else:
-            text = json.dumps(value, indent=1, ensure_ascii=False, allow_nan=False).replace("\n", "\n ")
+            text = dumps_indented(value, 1, ensure_ascii=False, allow_nan=False).replace("\n", "\n ")
         parts.append(f" {json.dumps(key)}: {text}")
     return "{\n" + ",\n".join(parts) + "\n}\n"
 

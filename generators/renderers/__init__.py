@@ -8,8 +8,15 @@ the renderers bring jinja2, segno and the vendor modules (~0.3 s of a 1.3 s comp
 
 from __future__ import annotations
 
+import os
+import pickle
+import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from generators.model.errors import DesignError
+from generators.output import stage_files
 
 if TYPE_CHECKING:
     from generators.model.plan import Plan
@@ -55,11 +62,103 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _renderers() -> list[Renderer]:
+    """RENDERERS, as tests may have patched it."""
+    return __getattr__("RENDERERS")
+
+
 def render_all(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
-    for r in __getattr__("RENDERERS"):
+    for r in _renderers():
         for path, text in r(plan).items():
             if path in files:
                 raise RuntimeError(f"two renderers write {path}")
             files[path] = text
     return dict(sorted(files.items()))
+
+
+# Above this many links `render_into` renders on two cores: a forked child takes these renderers (about
+# half the work at 98,304 GPUs: NetBox import files, cable and rack sheets, floor, row bills), the parent
+# the rest. A 1,024-GPU plan (~12k links) stays in one process: a fork costs more than it saves there.
+PARALLEL_LINKS = 100_000
+CHILD_RENDERERS = ("render_netbox_csv", "render_cabling", "render_floor", "render_rows")
+
+
+def render_into(plan: Plan, folder: Path, parallel: bool | None = None) -> dict[str, str]:
+    """Every renderer's files written into `folder` (write_tree's staging folder) as each renderer
+    finishes, so only one renderer's output is in memory at a time; returns {path: sha256}. The files
+    are render_all's, byte for byte. `parallel` (default: by the plan's size) renders CHILD_RENDERERS
+    in a forked child; an error in either process surfaces as the error of the first failing renderer
+    in RENDERERS order, as when rendering in one process."""
+    if parallel is None:
+        parallel = len(plan.links) >= PARALLEL_LINKS and (os.cpu_count() or 1) > 1
+    if not parallel or not hasattr(os, "fork"):
+        digests, failed = _render_some(plan, folder, list(enumerate(_renderers())))
+        if failed is not None:
+            raise failed[1]
+        return _merge(digests, {})
+    mine = [(i, r) for i, r in enumerate(_renderers()) if r.__name__ not in CHILD_RENDERERS]
+    theirs = [(i, r) for i, r in enumerate(_renderers()) if r.__name__ in CHILD_RENDERERS]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: render its share, report {path: sha256} or its failure, and exit at once
+        try:
+            os.close(read)
+            payload = _child_result(plan, folder, theirs)
+            with os.fdopen(write, "wb") as fh:
+                fh.write(payload)
+        finally:
+            os._exit(0)  # never back into the caller's stack (its cleanup is the parent's)
+    os.close(write)
+    try:
+        mine_digests, mine_failed = _render_some(plan, folder, mine)
+    finally:
+        with os.fdopen(read, "rb") as fh:
+            data = fh.read()  # until the child exits: it writes into folder, which the caller may remove
+        os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError("the render worker process died without a result")
+    their_digests, their_failed = pickle.loads(data)
+    failures = [f for f in (mine_failed, their_failed) if f is not None]
+    if failures:
+        raise min(failures, key=lambda f: f[0])[1]
+    return _merge(mine_digests, their_digests)
+
+
+def _child_result(plan: Plan, folder: Path, renderers: list[tuple[int, Renderer]]) -> bytes:
+    """The child's pickled (digests, failure): a bug's error carries the child's traceback as a note (the
+    parent re-raises it, so the CLI's internal-error report shows where it happened)."""
+    try:
+        digests, failed = _render_some(plan, folder, renderers)
+    except BaseException as exc:  # e.g. KeyboardInterrupt: the parent still gets an answer
+        digests, failed = {}, (-1, RuntimeError(f"render worker stopped: {exc!r}"))
+    if failed is not None and not isinstance(failed[1], DesignError):
+        failed[1].add_note("in the render worker process:\n" + "".join(traceback.format_exception(failed[1])))
+    try:
+        return pickle.dumps((digests, failed))
+    except Exception as exc:  # an error that does not pickle: its text
+        return pickle.dumps((digests, (failed[0] if failed else -1, RuntimeError(f"{failed[1]!r}: {exc}"))))
+
+
+def _render_some(plan: Plan, folder: Path, renderers: list[tuple[int, Renderer]]
+                 ) -> tuple[dict[str, str], tuple[int, BaseException] | None]:
+    """Stage these renderers' files; stops at the first that raises and returns (its index, the error)."""
+    digests: dict[str, str] = {}
+    for i, r in renderers:
+        try:
+            files = r(plan)
+            for path in files:
+                if path in digests:
+                    raise RuntimeError(f"two renderers write {path}")
+            digests.update(stage_files(files, folder))
+        except Exception as exc:  # re-raised by render_into, in RENDERERS order
+            return digests, (i, exc)
+        del files  # before the next renderer makes its own
+    return digests, None
+
+
+def _merge(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
+    both = sorted(set(a) & set(b))
+    if both:
+        raise RuntimeError(f"two renderers write {both[0]}")
+    return dict(sorted({**a, **b}.items()))

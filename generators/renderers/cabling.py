@@ -50,10 +50,27 @@ def _u(d: Device) -> str:
 
 
 def _csv(header: list[str], rows: Iterator[list[str]] | list[list[str]]) -> str:
+    """csv.writer's text (excel dialect, "\n" line ends) of the header and rows, same bytes. Cable sheets
+    rarely hold a cell csv would quote (a comma, quote or line break), so the rows are first joined
+    plainly and kept when no cell needed quoting: csv.writer took 3.6 s of a 98,304-GPU compile's rack
+    sheets, the joins about a third of that."""
+    rows = [header, *rows]
+    try:
+        lines = [",".join(r) for r in rows]
+    except TypeError:  # a cell that is not a string: csv.writer formats it
+        return _csv_writer(rows)
+    text = "\n".join(lines) + "\n"
+    # no cell holds a quote, a carriage return or (comparing counts with the joins') a comma or newline,
+    # and no row is one empty cell (csv writes it as "")
+    if ('"' in text or "\r" in text or text.count("\n") != len(rows)
+            or text.count(",") != sum(len(r) - 1 for r in rows if r) or any(len(r) == 1 and r[0] == "" for r in rows)):
+        return _csv_writer(rows)
+    return text
+
+
+def _csv_writer(rows: list[list[str]]) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
+    csv.writer(buf, lineterminator="\n").writerows(rows)
     return buf.getvalue()
 
 

@@ -25,8 +25,6 @@ What NetBox 4.7's import forms decide (dcim/ipam/tenancy ``forms/bulk_import.py`
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +34,7 @@ import yaml
 
 from generators.handover.netbox_model import NbObject, Ref, Termination
 from generators.model.plan import Plan
+from generators.renderers.cabling import _csv as csv_text
 from generators.renderers.templating import environment
 
 NETBOX_VERSION = "4.7"
@@ -326,12 +325,16 @@ def translate(objects: list[NbObject]) -> Translation:
 
 
 def _csv(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
-    buf = io.StringIO()
-    # extrasaction="raise": a row with a column the header lacks is a bug here, not a silent drop
-    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", restval="", extrasaction="raise")
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
+    """csv.DictWriter's text (restval "", "\n" line ends), through the cable sheets' CSV helper: the same
+    bytes, a third of DictWriter's time on the ~1M rows of a 98,304-GPU site."""
+    names = set(columns)
+    table = []
+    for r in rows:
+        if not names.issuperset(r):
+            # DictWriter's extrasaction="raise": a column the header lacks is a bug here, not a silent drop
+            raise ValueError("dict contains fields not in fieldnames: " + ", ".join(map(repr, r.keys() - names)))
+        table.append([r.get(c, "") for c in columns])
+    return csv_text(list(columns), table)
 
 
 def _yaml(docs: list[dict[str, Any]]) -> str:

@@ -1,7 +1,7 @@
 """The cable plan: every link routed through the overhead trays, measured, and given the cheapest
 medium that reaches and fits both ends.
 
-* Routes: the tray network is a graph (networkx) of the trays along each row, the cross trays at the
+* Routes: the tray network is a graph (TrayGraph) of the trays along each row, the cross trays at the
   row ends (plus optional ones every N positions) and perimeter trays joining them; columns that reach
   the ceiling cut the segments they cross. A cable between two racks runs up from its port to the
   tray, along the shortest tray path, and down; within a rack or to the next rack it is a direct run.
@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-import networkx as nx
-
 from generators.model.catalog import COPPER, Cable, Catalog, Transceiver
 from generators.model.design import Design
 from generators.model.errors import DesignError, Problem
@@ -54,9 +52,52 @@ MAX_REPORTED = 5
 # ------------------------------------------------------------------------------------------ trays
 
 
+class TrayGraph:
+    """The tray network: nodes and undirected edges with data, no more. Nodes and edges iterate in the
+    order networkx's Graph gives (nodes as first added; each edge once, from the node added first), so
+    the segment ids and the Dijkstra tie-breaks are the ones railyard has always had; a plain dict
+    spares the compile networkx's import (and its per-edge bookkeeping)."""
+
+    def __init__(self) -> None:
+        self.adj: dict[Any, dict[Any, dict[str, Any]]] = {}
+
+    def add_edge(self, a: Any, b: Any, **data: Any) -> None:
+        attrs = self.adj.setdefault(a, {}).get(b)
+        if attrs is None:
+            attrs = {}
+            self.adj[a][b] = attrs
+            self.adj.setdefault(b, {})[a] = attrs
+        attrs.update(data)
+
+    def has_edge(self, a: Any, b: Any) -> bool:
+        return b in self.adj.get(a, {})
+
+    def remove_edge(self, a: Any, b: Any) -> None:
+        del self.adj[a][b]
+        if a != b:
+            del self.adj[b][a]
+
+    @property
+    def nodes(self) -> list[Any]:
+        return list(self.adj)
+
+    def edges(self) -> list[tuple[Any, Any, dict[str, Any]]]:
+        seen: set[Any] = set()
+        out = []
+        for n, nbrs in self.adj.items():
+            for m, data in nbrs.items():
+                if m not in seen:
+                    out.append((n, m, data))
+            seen.add(n)
+        return out
+
+    def number_of_edges(self) -> int:
+        return sum(len(nbrs) + (n in nbrs) for n, nbrs in self.adj.items()) // 2
+
+
 @dataclass(slots=True)
 class Trays:
-    graph: nx.Graph
+    graph: TrayGraph
     segments: list[TraySegment]
     node_of_rack: dict[str, Any]
     z_tray_mm: float
@@ -67,7 +108,7 @@ def build_trays(plan: Plan, design: Design) -> Trays:
     w, d = site.rack.width_mm, site.rack.depth_mm
     fl, tray = site.floor, site.tray
     rows = required(plan.floor, "floor").rows
-    g = nx.Graph()
+    g = TrayGraph()
     pos: dict[Any, tuple[float, float]] = {}
     ext = fl.end_aisle_mm / 2
 
@@ -127,18 +168,19 @@ def build_trays(plan: Plan, design: Design) -> Trays:
 
         blocking = [box(k.x_mm, k.y_mm, k.x_mm + k.width_mm, k.y_mm + k.depth_mm)
                     for k in fl.keepouts if k.blocks_trays]
-        for a, b in list(g.edges()):
+        for a, b, _ in g.edges():
             seg = LineString([pos[a], pos[b]])
             if any(seg.intersects(ko) and not seg.touches(ko) for ko in blocking):
                 g.remove_edge(a, b)
     segments = []
-    edges = list(g.edges())
+    edges = g.edges()
     # a segment is its two end points on the floor, so adding a row elsewhere keeps its id
-    seg_ids, _ = stable_ids("T", [";".join(sorted(f"{pos[n][0]:.1f},{pos[n][1]:.1f}" for n in e)) for e in edges])
-    for k, (a, b) in enumerate(edges):
-        g[a][b]["id"] = k
+    seg_ids, _ = stable_ids("T", [";".join(sorted(f"{pos[n][0]:.1f},{pos[n][1]:.1f}" for n in (a, b)))
+                                  for a, b, _ in edges])
+    for k, (a, b, data) in enumerate(edges):
+        data["id"] = k
         segments.append(TraySegment(id=seg_ids[k], a_mm=list(pos[a]), b_mm=list(pos[b]),
-                                    length_m=round(g[a][b]["weight"], 3)))
+                                    length_m=round(data["weight"], 3)))
     node_of_rack = {}
     row_index = {r.name: ri for ri, r in enumerate(rows)}
     for rk in plan.racks:
@@ -156,7 +198,7 @@ class Router:
         g = trays.graph
         self.index = {node: k for k, node in enumerate(g.nodes)}
         self.adj: list[list[tuple[int, float, int]]] = [[] for _ in self.index]
-        for a, b, data in g.edges(data=True):
+        for a, b, data in g.edges():
             ia, ib = self.index[a], self.index[b]
             self.adj[ia].append((ib, data["weight"], data["id"]))
             self.adj[ib].append((ia, data["weight"], data["id"]))

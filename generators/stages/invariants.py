@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import networkx as nx
-
 from generators.model.catalog import Catalog
 from generators.model.design import attached_nodes, ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
+from generators.stages.bisection import TIER, CapacityGraph, max_flow
 from generators.stages.ports import backend_ports, host_port_speeds, port_table
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
@@ -282,10 +281,10 @@ def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
     be = plan.design.backend
     g = _capacity_graph(plan, "backend")
     wiring_ok = not (c.kinds["port-count"] or c.kinds["double"] or c.kinds["speed"])
-    if wiring_ok and g.number_of_nodes():
+    if wiring_ok and g.adj:
         # shared spines make one fabric; rail planes one fabric (one subnet) per rail; network planes one
         # per plane, holding the rails r with the same r mod planes
-        parts = list(nx.connected_components(g))
+        parts = g.components()
         n_planes = {"per_rail": plan.networks["backend"]["rails"], "per_plane": be.planes}.get(be.spine_grouping)
         want_parts = n_planes or 1
         mixed = n_planes is not None and any(
@@ -321,9 +320,9 @@ def _annotate(plan: Plan, catalog: Catalog, used: Counter[tuple[str, str]], bw: 
         plan.networks[net]["spare_ports"] = sum(len(d.spare_ports) for d in plan.devices if d.network == net)
 
 
-def _capacity_graph(plan: Plan, network: str) -> nx.Graph:
+def _capacity_graph(plan: Plan, network: str) -> CapacityGraph:
     """Switch-level graph of one network, parallel links merged into one edge of summed capacity."""
-    g = nx.Graph()
+    g = CapacityGraph()
     devs = plan.index()
     for lk in plan.links:
         if lk.network != network:
@@ -331,32 +330,33 @@ def _capacity_graph(plan: Plan, network: str) -> nx.Graph:
         a, b = devs[lk.a_device], devs[lk.b_device]
         if a.kind != "switch" or b.kind != "switch":
             continue
-        if g.has_edge(a.name, b.name):
-            g[a.name][b.name]["capacity"] += lk.speed_gbps
-        else:
-            g.add_edge(a.name, b.name, capacity=lk.speed_gbps)
+        g.add(a.name, b.name, lk.speed_gbps)
     return g
 
 
-def _bisection(plan: Plan, g: nx.Graph, down_bw: dict[str, int]) -> dict[str, Any] | None:
-    """Max-flow from the first half of the leaves (in scalable-unit and pod order, so the cut falls
-    across whole subtrees, the hardest cut of a fat tree) to the second half, each leaf sourcing or
-    sinking its servers' bandwidth. Equal to the demand means full bisection bandwidth, on the graph."""
+def bisection_halves(plan: Plan, down_bw: dict[str, int]) -> tuple[dict[str, int], dict[str, int]] | None:
+    """The first and the second half of the backend leaves (scalable-unit and pod order), each with its
+    servers' bandwidth: the max-flow's sources and sinks."""
     leaves = [d.name for d in plan.devices if d.network == "backend" and d.role == "leaf"]
     if len(leaves) < 2:
         return None
     half = len(leaves) // 2
-    a, b = leaves[:half], leaves[half:]
-    flow = nx.DiGraph()
-    for u, v, data in g.edges(data=True):
-        flow.add_edge(u, v, capacity=data["capacity"])
-        flow.add_edge(v, u, capacity=data["capacity"])
-    for leaf in a:
-        flow.add_edge("_src", leaf, capacity=down_bw.get(leaf, 0))
-    for leaf in b:
-        flow.add_edge(leaf, "_dst", capacity=down_bw.get(leaf, 0))
-    demand = min(sum(down_bw.get(x, 0) for x in a), sum(down_bw.get(x, 0) for x in b))
-    value = nx.maximum_flow_value(flow, "_src", "_dst", flow_func=nx.algorithms.flow.preflow_push)
+    return ({x: down_bw.get(x, 0) for x in leaves[:half]}, {x: down_bw.get(x, 0) for x in leaves[half:]})
+
+
+def _bisection(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> dict[str, Any] | None:
+    """Max-flow from the first half of the leaves (in scalable-unit and pod order, so the cut falls
+    across whole subtrees, the hardest cut of a fat tree) to the second half, each leaf sourcing or
+    sinking its servers' bandwidth. Equal to the demand means full bisection bandwidth, on the graph.
+    generators.stages.bisection computes it from the tree's structure, exact (networkx's max-flow when
+    the fabric is not a clean tiered tree)."""
+    halves = bisection_halves(plan, down_bw)
+    if halves is None:
+        return None
+    a, b = halves
+    demand = min(sum(a.values()), sum(b.values()))
+    tier = {d.name: TIER[d.role] for d in plan.devices if d.network == "backend" and d.role in TIER}
+    value = max_flow(g, a, b, tier)
     return {"method": "max-flow, first half of leaves to second half",
             "demand_gbps": demand, "max_flow_gbps": int(value),
             "ratio": round(value / demand, 4) if demand else 1.0}
