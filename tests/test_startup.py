@@ -57,16 +57,16 @@ def test_schema_loads_the_model_but_not_the_compiler(tmp_path: Path) -> None:
 def test_validate_compiles_but_renders_nothing() -> None:
     mods = loaded("validate", DESIGNS / "h100-1024-reference.yaml")
     assert "generators.compiler" in mods and "generators.stages.cabling" in mods  # it did compile
-    assert not _under(mods, "jinja2", "segno", "pyavd", "shapely", "generators.renderers.cabling",
+    assert not _under(mods, "jinja2", "segno", "pyavd", "shapely", "networkx", "generators.renderers.cabling",
                       "generators.renderers.netbox_csv", "generators.renderers.floor")
 
 
 @pytest.mark.parametrize("design", ["h100-1024-reference", "h100-512-roce"])
-def test_compile_loads_no_geometry_library_without_keepouts(design: str, tmp_path: Path) -> None:
+def test_compile_loads_no_graph_or_geometry_library_without_keepouts(design: str, tmp_path: Path) -> None:
     mods = loaded("compile", DESIGNS / f"{design}.yaml", "-q", "--out", tmp_path / "out")
     assert (tmp_path / "out" / "plan.json").is_file()
     assert "jinja2" in mods and "generators.renderers.cabling" in mods  # it did render
-    assert not _under(mods, "shapely", "numpy", "pyavd")
+    assert not _under(mods, "shapely", "numpy", "networkx", "pyavd")
 
 
 def test_a_floor_with_keepouts_routes_trays_with_shapely() -> None:
