@@ -30,8 +30,11 @@ CASES = {
     # 64 pods' spine-to-core fibers need a third tray level into the core rows (tray fill check)
     65536: ["designs/h100-16k.yaml", "--set", "compute.count=8192", "--set", "storage.count=128",
             "--set", "name=h100-64k", "--set", "tenants=[]", "--set", "site.tray.levels=3"],
+    # 384 units of 32 HGX: the default /14 backend pool holds 65,536 NICs' /31s, not 98,304; a central
+    # core needs a third tray level and cross-aisle trays every 4 positions to fit its fibres
     98304: ["designs/h100-512-roce.yaml", "--set", "compute.count=12288", "--set", "storage.count=192",
-            "--set", "name=h100-98k-roce", "--set", "tenants=[]", "--set", "site.tray.levels=3"],
+            "--set", "name=h100-98k-roce", "--set", "tenants=[]", "--set", "site.tray.levels=3",
+            "--set", "site.tray.cross_every=4", "--set", "addressing.backend=10.128.0.0/13"],
 }
 # the child reports its own peak RSS (ru_maxrss of RUSAGE_CHILDREN is a max over every child so far)
 _CHILD = ("import resource, sys, runpy; sys.argv = ['railyard', *sys.argv[1:]]\n"
