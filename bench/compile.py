@@ -30,8 +30,9 @@ CASES = {
     # 64 pods' spine-to-core fibers need a third tray level into the core rows (tray fill check)
     65536: ["designs/h100-16k.yaml", "--set", "compute.count=8192", "--set", "storage.count=128",
             "--set", "name=h100-64k", "--set", "tenants=[]", "--set", "site.tray.levels=3"],
-    # 384 units of 32 HGX: the default /14 backend pool holds 65,536 NICs' /31s, not 98,304; a central
-    # core needs a third tray level and cross-aisle trays every 4 positions to fit its fibres
+    # 384 units of 32 HGX: 8 rails of 12,288 /31s (a /17 each) and the loopbacks need 270,336 addresses,
+    # more than the default /14 backend pool; the spine-core fibres need a third tray level and
+    # cross-aisle trays every 4 positions (the tray-fill check)
     98304: ["designs/h100-512-roce.yaml", "--set", "compute.count=12288", "--set", "storage.count=192",
             "--set", "name=h100-98k-roce", "--set", "tenants=[]", "--set", "site.tray.levels=3",
             "--set", "site.tray.cross_every=4", "--set", "addressing.backend=10.128.0.0/13"],
