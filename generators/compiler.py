@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from generators.gc_pause import paused_gc
 from generators.model.catalog import Catalog
 from generators.model.design import Design, load_design
 from generators.model.errors import DesignError
@@ -30,9 +31,10 @@ STAGES.append(bom_stage)  # last: prices the finished plan (counts, cables, rack
 
 
 def compile_design(design: Design, catalog: Catalog) -> Plan:
-    plan = build_fabric(design, catalog)
-    for stage in STAGES:
-        stage(plan, catalog)
+    with paused_gc():  # millions of long-lived objects at 98k GPUs and no cycles: see generators.gc_pause
+        plan = build_fabric(design, catalog)
+        for stage in STAGES:
+            stage(plan, catalog)
     return plan
 
 

@@ -46,3 +46,18 @@ def test_plain_documents_take_the_orjson_path(doc: Any) -> None:
 def test_documents_orjson_would_write_differently_fall_back(doc: Any) -> None:
     assert jsontext._fast(doc, 4, True, True) is None
     assert jsontext.dumps_indented(doc, 4, True) == json.dumps(doc, indent=4, sort_keys=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(docs=st.lists(_DOC, max_size=4), ensure_ascii=st.booleans(), allow_nan=st.booleans())
+def test_record_encoder_same_bytes_as_json_dumps(docs: list[Any], ensure_ascii: bool, allow_nan: bool) -> None:
+    """One encoder reused across records (plan.json's lines) writes or refuses each as json.dumps does."""
+    enc = jsontext.record_encoder(ensure_ascii=ensure_ascii, separators=(", ", ": "), allow_nan=allow_nan)
+    for doc in docs:
+        try:
+            want = json.dumps(doc, ensure_ascii=ensure_ascii, separators=(", ", ": "), allow_nan=allow_nan)
+        except ValueError:
+            with pytest.raises(ValueError):
+                enc(doc)
+            continue
+        assert enc(doc) == want

@@ -8,12 +8,13 @@ own top-level key; the design and catalog are the validated pydantic objects, du
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from generators.model.catalog import Catalog
 from generators.model.design import Design
-from generators.model.jsontext import dumps_indented
+from generators.model.jsontext import dumps_indented, record_encoder
 from generators.model.sections import (
     BackendNet,
     Bom,
@@ -114,22 +115,27 @@ class Plan:
         return {d.name: d for d in self.devices}
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "schema": PLAN_SCHEMA,
-            "design": self.design.model_dump(mode="json"),
-            "networks": self.networks,
-            "devices": [d.to_dict() for d in self.devices],
-            "links": [lk.to_dict() for lk in self.links],
-        }
+        out: dict[str, Any] = {}
+        for key, value in self._fields():
+            out[key] = [x.to_dict() for x in value] if isinstance(value, _RecordList) else value
+        return out
+
+    def _fields(self) -> Iterator[tuple[str, Any]]:
+        """plan.json's keys in order with their JSON values, except that lists of records come as a
+        _RecordList of the records themselves (dumps converts them one at a time)."""
+        yield "schema", PLAN_SCHEMA
+        yield "design", self.design.model_dump(mode="json")
+        yield "networks", self.networks
+        yield "devices", _RecordList(self.devices)
+        yield "links", _RecordList(self.links)
         for key in SECTIONS:  # alphabetical, as plan.json has always had them
             value = getattr(self, key)
             if isinstance(value, list):
                 if value or (key == "cables" and value is not None):
-                    out[key] = [x.to_dict() for x in value]
+                    yield key, _RecordList(value)
             elif value is not None:
-                out[key] = value.to_dict()
-        out["catalog"] = self.catalog.model_dump(mode="json")
-        return out
+                yield key, value.to_dict()
+        yield "catalog", self.catalog.model_dump(mode="json")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Plan:
@@ -174,16 +180,31 @@ def dumps(plan: Plan) -> str:
     diff then shows one line per changed device or cable, and the C encoder keeps a 65,536-GPU plan
     (hundreds of thousands of records) fast; the other sections are indented. Strict JSON: a
     non-finite number is a bug (inputs refuse .inf/.nan), never `Infinity` in the file."""
-    parts = []
-    for key, value in plan.to_dict().items():
-        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
-            body = ",\n".join("  " + json.dumps(x, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
-                               for x in value)
-            text = f"[\n{body}\n ]"
+    # records are converted to dicts one at a time, written by one reused C encoder, and every piece is
+    # joined once: building every record's dict first, json.dumps per record (a new encoder per call) and
+    # joining per section peaked at 1.2 GB above a 98,304-GPU plan (324 MB of text), now ~0.5 GB
+    record = record_encoder(ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
+    out = ["{\n"]
+    for key, value in plan._fields():
+        if len(out) > 1:
+            out.append(",\n")
+        out.append(f" {json.dumps(key)}: ")
+        if isinstance(value, _RecordList) and value:
+            out.append("[\n  ")
+            out.append(record(value[0].to_dict()))
+            for x in value[1:]:
+                out.append(",\n  ")
+                out.append(record(x.to_dict()))
+            out.append("\n ]")
         else:
-            text = dumps_indented(value, 1, ensure_ascii=False, allow_nan=False).replace("\n", "\n ")
-        parts.append(f" {json.dumps(key)}: {text}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+            out.append(dumps_indented([] if isinstance(value, _RecordList) else value, 1, ensure_ascii=False,
+                                      allow_nan=False).replace("\n", "\n "))
+    out.append("\n}\n")
+    return "".join(out)
+
+
+class _RecordList(list[Any]):
+    """A plan list of records (devices, links, cables, ...), each with to_dict."""
 
 
 def required(section: T | None, name: str) -> T:
