@@ -37,7 +37,8 @@ def test_help_loads_no_compiler_model_or_renderer() -> None:
     mods = loaded("--help")
     assert not _under(mods, "pydantic", "yaml", "jinja2", "segno", "networkx", "shapely", "numpy", "pyavd")
     assert not _under(mods, "generators.model.design", "generators.model.catalog", "generators.compiler",
-                      "generators.stages", "generators.renderers", "generators.vendors", "generators.handover.netbox_sync")
+                      "generators.stages", "generators.renderers", "generators.vendors",
+                      "generators.handover.netbox_sync")
 
 
 def test_a_subcommand_help_loads_no_compiler() -> None:
