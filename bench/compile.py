@@ -40,10 +40,12 @@ CASES = {
             "--set", "name=h100-98k-roce", "--set", "tenants=[]", "--set", "site.tray.levels=3",
             "--set", "site.tray.cross_every=4", "--set", "addressing.backend=10.128.0.0/13"],
 }
-# the child reports its own peak RSS (ru_maxrss of RUSAGE_CHILDREN is a max over every child so far)
+# the compile process reports its peak RSS itself (the bench's own RUSAGE_CHILDREN is a max over every
+# size run so far), the larger of its own and its forked render child's
 _CHILD = ("import resource, sys, runpy; sys.argv = ['railyard', *sys.argv[1:]]\n"
           "try:\n    runpy.run_module('generators.cli', run_name='__main__')\n"
-          "finally:\n    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+          "finally:\n    print(max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, "
+          "resource.RUSAGE_CHILDREN)), file=sys.stderr)\n")
 
 
 def compile_once(gpus: int, tmp: Path) -> tuple[float, float]:
