@@ -30,4 +30,4 @@ for i in range(count):
     files[f"synthetic/{d}/f{i:05d}.cfg"] = f"# artifact {i} of {d}\nvalue = {i * 7919 % 10007}\n"
 files["oob/bmc-credentials.env"] = f"BMC_USER=admin\nBMC_PASSWORD={placeholder('bmc_password')}\n"
 site = Site("engine-test", plan, dict(sorted(files.items())), cfg.require("outDir"), secret_config(cfg))
-pulumi.export("artifacts", len(site.artifacts))
+pulumi.export("artifacts", site.facts["artifacts"])
