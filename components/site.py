@@ -1,19 +1,22 @@
-"""The site as a Pulumi component tree: Site -> Network / Folder -> Rack, each with one FileGroup.
+"""The site as a Pulumi resource tree: Site -> Network / Folder components -> one FileGroup per rack.
 
 Grouping is generic so artifacts added by any renderer appear without code here: a file goes under
 its top folder (a Network component when the folder is one of the plan's networks, else a Folder),
-then under a Rack when its path names a rack (`cabling/racks/r01-03.html`) or a device placed in one
-(`frontend/fe-leaf01/frr.conf`); files at the top of the output (plan.json, bom.json) belong to the
-Site itself. Each of these components holds its own files in one FileGroup resource named after it
-(`.` for the Site's): the map path -> hash that `pulumi preview --diff` shows key by key. Files
-that embed a secret go to a second group of the component, `<name>#secret`, whose map is encrypted.
+then into its rack's group when its path names a rack (`cabling/racks/r01-03.html`) or a device
+placed in one (`frontend/fe-leaf01/frr.conf`); files at the top of the output (plan.json, bom.json)
+belong to the Site itself. Each group of files is one FileGroup resource, the map path -> hash that
+`pulumi preview --diff` shows key by key, named `.` (the Site's own files), after its top folder (that
+section's files of no rack) or `<top folder>/<rack>`. The rack is the FileGroup itself, not a
+component holding it: a Rack component per rack and section doubled the resources (816 of 1,649 at
+h100-16k), and every resource costs a step, a checkpoint of the whole state and ~2 kB of state.
+Files that embed a secret go to a second group, `<name>#secret`, whose map is encrypted.
 
-Pulumi URNs carry the chain of parent *types* (not names). A group's name says which component it
-belongs to (a name with a `/` is a rack's), so a group is always the same resource under either
-section type: its aliases name the URN it has under the other (a top folder that becomes one of
-the plan's networks). A file that moves between groups (a switch re-racked) is taken by the one
-and let go by the other; `.railyard/owners.json`, written before any resource is registered, tells
-the one letting go not to remove it.
+Pulumi URNs carry the chain of parent *types* (not names). A group's name fixes which section and
+rack it is for, so a group is always the same resource under either section type: its alias names
+the URN it has under the other (a top folder that becomes one of the plan's networks). A file that
+moves between groups (a switch re-racked) is taken by the one and let go by the other;
+`.railyard/owners.json`, written before any resource is registered, tells the one letting go not to
+remove it.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from generators.reports.facts import site_facts
 SITE_T = "railyard:site:Site"
 NETWORK_T = "railyard:site:Network"
 FOLDER_T = "railyard:site:Folder"
-RACK_T = "railyard:site:Rack"
+RACK_T = "railyard:site:Rack"  # components of the programs before FileGroup; racks are groups now
 GROUP_T = "pulumi-python:dynamic/railyard:FileGroup"
 SECRET_SUFFIX = "#secret"  # the group of a component's files that embed a secret
 
@@ -81,7 +84,7 @@ def group_aliases(name: str, here: Placement) -> list[str]:
         return []
     stack, project = pulumi.get_stack(), pulumi.get_project()
     other = FOLDER_T if here.network else NETWORK_T
-    chain = (SITE_T, other, *((RACK_T,) if here.rack else ()), GROUP_T)
+    chain = (SITE_T, other, GROUP_T)
     return [f"urn:pulumi:{stack}::{project}::{'$'.join(chain)}::{name}"]
 
 
@@ -105,24 +108,16 @@ class Site(pulumi.ComponentResource):
         self.facts = site_facts(plan, files)
         racks, device_rack = rack_index(plan)
         networks = set(plan.networks)
-        components: dict[tuple[str, str | None], pulumi.Resource] = {}
+        sections: dict[str, pulumi.Resource] = {}
 
         def parent_of(pl: Placement) -> pulumi.Resource:
             if pl.section is None:
                 return self
-            key = (pl.section, None)
-            if key not in components:
+            if pl.section not in sections:
                 t = NETWORK_T if pl.network else FOLDER_T
-                components[key] = Group(t, pl.section, {"kind": "network" if pl.network else "folder"},
-                                    pulumi.ResourceOptions(parent=self))
-            if pl.rack is None:
-                return components[key]
-            rkey = (pl.section, pl.rack)
-            if rkey not in components:
-                # rack components are named per section: the same rack appears under several
-                components[rkey] = Group(RACK_T, f"{pl.section}/{pl.rack}", {"rack": pl.rack},
-                                         pulumi.ResourceOptions(parent=components[key]))
-            return components[rkey]
+                sections[pl.section] = Group(t, pl.section, {"kind": "network" if pl.network else "folder"},
+                                             pulumi.ResourceOptions(parent=self))
+            return sections[pl.section]
 
         needs = {path: secrets.referenced(text) for path, text in files.items()}
         problems = []

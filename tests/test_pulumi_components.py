@@ -11,12 +11,13 @@ from pulumi.runtime import mocks, rpc
 
 from components import program
 from components.artifact import BLOBS, OWNERS, sha256_text, store_blob, summary
-from components.site import FOLDER_T, GROUP_T, NETWORK_T, RACK_T, SITE_T, Site, place, rack_index
+from components.site import FOLDER_T, GROUP_T, NETWORK_T, RACK_T, Site, place, rack_index
 from generators.model.secrets import placeholder
 from generators.renderers import render_all
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # pulumi's wire signature of a secret value
+ORIGINAL_STACK_TRACE = pulumi.runtime.resource._get_stack_trace
 
 
 class Recorder(mocks.MockMonitor):
@@ -33,6 +34,8 @@ class Recorder(mocks.MockMonitor):
             "object": json.loads(json.dumps(_struct(request.object))),
             "secret_outputs": list(request.additionalSecretOutputs),
             "aliases": [a.urn for a in request.aliases] + list(request.aliasURNs),
+            "stack_trace": [(f.pc.uri, f.pc.line) for f in request.stackTrace.frames],
+            "source_position": (request.sourcePosition.uri, request.sourcePosition.line),
         }
         return resp
 
@@ -62,6 +65,7 @@ def monitor():
     pulumi.runtime.set_mocks(Mocks(), project="railyard", stack="unit", preview=False, monitor=mon)
     yield mon
     pulumi.runtime.set_all_config({})
+    pulumi.runtime.resource._get_stack_trace = ORIGINAL_STACK_TRACE  # program.main() trims it
 
 
 def _by_name(mon, typ):
@@ -104,28 +108,26 @@ def _plain(value):
 
 def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_files, tmp_path):
     """On the compiled h100-256 and every file it renders: a file of a placed device (a switch's
-    configs) is in the FileGroup of the Rack component named after the rack placement put the device
-    in; each component holds its own files in one group named after it."""
+    configs) is in the FileGroup `<section>/<rack>` of the rack placement put the device in, a child
+    of its section's component; a section's files of no rack in the group named after the section."""
     plan, files = compiled("h100-256"), h100_256_files
     stale = store_blob(tmp_path, "a file of an earlier deploy\n")
     site = run(lambda: Site("h100-256", plan, files, str(tmp_path)))
     assert not (tmp_path / BLOBS / stale).exists(), "the earlier deploy's copy is pruned once all are deployed"
     reg = monitor.registered
-    (site_urn, _), = _by_name(monitor, SITE_T).values()
-    nets, folders, racks = _by_name(monitor, NETWORK_T), _by_name(monitor, FOLDER_T), _by_name(monitor, RACK_T)
+    nets, folders = _by_name(monitor, NETWORK_T), _by_name(monitor, FOLDER_T)
     assert {"frontend", "oob"} <= set(nets) and {"cabling", "slurm", "infiniband"} <= set(folders)
+    assert not _by_name(monitor, RACK_T), "a rack is its FileGroup, not a component holding one"
     groups = _by_name(monitor, GROUP_T)
     held = _files(monitor)
     assert sorted(held) == sorted(files), "every rendered file is in exactly one group"
     assert held == site.owner and set(site.groups) == set(groups)
-    # one group per component that has files of its own (frontend's are all in racks), named after it
-    components = {urn: name for name, (urn, _) in {**nets, **folders, **racks}.items()}
-    parents = [reg[urn]["parent"] for urn, _ in groups.values()]
-    assert len(set(parents)) == len(parents) and set(parents) <= set(components) | {site_urn}
-    assert "frontend" not in groups and set(racks) <= set(groups)
+    # each group is a child of its section's component (the Site for `.`), named after its section and rack
+    sections = {urn: name for name, (urn, _) in {**nets, **folders}.items()}
     for name, (urn, _) in groups.items():
-        parent = reg[urn]["parent"]
-        assert (components.get(parent) or ".") == name, f"group {name} is under {components.get(parent)}"
+        assert sections.get(reg[urn]["parent"], ".") == name.split("/")[0], name
+        assert name == "." or reg[urn]["parent"] in sections
+    assert "frontend" not in groups, "every frontend file is a switch's, in its rack's group"
     rack_of = {d.name: d.rack for d in plan.devices}
     switch_files = [p for p in files if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2
                     and p.split("/")[1] in rack_of]
@@ -135,7 +137,7 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
         rack = rack_of[device]
         assert rack is not None, f"{device} was not placed"
         assert held[path] == f"{section}/{rack}", f"{path} is not with rack {rack}"
-        assert reg[racks[f"{section}/{rack}"][0]]["parent"] == nets[section][0]
+        assert reg[groups[f"{section}/{rack}"][0]]["parent"] == nets[section][0]
     # a rack's printed sheets go to that rack's group in the cabling folder
     for r in plan.racks:
         assert held[f"cabling/racks/{r.name}.html"] == f"cabling/{r.name}"
@@ -165,12 +167,31 @@ def test_aliases_cover_the_other_section_type(monitor, compiled, h100_256_files,
     run(lambda: Site("s", plan, h100_256_files, str(tmp_path)))
     groups = _by_name(monitor, GROUP_T)
     rack = f"cabling/{plan.racks[0].name}"
-    chain = "railyard:site:Site$railyard:site:Network$railyard:site:Rack$pulumi-python:dynamic/railyard:FileGroup"
+    chain = "railyard:site:Site$railyard:site:Network$pulumi-python:dynamic/railyard:FileGroup"
     assert monitor.registered[groups[rack][0]]["aliases"] == [f"urn:pulumi:unit::railyard::{chain}::{rack}"]
     assert monitor.registered[groups["oob"][0]]["aliases"] == [
         "urn:pulumi:unit::railyard::railyard:site:Site$railyard:site:Folder$pulumi-python:dynamic/railyard:FileGroup"
         "::oob"]
     assert monitor.registered[groups["."][0]]["aliases"] == []
+
+
+def test_registrations_carry_one_frame_of_stack_trace(monitor, compiled, tmp_path):
+    """The SDK sends the whole Python stack with each registration and the engine keeps it in the
+    state; the program sends only the frame that constructed the resource, the one the SDK itself
+    reports as `sourcePosition`."""
+    files = {"plan.json": "{}\n", "slurm/topology.conf": "SwitchName=su1\n"}
+    site_py = (ROOT / "components" / "site.py").as_uri()
+    run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path)))
+    full = monitor.registered[_by_name(monitor, GROUP_T)["slurm"][0]]["stack_trace"]
+    assert len(full) > 3, "without the program's setting the SDK sends the whole stack"
+    monitor.registered.clear()
+    program.lean_stack_traces()  # the monitor fixture puts the SDK's own back
+    run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path)))
+    group = monitor.registered[_by_name(monitor, GROUP_T)["slurm"][0]]
+    assert group["stack_trace"] == [group["source_position"]] == [full[0]]
+    folder = monitor.registered[_by_name(monitor, FOLDER_T)["slurm"][0]]
+    assert folder["stack_trace"] == [folder["source_position"]] and folder["source_position"][0] == site_py
+    assert {len(r["stack_trace"]) for r in monitor.registered.values()} == {1}
 
 
 def test_placement_is_generic():

@@ -252,34 +252,33 @@ def by_type(st: Stack) -> dict[str, dict[str, dict]]:
 
 
 def assert_racked(tree: dict[str, dict[str, dict]], plan) -> None:
-    """Every switch's config files are in the FileGroup of the Rack component placement put the switch
-    in, inside its network's component; every rack's printed sheets in that rack's cabling group."""
+    """Every switch's config files are in the FileGroup `<network>/<rack>` of the rack placement put the
+    switch in, a child of its network's component; every rack's printed sheets in `cabling/<rack>`."""
     site, = tree[SITE_T].values()
-    nets, folders, racks, groups = tree[NETWORK_T], tree[FOLDER_T], tree.get(RACK_T, {}), tree[GROUP_T]
+    nets, folders, groups = tree[NETWORK_T], tree[FOLDER_T], tree[GROUP_T]
+    assert RACK_T not in tree, "a rack is its FileGroup, not a component holding one"
     held = {p: name for name, g in groups.items() if SECRET_KEY not in g["outputs"]["files"]
             for p in g["outputs"]["files"]}
     switch_files = [p for p in held if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
     switches = {d.name: d for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")}
     assert {p.split("/")[1] for p in switch_files} == set(switches), "every frontend/oob switch renders files"
     want = {f"cabling/{r.name}" for r in plan.racks} | {f"{d.network}/{d.rack}" for d in switches.values()}
-    assert set(racks) == want
-    for name, g in groups.items():  # each group is the child of the component it is named after
-        assert g["parent"] == (site if name == "." else {**nets, **folders, **racks}[name])["urn"], name
+    assert {g for g in groups if "/" in g} == want
+    for name, g in groups.items():  # each group is the child of its section's component
+        assert g["parent"] == (site if name == "." else {**nets, **folders}[name.split("/")[0]])["urn"], name
     for path in switch_files:
         section, device = path.split("/")[:2]
         assert held[path] == f"{section}/{switches[device].rack}", path
-        assert racks[held[path]]["parent"] == nets[section]["urn"]
         assert nets[section]["parent"] == site["urn"]
     for r in plan.racks:
         for sheet in (f"cabling/racks/{r.name}.html", f"cabling/racks/{r.name}.csv"):
             assert held[sheet] == f"cabling/{r.name}", sheet
-        assert racks[f"cabling/{r.name}"]["parent"] == folders["cabling"]["urn"]
     assert held["plan.json"] == "."
 
 
-def test_up_groups_switch_files_under_rack_components(tmp_path):
-    """h100-256 through the real program: the stack's resources show railyard:site:Rack components,
-    each with one FileGroup holding its switches' files, racks taken from the compiled plan."""
+def test_up_groups_switch_files_by_rack(tmp_path):
+    """h100-256 through the real program: one FileGroup per rack and network holds its switches' files,
+    under the network's component, racks taken from the compiled plan."""
     out = tmp_path / "site"
     st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
     st.up()
@@ -287,8 +286,12 @@ def test_up_groups_switch_files_under_rack_components(tmp_path):
     tree = by_type(st)
     assert_racked(tree, plan)
     rack = f"frontend/{plan.device('fe-leaf01').rack}"
-    assert tree[GROUP_T][rack]["urn"].split("::")[2] == f"{SITE_T}${NETWORK_T}${RACK_T}${GROUP_T}"
+    assert tree[GROUP_T][rack]["urn"].split("::")[2] == f"{SITE_T}${NETWORK_T}${GROUP_T}"
     assert "frontend/fe-leaf01/frr.conf" in tree[GROUP_T][rack]["outputs"]["files"]
+    # one frame of stack trace per resource the program registers (lean_stack_traces), not the whole
+    # stack (the Stack resource itself is registered before the program runs)
+    mine = [r for t in (SITE_T, NETWORK_T, FOLDER_T, GROUP_T) for r in tree[t].values()]
+    assert {len(r["stackTrace"]) for r in mine} == {1}
 
 
 def test_files_moving_into_rack_groups_stay_on_disk(tmp_path):
@@ -301,13 +304,12 @@ def test_files_moving_into_rack_groups_stay_on_disk(tmp_path):
                main=ROOT / "tests" / "engine_program_before_racks")
     st.up()
     old = by_type(st)
-    assert set(old[RACK_T]) == {f"cabling/{r.name}" for r in compile_file(design)[0].racks}, "only cabling racks"
+    assert {g for g in old[GROUP_T] if "/" in g} == {f"cabling/{r.name}" for r in compile_file(design)[0].racks}
     assert "frontend/fe-leaf01/frr.conf" in old[GROUP_T]["frontend"]["outputs"]["files"]
     files = snapshot(out)
 
     st.use_program(ROOT)  # the same stack, state, project name and config: the real program
-    preview = st.preview()
-    planned = step_ops(preview)
+    planned = step_ops(st.preview())
     # every frontend file is a switch's: the frontend group goes, its files all claimed by rack groups;
     # oob keeps its files of no rack (kea, the management network's own) and lets the switch files go
     assert (planned.pop("frontend"), planned.pop("oob")) == ("delete", "update")

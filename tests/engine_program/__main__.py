@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pulumi
 
+import components.program
 import components.site
 from components.program import secret_config
 from components.site import Site
@@ -18,6 +19,8 @@ from generators.model.secrets import placeholder
 from generators.renderers import render_all
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+# as the real program does; the frozen components/ of earlier railyards (engine_program_before_*) had none
+getattr(components.program, "lean_stack_traces", lambda: None)()
 cfg = pulumi.Config("railyard")
 count = cfg.require_int("count")
 plan = copy.deepcopy(compile_file(ROOT / cfg.require("design"))[0])
