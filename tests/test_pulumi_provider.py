@@ -254,6 +254,18 @@ def test_a_file_that_already_holds_the_hash_needs_no_blob(tmp_path):
     assert (f.stat().st_ino, f.stat().st_mtime_ns) == (st.st_ino, st.st_mtime_ns)
 
 
+def test_a_stored_blob_is_not_rewritten_each_run_unless_it_is_not_whole(tmp_path):
+    sha = store_blob(tmp_path, "hostname x\n")
+    blob = tmp_path / BLOBS / sha
+    before = (blob.stat().st_ino, blob.stat().st_mtime_ns)
+    assert store_blob(tmp_path, "hostname x\n") == sha
+    assert (blob.stat().st_ino, blob.stat().st_mtime_ns) == before, "a blob already stored is left alone"
+    blob.write_text("hostname")  # cut short (a full disk, a crash): stored again on the next run
+    os.chmod(blob, 0o600)
+    store_blob(tmp_path, "hostname x\n")
+    assert blob.read_text() == "hostname x\n"
+
+
 def test_prune_keeps_what_is_referenced_and_everything_not_railyards(tmp_path):
     keep, drop = store_blob(tmp_path, "a\n"), store_blob(tmp_path, "b\n")
     (tmp_path / BLOBS / "notes.txt").write_text("mine\n")
