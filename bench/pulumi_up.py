@@ -3,13 +3,15 @@ no-change re-run (`up` again, and `preview --expect-no-changes`), the state's si
 resource, then `destroy`.
 
 Run: python bench/pulumi_up.py [--design h100-1024-optimized] [--synthetic N] [--skip-checkpoints]
-                               [--program before-groups] [--no-destroy] [--json FILE]
+                               [--program before-groups | --migrate] [--no-destroy] [--json FILE]
   --synthetic N       add N files through the same component and provider (tests/engine_program)
   --skip-checkpoints  PULUMI_SKIP_CHECKPOINTS=true: the file backend writes the state at the end only
                       (default: after every step, as users run it), for comparison
   --program before-groups
                       deploy with railyard's program as it was before FileGroup, one FileArtifact
                       resource per file (tests/engine_program_before_groups), for the before figures
+  --migrate           deploy with that per-file program first, then time the `up` that moves the
+                      stack to today's program (the "create all" line), and go on from there
 The engine comes from scripts/install-pulumi.sh (found or built); state lives in a temp dir. The
 program's own share of each run (compiling and rendering the design, which it does on every `up` and
 preview) is measured once in this process and printed beside the engine's times.
@@ -46,29 +48,42 @@ def timed(fn: Callable[[], object]) -> float:
 def state_file(st: Stack) -> Path:
     """The stack's checkpoint as the file backend keeps it (`<backend>/.pulumi/stacks/<project>/<stack>.json`,
     gzipped when PULUMI_SELF_MANAGED_STATE_GZIP is set)."""
-    found = [p for p in (st.state / ".pulumi" / "stacks").rglob(f"{st.name}.json*") if not p.name.endswith(".bak")]
+    found = [p for p in (st.state / ".pulumi" / "stacks").rglob(f"{st.name}.json*")
+             if p.name in (f"{st.name}.json", f"{st.name}.json.gz")]
     if len(found) != 1:
         raise RuntimeError(f"expected one state file for stack {st.name}, found {found}")
     return found[0]
 
 
-def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, destroy: bool) -> dict[str, Any]:
+def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, destroy: bool,
+            migrate: bool = False) -> dict[str, Any]:
     t0 = time.perf_counter()
     plan = compile_file(ROOT / "designs" / f"{design}.yaml")[0]
     render_all(plan)  # the work the program does before registering anything
     program_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="railyard-bench-") as tmp:
         out = Path(tmp) / "site"
-        config: dict[str, Any] = {"railyard:design": f"designs/{design}.yaml", "railyard:outDir": str(out)}
+        # absolute: a program other than the repository's runs from its own folder
+        config: dict[str, Any] = {"railyard:design": str(ROOT / "designs" / f"{design}.yaml"),
+                                  "railyard:outDir": str(out)}
         main_dir, pythonpath = PROGRAMS[program]
         if synthetic:
             config.update({"railyard:count": synthetic, "railyard:racked": "true",
                            "railyard:bmcPassword": Secret("bench-Secret-123")})
             main_dir = ROOT / "tests" / "engine_program"
+        if migrate:
+            main_dir, pythonpath = PROGRAMS["before-groups"]
         t0 = time.perf_counter()
         st = Stack(Path(tmp), config, main=main_dir, skip_checkpoints=skip_checkpoints, pythonpath=pythonpath)
         setup = time.perf_counter() - t0
+        before = None
+        if migrate:
+            before = timed(lambda: st.run("up", "--yes", "--skip-preview"))
+            files = snapshot(out)
+            st.use_program(*PROGRAMS["now"])
         first = timed(lambda: st.run("up", "--yes", "--skip-preview"))
+        if migrate:
+            assert snapshot(out) == files, "the migration rewrote, removed or added files"
         files = snapshot(out)
         exported = st.run("stack", "export").stdout
         resources = json.loads(exported)["deployment"]["resources"]
@@ -79,7 +94,8 @@ def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, d
         preview = timed(lambda: st.run("preview", "--expect-no-changes"))
         gone = timed(lambda: st.run("destroy", "--yes", "--skip-preview")) if destroy else None
     return {
-        "design": design, "synthetic": synthetic, "program": program,
+        "design": design, "synthetic": synthetic, "program": "before-groups -> now" if migrate else program,
+        "up_before_groups_s": None if before is None else round(before, 1),
         "checkpoints": "end only (PULUMI_SKIP_CHECKPOINTS=true)" if skip_checkpoints else "every step (default)",
         "files": len(files), "resources": len(resources), "resources_by_type": dict(by_type.most_common()),
         "compile_render_s": round(program_s, 1), "stack_init_s": round(setup, 1),
@@ -102,7 +118,10 @@ def report(r: dict[str, Any]) -> str:
         f"  files {r['files']:,}   resources in state {n:,} ({kinds})",
         f"  compile + render (in the program, every run)   {r['compile_render_s']:6.1f} s",
         f"  stack init + config                            {r['stack_init_s']:6.1f} s",
-        f"  pulumi up (create all)                         {r['up_create_s']:6.1f} s   "
+        *([f"  pulumi up, per-file program (create all)       {r['up_before_groups_s']:6.1f} s"]
+          if r["up_before_groups_s"] is not None else []),
+        f"  {'pulumi up (migrate to groups)' if r['up_before_groups_s'] is not None else 'pulumi up (create all)':46}"
+        f"{r['up_create_s']:7.1f} s   "
         f"{r['ms_per_resource_create']:.1f} ms/resource",
         f"  pulumi up (no change)                          {r['up_no_change_s']:6.1f} s   "
         f"{r['ms_per_resource_no_change']:.1f} ms/resource "
@@ -120,10 +139,11 @@ def main() -> None:
     ap.add_argument("--synthetic", type=int, default=0)
     ap.add_argument("--skip-checkpoints", action="store_true")
     ap.add_argument("--program", choices=sorted(PROGRAMS), default="now")
+    ap.add_argument("--migrate", action="store_true")
     ap.add_argument("--no-destroy", action="store_true")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON")
     a = ap.parse_args()
-    r = measure(a.design, a.synthetic, a.skip_checkpoints, a.program, not a.no_destroy)
+    r = measure(a.design, a.synthetic, a.skip_checkpoints, a.program, not a.no_destroy, a.migrate)
     print(report(r))
     if a.json:
         a.json.write_text(json.dumps(r, indent=1) + "\n")
