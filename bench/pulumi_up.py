@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
+import resource
 import sys
 import tempfile
 import time
@@ -39,10 +41,20 @@ from tests.pulumi_engine import Secret, Stack, snapshot, type_of  # noqa: E402
 PROGRAMS = {"now": (ROOT, None), "before-groups": (ROOT / "tests" / "engine_program_before_groups",) * 2}
 
 
-def timed(fn: Callable[[], object]) -> float:
+CPU: dict[str, float] = {}  # step -> CPU seconds of pulumi and every process it ran (program, providers)
+
+
+def timed(fn: Callable[[], object], step: str = "") -> float:
+    """Wall seconds of fn; with a step name also its CPU seconds into CPU. On a shared 2-core machine
+    the wall time moves with the neighbours' load, the CPU time much less: compare both."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     fn()
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if step:
+        CPU[step] = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)
+    return wall
 
 
 def state_file(st: Stack) -> Path:
@@ -57,10 +69,10 @@ def state_file(st: Stack) -> Path:
 
 def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, destroy: bool,
             migrate: bool = False) -> dict[str, Any]:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     plan = compile_file(ROOT / "designs" / f"{design}.yaml")[0]
     render_all(plan)  # the work the program does before registering anything
-    program_s = time.perf_counter() - t0
+    program_s, program_cpu = time.perf_counter() - t0, time.process_time() - c0
     with tempfile.TemporaryDirectory(prefix="railyard-bench-") as tmp:
         out = Path(tmp) / "site"
         # absolute: a program other than the repository's runs from its own folder
@@ -81,7 +93,7 @@ def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, d
             before = timed(lambda: st.run("up", "--yes", "--skip-preview"))
             files = snapshot(out)
             st.use_program(*PROGRAMS["now"])
-        first = timed(lambda: st.run("up", "--yes", "--skip-preview"))
+        first = timed(lambda: st.run("up", "--yes", "--skip-preview"), "up_create")
         if migrate:
             assert snapshot(out) == files, "the migration rewrote, removed or added files"
         files = snapshot(out)
@@ -89,16 +101,18 @@ def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, d
         resources = json.loads(exported)["deployment"]["resources"]
         by_type = collections.Counter(type_of(r["urn"]) for r in resources)
         on_disk = state_file(st).stat().st_size
-        again = timed(lambda: st.run("up", "--yes", "--skip-preview"))
+        again = timed(lambda: st.run("up", "--yes", "--skip-preview"), "up_no_change")
         assert snapshot(out) == files, "the no-change up rewrote files"
-        preview = timed(lambda: st.run("preview", "--expect-no-changes"))
+        preview = timed(lambda: st.run("preview", "--expect-no-changes"), "preview_no_change")
         gone = timed(lambda: st.run("destroy", "--yes", "--skip-preview")) if destroy else None
     return {
         "design": design, "synthetic": synthetic, "program": "before-groups -> now" if migrate else program,
         "up_before_groups_s": None if before is None else round(before, 1),
         "checkpoints": "end only (PULUMI_SKIP_CHECKPOINTS=true)" if skip_checkpoints else "every step (default)",
         "files": len(files), "resources": len(resources), "resources_by_type": dict(by_type.most_common()),
-        "compile_render_s": round(program_s, 1), "stack_init_s": round(setup, 1),
+        "compile_render_s": round(program_s, 1), "compile_render_cpu_s": round(program_cpu, 1),
+        "stack_init_s": round(setup, 1), "cpu_s": dict(CPU),
+        "load_average": [round(x, 1) for x in os.getloadavg()],
         "up_create_s": round(first, 1), "up_no_change_s": round(again, 1), "preview_no_change_s": round(preview, 1),
         "destroy_s": None if gone is None else round(gone, 1),
         "state_export_bytes": len(exported.encode()), "state_file_bytes": on_disk,
@@ -116,20 +130,23 @@ def report(r: dict[str, Any]) -> str:
     return "\n".join([
         f"design {r['design']}{extra}, program {r['program']}, state checkpoint {r['checkpoints']}",
         f"  files {r['files']:,}   resources in state {n:,} ({kinds})",
-        f"  compile + render (in the program, every run)   {r['compile_render_s']:6.1f} s",
+        f"  compile + render (in the program, every run)   {r['compile_render_s']:6.1f} s   "
+        f"CPU {r['compile_render_cpu_s']:.1f} s",
         f"  stack init + config                            {r['stack_init_s']:6.1f} s",
         *([f"  pulumi up, per-file program (create all)       {r['up_before_groups_s']:6.1f} s"]
           if r["up_before_groups_s"] is not None else []),
         f"  {'pulumi up (migrate to groups)' if r['up_before_groups_s'] is not None else 'pulumi up (create all)':46}"
-        f"{r['up_create_s']:7.1f} s   "
+        f"{r['up_create_s']:7.1f} s   CPU {r['cpu_s']['up_create']:.1f} s   "
         f"{r['ms_per_resource_create']:.1f} ms/resource",
         f"  pulumi up (no change)                          {r['up_no_change_s']:6.1f} s   "
-        f"{r['ms_per_resource_no_change']:.1f} ms/resource "
+        f"CPU {r['cpu_s']['up_no_change']:.1f} s   {r['ms_per_resource_no_change']:.1f} ms/resource "
         f"({r['ms_per_resource_no_change_engine']:.1f} without compile + render)",
-        f"  preview --expect-no-changes                    {r['preview_no_change_s']:6.1f} s",
+        f"  preview --expect-no-changes                    {r['preview_no_change_s']:6.1f} s   "
+        f"CPU {r['cpu_s']['preview_no_change']:.1f} s",
         *([f"  pulumi destroy                                 {r['destroy_s']:6.1f} s"] if r["destroy_s"] else []),
         f"  state: `pulumi stack export` {r['state_export_bytes']:,} bytes, file on disk "
         f"{r['state_file_bytes']:,} bytes ({r['state_bytes_per_resource']:,} bytes/resource)",
+        f"  load average at the end {r['load_average']} (2 cores)",
     ])
 
 
