@@ -2,7 +2,7 @@
 
 `FileGroup` is what the program registers: one resource per folder component (the site's top files,
 a Network/Folder section's files of no rack, one rack's files of a section) whose input `files` maps
-each path to its sha256, size and line count. One resource per file made h100-16k 3,635 provider
+each path to its sha256, size and line count (one string per path). One resource per file made h100-16k 3,635 provider
 resources, and the engine's per-resource cost (check, diff, a state checkpoint per step), not the
 files, set the time of an `up` (issue 18). `FileArtifactProvider` is the one-file-per-resource
 provider of the stacks railyard made before; it stays because those stacks name it in their state:
@@ -436,11 +436,36 @@ def _stage(d: str, text: str) -> dict[str, Any]:
     return facts
 
 
-def _entries(files: object) -> dict[str, dict[str, Any]]:
-    return files if isinstance(files, dict) else {}
+def entry_text(facts: Mapping[str, Any]) -> str:
+    """A file's entry in a group's `files` map: `<sha256> <size> bytes <lines> lines` (and, when a
+    refresh found it so, ` mode <mode>`). One string, not a map of sha256/size/lines: the engine's
+    `preview --diff` prints every entry of a map that changed, the unchanged ones too, and a nested
+    map cost 5 lines per unchanged file where this costs one."""
+    text = f"{facts['sha256']} {facts['size']} bytes {facts['lines']} lines"
+    return f"{text} mode {facts['mode']}" if "mode" in facts else text
 
 
-def _group_deploy(root: Path, mode: str, path: str, entry: Mapping[str, Any]) -> None:
+def parse_entry(value: object) -> dict[str, Any] | None:
+    """{sha256, size, lines[, mode]} from an entry_text() string; None for anything else."""
+    parts = value.split(" ") if isinstance(value, str) else []
+    if len(parts) not in (5, 7) or parts[2] != "bytes" or parts[4] != "lines" or not is_sha256(parts[0]):
+        return None
+    if not (parts[1].isdigit() and parts[3].isdigit()) or (len(parts) == 7 and parts[5] != "mode"):
+        return None
+    out: dict[str, Any] = {"sha256": parts[0], "size": int(parts[1]), "lines": int(parts[3])}
+    if len(parts) == 7:
+        out["mode"] = parts[6]
+    return out
+
+
+def _entries(files: object) -> dict[str, dict[str, Any] | None]:
+    """path -> parsed entry (None where it is not one: unknown during a preview, or not railyard's)."""
+    return {p: parse_entry(e) for p, e in files.items()} if isinstance(files, dict) else {}
+
+
+def _group_deploy(root: Path, mode: str, path: str, entry: Mapping[str, Any] | None) -> None:
+    if entry is None:  # check() refuses such inputs; never write a file from a guess
+        raise ValueError(f"railyard cannot write {root / path}: its entry in the group is not a hash")
     _deploy({"dir": str(root), "path": path, "mode": mode, "sha256": entry["sha256"]})
 
 
@@ -448,19 +473,20 @@ def _group_outs(props: dict[str, Any]) -> dict[str, Any]:
     return {k: props[k] for k in ("dir", "group", "mode", "files")}
 
 
-def _entry_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any], old_mode: object, mode: str) -> bool:
-    """A file needs writing when it is new to the group, its hash differs, or (after a refresh) its mode
-    on disk differs. Size and line count are shown, not compared: the hash stands for the content."""
-    return (old is None or new.get("sha256") == _UNKNOWN or old.get("sha256") != new.get("sha256")
-            or old.get("mode", old_mode) != mode)
+def _entry_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, old_mode: object,
+                   mode: str) -> bool:
+    """A file needs writing when it is new to the group, its hash differs or is not known yet, or
+    (after a refresh) its mode on disk differs. Size and line count are shown, not compared: the hash
+    stands for the content."""
+    return old is None or new is None or old["sha256"] != new["sha256"] or old.get("mode", old_mode) != mode
 
 
 class FileGroupProvider(ResourceProvider):
     """The files of one folder component: inputs `dir`, `group` (the resource's name, which the owners
     record uses), `mode` (0644, or 0600 for a group of files holding secrets) and `files`, a map
-    path -> {sha256, size, lines}. So `pulumi preview --diff` of a change lists the paths that change
-    (a map diff shows only the keys that differ), and only those files are written. Stateless on purpose
-    (see the module docstring)."""
+    path -> `<sha256> <size> bytes <lines> lines` (entry_text). So `pulumi preview --diff` of a change
+    marks the paths that change (`~`), one line each, and only those files are written. Stateless on
+    purpose (see the module docstring)."""
 
     serialize_as_secret_always = False  # as FileArtifactProvider: nothing secret in the pickled provider
 
@@ -473,15 +499,14 @@ class FileGroupProvider(ResourceProvider):
         files = news.get("files")
         if files != _UNKNOWN:
             if not isinstance(files, dict):
-                failures.append(CheckFailure("files", "must be a map of path -> {sha256, size, lines}"))
+                failures.append(CheckFailure("files", "must be a map of path -> '<sha256> <size> bytes <lines> lines'"))
                 files = {}
             for path, entry in files.items():
                 if why := _path_problem(path):
                     failures.append(CheckFailure("files", f"{path!r}: {why}"))
-                elif entry != _UNKNOWN and not isinstance(entry, dict):
-                    failures.append(CheckFailure("files", f"{path}: must be {{sha256, size, lines}}"))
-                elif entry != _UNKNOWN:
-                    failures += [CheckFailure("files", f"{path}: {k} {why}") for k, why in _summary_problems(entry)]
+                elif entry != _UNKNOWN and (parse_entry(entry) is None or "mode" in parse_entry(entry)):
+                    failures.append(CheckFailure("files", f"{path}: must be '<sha256> <size> bytes <lines> lines' "
+                                                 f"(the content's SHA-256, 64 lowercase hex digits), got {entry!r}"))
         return CheckResult(news, failures)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
@@ -490,20 +515,20 @@ class FileGroupProvider(ResourceProvider):
         new, old = news.get("files"), _entries(olds.get("files"))
         changed = (bool(replaces) or new == _UNKNOWN or not isinstance(new, dict) or new.keys() != old.keys()
                    or any(news.get(k) == _UNKNOWN or olds.get(k) != news.get(k) for k in ("group", "mode"))
-                   or any(e == _UNKNOWN or _entry_changed(old.get(p), e, olds.get("mode"), news["mode"])
-                          for p, e in new.items()))
+                   or any(_entry_changed(old.get(p), e, olds.get("mode"), news["mode"])
+                          for p, e in _entries(new).items()))
         return DiffResult(changes=changed, replaces=replaces, stables=[], delete_before_replace=False)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         # a file already on disk with its hash (a stack moving from per-file resources) is adopted as is
         root = Path(props["dir"])
-        for path, entry in props["files"].items():
+        for path, entry in _entries(props["files"]).items():
             _group_deploy(root, props["mode"], path, entry)
         return CreateResult(f"{root}#{props['group']}", _group_outs(props))
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         root, old = Path(news["dir"]), _entries(olds.get("files"))
-        for path, entry in news["files"].items():
+        for path, entry in _entries(news["files"]).items():
             if _entry_changed(old.get(path), entry, olds.get("mode"), news["mode"]):
                 _group_deploy(root, news["mode"], path, entry)
         for path in sorted(old.keys() - news["files"].keys()):
@@ -525,9 +550,10 @@ class FileGroupProvider(ResourceProvider):
         for path in _entries(props.get("files")):
             on_disk = _disk(root / path)
             if on_disk is not None:
-                files[path] = {k: on_disk[k] for k in ("sha256", "size", "lines")}
+                facts = {k: on_disk[k] for k in ("sha256", "size", "lines")}
                 if on_disk["mode"] != mode:
-                    files[path]["mode"] = on_disk["mode"]
+                    facts["mode"] = on_disk["mode"]
+                files[path] = entry_text(facts)
         return ReadResult(id_, {"dir": props.get("dir"), "group": props.get("group"), "mode": mode, "files": files})
 
 
@@ -541,7 +567,7 @@ class FileGroup(pulumi.dynamic.Resource, module="railyard", name="FileGroup"):
     dir: pulumi.Output[str]
     group: pulumi.Output[str]
     mode: pulumi.Output[str]
-    files: pulumi.Output[dict[str, dict[str, Any]]]
+    files: pulumi.Output[dict[str, str]]
 
     def __init__(self, name: str, dir: str, contents: Mapping[str, pulumi.Input[str]], secret: bool = False,
                  opts: pulumi.ResourceOptions | None = None) -> None:
@@ -549,12 +575,12 @@ class FileGroup(pulumi.dynamic.Resource, module="railyard", name="FileGroup"):
         if secret:
             paths = sorted(contents)
             files = pulumi.Output.secret(pulumi.Output.all(*(contents[p] for p in paths))).apply(
-                lambda texts: {p: _stage(dir, t) for p, t in zip(paths, texts, strict=True)})
+                lambda texts: {p: entry_text(_stage(dir, t)) for p, t in zip(paths, texts, strict=True)})
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["files"]))
         else:
             texts = {p: t for p, t in contents.items() if isinstance(t, str)}
             if len(texts) != len(contents):
                 raise TypeError(f"FileGroup {name}: only a secret group takes Outputs as contents")
-            files = {p: _stage(dir, t) for p, t in sorted(texts.items())}
+            files = {p: entry_text(_stage(dir, t)) for p, t in sorted(texts.items())}
         props = {"dir": dir, "group": name, "mode": SECRET_MODE if secret else PUBLIC_MODE, "files": files}
         super().__init__(FileGroupProvider(), name, props, opts)

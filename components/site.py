@@ -157,7 +157,8 @@ def _prune_when_deployed(out_dir: str, groups: list[FileGroup]) -> None:
     if pulumi.runtime.is_dry_run() or deploy_dir_problem(out_dir) is not None:
         return
     pulumi.Output.all(*(g.files for g in groups)).apply(
-        lambda maps: prune_blobs(Path(out_dir), {e["sha256"] for files in maps for e in files.values()}))
+        # an entry starts with its file's hash (entry_text)
+        lambda maps: prune_blobs(Path(out_dir), {e.split(" ", 1)[0] for m in maps for e in m.values()}))
 
 
 def _filled(path: str, text: str, needed: set[str], values: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[str]:

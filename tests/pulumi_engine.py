@@ -175,6 +175,11 @@ def step_ops(preview: dict[str, Any], typ: str = GROUP_T) -> dict[str, str]:
     return out
 
 
+def sha(entry: str | None) -> str | None:
+    """The hash a group's entry for a file starts with (components.artifact.entry_text)."""
+    return entry.split(" ", 1)[0] if entry else None
+
+
 def changed_paths(preview: dict[str, Any]) -> set[str]:
     """The paths a preview's FileGroup steps would write or remove: keys added, dropped or changed
     between a group's old outputs and its new inputs (the map diff `preview --diff` prints)."""
@@ -184,7 +189,7 @@ def changed_paths(preview: dict[str, Any]) -> set[str]:
             continue
         old = ((step.get("oldState") or {}).get("outputs") or {}).get("files") or {}
         new = ((step.get("newState") or {}).get("inputs") or {}).get("files") or {}
-        out |= {p for p in set(old) | set(new) if (old.get(p) or {}).get("sha256") != (new.get(p) or {}).get("sha256")}
+        out |= {p for p in set(old) | set(new) if sha(old.get(p)) != sha(new.get(p))}
     return out
 
 

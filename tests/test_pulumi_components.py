@@ -10,7 +10,7 @@ import pytest
 from pulumi.runtime import mocks, rpc
 
 from components import program
-from components.artifact import BLOBS, OWNERS, sha256_text, store_blob, summary
+from components.artifact import BLOBS, OWNERS, entry_text, sha256_text, store_blob, summary
 from components.site import FOLDER_T, GROUP_T, NETWORK_T, RACK_T, Site, place, rack_index
 from generators.model.secrets import placeholder
 from generators.renderers import render_all
@@ -149,7 +149,7 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     obj.pop("__provider")
     slurm = {p: t for p, t in files.items() if p.startswith("slurm/")}
     assert obj == {"dir": str(tmp_path), "group": "slurm", "mode": "0644",
-                   "files": {p: summary(t) for p, t in slurm.items()}}
+                   "files": {p: entry_text(summary(t)) for p, t in slurm.items()}}
     text = files["slurm/topology.conf"]
     assert (tmp_path / BLOBS / sha256_text(text)).read_text() == text
     assert reg[groups["slurm"][0]]["secret_outputs"] == []
@@ -265,7 +265,8 @@ def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):
     assert set(groups) == {".", "oob", "oob#secret"}
     snmp = monitor.registered[groups["oob#secret"][0]]
     filled = "community c0mmunity-x\n"
-    assert snmp["object"]["files"] == {SECRET_SIG_KEY: SECRET_SIG, "value": {"oob/snmp.conf": summary(filled)}}
+    want = {"oob/snmp.conf": entry_text(summary(filled))}
+    assert snmp["object"]["files"] == {SECRET_SIG_KEY: SECRET_SIG, "value": want}
     assert "c0mmunity-x" not in json.dumps(snmp["object"])
     assert snmp["object"]["mode"] == "0600"
     assert snmp["secret_outputs"] == ["files"]
@@ -273,7 +274,7 @@ def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):
     blob = tmp_path / BLOBS / sha256_text(filled)  # the filled-in file reaches the provider only here
     assert blob.read_text() == filled and blob.stat().st_mode & 0o777 == 0o600
     plain = monitor.registered[groups["oob"][0]]
-    assert plain["object"]["files"] == {"oob/kea.conf": summary("{}\n")} and plain["secret_outputs"] == []
+    assert plain["object"]["files"] == {"oob/kea.conf": entry_text(summary("{}\n"))} and plain["secret_outputs"] == []
 
 
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"

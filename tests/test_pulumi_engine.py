@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from components.artifact import BLOBS
+from components.artifact import BLOBS, entry_text, parse_entry, summary
 from components.site import group_name, place, rack_index
 from generators.compiler import compile_file
 from generators.renderers import render_all
@@ -91,7 +91,8 @@ def test_up_is_idempotent_detects_drift_and_destroys(tmp_path):
     (out / victim).write_text(expected[victim] + "# edited by hand\n")
     assert st.run("preview", "--refresh", "--expect-no-changes", check=False).returncode != 0
     refresh = st.run("refresh", "--preview-only", "--diff")
-    assert "sha256" in refresh.stdout and victim in refresh.stdout
+    edited = entry_text(summary(expected[victim] + "# edited by hand\n"))
+    assert f"~ {victim}" in refresh.stdout and f'=> "{edited}"' in refresh.stdout, "drift shows under the path"
     assert step_ops(st.preview("--refresh")) == {grouping("h100-256")[victim]: "update"}
     st.run("up", "--yes", "--skip-preview", "--refresh")
     assert (out / victim).read_text() == expected[victim]
@@ -174,7 +175,7 @@ def test_two_thousand_files_secrets_and_regrouping(tmp_path):
     secret = groups["oob#secret"]  # its own group: the map (path, hash, size, lines) is encrypted, in and out
     assert secret["inputs"]["files"].get(SECRET_KEY) and secret["outputs"]["files"].get(SECRET_KEY)
     assert secret["inputs"]["mode"] == "0600" and secret["parent"] == groups["oob"]["parent"]
-    assert isinstance(groups["."]["inputs"]["files"]["plan.json"]["sha256"], str)  # the others stay readable
+    assert parse_entry(groups["."]["inputs"]["files"]["plan.json"])  # the other groups stay readable
     # the filled-in secret reaches the provider through the owner-only blob store, and only there
     store = out / ".railyard" / "blobs"
     assert store.stat().st_mode & 0o777 == 0o700
@@ -452,16 +453,17 @@ def test_state_holds_no_content_and_refresh_finds_a_hand_edit(tmp_path):
     slurm = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}["slurm"]
     text = expected["slurm/topology.conf"]
     topo_in, topo_out = (slurm[k]["files"]["slurm/topology.conf"] for k in ("inputs", "outputs"))
-    assert topo_in == topo_out == {"sha256": hashlib.sha256(text.encode()).hexdigest(), "size": len(text.encode()),
-                                   "lines": text.count("\n")}
+    assert topo_in == topo_out == entry_text(summary(text)) == (
+        f"{hashlib.sha256(text.encode()).hexdigest()} {len(text.encode())} bytes {text.count(chr(10))} lines")
 
     victim = out / "slurm/topology.conf"
     others = snapshot(out)
     victim.write_text(text + "SwitchName=by-hand Nodes=gpu001\n")
     refresh = st.run("refresh", "--yes", "--skip-preview", "--diff")
-    assert "slurm/topology.conf" in refresh.stdout and "sha256" in refresh.stdout
+    edited = entry_text(summary(text + "SwitchName=by-hand Nodes=gpu001\n"))
+    assert "~ slurm/topology.conf" in refresh.stdout and f'=> "{edited}"' in refresh.stdout
     slurm = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}["slurm"]
-    assert slurm["outputs"]["files"]["slurm/topology.conf"]["lines"] == text.count("\n") + 1  # the state saw it
+    assert parse_entry(slurm["outputs"]["files"]["slurm/topology.conf"])["lines"] == text.count("\n") + 1  # seen
     preview = st.preview()
     assert step_ops(preview) == {"slurm": "update"} and changed_paths(preview) == {"slurm/topology.conf"}
     assert st.up_ops() == {"slurm": "update"}

@@ -17,6 +17,7 @@ from components.artifact import (
     STORE,
     FileArtifactProvider,
     FileGroupProvider,
+    entry_text,
     prune_blobs,
     sha256_text,
     store_blob,
@@ -302,12 +303,17 @@ RACK = {"frontend/fe-leaf01/frr.conf": "hostname fe-leaf01\n", "frontend/fe-leaf
         "frontend/fe-leaf02/frr.conf": "hostname fe-leaf02\n"}
 
 
+def entry(text: str, **changes) -> str:
+    """The group's entry for a file holding `text` (with some facts changed, to make a bad one)."""
+    return entry_text({**summary(text), **changes})
+
+
 def group(root, contents=RACK, name="frontend/r01", mode="0644", owners=None):
     """A FileGroup's inputs after the program stored each text and wrote the owners record."""
     for text in contents.values():
         store_blob(root, text)
     write_owners(root, owners if owners is not None else dict.fromkeys(contents, name))
-    return {"dir": str(root), "group": name, "mode": mode, "files": {p: summary(t) for p, t in contents.items()}}
+    return {"dir": str(root), "group": name, "mode": mode, "files": {p: entry(t) for p, t in contents.items()}}
 
 
 def stats(root, paths):
@@ -338,7 +344,7 @@ def test_group_diff_is_by_path_hash_and_mode(tmp_path):
     unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
     assert G.diff("id", outs, {**group(tmp_path), "files": unknown}).changes is True
     # size and line count are shown, not compared: the hash stands for the content
-    shown = {p: {**e, "lines": 0} for p, e in outs["files"].items()}
+    shown = {p: entry(t, lines=0) for p, t in RACK.items()}
     assert G.diff("id", {**outs, "files": shown}, group(tmp_path)).changes is False
 
 
@@ -355,7 +361,7 @@ def test_group_update_writes_only_what_changed_and_removes_what_it_dropped(tmp_p
     assert after[kept[1]] != before[kept[1]], "the changed file is replaced"
     assert not (tmp_path / "frontend/fe-leaf02").exists(), "a dropped file goes, and its empty folder"
     assert (tmp_path / "frontend/mine.txt").read_text() == "not railyard's\n", "railyard deletes only its own"
-    assert new["files"] == {p: summary(t) for p, t in head.items()}
+    assert new["files"] == {p: entry(t) for p, t in head.items()}
 
 
 def test_a_file_that_moved_to_another_group_is_not_removed_by_the_one_that_let_go(tmp_path):
@@ -410,8 +416,9 @@ def test_group_read_rehashes_each_path(tmp_path):
     drift = G.read(res.id, res.outs)
     assert drift.id == res.id
     assert drift.outs["files"] == {
-        "frontend/fe-leaf01/frr.conf": summary("hostname fe-leaf01\nrouter bgp 65000\n"),
-        "frontend/fe-leaf01/interfaces": {**summary("auto lo\n"), "mode": "0666"}}
+        "frontend/fe-leaf01/frr.conf": entry("hostname fe-leaf01\nrouter bgp 65000\n"),
+        "frontend/fe-leaf01/interfaces": entry("auto lo\n", mode="0666")}
+    assert drift.outs["files"]["frontend/fe-leaf01/interfaces"].endswith(" 8 bytes 1 lines mode 0666")
     # the next up diffs the refreshed outputs against the design and puts each file back
     assert G.diff(res.id, drift.outs, group(tmp_path)).changes is True
     G.update(res.id, drift.outs, group(tmp_path))
@@ -421,9 +428,10 @@ def test_group_read_rehashes_each_path(tmp_path):
 
 
 @pytest.mark.parametrize("bad", [
-    {"files": {"/etc/passwd": summary("x")}}, {"files": {"../x": summary("x")}},
-    {"files": {f"{STORE}/blobs/x": summary("x")}}, {"files": {"a": {**summary("x"), "sha256": "abc"}}},
-    {"files": {"a": {**summary("x"), "size": -1}}}, {"files": {"a": "text"}}, {"files": ["a"]},
+    {"files": {"/etc/passwd": entry("x")}}, {"files": {"../x": entry("x")}},
+    {"files": {f"{STORE}/blobs/x": entry("x")}}, {"files": {"a": entry("x", sha256="abc")}},
+    {"files": {"a": entry("x", size=-1)}}, {"files": {"a": "text"}}, {"files": {"a": summary("x")}},
+    {"files": {"a": entry("x", mode="0644")}}, {"files": ["a"]},
     {"group": ""}, {"mode": "0777"}, {"dir": "relative"},
 ])
 def test_group_check_rejects_bad_inputs(tmp_path, bad):
