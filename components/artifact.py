@@ -264,7 +264,7 @@ def _drop_store_if_alone(root: Path) -> None:
 # --- which group holds which path: so a file that moves between groups, or from a per-file resource of
 # an earlier railyard to a group, is never removed by the resource that let go of it ----------------
 
-_OWNERS_CACHE: dict[str, tuple[tuple[int, int, int], dict[str, str]]] = {}
+_OWNERS_CACHE: dict[str, tuple[tuple[int, ...], dict[str, str]]] = {}
 _OWNERS_LOCK = threading.Lock()
 
 
@@ -292,7 +292,9 @@ def owners(root: Path) -> dict[str, str]:
         st = f.lstat()
     except FileNotFoundError:
         return {}
-    key = (st.st_ino, st.st_mtime_ns, st.st_size)
+    # the program writes the record once per `up` (atomically: a new inode each time) and a provider
+    # process serves one run, so the file's identity is enough to know the cached copy is current
+    key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
     with _OWNERS_LOCK:
         cached = _OWNERS_CACHE.get(str(f))
         if cached is not None and cached[0] == key:
