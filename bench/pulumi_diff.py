@@ -1,6 +1,6 @@
 """Size of `pulumi preview --diff` for a design change, and of the stack's state, on the real engine.
 
-Deploys DESIGN (`pulumi up`, state written at the end only), exports the state, then sets
+Deploys DESIGN (`pulumi up`, the state written after every step), exports the state, then sets
 `railyard:overrides` and counts the lines and bytes `pulumi preview --diff` prints: the review a CI
 job posts for that change (issue 12 measured 91,469 lines for h100-1024-vms 1:1 -> 2:1).
 

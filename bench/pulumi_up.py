@@ -1,65 +1,175 @@
 """Wall time of `pulumi up` for a design on the real engine and a local file backend, then of a
-no-change re-run (`up` again, and `preview --expect-no-changes`), then `destroy`.
+no-change re-run (`up` again, and `preview --expect-no-changes`), the state's size and the cost per
+resource, then `destroy`.
 
-Run: python bench/pulumi_up.py [--design h100-1024-optimized] [--synthetic N] [--checkpoints]
-  --synthetic N  add N artifacts through the same component and provider (tests/engine_program)
-  --checkpoints  let the file backend write the state after every step (default: at the end only,
-                 PULUMI_SKIP_CHECKPOINTS=true, as the tests do)
-The engine comes from scripts/install-pulumi.sh (found or built); state lives in a temp dir.
+Run: python bench/pulumi_up.py [--design h100-1024-optimized] [--synthetic N] [--skip-checkpoints]
+                               [--program before-groups | --migrate] [--no-destroy] [--json FILE]
+  --synthetic N       add N files through the same component and provider (tests/engine_program)
+  --skip-checkpoints  PULUMI_SKIP_CHECKPOINTS=true: the file backend writes the state at the end only
+                      (default: after every step, as users run it), for comparison
+  --program before-groups
+                      deploy with railyard's program as it was before FileGroup, one FileArtifact
+                      resource per file (tests/engine_program_before_groups), for the before figures
+  --migrate           deploy with that per-file program first (checkpoints skipped: it is only the
+                      starting point), then time the `up` that moves the stack to today's program
+                      (the "migrate to groups" line) in the checkpoint mode asked for, and go on
+The engine comes from scripts/install-pulumi.sh (found or built); state lives in a temp dir. The
+program's own share of each run (compiling and rendering the design, which it does on every `up` and
+preview) is measured once in this process and printed beside the engine's times.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import json
+import os
+import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.pulumi_engine import Secret, Stack, snapshot  # noqa: E402
+from generators.compiler import compile_file  # noqa: E402
+from generators.renderers import render_all  # noqa: E402
+from tests.pulumi_engine import Secret, Stack, snapshot, type_of  # noqa: E402
+
+PROGRAMS = {"now": (ROOT, None), "before-groups": (ROOT / "tests" / "engine_program_before_groups",) * 2}
 
 
-def timed(fn) -> float:
+CPU: dict[str, float] = {}  # step -> CPU seconds of pulumi and every process it ran (program, providers)
+
+
+def timed(fn: Callable[[], object], step: str = "") -> float:
+    """Wall seconds of fn; with a step name also its CPU seconds into CPU. On a shared 2-core machine
+    the wall time moves with the neighbours' load, the CPU time much less: compare both."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     fn()
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if step:
+        CPU[step] = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)
+    return wall
+
+
+def state_file(st: Stack) -> Path:
+    """The stack's checkpoint as the file backend keeps it (`<backend>/.pulumi/stacks/<project>/<stack>.json`,
+    gzipped when PULUMI_SELF_MANAGED_STATE_GZIP is set)."""
+    found = [p for p in (st.state / ".pulumi" / "stacks").rglob(f"{st.name}.json*")
+             if p.name in (f"{st.name}.json", f"{st.name}.json.gz")]
+    if len(found) != 1:
+        raise RuntimeError(f"expected one state file for stack {st.name}, found {found}")
+    return found[0]
+
+
+def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, destroy: bool,
+            migrate: bool = False) -> dict[str, Any]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    plan = compile_file(ROOT / "designs" / f"{design}.yaml")[0]
+    render_all(plan)  # the work the program does before registering anything
+    program_s, program_cpu = time.perf_counter() - t0, time.process_time() - c0
+    with tempfile.TemporaryDirectory(prefix="railyard-bench-") as tmp:
+        out = Path(tmp) / "site"
+        # absolute: a program other than the repository's runs from its own folder
+        config: dict[str, Any] = {"railyard:design": str(ROOT / "designs" / f"{design}.yaml"),
+                                  "railyard:outDir": str(out)}
+        main_dir, pythonpath = PROGRAMS[program]
+        if synthetic:
+            config.update({"railyard:count": synthetic, "railyard:racked": "true",
+                           "railyard:bmcPassword": Secret("bench-Secret-123")})
+            main_dir = ROOT / "tests" / "engine_program"
+        if migrate:
+            main_dir, pythonpath = PROGRAMS["before-groups"]
+        t0 = time.perf_counter()
+        st = Stack(Path(tmp), config, main=main_dir, skip_checkpoints=skip_checkpoints, pythonpath=pythonpath)
+        setup = time.perf_counter() - t0
+        before = None
+        if migrate:
+            # the per-file stack is only the starting point: deploy it without per-step checkpoints (at
+            # h100-16k they would take most of an hour), then time the move in the mode asked for
+            st.env["PULUMI_SKIP_CHECKPOINTS"] = "true"
+            before = timed(lambda: st.run("up", "--yes", "--skip-preview"))
+            if not skip_checkpoints:
+                del st.env["PULUMI_SKIP_CHECKPOINTS"]
+            files = snapshot(out)
+            st.use_program(*PROGRAMS["now"])
+        first = timed(lambda: st.run("up", "--yes", "--skip-preview"), "up_create")
+        if migrate:
+            assert snapshot(out) == files, "the migration rewrote, removed or added files"
+        files = snapshot(out)
+        exported = st.run("stack", "export").stdout
+        resources = json.loads(exported)["deployment"]["resources"]
+        by_type = collections.Counter(type_of(r["urn"]) for r in resources)
+        on_disk = state_file(st).stat().st_size
+        again = timed(lambda: st.run("up", "--yes", "--skip-preview"), "up_no_change")
+        assert snapshot(out) == files, "the no-change up rewrote files"
+        preview = timed(lambda: st.run("preview", "--expect-no-changes"), "preview_no_change")
+        gone = timed(lambda: st.run("destroy", "--yes", "--skip-preview")) if destroy else None
+    return {
+        "design": design, "synthetic": synthetic, "program": "before-groups -> now" if migrate else program,
+        "up_before_groups_s": None if before is None else round(before, 1),
+        "checkpoints": "end only (PULUMI_SKIP_CHECKPOINTS=true)" if skip_checkpoints else "every step (default)",
+        "files": len(files), "resources": len(resources), "resources_by_type": dict(by_type.most_common()),
+        "compile_render_s": round(program_s, 1), "compile_render_cpu_s": round(program_cpu, 1),
+        "stack_init_s": round(setup, 1), "cpu_s": dict(CPU),
+        "load_average": [round(x, 1) for x in os.getloadavg()],
+        "up_create_s": round(first, 1), "up_no_change_s": round(again, 1), "preview_no_change_s": round(preview, 1),
+        "destroy_s": None if gone is None else round(gone, 1),
+        "state_export_bytes": len(exported.encode()), "state_file_bytes": on_disk,
+        "ms_per_resource_create": round(1000 * first / len(resources), 2),
+        "ms_per_resource_no_change": round(1000 * again / len(resources), 2),
+        "ms_per_resource_no_change_engine": round(1000 * max(again - program_s, 0) / len(resources), 2),
+        "state_bytes_per_resource": len(exported.encode()) // len(resources),
+    }
+
+
+def report(r: dict[str, Any]) -> str:
+    extra = f" + {r['synthetic']} synthetic files" if r["synthetic"] else ""
+    n = r["resources"]
+    kinds = ", ".join(f"{c} {t.rsplit(':', 1)[-1]}" for t, c in r["resources_by_type"].items())
+    return "\n".join([
+        f"design {r['design']}{extra}, program {r['program']}, state checkpoint {r['checkpoints']}",
+        f"  files {r['files']:,}   resources in state {n:,} ({kinds})",
+        f"  compile + render (in the program, every run)   {r['compile_render_s']:6.1f} s   "
+        f"CPU {r['compile_render_cpu_s']:.1f} s",
+        f"  stack init + config                            {r['stack_init_s']:6.1f} s",
+        *([f"  pulumi up, per-file program (no checkpoints)   {r['up_before_groups_s']:6.1f} s"]
+          if r["up_before_groups_s"] is not None else []),
+        f"  {'pulumi up (migrate to groups)' if r['up_before_groups_s'] is not None else 'pulumi up (create all)':46}"
+        f"{r['up_create_s']:7.1f} s   CPU {r['cpu_s']['up_create']:.1f} s   "
+        f"{r['ms_per_resource_create']:.1f} ms/resource",
+        f"  pulumi up (no change)                          {r['up_no_change_s']:6.1f} s   "
+        f"CPU {r['cpu_s']['up_no_change']:.1f} s   {r['ms_per_resource_no_change']:.1f} ms/resource "
+        f"({r['ms_per_resource_no_change_engine']:.1f} without compile + render)",
+        f"  preview --expect-no-changes                    {r['preview_no_change_s']:6.1f} s   "
+        f"CPU {r['cpu_s']['preview_no_change']:.1f} s",
+        *([f"  pulumi destroy                                 {r['destroy_s']:6.1f} s"] if r["destroy_s"] else []),
+        f"  state: `pulumi stack export` {r['state_export_bytes']:,} bytes, file on disk "
+        f"{r['state_file_bytes']:,} bytes ({r['state_bytes_per_resource']:,} bytes/resource)",
+        f"  load average at the end {r['load_average']} (2 cores)",
+    ])
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--design", default="h100-1024-optimized")
     ap.add_argument("--synthetic", type=int, default=0)
-    ap.add_argument("--checkpoints", action="store_true")
+    ap.add_argument("--skip-checkpoints", action="store_true")
+    ap.add_argument("--program", choices=sorted(PROGRAMS), default="now")
+    ap.add_argument("--migrate", action="store_true")
+    ap.add_argument("--no-destroy", action="store_true")
+    ap.add_argument("--json", type=Path, help="also write the figures as JSON")
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="railyard-bench-") as tmp:
-        out = Path(tmp) / "site"
-        config = {"railyard:design": f"designs/{a.design}.yaml", "railyard:outDir": str(out)}
-        main_dir = ROOT
-        if a.synthetic:
-            config.update({"railyard:count": a.synthetic, "railyard:racked": "true",
-                           "railyard:bmcPassword": Secret("bench-Secret-123")})
-            main_dir = ROOT / "tests" / "engine_program"
-        t0 = time.perf_counter()
-        st = Stack(Path(tmp), config, main=main_dir, skip_checkpoints=not a.checkpoints)
-        setup = time.perf_counter() - t0
-        first = timed(lambda: st.run("up", "--yes", "--skip-preview"))
-        files = snapshot(out)
-        resources = len(st.export()["deployment"]["resources"])
-        again = timed(lambda: st.run("up", "--yes", "--skip-preview"))
-        assert snapshot(out) == files, "the no-change up rewrote files"
-        preview = timed(lambda: st.run("preview", "--expect-no-changes"))
-        destroy = timed(lambda: st.run("destroy", "--yes", "--skip-preview"))
-    mode = "checkpoint per step" if a.checkpoints else "PULUMI_SKIP_CHECKPOINTS=true"
-    print(f"design {a.design}{f' + {a.synthetic} synthetic artifacts' if a.synthetic else ''} ({mode})")
-    print(f"  artifacts {len(files):>6,}   resources in state {resources:,} (incl. stack, site, groups)")
-    print(f"  stack init + config      {setup:7.1f} s")
-    print(f"  pulumi up (create all)   {first:7.1f} s")
-    print(f"  pulumi up (no change)    {again:7.1f} s")
-    print(f"  preview --expect-no-changes {preview:4.1f} s")
-    print(f"  pulumi destroy           {destroy:7.1f} s")
+    r = measure(a.design, a.synthetic, a.skip_checkpoints, a.program, not a.no_destroy, a.migrate)
+    print(report(r))
+    if a.json:
+        a.json.write_text(json.dumps(r, indent=1) + "\n")
 
 
 if __name__ == "__main__":

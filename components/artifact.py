@@ -1,30 +1,44 @@
-"""One generated file as a Pulumi resource, through a Python dynamic provider.
+"""Generated files as Pulumi resources, through Python dynamic providers.
+
+`FileGroup` is what the program registers: one resource per folder component (the site's top files,
+a Network/Folder section's files of no rack, one rack's files of a section) whose input `files` maps
+each path to its sha256, size and line count (one string per path). One resource per file made h100-16k 3,635 provider
+resources, and the engine's per-resource cost (check, diff, a state checkpoint per step), not the
+files, set the time of an `up` (issue 18). `FileArtifactProvider` is the one-file-per-resource
+provider of the stacks railyard made before; it stays because those stacks name it in their state:
+their refresh, and the deletes of the `up` that moves them to groups, run it. Those deletes leave
+alone every file a group now holds (see `owners`).
 
 The state holds a file by hash, not content (issue 12: with the content as an input, the state of
 h100-1024-vms held all 6.5 MB of its files, and `pulumi preview --diff` of 1:1 -> 2:1 printed
-137,545 lines; bench/pulumi_diff.py measures both). The resource's inputs are dir, path,
-mode, sha256, size and lines; the program stores the content under its hash in the deploy folder's
-blob store (`<dir>/.railyard/blobs/<sha256>`, owner-only) during `pulumi up`, and the provider copies
-it from there, after checking its hash, to the target atomically (temp file in the same directory,
-fsync, rename). So `preview --diff` shows a few lines per changed file, an update happens only when
-the hash (or mode) changes, a delete removes the file (and the directories it leaves empty; the last
-one also the blob store), and a refresh re-hashes the file on disk, so a hand edit shows up as drift
-(`pulumi refresh --diff`, then `pulumi up` restores it) and a deleted file is dropped from the state
-and recreated by the next `up`. A stack made when the content was an input moves over as `same`
-steps: the hash in its outputs is the one the new inputs carry.
+137,545 lines; bench/pulumi_diff.py measures both). The program stores the content under its hash in
+the deploy folder's blob store (`<dir>/.railyard/blobs/<sha256>`, owner-only) during `pulumi up`, and
+the provider copies it from there, after checking its hash, to the target atomically (temp file in
+the same directory, fsync, rename). So `preview --diff` shows a few lines per changed file (the
+changed keys of a group's map), only the files whose hash (or mode) changed are written, a file a
+group drops is removed (and the directories it leaves empty; the last delete also the blob store),
+and a refresh re-hashes the files on disk, so a hand edit shows up as drift (`pulumi refresh --diff`,
+then `pulumi up` restores it) and a deleted file leaves the map and is written again by the next
+`up`. A file already on disk with the right hash is never rewritten: that is how a stack of
+per-file resources (or one made when the content itself was an input) moves to groups.
 
 Pitfall this module exists for (Pulumi SDK 3.272): the provider object is pickled with dill into
 every resource. A provider class defined in `__main__`, or one holding instance attributes, makes
 each serialization drag pickle internals along and fails with RecursionError after a few hundred to
-~1,500 resources. So the class lives here, holds no state, and everything it calls is module-level.
+~1,500 resources. So the classes live here, hold no state, and everything they call is module-level
+(the owners record's cache is a module global of the provider process, keyed by the file's identity).
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
+import stat
 import tempfile
+import threading
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -45,6 +59,7 @@ PUBLIC_MODE = "0644"
 SECRET_MODE = "0600"  # files holding credentials: owner-only
 STORE = ".railyard"  # railyard's own folder inside the deploy folder; no artifact may live under it
 BLOBS = f"{STORE}/blobs"  # <sha256> -> the content the provider copies from (0600 files in a 0700 folder)
+OWNERS = f"{STORE}/owners.json"  # path -> the FileGroup holding it in the site the last `pulumi up` deployed
 _OUT_KEYS = ("dir", "path", "mode", "sha256", "size", "lines")
 _UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # pulumi.runtime.rpc.UNKNOWN: a value known only at apply
 _HEX = frozenset("0123456789abcdef")
@@ -162,16 +177,30 @@ def _blob_dir(root: Path, create: bool) -> Path:
     return d
 
 
-def store_blob(root: Path, text: str) -> str:
-    """Write `text` into the deploy folder's blob store under its SHA-256 (the name is the content, so a
-    blob already there is left alone) and return the hash. The program calls this during `pulumi up`
-    for every artifact; the provider copies from it."""
-    sha = sha256_text(text)
+def store_blob(root: Path, text: str | bytes, sha: str | None = None) -> str:
+    """Write `text` into the deploy folder's blob store under its SHA-256 (`sha` when the caller has it)
+    and return the hash. The program does this during `pulumi up` for every file; the provider copies
+    from it."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    sha = sha or hashlib.sha256(data).hexdigest()
     if not root.exists():
         root.mkdir(parents=True, exist_ok=True)
         os.chmod(root, 0o755)
-    write_atomic(_blob_dir(root, create=True) / sha, text, SECRET_MODE, root, durable=False)
+    _put_blob(root, _blob_dir(root, create=True), data, sha)
     return sha
+
+
+def _put_blob(root: Path, blobs: Path, data: bytes, sha: str) -> None:
+    """A blob already there with that name and size is left unread: re-reading and re-hashing the
+    whole store on every `up` cost ~1 s per 100 MB (h100-16k renders 216 MB), and the provider checks
+    the hash of every blob it copies anyway."""
+    blob = blobs / sha
+    try:
+        st = blob.lstat()
+    except FileNotFoundError:
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or st.st_mode & 0o777 != 0o600:
+        write_atomic(blob, data, SECRET_MODE, root, durable=False)
 
 
 def read_blob(root: Path, sha: str, what: str, secret: bool) -> bytes:
@@ -212,20 +241,86 @@ def prune_blobs(root: Path, keep: set[str]) -> list[str]:
 
 
 def _drop_store_if_alone(root: Path) -> None:
-    """After the last artifact is deleted (`pulumi destroy`) the blob store is all railyard left in the
-    deploy folder: remove it too. Each delete checks after its own removal, so whichever delete finishes
-    last sees the folder empty; a file of yours in the folder (or in .railyard) keeps the store."""
+    """After the last files are deleted (`pulumi destroy`) the blob store and the owners record are all
+    railyard left in the deploy folder: remove them too. Each delete checks after its own removal, so
+    whichever delete finishes last sees the folder empty; a file of yours in the folder (or in
+    .railyard) keeps the store."""
     try:
         if [p.name for p in root.iterdir()] != [STORE] or (root / STORE).is_symlink():
             return
     except FileNotFoundError:
         return
     prune_blobs(root, set())
+    owners_file = root / OWNERS
+    if owners_file.is_file() and not owners_file.is_symlink():
+        owners_file.unlink(missing_ok=True)
     for d in (root / BLOBS, root / STORE):
         try:
             d.rmdir()
         except OSError:  # not empty (not railyard's files) or already gone
             return
+
+
+# --- which group holds which path: so a file that moves between groups, or from a per-file resource of
+# an earlier railyard to a group, is never removed by the resource that let go of it ----------------
+
+_OWNERS_CACHE: dict[str, tuple[tuple[int, ...], dict[str, str]]] = {}
+_OWNERS_LOCK = threading.Lock()
+
+
+def write_owners(root: Path, paths: Mapping[str, str]) -> None:
+    """Record, for the site this `pulumi up` deploys, which FileGroup holds each path. The program writes
+    it before registering any resource, so every provider step of the run sees it. The engine runs a
+    group that drops a path and the group that takes it in parallel, and deletes the resources the
+    program no longer registers (an earlier railyard's one-per-file artifacts) after the rest: without
+    this record either could remove a file the other has just written or adopted."""
+    if not root.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        os.chmod(root, 0o755)
+    safe_folders(root, PurePosixPath(STORE), "deploy folder", True)
+    text = json.dumps({"format": "railyard.owners/1", "paths": dict(sorted(paths.items()))}, indent=0)
+    write_atomic(root / OWNERS, text + "\n", SECRET_MODE, root)
+
+
+def owners(root: Path) -> dict[str, str]:
+    """path -> group name from the last `pulumi up`'s record ({} when there is none: a stack not yet
+    deployed by grouping railyard, or a folder railyard cleaned up). Read once per change of the file:
+    a provider process serves thousands of steps of one run. A record railyard cannot read is an error,
+    never a guess: a guess could remove a file another group holds."""
+    f = root / OWNERS
+    try:
+        st = f.lstat()
+    except FileNotFoundError:
+        return {}
+    # the program writes the record once per `up` (atomically: a new inode each time) and a provider
+    # process serves one run, so the file's identity is enough to know the cached copy is current
+    key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+    with _OWNERS_LOCK:
+        cached = _OWNERS_CACHE.get(str(f))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        _no_symlinks(root, f)
+        try:
+            if f.is_symlink():
+                raise ValueError("it is a symlink")
+            paths = json.loads(f.read_bytes())["paths"]
+            if not isinstance(paths, dict) or not all(isinstance(v, str) for v in paths.values()):
+                raise ValueError("its paths are not a map of path -> group")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise OSError(errno.EIO, f"railyard cannot read {f} ({exc}), which says which resource holds "
+                          "each deployed file, so it removes nothing. Run `pulumi up` (it writes the "
+                          "file again) and then retry") from None
+        _OWNERS_CACHE[str(f)] = (key, paths)
+        return paths
+
+
+def _release(root: Path, path: str, group: str) -> None:
+    """A file group `group` held and no longer does: remove it, unless the site the last `pulumi up`
+    deployed puts it in another group (it moved there; that group has written or adopted it)."""
+    holder = owners(root).get(path)
+    if holder is not None and holder != group:
+        return
+    remove(root, root / path)
 
 
 def _deploy(props: dict[str, Any]) -> None:
@@ -252,33 +347,57 @@ def _count(value: object) -> bool:
             and float(value).is_integer())
 
 
+def _dir_problem(d: object) -> str | None:
+    if d == _UNKNOWN:
+        return None
+    if not isinstance(d, str) or not os.path.isabs(d):
+        return f"must be an absolute directory, got {d!r}"
+    why = deploy_dir_problem(d)
+    return f"refusing to deploy into {why}" if why else None
+
+
+def _path_problem(p: object) -> str | None:
+    if p == _UNKNOWN:
+        return None
+    pp = PurePosixPath(p) if isinstance(p, str) else None
+    if pp is None or not p or pp.is_absolute() or ".." in pp.parts or p != pp.as_posix():
+        return f"must be a normalized relative path inside dir, got {p!r}"
+    if pp.parts[0] == STORE:
+        return f"{STORE}/ inside the deploy folder is railyard's own store"
+    return None
+
+
+def _mode_problem(mode: object) -> str | None:
+    return None if mode in (PUBLIC_MODE, SECRET_MODE, _UNKNOWN) else f"must be {PUBLIC_MODE} or {SECRET_MODE}"
+
+
+def _summary_problems(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, why) for each of sha256, size and lines that is not what summary() gives."""
+    out = []
+    if entry.get("sha256") != _UNKNOWN and not is_sha256(entry.get("sha256")):
+        out.append(("sha256", "must be the content's SHA-256, 64 lowercase hex digits"))
+    for k in ("size", "lines"):
+        if entry.get(k) != _UNKNOWN and not _count(entry.get(k)):
+            out.append((k, "must be a whole number >= 0"))
+    return out
+
+
 class FileArtifactProvider(ResourceProvider):
-    """Stateless on purpose (see the module docstring): no __init__, no attributes."""
+    """One file per resource (`pulumi-python:dynamic/railyard:FileArtifact`), as railyard deployed
+    before FileGroup. No program registers it now; stacks made then name this class in their state
+    (the provider is pickled by reference), so their refresh and the deletes of the `up` that moves
+    them to groups run this code. Stateless on purpose (see the module docstring)."""
 
     # Nothing secret is captured in the pickled provider; a secret-always provider blob would be
     # encrypted into every one of thousands of resources for nothing.
     serialize_as_secret_always = False
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        failures = []
-        d, p = news.get("dir"), news.get("path")
-        if d != _UNKNOWN and (not isinstance(d, str) or not os.path.isabs(d)):
-            failures.append(CheckFailure("dir", f"must be an absolute directory, got {d!r}"))
-        elif d != _UNKNOWN and (why := deploy_dir_problem(d)):
-            failures.append(CheckFailure("dir", f"refusing to deploy into {why}"))
-        if p != _UNKNOWN:
-            pp = PurePosixPath(p) if isinstance(p, str) else None
-            if pp is None or not p or pp.is_absolute() or ".." in pp.parts or p != pp.as_posix():
-                failures.append(CheckFailure("path", f"must be a normalized relative path inside dir, got {p!r}"))
-            elif pp.parts[0] == STORE:
-                failures.append(CheckFailure("path", f"{STORE}/ inside the deploy folder is railyard's own store"))
-        if news.get("mode") not in (PUBLIC_MODE, SECRET_MODE, _UNKNOWN):
-            failures.append(CheckFailure("mode", f"must be {PUBLIC_MODE} or {SECRET_MODE}"))
-        if news.get("sha256") != _UNKNOWN and not is_sha256(news.get("sha256")):
-            failures.append(CheckFailure("sha256", "must be the content's SHA-256, 64 lowercase hex digits"))
-        for k in ("size", "lines"):
-            if news.get(k) != _UNKNOWN and not _count(news.get(k)):
-                failures.append(CheckFailure(k, "must be a whole number >= 0"))
+        failures = [CheckFailure(k, why) for k, why in (("dir", _dir_problem(news.get("dir"))),
+                                                         ("path", _path_problem(news.get("path"))),
+                                                         ("mode", _mode_problem(news.get("mode"))))
+                    if why]
+        failures += [CheckFailure(k, why) for k, why in _summary_problems(news)]
         return CheckResult(news, failures)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
@@ -299,8 +418,11 @@ class FileArtifactProvider(ResourceProvider):
         return UpdateResult(_outs(news))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
+        # A stack made before files were grouped loses its per-file resources on the `up` that moves it
+        # to groups: a path a group now holds stays on disk (the group adopted it, unwritten).
         root = Path(props["dir"])
-        remove(root, _target(props))
+        if props["path"] not in owners(root):
+            remove(root, _target(props))
         _drop_store_if_alone(root)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -312,39 +434,171 @@ class FileArtifactProvider(ResourceProvider):
         return ReadResult(id_, outs)
 
 
-class FileArtifact(pulumi.dynamic.Resource, module="railyard", name="FileArtifact"):
-    """A file `path` under `dir` holding `content`. The content is never an input: the program puts it
-    in the deploy folder's blob store (during `pulumi up`) and the resource's inputs are its hash, size
-    and line count, so the state and `pulumi preview --diff` stay small. Pass secret=True when the
-    content embeds a credential: the hash, size and line count are then encrypted in the state and
-    the file is written 0600."""
+def _stage(d: str, texts: Mapping[str, str]) -> dict[str, str]:
+    """path -> entry_text of each file; during `pulumi up` each content also goes into the blob store.
+    A preview writes nothing, and a folder check() will refuse gets nothing either. Each text is
+    encoded and hashed once (h100-16k: 3,635 files, 216 MB on every run)."""
+    root = Path(d)
+    store = not pulumi.runtime.is_dry_run() and os.path.isabs(d) and deploy_dir_problem(d) is None
+    if store and not root.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        os.chmod(root, 0o755)
+    blobs = _blob_dir(root, create=True) if store else None
+    out = {}
+    for path, text in sorted(texts.items()):
+        data = text.encode("utf-8")
+        facts = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "lines": line_count(data)}
+        if blobs is not None:
+            _put_blob(root, blobs, data, facts["sha256"])
+        out[path] = entry_text(facts)
+    return out
+
+
+def entry_text(facts: Mapping[str, Any]) -> str:
+    """A file's entry in a group's `files` map: `<sha256> <size> bytes <lines> lines` (and, when a
+    refresh found it so, ` mode <mode>`). One string, not a map of sha256/size/lines: the engine's
+    `preview --diff` prints every entry of a map that changed, the unchanged ones too, and a nested
+    map cost 5 lines per unchanged file where this costs one."""
+    text = f"{facts['sha256']} {facts['size']} bytes {facts['lines']} lines"
+    return f"{text} mode {facts['mode']}" if "mode" in facts else text
+
+
+def parse_entry(value: object) -> dict[str, Any] | None:
+    """{sha256, size, lines[, mode]} from an entry_text() string; None for anything else."""
+    parts = value.split(" ") if isinstance(value, str) else []
+    if len(parts) not in (5, 7) or parts[2] != "bytes" or parts[4] != "lines" or not is_sha256(parts[0]):
+        return None
+    if not (parts[1].isdigit() and parts[3].isdigit()) or (len(parts) == 7 and parts[5] != "mode"):
+        return None
+    out: dict[str, Any] = {"sha256": parts[0], "size": int(parts[1]), "lines": int(parts[3])}
+    if len(parts) == 7:
+        out["mode"] = parts[6]
+    return out
+
+
+def _entries(files: object) -> dict[str, dict[str, Any] | None]:
+    """path -> parsed entry (None where it is not one: unknown during a preview, or not railyard's)."""
+    return {p: parse_entry(e) for p, e in files.items()} if isinstance(files, dict) else {}
+
+
+def _group_deploy(root: Path, mode: str, path: str, entry: Mapping[str, Any] | None) -> None:
+    if entry is None:  # check() refuses such inputs; never write a file from a guess
+        raise ValueError(f"railyard cannot write {root / path}: its entry in the group is not a hash")
+    _deploy({"dir": str(root), "path": path, "mode": mode, "sha256": entry["sha256"]})
+
+
+def _group_outs(props: dict[str, Any]) -> dict[str, Any]:
+    return {k: props[k] for k in ("dir", "group", "mode", "files")}
+
+
+def _entry_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, old_mode: object,
+                   mode: str) -> bool:
+    """A file needs writing when it is new to the group, its hash differs or is not known yet, or
+    (after a refresh) its mode on disk differs. Size and line count are shown, not compared: the hash
+    stands for the content."""
+    return old is None or new is None or old["sha256"] != new["sha256"] or old.get("mode", old_mode) != mode
+
+
+class FileGroupProvider(ResourceProvider):
+    """The files of one folder component: inputs `dir`, `group` (the resource's name, which the owners
+    record uses), `mode` (0644, or 0600 for a group of files holding secrets) and `files`, a map
+    path -> `<sha256> <size> bytes <lines> lines` (entry_text). So `pulumi preview --diff` of a change
+    marks the paths that change (`~`), one line each, and only those files are written. Stateless on
+    purpose (see the module docstring)."""
+
+    serialize_as_secret_always = False  # as FileArtifactProvider: nothing secret in the pickled provider
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        failures = [CheckFailure(k, why) for k, why in (("dir", _dir_problem(news.get("dir"))),
+                                                         ("mode", _mode_problem(news.get("mode"))))
+                    if why]
+        if news.get("group") != _UNKNOWN and not (isinstance(news.get("group"), str) and news["group"]):
+            failures.append(CheckFailure("group", "must be the group's name"))
+        files = news.get("files")
+        if files != _UNKNOWN:
+            if not isinstance(files, dict):
+                failures.append(CheckFailure("files", "must be a map of path -> '<sha256> <size> bytes <lines> lines'"))
+                files = {}
+            for path, entry in files.items():
+                if why := _path_problem(path):
+                    failures.append(CheckFailure("files", f"{path!r}: {why}"))
+                elif entry != _UNKNOWN and (parse_entry(entry) is None or "mode" in parse_entry(entry)):
+                    failures.append(CheckFailure("files", f"{path}: must be '<sha256> <size> bytes <lines> lines' "
+                                                 f"(the content's SHA-256, 64 lowercase hex digits), got {entry!r}"))
+        return CheckResult(news, failures)
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # olds are the last known outputs (after a refresh: what is on disk); news are the inputs
+        replaces = ["dir"] if olds.get("dir") != news.get("dir") else []
+        new, old = news.get("files"), _entries(olds.get("files"))
+        changed = (bool(replaces) or new == _UNKNOWN or not isinstance(new, dict) or new.keys() != old.keys()
+                   or any(news.get(k) == _UNKNOWN or olds.get(k) != news.get(k) for k in ("group", "mode"))
+                   or any(_entry_changed(old.get(p), e, olds.get("mode"), news["mode"])
+                          for p, e in _entries(new).items()))
+        return DiffResult(changes=changed, replaces=replaces, stables=[], delete_before_replace=False)
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        # a file already on disk with its hash (a stack moving from per-file resources) is adopted as is
+        root = Path(props["dir"])
+        for path, entry in _entries(props["files"]).items():
+            _group_deploy(root, props["mode"], path, entry)
+        return CreateResult(f"{root}#{props['group']}", _group_outs(props))
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        root, old = Path(news["dir"]), _entries(olds.get("files"))
+        for path, entry in _entries(news["files"]).items():
+            if _entry_changed(old.get(path), entry, olds.get("mode"), news["mode"]):
+                _group_deploy(root, news["mode"], path, entry)
+        for path in sorted(old.keys() - news["files"].keys()):
+            _release(root, path, news["group"])
+        return UpdateResult(_group_outs(news))
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        root = Path(props["dir"])
+        for path in _entries(props.get("files")):
+            _release(root, path, props["group"])
+        _drop_store_if_alone(root)
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """Re-hash every file: a hand edit shows as that path's new sha256 (and a mode changed by hand as
+        its `mode`), a file deleted by hand leaves the map; the next `up` writes either back. The
+        resource itself stays, even with every file gone."""
+        root, mode = Path(props["dir"]), props.get("mode")
+        files = {}
+        for path in _entries(props.get("files")):
+            on_disk = _disk(root / path)
+            if on_disk is not None:
+                facts = {k: on_disk[k] for k in ("sha256", "size", "lines")}
+                if on_disk["mode"] != mode:
+                    facts["mode"] = on_disk["mode"]
+                files[path] = entry_text(facts)
+        return ReadResult(id_, {"dir": props.get("dir"), "group": props.get("group"), "mode": mode, "files": files})
+
+
+class FileGroup(pulumi.dynamic.Resource, module="railyard", name="FileGroup"):
+    """Files `contents` (path -> text) written under `dir`, kept in the state by hash, size and line
+    count: the program puts each text in the deploy folder's blob store (during `pulumi up`), the
+    provider copies it from there. Pass secret=True when the texts embed a credential (they are then
+    Outputs of secret config): `files` is then encrypted in the state, the files are written 0600, and
+    the texts reach the provider only through the owner-only blob store."""
 
     dir: pulumi.Output[str]
-    path: pulumi.Output[str]
+    group: pulumi.Output[str]
     mode: pulumi.Output[str]
-    sha256: pulumi.Output[str]
-    size: pulumi.Output[int]
-    lines: pulumi.Output[int]
+    files: pulumi.Output[dict[str, str]]
 
-    def __init__(self, name: str, dir: str, path: str, content: pulumi.Input[str], secret: bool = False,
+    def __init__(self, name: str, dir: str, contents: Mapping[str, pulumi.Input[str]], secret: bool = False,
                  opts: pulumi.ResourceOptions | None = None) -> None:
-        facts: dict[str, Any]
-        if isinstance(content, str) and not secret:
-            facts = _stage(dir, content)
-        else:
-            staged = (pulumi.Output.secret(content) if secret else pulumi.Output.from_input(content)).apply(
-                lambda text: _stage(dir, text))
-            facts = {k: staged.apply(lambda f, k=k: f[k]) for k in ("sha256", "size", "lines")}
+        files: pulumi.Input[dict[str, Any]]
         if secret:
-            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-                additional_secret_outputs=["sha256", "size", "lines"]))
-        props = {"dir": dir, "path": path, "mode": SECRET_MODE if secret else PUBLIC_MODE, **facts}
-        super().__init__(FileArtifactProvider(), name, props, opts)
-
-
-def _stage(d: str, text: str) -> dict[str, Any]:
-    """The file's summary; during `pulumi up` also its content, into the blob store. A preview writes
-    nothing, and a folder check() will refuse gets nothing either."""
-    if not pulumi.runtime.is_dry_run() and os.path.isabs(d) and deploy_dir_problem(d) is None:
-        store_blob(Path(d), text)
-    return summary(text)
+            paths = sorted(contents)
+            files = pulumi.Output.secret(pulumi.Output.all(*(contents[p] for p in paths))).apply(
+                lambda texts: _stage(dir, dict(zip(paths, texts, strict=True))))
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["files"]))
+        else:
+            texts = {p: t for p, t in contents.items() if isinstance(t, str)}
+            if len(texts) != len(contents):
+                raise TypeError(f"FileGroup {name}: only a secret group takes Outputs as contents")
+            files = _stage(dir, texts)
+        props = {"dir": dir, "group": name, "mode": SECRET_MODE if secret else PUBLIC_MODE, "files": files}
+        super().__init__(FileGroupProvider(), name, props, opts)

@@ -1,15 +1,22 @@
-"""The site as a Pulumi component tree: Site -> Network / Folder -> Rack -> one FileArtifact per file.
+"""The site as a Pulumi resource tree: Site -> Network / Folder components -> one FileGroup per rack.
 
 Grouping is generic so artifacts added by any renderer appear without code here: a file goes under
 its top folder (a Network component when the folder is one of the plan's networks, else a Folder),
-then under a Rack when its path names a rack (`cabling/racks/r01-03.html`) or a device placed in one
-(`frontend/fe-leaf01/frr.conf`); files at the top of the output (plan.json, bom.json) hang off the
-Site itself.
+then into its rack's group when its path names a rack (`cabling/racks/r01-03.html`) or a device
+placed in one (`frontend/fe-leaf01/frr.conf`); files at the top of the output (plan.json, bom.json)
+belong to the Site itself. Each group of files is one FileGroup resource, the map path -> hash that
+`pulumi preview --diff` shows key by key, named `.` (the Site's own files), after its top folder (that
+section's files of no rack) or `<top folder>/<rack>`. The rack is the FileGroup itself, not a
+component holding it: a Rack component per rack and section doubled the resources (816 of 1,649 at
+h100-16k), and every resource costs a step, a checkpoint of the whole state and ~2 kB of state.
+Files that embed a secret go to a second group, `<name>#secret`, whose map is encrypted.
 
-Pulumi URNs carry the chain of parent *types* (not names). Every artifact therefore gets aliases
-for the other chains it could have had, so a file that moves between groups (a switch re-racked,
-racks appearing once a floor plan exists) stays the same resource instead of being created under
-its new URN and then deleted, file and all, under its old one.
+Pulumi URNs carry the chain of parent *types* (not names). A group's name fixes which section and
+rack it is for, so a group is always the same resource under either section type: its alias names
+the URN it has under the other (a top folder that becomes one of the plan's networks). A file that
+moves between groups (a switch re-racked) is taken by the one and let go by the other;
+`.railyard/owners.json`, written before any resource is registered, tells the one letting go not to
+remove it.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from typing import Any
 
 import pulumi
 
-from components.artifact import FileArtifact, deploy_dir_problem, prune_blobs
+from components.artifact import FileGroup, deploy_dir_problem, prune_blobs, write_owners
 from generators.model import secrets
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
@@ -30,8 +37,9 @@ from generators.reports.facts import site_facts
 SITE_T = "railyard:site:Site"
 NETWORK_T = "railyard:site:Network"
 FOLDER_T = "railyard:site:Folder"
-RACK_T = "railyard:site:Rack"
-ARTIFACT_T = "pulumi-python:dynamic/railyard:FileArtifact"
+RACK_T = "railyard:site:Rack"  # components of the programs before FileGroup; racks are groups now
+GROUP_T = "pulumi-python:dynamic/railyard:FileGroup"
+SECRET_SUFFIX = "#secret"  # the group of a component's files that embed a secret
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +70,22 @@ def place(path: str, networks: set[str], racks: set[str], device_rack: Mapping[s
     return Placement(section, section in networks if section else False, rack)
 
 
-def artifact_aliases(path: str, here: Placement) -> list[str]:
-    """URNs this artifact would have had under the other groupings of its top folder."""
+def group_name(here: Placement) -> str:
+    """The FileGroup a file belongs to is named after its component: `.` (the Site), the top folder, or
+    `<top folder>/<rack>`. A path fixes its group name, whatever the section's type."""
+    if here.section is None:
+        return "."
+    return here.section if here.rack is None else f"{here.section}/{here.rack}"
+
+
+def group_aliases(name: str, here: Placement) -> list[str]:
+    """The URN the group of this name has under the other section type (Network <-> Folder)."""
+    if here.section is None:
+        return []
     stack, project = pulumi.get_stack(), pulumi.get_project()
-    chains = {(SITE_T,)} if here.section is None else {
-        (SITE_T, sec, *rk) for sec in (NETWORK_T, FOLDER_T) for rk in ((), (RACK_T,))}
-    mine = (SITE_T,) if here.section is None else (
-        SITE_T, NETWORK_T if here.network else FOLDER_T, *((RACK_T,) if here.rack else ()))
-    return [f"urn:pulumi:{stack}::{project}::{'$'.join((*c, ARTIFACT_T))}::{path}"
-            for c in sorted(chains - {mine})]
+    other = FOLDER_T if here.network else NETWORK_T
+    chain = (SITE_T, other, GROUP_T)
+    return [f"urn:pulumi:{stack}::{project}::{'$'.join(chain)}::{name}"]
 
 
 class Group(pulumi.ComponentResource):
@@ -82,7 +97,8 @@ class Group(pulumi.ComponentResource):
 class Site(pulumi.ComponentResource):
     """Every rendered file of one compiled design, written under out_dir, grouped as the site is."""
 
-    artifacts: dict[str, FileArtifact]
+    groups: dict[str, FileGroup]  # group name -> its resource
+    owner: dict[str, str]  # path -> the name of the group holding it
     facts: dict[str, Any]
 
     def __init__(self, name: str, plan: Plan, files: Mapping[str, str], out_dir: str,
@@ -92,24 +108,16 @@ class Site(pulumi.ComponentResource):
         self.facts = site_facts(plan, files)
         racks, device_rack = rack_index(plan)
         networks = set(plan.networks)
-        groups: dict[tuple[str, str | None], pulumi.Resource] = {}
+        sections: dict[str, pulumi.Resource] = {}
 
         def parent_of(pl: Placement) -> pulumi.Resource:
             if pl.section is None:
                 return self
-            key = (pl.section, None)
-            if key not in groups:
+            if pl.section not in sections:
                 t = NETWORK_T if pl.network else FOLDER_T
-                groups[key] = Group(t, pl.section, {"kind": "network" if pl.network else "folder"},
-                                    pulumi.ResourceOptions(parent=self))
-            if pl.rack is None:
-                return groups[key]
-            rkey = (pl.section, pl.rack)
-            if rkey not in groups:
-                # rack components are named per section: the same rack appears under several
-                groups[rkey] = Group(RACK_T, f"{pl.section}/{pl.rack}", {"rack": pl.rack},
-                                     pulumi.ResourceOptions(parent=groups[key]))
-            return groups[rkey]
+                sections[pl.section] = Group(t, pl.section, {"kind": "network" if pl.network else "folder"},
+                                             pulumi.ResourceOptions(parent=self))
+            return sections[pl.section]
 
         needs = {path: secrets.referenced(text) for path, text in files.items()}
         problems = []
@@ -120,28 +128,37 @@ class Site(pulumi.ComponentResource):
                 problems += exc.problems
         if problems:
             raise DesignError(problems)
-        self.artifacts = {}
+        placed = {path: place(path, networks, racks, device_rack) for path in files}
+        owner = {path: group_name(pl) + (SECRET_SUFFIX if needs[path] else "") for path, pl in placed.items()}
+        if not pulumi.runtime.is_dry_run() and Path(out_dir).is_absolute() and deploy_dir_problem(out_dir) is None:
+            write_owners(Path(out_dir), owner)  # before any provider step of this run can read it
+        members: dict[str, dict[str, pulumi.Input[str]]] = {}
+        where: dict[str, Placement] = {}
         for path, text in files.items():
-            pl = place(path, networks, racks, device_rack)
             needed = needs[path]
-            content: pulumi.Input[str] = text
-            if needed:
-                content = _filled(path, text, needed, secret_values or {})
-            self.artifacts[path] = FileArtifact(
-                path, out_dir, path, content, secret=bool(needed),
-                opts=pulumi.ResourceOptions(parent=parent_of(pl), aliases=artifact_aliases(path, pl)))
-        _prune_when_deployed(out_dir, list(self.artifacts.values()))
-        self.register_outputs({"artifacts": len(self.artifacts)})
+            members.setdefault(owner[path], {})[path] = (
+                _filled(path, text, needed, secret_values or {}) if needed else text)
+            where.setdefault(owner[path], placed[path])
+        self.owner = owner
+        self.groups = {
+            name: FileGroup(name, out_dir, contents, secret=name.endswith(SECRET_SUFFIX),
+                            opts=pulumi.ResourceOptions(parent=parent_of(where[name]),
+                                                        aliases=group_aliases(name, where[name])))
+            for name, contents in sorted(members.items())}
+        _prune_when_deployed(out_dir, list(self.groups.values()))
+        self.register_outputs({"artifacts": len(files), "groups": len(self.groups)})
 
 
-def _prune_when_deployed(out_dir: str, artifacts: list[FileArtifact]) -> None:
-    """Drop the stored copies of contents no artifact has any more, so the blob store holds one copy
-    of the current site, not every version ever deployed. It waits for every artifact's sha256 output,
-    which resolves only when its create/update (or `same`) step is done: no provider can still be
-    copying from a blob by then. A failed step never resolves, so a failed `up` prunes nothing."""
+def _prune_when_deployed(out_dir: str, groups: list[FileGroup]) -> None:
+    """Drop the stored copies of contents no file has any more, so the blob store holds one copy of the
+    current site, not every version ever deployed. It waits for every group's `files` output, which
+    resolves only when its create/update (or `same`) step is done: no provider can still be copying
+    from a blob by then. A failed step never resolves, so a failed `up` prunes nothing."""
     if pulumi.runtime.is_dry_run() or deploy_dir_problem(out_dir) is not None:
         return
-    pulumi.Output.all(*(a.sha256 for a in artifacts)).apply(lambda shas: prune_blobs(Path(out_dir), set(shas)))
+    pulumi.Output.all(*(g.files for g in groups)).apply(
+        # an entry starts with its file's hash (entry_text)
+        lambda maps: prune_blobs(Path(out_dir), {e.split(" ", 1)[0] for m in maps for e in m.values()}))
 
 
 def _filled(path: str, text: str, needed: set[str], values: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[str]:

@@ -134,6 +134,8 @@ fi
 # One throwaway Pulumi backend for every design; the project points at one worktree at a time.
 export PULUMI_HOME="$TMP/pulumi-home" PULUMI_BACKEND_URL="file://$TMP/state"
 export PULUMI_CONFIG_PASSPHRASE="railyard-review-throwaway" PULUMI_SKIP_UPDATE_CHECK=true
+# Checkpoints skipped: the state is thrown away (a crash loses nothing), and a base ref from before
+# FileGroup deploys one resource per file, where a checkpoint per step costs minutes at 16k GPUs.
 export PULUMI_SKIP_CHECKPOINTS=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true NO_COLOR=1
 export PULUMI_PYTHON_CMD="$PY"
 mkdir -p "$TMP/state" "$TMP/project" "$TMP/deploy"

@@ -24,7 +24,9 @@ from components.artifact import STORE
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL = ROOT / "scripts" / "install-pulumi.sh"
-ARTIFACT_T = "pulumi-python:dynamic/railyard:FileArtifact"
+GROUP_T = "pulumi-python:dynamic/railyard:FileGroup"
+ARTIFACT_T = "pulumi-python:dynamic/railyard:FileArtifact"  # one file per resource: stacks made before groups
+SECRET_KEY = "4dabf18193072939515e22adb298388d"  # pulumi's marker of an encrypted value in the state
 _BIN: list[Path] = []
 
 
@@ -60,7 +62,7 @@ def python_runtime() -> tuple[dict[str, Any], dict[str, str]]:
 
 class Stack:
     def __init__(self, workdir: Path, config: dict[str, Any], main: Path = ROOT, name: str = "test",
-                 skip_checkpoints: bool = True, pythonpath: Path | None = None) -> None:
+                 skip_checkpoints: bool = False, pythonpath: Path | None = None) -> None:
         self.dir = workdir / "project"
         self.state = workdir / "state"
         self.name = name
@@ -83,6 +85,8 @@ class Stack:
             "NO_COLOR": "1",
         }
         self.use_program(main, pythonpath)
+        # the default is what users get: the file backend writes the state after every step
+        self.env.pop("PULUMI_SKIP_CHECKPOINTS", None)
         if skip_checkpoints:
             self.env["PULUMI_SKIP_CHECKPOINTS"] = "true"
         self.run("stack", "init", name)
@@ -125,13 +129,14 @@ class Stack:
         self.run("up", "--yes", "--skip-preview")
         return time.perf_counter() - t0
 
-    def up_ops(self, *extra: str) -> dict[str, str]:
-        """Run `up` and return what it did to artifacts: path -> op, for every op that is not `same`."""
+    def up_ops(self, *extra: str, typ: str = GROUP_T) -> dict[str, str]:
+        """Run `up` and return what it did to resources of type `typ`: name -> op, for every op that is
+        not `same` (a FileGroup's name is its component's, a FileArtifact's its path)."""
         proc = self.run("up", "--yes", "--skip-preview", "--json", *extra)
         out: dict[str, str] = {}
         for line in proc.stdout.splitlines():
             event = json.loads(line).get("resOutputsEvent") if line.startswith("{") else None
-            if event and _is_artifact(event["metadata"]["urn"]) and event["metadata"]["op"] != "same":
+            if event and type_of(event["metadata"]["urn"]) == typ and event["metadata"]["op"] != "same":
                 out[event["metadata"]["urn"].rsplit("::", 1)[1]] = event["metadata"]["op"]
         return out
 
@@ -145,22 +150,46 @@ class Stack:
     def export(self) -> dict[str, Any]:
         return json.loads(self.run("stack", "export").stdout)
 
-    def resources(self, typ: str = ARTIFACT_T) -> list[dict[str, Any]]:
+    def resources(self, typ: str = GROUP_T) -> list[dict[str, Any]]:
         return [r for r in self.export()["deployment"].get("resources", []) if r["type"] == typ]
 
+    def held(self) -> dict[str, str]:
+        """path -> name of the FileGroup whose outputs hold it (a secret group's map is encrypted: its
+        paths are not here)."""
+        return {path: r["urn"].rsplit("::", 1)[1] for r in self.resources()
+                if SECRET_KEY not in r["outputs"]["files"] for path in r["outputs"]["files"]}
 
-def _is_artifact(urn: str) -> bool:
-    return f"${ARTIFACT_T}::" in urn or f"::{ARTIFACT_T}::" in urn
+
+def type_of(urn: str) -> str:
+    return urn.split("::")[2].rsplit("$", 1)[-1]
 
 
-def artifact_ops(preview: dict[str, Any]) -> dict[str, str]:
-    """Artifact path (resource name) -> planned op, for every step that is not `same`."""
+def step_ops(preview: dict[str, Any], typ: str = GROUP_T) -> dict[str, str]:
+    """Resource name -> planned op of every step on a resource of type `typ` that is not `same`."""
     out: dict[str, str] = {}
     for step in preview.get("steps", []):
         urn = step.get("urn", "")
         # a --refresh preview lists a "refresh" step for every resource it re-read; those change nothing
-        if _is_artifact(urn) and step["op"] not in ("same", "refresh"):
+        if type_of(urn) == typ and step["op"] not in ("same", "refresh"):
             out[urn.rsplit("::", 1)[1]] = step["op"]
+    return out
+
+
+def sha(entry: str | None) -> str | None:
+    """The hash a group's entry for a file starts with (components.artifact.entry_text)."""
+    return entry.split(" ", 1)[0] if entry else None
+
+
+def changed_paths(preview: dict[str, Any]) -> set[str]:
+    """The paths a preview's FileGroup steps would write or remove: keys added, dropped or changed
+    between a group's old outputs and its new inputs (the map diff `preview --diff` prints)."""
+    out: set[str] = set()
+    for step in preview.get("steps", []):
+        if type_of(step.get("urn", "")) != GROUP_T or step["op"] in ("same", "refresh"):
+            continue
+        old = ((step.get("oldState") or {}).get("outputs") or {}).get("files") or {}
+        new = ((step.get("newState") or {}).get("inputs") or {}).get("files") or {}
+        out |= {p for p in set(old) | set(new) if sha(old.get(p)) != sha(new.get(p))}
     return out
 
 

@@ -10,13 +10,14 @@ import pytest
 from pulumi.runtime import mocks, rpc
 
 from components import program
-from components.artifact import BLOBS, sha256_text, store_blob
-from components.site import ARTIFACT_T, FOLDER_T, NETWORK_T, RACK_T, SITE_T, Site, place, rack_index
+from components.artifact import BLOBS, OWNERS, entry_text, sha256_text, store_blob, summary
+from components.site import FOLDER_T, GROUP_T, NETWORK_T, RACK_T, Site, place, rack_index
 from generators.model.secrets import placeholder
 from generators.renderers import render_all
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # pulumi's wire signature of a secret value
+ORIGINAL_STACK_TRACE = pulumi.runtime.resource._get_stack_trace
 
 
 class Recorder(mocks.MockMonitor):
@@ -33,6 +34,8 @@ class Recorder(mocks.MockMonitor):
             "object": json.loads(json.dumps(_struct(request.object))),
             "secret_outputs": list(request.additionalSecretOutputs),
             "aliases": [a.urn for a in request.aliases] + list(request.aliasURNs),
+            "stack_trace": [(f.pc.uri, f.pc.line) for f in request.stackTrace.frames],
+            "source_position": (request.sourcePosition.uri, request.sourcePosition.line),
         }
         return resp
 
@@ -46,10 +49,10 @@ def _struct(s):
 class Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args):
         outs = dict(args.inputs)
-        if args.typ == ARTIFACT_T:
+        if args.typ == GROUP_T:
             # the mock monitor hands secrets over wrapped; the provider's outputs are its inputs
             outs = {k: rpc.unwrap_rpc_secret(v) for k, v in outs.items()}
-            return f"{outs['dir']}/{outs['path']}", outs
+            return f"{outs['dir']}#{outs['group']}", outs
         return f"{args.name}-id", outs
 
     def call(self, args):
@@ -62,6 +65,7 @@ def monitor():
     pulumi.runtime.set_mocks(Mocks(), project="railyard", stack="unit", preview=False, monitor=mon)
     yield mon
     pulumi.runtime.set_all_config({})
+    pulumi.runtime.resource._get_stack_trace = ORIGINAL_STACK_TRACE  # program.main() trims it
 
 
 def _by_name(mon, typ):
@@ -93,20 +97,37 @@ def h100_256_files(compiled):
     return render_all(compiled("h100-256"))
 
 
+def _files(mon) -> dict[str, str]:
+    """path -> name of the FileGroup that registered it."""
+    return {path: name for name, (_, r) in _by_name(mon, GROUP_T).items() for path in _plain(r["object"]["files"])}
+
+
+def _plain(value):
+    return value["value"] if isinstance(value, dict) and value.get(SECRET_SIG_KEY) == SECRET_SIG else value
+
+
 def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_files, tmp_path):
     """On the compiled h100-256 and every file it renders: a file of a placed device (a switch's
-    configs) hangs under a Rack component named after the rack placement put the device in."""
+    configs) is in the FileGroup `<section>/<rack>` of the rack placement put the device in, a child
+    of its section's component; a section's files of no rack in the group named after the section."""
     plan, files = compiled("h100-256"), h100_256_files
     stale = store_blob(tmp_path, "a file of an earlier deploy\n")
     site = run(lambda: Site("h100-256", plan, files, str(tmp_path)))
     assert not (tmp_path / BLOBS / stale).exists(), "the earlier deploy's copy is pruned once all are deployed"
-    assert sorted(site.artifacts) == sorted(files)
     reg = monitor.registered
-    (site_urn, _), = _by_name(monitor, SITE_T).values()
-    nets, folders, racks = _by_name(monitor, NETWORK_T), _by_name(monitor, FOLDER_T), _by_name(monitor, RACK_T)
+    nets, folders = _by_name(monitor, NETWORK_T), _by_name(monitor, FOLDER_T)
     assert {"frontend", "oob"} <= set(nets) and {"cabling", "slurm", "infiniband"} <= set(folders)
-    arts = _by_name(monitor, ARTIFACT_T)
-    parent = {name: reg[urn]["parent"] for name, (urn, _) in arts.items()}
+    assert not _by_name(monitor, RACK_T), "a rack is its FileGroup, not a component holding one"
+    groups = _by_name(monitor, GROUP_T)
+    held = _files(monitor)
+    assert sorted(held) == sorted(files), "every rendered file is in exactly one group"
+    assert held == site.owner and set(site.groups) == set(groups)
+    # each group is a child of its section's component (the Site for `.`), named after its section and rack
+    sections = {urn: name for name, (urn, _) in {**nets, **folders}.items()}
+    for name, (urn, _) in groups.items():
+        assert sections.get(reg[urn]["parent"], ".") == name.split("/")[0], name
+        assert name == "." or reg[urn]["parent"] in sections
+    assert "frontend" not in groups, "every frontend file is a switch's, in its rack's group"
     rack_of = {d.name: d.rack for d in plan.devices}
     switch_files = [p for p in files if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2
                     and p.split("/")[1] in rack_of]
@@ -115,40 +136,62 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
         section, device = path.split("/")[:2]
         rack = rack_of[device]
         assert rack is not None, f"{device} was not placed"
-        urn, _ = racks[f"{section}/{rack}"]
-        assert parent[path] == urn, f"{path} is not under rack {rack}"
-        assert reg[urn]["parent"] == nets[section][0]
-    assert parent["frontend/fe-leaf01/frr.conf"] == racks[f"frontend/{plan.device('fe-leaf01').rack}"][0]
-    # a rack's printed sheets go under that rack in the cabling folder
+        assert held[path] == f"{section}/{rack}", f"{path} is not with rack {rack}"
+        assert reg[groups[f"{section}/{rack}"][0]]["parent"] == nets[section][0]
+    # a rack's printed sheets go to that rack's group in the cabling folder
     for r in plan.racks:
-        assert parent[f"cabling/racks/{r.name}.html"] == racks[f"cabling/{r.name}"][0]
-    assert parent["plan.json"] == parent["bom.json"] == site_urn
-    assert parent["cabling/cables.csv"] == folders["cabling"][0]
-    # inputs: the absolute directory, the relative path, the content's hash, size and line count (never
-    # the text: that goes to the blob store the provider copies from); nothing secret here
-    obj = reg[arts["slurm/topology.conf"][0]]["object"]
+        assert held[f"cabling/racks/{r.name}.html"] == f"cabling/{r.name}"
+    assert held["plan.json"] == held["bom.json"] == "."
+    assert held["cabling/cables.csv"] == "cabling"
+    # inputs: the absolute directory, the group's name and mode, and per path the content's hash, size
+    # and line count (never the text: that goes to the blob store the provider copies from)
+    obj = reg[groups["slurm"][0]]["object"]
     obj.pop("__provider")
+    slurm = {p: t for p, t in files.items() if p.startswith("slurm/")}
+    assert obj == {"dir": str(tmp_path), "group": "slurm", "mode": "0644",
+                   "files": {p: entry_text(summary(t)) for p, t in slurm.items()}}
     text = files["slurm/topology.conf"]
-    assert obj == {"dir": str(tmp_path), "path": "slurm/topology.conf", "mode": "0644", "sha256": sha256_text(text),
-                   "size": len(text.encode()), "lines": text.count("\n")}
     assert (tmp_path / BLOBS / sha256_text(text)).read_text() == text
-    assert reg[arts["slurm/topology.conf"][0]]["secret_outputs"] == []
-    # every stored copy is one an artifact uses (the store was pruned to this site, nothing more)
+    assert reg[groups["slurm"][0]]["secret_outputs"] == []
+    # every stored copy is one a file uses (the store was pruned to this site, nothing more)
     assert {p.name for p in (tmp_path / BLOBS).iterdir()} == {sha256_text(t) for t in files.values()}
+    # the owners record the providers read: path -> group, as registered
+    assert json.loads((tmp_path / OWNERS).read_text())["paths"] == held
+    assert len(groups) < len(files) / 4
 
 
-def test_aliases_cover_every_other_grouping(monitor, compiled, h100_256_files, tmp_path):
-    """A stack made before files were grouped by rack keeps its resources: each racked file carries
-    the URNs it had without the Rack (and under the other section type)."""
+def test_aliases_cover_the_other_section_type(monitor, compiled, h100_256_files, tmp_path):
+    """A group stays the same resource when its top folder becomes (or stops being) one of the plan's
+    networks: its alias names the URN it has under the other section type."""
     plan = compiled("h100-256")
     run(lambda: Site("s", plan, h100_256_files, str(tmp_path)))
-    arts = _by_name(monitor, ARTIFACT_T)
-    path = f"cabling/racks/{plan.racks[0].name}.csv"
-    aliases = monitor.registered[arts[path][0]]["aliases"]
-    chain = "railyard:site:Site$railyard:site:Folder$pulumi-python:dynamic/railyard:FileArtifact"
-    assert f"urn:pulumi:unit::railyard::{chain}::{path}" in aliases
-    assert len(aliases) == 3
-    assert monitor.registered[arts["plan.json"][0]]["aliases"] == []
+    groups = _by_name(monitor, GROUP_T)
+    rack = f"cabling/{plan.racks[0].name}"
+    chain = "railyard:site:Site$railyard:site:Network$pulumi-python:dynamic/railyard:FileGroup"
+    assert monitor.registered[groups[rack][0]]["aliases"] == [f"urn:pulumi:unit::railyard::{chain}::{rack}"]
+    assert monitor.registered[groups["oob"][0]]["aliases"] == [
+        "urn:pulumi:unit::railyard::railyard:site:Site$railyard:site:Folder$pulumi-python:dynamic/railyard:FileGroup"
+        "::oob"]
+    assert monitor.registered[groups["."][0]]["aliases"] == []
+
+
+def test_registrations_carry_one_frame_of_stack_trace(monitor, compiled, tmp_path):
+    """The SDK sends the whole Python stack with each registration and the engine keeps it in the
+    state; the program sends only the frame that constructed the resource, the one the SDK itself
+    reports as `sourcePosition`."""
+    files = {"plan.json": "{}\n", "slurm/topology.conf": "SwitchName=su1\n"}
+    site_py = (ROOT / "components" / "site.py").as_uri()
+    run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path)))
+    full = monitor.registered[_by_name(monitor, GROUP_T)["slurm"][0]]["stack_trace"]
+    assert len(full) > 3, "without the program's setting the SDK sends the whole stack"
+    monitor.registered.clear()
+    program.lean_stack_traces()  # the monitor fixture puts the SDK's own back
+    run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path)))
+    group = monitor.registered[_by_name(monitor, GROUP_T)["slurm"][0]]
+    assert group["stack_trace"] == [group["source_position"]] == [full[0]]
+    folder = monitor.registered[_by_name(monitor, FOLDER_T)["slurm"][0]]
+    assert folder["stack_trace"] == [folder["source_position"]] and folder["source_position"][0] == site_py
+    assert {len(r["stack_trace"]) for r in monitor.registered.values()} == {1}
 
 
 def test_placement_is_generic():
@@ -175,8 +218,8 @@ def test_stack_outputs_from_the_real_program(monitor, tmp_path, monkeypatch):
     run(program.main)
     assert exported["design"] == "h100-256"
     assert exported["gpus"] == 256 and exported["servers"] == 32
-    arts = _by_name(monitor, ARTIFACT_T)
-    assert exported["artifacts"] == len(arts) > 0
+    held = _files(monitor)
+    assert exported["artifacts"] == len(held) > 0
     assert exported["outDir"] == str(tmp_path)
     # counts match the plan that was compiled
     from generators.compiler import compile_file
@@ -185,7 +228,7 @@ def test_stack_outputs_from_the_real_program(monitor, tmp_path, monkeypatch):
     assert exported["switches"] == sum(d.kind == "switch" for d in plan.devices)
     assert sum(exported["switchesByNetwork"].values()) == exported["switches"]
     assert exported["links"] == len(plan.links)
-    assert sorted(arts) == sorted(render_all(plan)), "every file render_all returns is a resource"
+    assert sorted(held) == sorted(render_all(plan)), "every file render_all returns is in a group"
     files = render_all(plan)
     # without a cable plan or BoM the figures are unknown (None), never a made-up zero
     if not any(p.endswith("cables.csv") for p in files) and plan.cables is None:
@@ -212,21 +255,26 @@ def test_cable_and_cost_outputs_come_from_the_plan(monitor, compiled, h100_256_f
 
 
 def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):
-    files = {"oob/snmp.conf": f"community {placeholder('snmp_community')}\n", "plan.json": "{}\n"}
+    """A file that embeds a secret is in its component's `#secret` group: the whole map (hash, size,
+    line count) is encrypted, in and out, mode 0600; the other files' group stays readable."""
+    files = {"oob/snmp.conf": f"community {placeholder('snmp_community')}\n", "oob/kea.conf": "{}\n",
+             "plan.json": "{}\n"}
     values = {"snmp_community": pulumi.Output.secret("c0mmunity-x")}
     run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path), values))
-    arts = _by_name(monitor, ARTIFACT_T)
-    snmp = monitor.registered[arts["oob/snmp.conf"][0]]
+    groups = _by_name(monitor, GROUP_T)
+    assert set(groups) == {".", "oob", "oob#secret"}
+    snmp = monitor.registered[groups["oob#secret"][0]]
     filled = "community c0mmunity-x\n"
-    assert snmp["object"]["sha256"] == {SECRET_SIG_KEY: SECRET_SIG, "value": sha256_text(filled)}
-    assert snmp["object"]["lines"] == {SECRET_SIG_KEY: SECRET_SIG, "value": 1}
-    assert "content" not in snmp["object"] and "c0mmunity-x" not in json.dumps(snmp["object"])
+    want = {"oob/snmp.conf": entry_text(summary(filled))}
+    assert snmp["object"]["files"] == {SECRET_SIG_KEY: SECRET_SIG, "value": want}
+    assert "c0mmunity-x" not in json.dumps(snmp["object"])
     assert snmp["object"]["mode"] == "0600"
-    assert sorted(snmp["secret_outputs"]) == ["lines", "sha256", "size"]
+    assert snmp["secret_outputs"] == ["files"]
+    assert snmp["parent"] == monitor.registered[groups["oob"][0]]["parent"], "both groups belong to the oob component"
     blob = tmp_path / BLOBS / sha256_text(filled)  # the filled-in file reaches the provider only here
     assert blob.read_text() == filled and blob.stat().st_mode & 0o777 == 0o600
-    plain = monitor.registered[arts["plan.json"][0]]
-    assert plain["object"]["sha256"] == sha256_text("{}\n") and plain["secret_outputs"] == []
+    plain = monitor.registered[groups["oob"][0]]
+    assert plain["object"]["files"] == {"oob/kea.conf": entry_text(summary("{}\n"))} and plain["secret_outputs"] == []
 
 
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -236,7 +284,8 @@ def test_missing_secret_names_the_config_key(monitor, compiled, tmp_path):
     files = {"frontend/fe-leaf01/frr.conf": f"neighbor x password {placeholder('bgp_password')}\n"}
     with pytest.raises(Exception, match=r"railyard:bgpPassword: secret is not set.*frr.conf"):
         run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path), {}))
-    assert not _by_name(monitor, ARTIFACT_T), "nothing is registered when a secret is missing"
+    assert not _by_name(monitor, GROUP_T), "nothing is registered when a secret is missing"
+    assert not (tmp_path / ".railyard").exists(), "nor any owners record written"
 
 
 def test_bad_design_is_a_clean_run_error(monitor, tmp_path, monkeypatch):
@@ -254,7 +303,7 @@ def test_deploy_folder_holding_the_design_is_refused(monitor, monkeypatch, out):
     pulumi.runtime.set_all_config({"railyard:design": "designs/h100-256.yaml", "railyard:outDir": out})
     with pytest.raises(pulumi.RunError, match=r"railyard:outDir .* holds the design"):
         run(program.main)
-    assert not _by_name(monitor, ARTIFACT_T)
+    assert not _by_name(monitor, GROUP_T)
 
 
 def test_a_preview_stores_nothing(compiled, tmp_path):
@@ -264,5 +313,5 @@ def test_a_preview_stores_nothing(compiled, tmp_path):
         run(lambda: Site("s", compiled("h100-256"), FILES, str(tmp_path / "out")))
     finally:
         pulumi.runtime.set_all_config({})
-    assert len(_by_name(mon, ARTIFACT_T)) == len(FILES)
-    assert not (tmp_path / "out").exists()
+    assert _files(mon) == {"plan.json": ".", "cabling/cables.csv": "cabling", "slurm/topology.conf": "slurm"}
+    assert not (tmp_path / "out").exists(), "a preview stores no blob and writes no owners record"

@@ -1,5 +1,8 @@
-"""The real Pulumi engine on a local file backend: up, idempotence, drift, a design change that touches
-exactly the artifacts it changes, destroy, and 2,000+ artifact resources with secrets.
+"""The real Pulumi engine on a local file backend, with default checkpointing (the state written after
+every step, as users run it): up, idempotence, drift, a design change that touches exactly the files
+it changes, destroy, 2,000+ files with secrets, files moving between groups, and stacks made by
+earlier railyards (content in the state; one resource per file) moving to today's FileGroups without
+a file rewritten or removed.
 
 These fail (never skip) when the engine is missing: scripts/install-pulumi.sh finds or builds it.
 """
@@ -14,10 +17,23 @@ from pathlib import Path
 
 import pytest
 
-from components.artifact import BLOBS
+from components.artifact import BLOBS, entry_text, parse_entry, summary
+from components.site import group_name, place, rack_index
 from generators.compiler import compile_file
 from generators.renderers import render_all
-from tests.pulumi_engine import ARTIFACT_T, ROOT, EngineMissing, Secret, Stack, artifact_ops, engine_bin, snapshot
+from tests.pulumi_engine import (
+    ARTIFACT_T,
+    GROUP_T,
+    ROOT,
+    SECRET_KEY,
+    EngineMissing,
+    Secret,
+    Stack,
+    changed_paths,
+    engine_bin,
+    snapshot,
+    step_ops,
+)
 
 pytestmark = pytest.mark.engine
 SITE_T, NETWORK_T, FOLDER_T, RACK_T = (f"railyard:site:{t}" for t in ("Site", "Network", "Folder", "Rack"))
@@ -35,16 +51,29 @@ def rendered(design: str, *overrides: str) -> dict[str, str]:
     return render_all(compile_file(ROOT / "designs" / f"{design}.yaml", list(overrides))[0])
 
 
+def grouping(design: str, *overrides: str) -> dict[str, str]:
+    """path -> the FileGroup the program puts it in, from the compiled plan (as components/site.py does)."""
+    plan = compile_file(ROOT / "designs" / f"{design}.yaml", list(overrides))[0]
+    racks, device_rack = rack_index(plan)
+    return {p: group_name(place(p, set(plan.networks), racks, device_rack)) for p in render_all(plan)}
+
+
+def unchanged(before: dict, after: dict) -> list[str]:
+    """Paths of `before` missing from `after` or rewritten there (content, inode or mtime differ)."""
+    return sorted(p for p in before if after.get(p) != before[p])
+
+
 def test_up_is_idempotent_detects_drift_and_destroys(tmp_path):
     out = tmp_path / "site"
     st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
     expected = rendered("h100-256")
 
-    # up creates every artifact, byte for byte, one resource each
+    # up creates every file, byte for byte, each in the group of its component
     st.up()
     files = snapshot(out)
     assert {p: c for p, (c, _, _) in files.items()} == expected
-    assert sorted(r["urn"].rsplit("::", 1)[1] for r in st.resources()) == sorted(expected)
+    assert st.held() == grouping("h100-256")
+    assert len(st.resources()) < len(expected) / 4, "one resource per folder component, not per file"
     outputs = st.outputs()
     plan = compile_file(ROOT / "designs/h100-256.yaml")[0]
     assert outputs["gpus"] == 256
@@ -62,8 +91,9 @@ def test_up_is_idempotent_detects_drift_and_destroys(tmp_path):
     (out / victim).write_text(expected[victim] + "# edited by hand\n")
     assert st.run("preview", "--refresh", "--expect-no-changes", check=False).returncode != 0
     refresh = st.run("refresh", "--preview-only", "--diff")
-    assert "sha256" in refresh.stdout and victim in refresh.stdout
-    assert artifact_ops(st.preview("--refresh")) == {victim: "update"}
+    edited = entry_text(summary(expected[victim] + "# edited by hand\n"))
+    assert f"~ {victim}" in refresh.stdout and f'=> "{edited}"' in refresh.stdout, "drift shows under the path"
+    assert step_ops(st.preview("--refresh")) == {grouping("h100-256")[victim]: "update"}
     st.run("up", "--yes", "--skip-preview", "--refresh")
     assert (out / victim).read_text() == expected[victim]
     st.run("preview", "--refresh", "--expect-no-changes")
@@ -92,11 +122,14 @@ def test_design_change_touches_exactly_the_affected_artifacts(tmp_path):
     assert "plan.json" in affected
 
     st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
-    planned = artifact_ops(st.preview())
-    assert set(planned) == affected
-    for path, op in planned.items():
-        want = "create" if path not in base else "delete" if path not in head else "update"
-        assert op == want, (path, op)
+    preview = st.preview()
+    planned = step_ops(preview)
+    assert changed_paths(preview) == affected, "the groups' map diffs name exactly the changed files"
+    was, now = grouping("h100-1024-reference"), grouping("h100-1024-reference", "backend.oversubscription=2:1")
+    assert set(planned) == {was.get(p) for p in affected} - {None} | {now.get(p) for p in affected} - {None}
+    for name, op in planned.items():
+        want = "create" if name not in was.values() else "delete" if name not in now.values() else "update"
+        assert op == want, (name, op)
 
     assert st.up_ops() == planned
     after = snapshot(out)
@@ -105,7 +138,7 @@ def test_design_change_touches_exactly_the_affected_artifacts(tmp_path):
                        if p not in before or p not in after or before[p][0] != after[p][0]}
     assert changed_on_disk == affected
     rewritten = {p for p in set(before) & set(after) if before[p][1:] != after[p][1:]}
-    assert rewritten <= affected, f"unchanged artifacts were rewritten: {sorted(rewritten - affected)}"
+    assert rewritten <= affected, f"unchanged files were rewritten: {sorted(rewritten - affected)}"
     st.run("preview", "--expect-no-changes")
     outputs = st.outputs()
     plan = compile_file(ROOT / "designs/h100-1024-reference.yaml", ["backend.oversubscription=2:1"])[0]
@@ -115,7 +148,7 @@ def test_design_change_touches_exactly_the_affected_artifacts(tmp_path):
     assert snapshot(out) == {}
 
 
-def test_two_thousand_artifacts_secrets_and_regrouping(tmp_path):
+def test_two_thousand_files_secrets_and_regrouping(tmp_path):
     out = tmp_path / "site"
     password = "Bmc-pa55word-7f3a9c"
     count = 2000
@@ -126,8 +159,10 @@ def test_two_thousand_artifacts_secrets_and_regrouping(tmp_path):
     files = snapshot(out)
     synthetic = [p for p in files if p.startswith("synthetic/")]
     assert len(synthetic) == count
-    resources = st.resources()
-    assert len(resources) == len(files) >= count + 2
+    groups = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
+    held = st.held()
+    assert set(held) == set(files) - {"oob/bmc-credentials.env"}
+    assert len(groups) < len(files) / 20, "synthetic files are per server: one group per rack holds them"
 
     # the secret: in the file (owner-only) but nowhere in the state or the stack config
     creds = out / "oob/bmc-credentials.env"
@@ -137,27 +172,27 @@ def test_two_thousand_artifacts_secrets_and_regrouping(tmp_path):
         for f in p.rglob("*"):
             if f.is_file():
                 assert password.encode() not in f.read_bytes(), f"secret in plain text in {f}"
-    state = {r["urn"].rsplit("::", 1)[1]: r for r in resources}
-    for k in ("sha256", "size", "lines"):  # a secret file's hash and counts are encrypted, in and out
-        assert state["oob/bmc-credentials.env"]["inputs"][k].get("4dabf18193072939515e22adb298388d"), k
-        assert state["oob/bmc-credentials.env"]["outputs"][k].get("4dabf18193072939515e22adb298388d"), k
-    assert isinstance(state["plan.json"]["inputs"]["sha256"], str)  # only artifacts with secrets are secret
-    assert not [p for p, r in state.items() if "content" in r["inputs"]], "the state holds hashes, not content"
+    secret = groups["oob#secret"]  # its own group: the map (path, hash, size, lines) is encrypted, in and out
+    assert secret["inputs"]["files"].get(SECRET_KEY) and secret["outputs"]["files"].get(SECRET_KEY)
+    assert secret["inputs"]["mode"] == "0600" and secret["parent"] == groups["oob"]["parent"]
+    assert parse_entry(groups["."]["inputs"]["files"]["plan.json"])  # the other groups stay readable
     # the filled-in secret reaches the provider through the owner-only blob store, and only there
     store = out / ".railyard" / "blobs"
     assert store.stat().st_mode & 0o777 == 0o700
     assert {f.read_text() for f in store.iterdir()} == {c for c, _, _ in files.values()}
 
-    # moving every synthetic file out of its rack group is a re-parenting, not delete + create
-    def chains() -> set[str]:
-        return {r["urn"].split("::")[2] for r in st.resources() if "::synthetic/" in r["urn"]}
-    assert chains() == {f"{SITE_T}${FOLDER_T}${RACK_T}${ARTIFACT_T}"}
+    # moving every synthetic and switch file out of its rack group into its folder's group: the rack
+    # groups go, the folder groups take the files; not one file rewritten or lost, whichever step of
+    # the parallel update runs first
+    assert {g for p, g in held.items() if p.startswith("synthetic/")} == {
+        f"synthetic/{r}" for r in rack_index(compile_file(ROOT / "designs/h100-256.yaml")[0])[0]} & set(groups)
     st.configure({"railyard:racked": "false"})
-    assert st.up_ops() == {}
-    assert chains() == {f"{SITE_T}${FOLDER_T}${ARTIFACT_T}"}
+    ops = st.up_ops()
+    assert ops["synthetic"] == "create" and {op for g, op in ops.items() if "/" in g} == {"delete"}
+    assert {g for p, g in st.held().items() if p.startswith("synthetic/")} == {"synthetic"}
     after = snapshot(out)
     assert set(after) == set(files), "regrouping must not lose (or add) a file"
-    assert [p for p in files if after[p] != files[p]] == [], "nor rewrite one"
+    assert unchanged(files, after) == [], "nor rewrite one"
     st.run("preview", "--expect-no-changes")
 
     st.run("destroy", "--yes", "--skip-preview")
@@ -200,7 +235,8 @@ def test_real_project_file_runs_with_the_venv(tmp_path):
         proc = pulumi("preview", "--stack", name, "--json")
         assert proc.returncode == 0, proc.stderr
         steps = json.loads(proc.stdout)["steps"]
-        assert {s["urn"].rsplit("::", 1)[1] for s in steps if "FileArtifact" in s["urn"]} == set(rendered("h100-256"))
+        planned = {p for s in steps if GROUP_T in s["urn"] for p in s["newState"]["inputs"]["files"]}
+        assert planned == set(rendered("h100-256"))
     finally:
         cfg.unlink(missing_ok=True)
         if cfg.parent.exists() and not any(cfg.parent.iterdir()):
@@ -217,112 +253,157 @@ def by_type(st: Stack) -> dict[str, dict[str, dict]]:
 
 
 def assert_racked(tree: dict[str, dict[str, dict]], plan) -> None:
-    """Every switch's config files hang under the Rack component placement put the switch in, inside
-    its network's component; every rack's printed sheets under that rack in the cabling folder."""
+    """Every switch's config files are in the FileGroup `<network>/<rack>` of the rack placement put the
+    switch in, a child of its network's component; every rack's printed sheets in `cabling/<rack>`."""
     site, = tree[SITE_T].values()
-    nets, folders, racks, arts = tree[NETWORK_T], tree[FOLDER_T], tree.get(RACK_T, {}), tree[ARTIFACT_T]
-    switch_files = [p for p in arts if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
+    nets, folders, groups = tree[NETWORK_T], tree[FOLDER_T], tree[GROUP_T]
+    assert RACK_T not in tree, "a rack is its FileGroup, not a component holding one"
+    held = {p: name for name, g in groups.items() if SECRET_KEY not in g["outputs"]["files"]
+            for p in g["outputs"]["files"]}
+    switch_files = [p for p in held if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
     switches = {d.name: d for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")}
     assert {p.split("/")[1] for p in switch_files} == set(switches), "every frontend/oob switch renders files"
     want = {f"cabling/{r.name}" for r in plan.racks} | {f"{d.network}/{d.rack}" for d in switches.values()}
-    assert set(racks) == want
+    assert {g for g in groups if "/" in g} == want
+    for name, g in groups.items():  # each group is the child of its section's component
+        assert g["parent"] == (site if name == "." else {**nets, **folders}[name.split("/")[0]])["urn"], name
     for path in switch_files:
         section, device = path.split("/")[:2]
-        rack = racks[f"{section}/{switches[device].rack}"]
-        assert arts[path]["parent"] == rack["urn"], f"{path} is not under Rack {section}/{switches[device].rack}"
-        assert rack["parent"] == nets[section]["urn"]
+        assert held[path] == f"{section}/{switches[device].rack}", path
         assert nets[section]["parent"] == site["urn"]
     for r in plan.racks:
         for sheet in (f"cabling/racks/{r.name}.html", f"cabling/racks/{r.name}.csv"):
-            assert arts[sheet]["parent"] == racks[f"cabling/{r.name}"]["urn"], sheet
-        assert racks[f"cabling/{r.name}"]["parent"] == folders["cabling"]["urn"]
-    assert arts["plan.json"]["parent"] == site["urn"]
+            assert held[sheet] == f"cabling/{r.name}", sheet
+    assert held["plan.json"] == "."
 
 
-def test_up_groups_switch_files_under_rack_components(tmp_path):
-    """h100-256 through the real program: the stack's resources show railyard:site:Rack components
-    with each switch's files as children, racks taken from the compiled plan."""
+def test_up_groups_switch_files_by_rack(tmp_path):
+    """h100-256 through the real program: one FileGroup per rack and network holds its switches' files,
+    under the network's component, racks taken from the compiled plan."""
     out = tmp_path / "site"
     st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
     st.up()
     plan = compile_file(ROOT / "designs/h100-256.yaml")[0]
     tree = by_type(st)
     assert_racked(tree, plan)
-    leaf = tree[ARTIFACT_T]["frontend/fe-leaf01/frr.conf"]["urn"]
-    assert leaf.split("::")[2] == f"{SITE_T}${NETWORK_T}${RACK_T}${ARTIFACT_T}"
+    rack = f"frontend/{plan.device('fe-leaf01').rack}"
+    assert tree[GROUP_T][rack]["urn"].split("::")[2] == f"{SITE_T}${NETWORK_T}${GROUP_T}"
+    assert "frontend/fe-leaf01/frr.conf" in tree[GROUP_T][rack]["outputs"]["files"]
+    # one frame of stack trace per resource the program registers (lean_stack_traces), not the whole
+    # stack (the Stack resource itself is registered before the program runs)
+    mine = [r for t in (SITE_T, NETWORK_T, FOLDER_T, GROUP_T) for r in tree[t].values()]
+    assert {len(r["stackTrace"]) for r in mine} == {1}
 
 
-def test_stack_created_before_racks_keeps_every_resource(tmp_path):
-    """A stack made by the program as it was before switch files were racked (the real program with
-    the old grouping: no device in a rack) moves into the Rack components on the next `up` as the same
-    resources: no replace, no delete + create, no file rewritten."""
+def test_files_moving_into_rack_groups_stay_on_disk(tmp_path):
+    """A stack made when switch files were not racked (today's program with the grouping it had before
+    the Site read `Device.rack`) moves them from the network's group into new rack groups on the next
+    `up`: each network group drops the paths, each rack group adopts them; no file is rewritten or lost."""
     out = tmp_path / "site"
     design = ROOT / "designs/h100-256.yaml"
     st = Stack(tmp_path, {"railyard:design": str(design), "railyard:outDir": str(out)},
                main=ROOT / "tests" / "engine_program_before_racks")
     st.up()
     old = by_type(st)
-    assert set(old[RACK_T]) == {f"cabling/{r.name}" for r in compile_file(design)[0].racks}, "only cabling racks"
-    assert old[ARTIFACT_T]["frontend/fe-leaf01/frr.conf"]["parent"] == old[NETWORK_T]["frontend"]["urn"]
+    assert {g for g in old[GROUP_T] if "/" in g} == {f"cabling/{r.name}" for r in compile_file(design)[0].racks}
+    assert "frontend/fe-leaf01/frr.conf" in old[GROUP_T]["frontend"]["outputs"]["files"]
     files = snapshot(out)
 
     st.use_program(ROOT)  # the same stack, state, project name and config: the real program
-    steps = st.preview()["steps"]
-    assert artifact_ops({"steps": steps}) == {}, "an artifact would be replaced, deleted or created"
-    assert {(s["op"], s["urn"].split("::")[2].rsplit("$", 1)[-1]) for s in steps if s["op"] != "same"} == {
-        ("create", RACK_T)}
-    assert st.up_ops() == {}
-    assert snapshot(out) == files, "a file was rewritten"
-    new = by_type(st)
-    assert set(new[ARTIFACT_T]) == set(old[ARTIFACT_T])
-    assert_racked(new, compile_file(design)[0])
-    assert {p: r["id"] for p, r in new[ARTIFACT_T].items()} == {p: r["id"] for p, r in old[ARTIFACT_T].items()}
+    planned = step_ops(st.preview())
+    # every frontend file is a switch's: the frontend group goes, its files all claimed by rack groups;
+    # oob keeps its files of no rack (kea, the management network's own) and lets the switch files go
+    assert (planned.pop("frontend"), planned.pop("oob")) == ("delete", "update")
+    assert set(planned.values()) == {"create"} and all(n.split("/")[0] in ("frontend", "oob") for n in planned)
+    assert st.up_ops() == {**planned, "frontend": "delete", "oob": "update"}
+    assert unchanged(files, snapshot(out)) == [], "a file was rewritten or removed"
+    assert set(snapshot(out)) == set(files)
+    assert_racked(by_type(st), compile_file(design)[0])
     st.run("preview", "--expect-no-changes")
 
 
 BEFORE_HASH = ROOT / "tests" / "engine_program_before_hash"
+BEFORE_GROUPS = ROOT / "tests" / "engine_program_before_groups"
 
 
-def test_stack_created_with_content_in_the_state_moves_to_hashes_in_place(tmp_path):
-    """A stack made by railyard when each file's content was an input (the frozen components/ of that
-    commit, loaded by the program and the provider process under their real module names) moves to
-    today's code with `same` steps only: no replace, no delete + create, no update, no file
-    rewritten, and afterwards no content in the state. Then a real change still deploys."""
+def test_stack_of_one_resource_per_file_moves_to_groups_untouched(tmp_path):
+    """A stack deployed by railyard before FileGroup (one FileArtifact per file; the frozen components/
+    of that commit, loaded by the program and the provider process under their real module names) moves
+    to today's program on its next `up`: one group created per component, every FileArtifact deleted
+    from the state, and on disk not one file rewritten (inode, mtime), removed or added. The deletes
+    run today's FileArtifactProvider, which leaves alone each path the owners record gives a group.
+    Then a no-change `up` and `preview --expect-no-changes` pass, and a change still deploys."""
     out = tmp_path / "site"
     st = Stack(tmp_path, {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)},
-               main=BEFORE_HASH, pythonpath=BEFORE_HASH)
+               main=BEFORE_GROUPS, pythonpath=BEFORE_GROUPS)
     st.up()
-    old = {r["urn"]: r for r in st.resources()}
-    assert all("content" in r["inputs"] for r in old.values()), "the frozen program must be the content-input one"
+    old = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources(ARTIFACT_T)}
+    assert set(old) == set(rendered("h100-256")) and not st.resources(), "the frozen program is the per-file one"
     files = snapshot(out, store=True)
-    assert not (out / ".railyard").exists()
+    state_before = len(st.run("stack", "export").stdout)
 
-    st.use_program(ROOT)  # the same stack, state, project name and config: today's program and provider
-    steps = st.preview()["steps"]
-    assert {s["op"] for s in steps} == {"same"}, sorted({(s["op"], s["urn"]) for s in steps if s["op"] != "same"})
+    st.use_program(ROOT)  # the same stack, state, project name and config: today's program and providers
+    preview = st.preview()
+    assert set(step_ops(preview, ARTIFACT_T).values()) == {"delete"} and len(step_ops(preview, ARTIFACT_T)) == len(old)
+    assert set(step_ops(preview).values()) == {"create"}
+    ops = st.up_ops()
+    assert set(ops.values()) == {"create"} and set(ops) == set(grouping("h100-256").values())
+    after = snapshot(out, store=True)
+    assert unchanged({p: v for p, v in files.items() if not p.startswith(".railyard/")}, after) == [], \
+        "a deployed file was rewritten or removed"
+    assert {p for p in after if not p.startswith(".railyard/")} == {p for p in files if not p.startswith(".railyard/")}
+    assert st.resources(ARTIFACT_T) == [] and st.held() == grouping("h100-256")
+    assert len(st.run("stack", "export").stdout) < state_before / 2
     assert st.up_ops() == {}
-    assert snapshot(out) == files, "a deployed file was rewritten"
-    new = {r["urn"]: r for r in st.resources()}
-    assert set(new) == set(old)
-    assert {u: r["id"] for u, r in new.items()} == {u: r["id"] for u, r in old.items()}
-    assert not [u for u, r in new.items() if "content" in r["inputs"]], "content left in the state's inputs"
-    assert {u: r["outputs"]["sha256"] for u, r in new.items()} == {u: r["outputs"]["sha256"] for u, r in old.items()}
+    assert unchanged(after, snapshot(out, store=True)) == []
     st.run("preview", "--expect-no-changes")
 
-    # a change after the move deploys from the blob store
+    # a change after the move deploys, writing only the changed files
     st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
     head = rendered("h100-256", "backend.oversubscription=2:1")
     st.up()
     assert {p: c for p, (c, _, _) in snapshot(out).items()} == head
-    # once every artifact is deployed the store is pruned to the head's contents
+    st.run("destroy", "--yes", "--skip-preview")
+    assert snapshot(out, store=True) == {}
+
+
+def test_stack_created_with_content_in_the_state_moves_to_groups_untouched(tmp_path):
+    """A stack made by railyard when each file's content was an input (two programs back) moves to
+    today's groups the same way: FileArtifacts deleted from the state, groups created, no file
+    rewritten, and afterwards no content in the state. Then a real change still deploys and the blob
+    store is pruned to the head's contents."""
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)},
+               main=BEFORE_HASH, pythonpath=BEFORE_HASH)
+    st.up()
+    old = st.resources(ARTIFACT_T)
+    assert old and all("content" in r["inputs"] for r in old), "the frozen program must be the content-input one"
+    files = snapshot(out, store=True)
+    assert not (out / ".railyard").exists()
+
+    st.use_program(ROOT)
+    assert set(step_ops(st.preview(), ARTIFACT_T).values()) == {"delete"}
+    assert set(st.up_ops().values()) == {"create"}
+    assert unchanged(files, snapshot(out)) == [], "a deployed file was rewritten or removed"
+    assert st.resources(ARTIFACT_T) == []
+    exported = st.run("stack", "export").stdout
+    assert '"content"' not in exported, "content left in the state"
+    st.run("preview", "--expect-no-changes")
+
+    st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
+    head = rendered("h100-256", "backend.oversubscription=2:1")
+    st.up()
+    assert {p: c for p, (c, _, _) in snapshot(out).items()} == head
+    # once every group is deployed the store is pruned to the head's contents
     assert {f.name for f in (out / BLOBS).iterdir()} == {hashlib.sha256(c.encode()).hexdigest() for c in head.values()}
     st.run("destroy", "--yes", "--skip-preview")
     assert snapshot(out, store=True) == {}
 
 
-def test_a_secret_artifact_made_with_content_in_the_state_moves_in_place(tmp_path):
+def test_a_secret_file_made_with_content_in_the_state_moves_to_its_secret_group(tmp_path):
     """The same move for a file that embeds a credential (tests/engine_program, whose Site then is the
-    frozen one): its hash stays encrypted, the secret is nowhere in the state, the file is not rewritten."""
+    frozen one): it lands in the `oob#secret` group, whose map is encrypted; the secret is nowhere in
+    the state; the file is not rewritten; a hand edit is still drift that the next `up` restores."""
     out = tmp_path / "site"
     password = "Bmc-pa55word-91c2e4"
     program = ROOT / "tests" / "engine_program"
@@ -331,36 +412,36 @@ def test_a_secret_artifact_made_with_content_in_the_state_moves_in_place(tmp_pat
                main=program, pythonpath=BEFORE_HASH)
     st.up()
     creds = "oob/bmc-credentials.env"
-    old = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
+    old = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources(ARTIFACT_T)}
     assert old[creds]["inputs"]["content"].get(SECRET_KEY), "the frozen program must be the content-input one"
     files = snapshot(out, store=True)
 
     st.use_program(program)
-    assert artifact_ops(st.preview()) == {}
-    assert st.up_ops() == {}
-    assert snapshot(out) == files
-    new = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
-    assert "content" not in new[creds]["inputs"] and new[creds]["inputs"]["sha256"].get(SECRET_KEY)
-    assert new[creds]["outputs"]["sha256"].get(SECRET_KEY)
+    assert st.up_ops()["oob#secret"] == "create"
+    assert unchanged(files, snapshot(out)) == []
+    secret = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}["oob#secret"]
+    assert secret["inputs"]["files"].get(SECRET_KEY) and secret["outputs"]["files"].get(SECRET_KEY)
     for f in st.state.rglob("*"):
         if f.is_file():
             assert password.encode() not in f.read_bytes(), f"secret in plain text in {f}"
     st.run("preview", "--expect-no-changes")
     # a hand edit of the secret file is still drift, and the next up restores it from the store
     (out / creds).write_text("BMC_USER=admin\nBMC_PASSWORD=guess\n")
-    assert artifact_ops(st.preview("--refresh")) == {creds: "update"}
+    assert step_ops(st.preview("--refresh")) == {"oob#secret": "update"}
     st.run("up", "--yes", "--skip-preview", "--refresh")
     assert (out / creds).read_text() == files[creds][0]
     assert stat.S_IMODE((out / creds).stat().st_mode) == 0o600
-
-
-SECRET_KEY = "4dabf18193072939515e22adb298388d"  # pulumi's marker of an encrypted value in the state
+    secret = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}["oob#secret"]
+    assert secret["outputs"]["files"].get(SECRET_KEY), "the refreshed map is still encrypted"
+    for f in st.state.rglob("*"):
+        if f.is_file():
+            assert password.encode() not in f.read_bytes(), f"secret in plain text in {f}"
 
 
 def test_state_holds_no_content_and_refresh_finds_a_hand_edit(tmp_path):
     """After `up` the state has each file's path, size and hash (no content: not even one line of
-    plan.json); a hand edit is drift that `pulumi refresh` reports with the new hash and size, and the
-    next `up` puts the design's file back from the blob store."""
+    plan.json); a hand edit is drift that `pulumi refresh` reports, under the file's path, with the new
+    hash, and the next `up` writes that one file back from the blob store."""
     out = tmp_path / "site"
     st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
     st.up()
@@ -369,41 +450,48 @@ def test_state_holds_no_content_and_refresh_finds_a_hand_edit(tmp_path):
     for path in ("plan.json", "slurm/topology.conf", "frontend/fe-leaf01/frr.conf"):
         line = max(expected[path].splitlines(), key=len)
         assert json.dumps(line)[1:-1] not in exported, f"a line of {path} is in the state"
-    arts = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
-    topo = arts["slurm/topology.conf"]
+    slurm = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}["slurm"]
     text = expected["slurm/topology.conf"]
-    assert topo["inputs"]["sha256"] == topo["outputs"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
-    assert topo["outputs"]["size"] == len(text.encode()) and topo["outputs"]["lines"] == text.count("\n")
+    topo_in, topo_out = (slurm[k]["files"]["slurm/topology.conf"] for k in ("inputs", "outputs"))
+    assert topo_in == topo_out == entry_text(summary(text)) == (
+        f"{hashlib.sha256(text.encode()).hexdigest()} {len(text.encode())} bytes {text.count(chr(10))} lines")
 
     victim = out / "slurm/topology.conf"
+    others = snapshot(out)
     victim.write_text(text + "SwitchName=by-hand Nodes=gpu001\n")
     refresh = st.run("refresh", "--yes", "--skip-preview", "--diff")
-    assert "slurm/topology.conf" in refresh.stdout and "sha256" in refresh.stdout
-    arts = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
-    assert arts["slurm/topology.conf"]["outputs"]["lines"] == text.count("\n") + 1  # the state saw the edit
-    assert artifact_ops(st.preview()) == {"slurm/topology.conf": "update"}
-    assert st.up_ops() == {"slurm/topology.conf": "update"}
+    edited = entry_text(summary(text + "SwitchName=by-hand Nodes=gpu001\n"))
+    assert "~ slurm/topology.conf" in refresh.stdout and f'=> "{edited}"' in refresh.stdout
+    slurm = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}["slurm"]
+    assert parse_entry(slurm["outputs"]["files"]["slurm/topology.conf"])["lines"] == text.count("\n") + 1  # seen
+    preview = st.preview()
+    assert step_ops(preview) == {"slurm": "update"} and changed_paths(preview) == {"slurm/topology.conf"}
+    assert st.up_ops() == {"slurm": "update"}
     assert victim.read_text() == text
+    assert unchanged({p: v for p, v in others.items() if p != "slurm/topology.conf"}, snapshot(out)) == []
     st.run("preview", "--refresh", "--expect-no-changes")
 
 
 def test_preview_diff_of_a_design_change_is_bounded(tmp_path):
     """Issue 12: `pulumi preview --diff` for h100-1024-vms 1:1 -> 2:1 printed ~137,000 lines when the
-    content was an input; by hash it shows a short block per changed file (under 3,000 lines)."""
+    content was an input; by hash it shows, per changed group, the paths that change (under 3,000 lines)."""
     out = tmp_path / "site"
     st = Stack(tmp_path, {"railyard:design": "designs/h100-1024-vms.yaml", "railyard:outDir": str(out)})
     st.up()
     base = rendered("h100-1024-vms")
     head = rendered("h100-1024-vms", "backend.oversubscription=2:1")
     changed = sorted(p for p in set(base) | set(head) if base.get(p) != head.get(p))
+    was, now = grouping("h100-1024-vms"), grouping("h100-1024-vms", "backend.oversubscription=2:1")
+    groups = {was[p] for p in changed if p in was} | {now[p] for p in changed if p in now}
     st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
     diff = st.run("preview", "--diff").stdout
     lines = diff.splitlines()
     assert len(lines) < 3000, f"{len(lines)} lines"
-    assert f"~ {len(changed)} to update" in diff
-    # each changed file is named with its old and new hash, and no file's text is in the diff
+    assert f"~ {len(groups & set(was.values()) & set(now.values()))} to update" in diff
+    # each changed file is named with its new hash, an unchanged one is not named, and no file's text is there
     for path in changed:
         assert path in diff
-        assert hashlib.sha256(head[path].encode()).hexdigest() in diff, path
+        if path in head:
+            assert hashlib.sha256(head[path].encode()).hexdigest() in diff, path
     assert max(map(len, lines)) < 400, "a line of file content reached the diff"
     assert max(head["plan.json"].splitlines(), key=len) not in diff

@@ -1,4 +1,5 @@
-"""The file-artifact dynamic provider, called directly (under set_mocks its create() never runs)."""
+"""The dynamic providers, called directly (under set_mocks their create() never runs): FileGroup, what
+the program registers, and FileArtifact, the one-file provider that stacks made before groups name."""
 
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ import pytest
 
 from components.artifact import (
     BLOBS,
+    OWNERS,
     SECRET_MODE,
+    STORE,
     FileArtifactProvider,
+    FileGroupProvider,
+    entry_text,
     prune_blobs,
     sha256_text,
     store_blob,
     summary,
     write_atomic,
+    write_owners,
 )
 
 P = FileArtifactProvider()
@@ -249,6 +255,18 @@ def test_a_file_that_already_holds_the_hash_needs_no_blob(tmp_path):
     assert (f.stat().st_ino, f.stat().st_mtime_ns) == (st.st_ino, st.st_mtime_ns)
 
 
+def test_a_stored_blob_is_not_rewritten_each_run_unless_it_is_not_whole(tmp_path):
+    sha = store_blob(tmp_path, "hostname x\n")
+    blob = tmp_path / BLOBS / sha
+    before = (blob.stat().st_ino, blob.stat().st_mtime_ns)
+    assert store_blob(tmp_path, "hostname x\n") == sha
+    assert (blob.stat().st_ino, blob.stat().st_mtime_ns) == before, "a blob already stored is left alone"
+    blob.write_text("hostname")  # cut short (a full disk, a crash): stored again on the next run
+    os.chmod(blob, 0o600)
+    store_blob(tmp_path, "hostname x\n")
+    assert blob.read_text() == "hostname x\n"
+
+
 def test_prune_keeps_what_is_referenced_and_everything_not_railyards(tmp_path):
     keep, drop = store_blob(tmp_path, "a\n"), store_blob(tmp_path, "b\n")
     (tmp_path / BLOBS / "notes.txt").write_text("mine\n")
@@ -276,3 +294,157 @@ def test_read_reports_size_and_lines_from_disk(tmp_path):
     (tmp_path / res.outs["path"]).write_text("one\ntwo\nthree")
     outs = P.read(res.id, res.outs).outs
     assert (outs["size"], outs["lines"]) == (13, 3)
+
+
+# --- FileGroup: one resource per folder component, a map path -> {sha256, size, lines} ---------------
+
+G = FileGroupProvider()
+RACK = {"frontend/fe-leaf01/frr.conf": "hostname fe-leaf01\n", "frontend/fe-leaf01/interfaces": "auto lo\n",
+        "frontend/fe-leaf02/frr.conf": "hostname fe-leaf02\n"}
+
+
+def entry(text: str, **changes) -> str:
+    """The group's entry for a file holding `text` (with some facts changed, to make a bad one)."""
+    return entry_text({**summary(text), **changes})
+
+
+def group(root, contents=RACK, name="frontend/r01", mode="0644", owners=None):
+    """A FileGroup's inputs after the program stored each text and wrote the owners record."""
+    for text in contents.values():
+        store_blob(root, text)
+    write_owners(root, owners if owners is not None else dict.fromkeys(contents, name))
+    return {"dir": str(root), "group": name, "mode": mode, "files": {p: entry(t) for p, t in contents.items()}}
+
+
+def stats(root, paths):
+    return {p: ((root / p).stat().st_ino, (root / p).stat().st_mtime_ns) for p in paths}
+
+
+def test_group_create_writes_every_file_and_adopts_one_already_there(tmp_path):
+    (tmp_path / "frontend/fe-leaf01").mkdir(parents=True)
+    (tmp_path / "frontend/fe-leaf01/frr.conf").write_text("hostname fe-leaf01\n")  # as a per-file stack left it
+    before = stats(tmp_path, ["frontend/fe-leaf01/frr.conf"])
+    inputs = group(tmp_path)
+    res = G.create(inputs)
+    assert {p: (tmp_path / p).read_text() for p in RACK} == RACK
+    assert res.outs == inputs and res.id == f"{tmp_path}#frontend/r01"
+    assert stats(tmp_path, ["frontend/fe-leaf01/frr.conf"]) == before, "a file with the right hash is not rewritten"
+
+
+def test_group_diff_is_by_path_hash_and_mode(tmp_path):
+    outs = G.create(group(tmp_path)).outs
+    assert G.diff("id", outs, group(tmp_path)).changes is False
+    changed = G.diff("id", outs, group(tmp_path, {**RACK, "frontend/fe-leaf02/frr.conf": "hostname x\n"}))
+    assert changed.changes is True and changed.replaces == []
+    assert G.diff("id", outs, group(tmp_path, {**RACK, "frontend/fe-leaf03/frr.conf": "x\n"})).changes is True
+    fewer = dict(list(RACK.items())[:2])
+    assert G.diff("id", outs, group(tmp_path, fewer)).changes is True
+    assert G.diff("id", outs, group(tmp_path, mode=SECRET_MODE)).changes is True
+    assert G.diff("id", outs, group(tmp_path / "elsewhere")).replaces == ["dir"]
+    unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+    assert G.diff("id", outs, {**group(tmp_path), "files": unknown}).changes is True
+    # size and line count are shown, not compared: the hash stands for the content
+    shown = {p: entry(t, lines=0) for p, t in RACK.items()}
+    assert G.diff("id", {**outs, "files": shown}, group(tmp_path)).changes is False
+
+
+def test_group_update_writes_only_what_changed_and_removes_what_it_dropped(tmp_path):
+    old = G.create(group(tmp_path)).outs
+    (tmp_path / "frontend/mine.txt").write_text("not railyard's\n")
+    kept = ["frontend/fe-leaf01/frr.conf", "frontend/fe-leaf01/interfaces"]
+    before = stats(tmp_path, kept)
+    head = {kept[0]: RACK[kept[0]], kept[1]: "auto lo\nauto eth0\n", "frontend/fe-leaf01/new.conf": "new\n"}
+    new = G.update("id", old, group(tmp_path, head)).outs
+    assert {p: (tmp_path / p).read_text() for p in head} == head
+    after = stats(tmp_path, kept)
+    assert after[kept[0]] == before[kept[0]], "an unchanged file is not rewritten"
+    assert after[kept[1]] != before[kept[1]], "the changed file is replaced"
+    assert not (tmp_path / "frontend/fe-leaf02").exists(), "a dropped file goes, and its empty folder"
+    assert (tmp_path / "frontend/mine.txt").read_text() == "not railyard's\n", "railyard deletes only its own"
+    assert new["files"] == {p: entry(t) for p, t in head.items()}
+
+
+def test_a_file_that_moved_to_another_group_is_not_removed_by_the_one_that_let_go(tmp_path):
+    """A switch re-racked: its files leave group r01 for r02 in one `up`; the engine runs both updates
+    at once, in either order. The owners record (this run's site) keeps r01 from removing them."""
+    moved = {"frontend/fe-leaf02/frr.conf": RACK["frontend/fe-leaf02/frr.conf"]}
+    stay = {p: t for p, t in RACK.items() if p not in moved}
+    old = G.create(group(tmp_path)).outs
+    owners = {**dict.fromkeys(stay, "frontend/r01"), **dict.fromkeys(moved, "frontend/r02")}
+    r02 = G.create(group(tmp_path, moved, name="frontend/r02", owners=owners))  # r02 adopts it first
+    G.update("id", old, group(tmp_path, stay, owners=owners))
+    assert (tmp_path / "frontend/fe-leaf02/frr.conf").read_text() == moved["frontend/fe-leaf02/frr.conf"]
+    # a group deleted (rack r01 gone) keeps it too, while a file in no group of this site goes
+    write_owners(tmp_path, dict.fromkeys(moved, "frontend/r02"))
+    G.delete("id", old)
+    assert not any((tmp_path / p).exists() for p in stay)
+    assert (tmp_path / "frontend/fe-leaf02/frr.conf").exists()
+    # destroy: the last record names the deleting group itself, so its files go, then the store
+    write_owners(tmp_path, {p: "frontend/r02" for p in moved})
+    G.delete("id", r02.outs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_per_file_artifact_of_an_earlier_railyard_leaves_a_grouped_file_alone(tmp_path):
+    """The `up` that moves a stack to groups deletes its FileArtifact resources after the groups adopted
+    the files: each such delete sees the path in the owners record and removes nothing."""
+    a = props(tmp_path)
+    P.create(a)
+    write_owners(tmp_path, {a["path"]: "frontend/r01"})
+    P.delete("id", a)
+    assert (tmp_path / a["path"]).read_text() == "hostname fe-leaf01\n"
+    write_owners(tmp_path, {})  # a later `up` whose site has no such file: now the delete removes it
+    P.delete("id", a)
+    assert not (tmp_path / a["path"]).exists()
+
+
+def test_an_unreadable_owners_record_stops_removal(tmp_path):
+    outs = G.create(group(tmp_path)).outs
+    (tmp_path / OWNERS).write_text("{not json")
+    with pytest.raises(OSError, match=r"owners\.json .*removes nothing"):
+        G.delete("id", outs)
+    assert all((tmp_path / p).exists() for p in RACK)
+
+
+def test_group_read_rehashes_each_path(tmp_path):
+    res = G.create(group(tmp_path))
+    assert G.read(res.id, res.outs).outs == res.outs  # untouched: refresh changes nothing
+    edited, gone = tmp_path / "frontend/fe-leaf01/frr.conf", tmp_path / "frontend/fe-leaf02/frr.conf"
+    edited.write_text("hostname fe-leaf01\nrouter bgp 65000\n")
+    gone.unlink()
+    os.chmod(tmp_path / "frontend/fe-leaf01/interfaces", 0o666)
+    drift = G.read(res.id, res.outs)
+    assert drift.id == res.id
+    assert drift.outs["files"] == {
+        "frontend/fe-leaf01/frr.conf": entry("hostname fe-leaf01\nrouter bgp 65000\n"),
+        "frontend/fe-leaf01/interfaces": entry("auto lo\n", mode="0666")}
+    assert drift.outs["files"]["frontend/fe-leaf01/interfaces"].endswith(" 8 bytes 1 lines mode 0666")
+    # the next up diffs the refreshed outputs against the design and puts each file back
+    assert G.diff(res.id, drift.outs, group(tmp_path)).changes is True
+    G.update(res.id, drift.outs, group(tmp_path))
+    assert {p: (tmp_path / p).read_text() for p in RACK} == RACK
+    assert (tmp_path / "frontend/fe-leaf01/interfaces").stat().st_mode & 0o777 == 0o644
+    assert G.read(res.id, res.outs).outs == res.outs
+
+
+@pytest.mark.parametrize("bad", [
+    {"files": {"/etc/passwd": entry("x")}}, {"files": {"../x": entry("x")}},
+    {"files": {f"{STORE}/blobs/x": entry("x")}}, {"files": {"a": entry("x", sha256="abc")}},
+    {"files": {"a": entry("x", size=-1)}}, {"files": {"a": "text"}}, {"files": {"a": summary("x")}},
+    {"files": {"a": entry("x", mode="0644")}}, {"files": ["a"]},
+    {"group": ""}, {"mode": "0777"}, {"dir": "relative"},
+])
+def test_group_check_rejects_bad_inputs(tmp_path, bad):
+    res = G.check({}, {**group(tmp_path), **bad})
+    assert [f.property for f in res.failures] == list(bad)
+
+
+def test_group_check_accepts_good_inputs(tmp_path):
+    assert G.check({}, group(tmp_path)).failures == []
+
+
+def test_group_provider_is_stateless_and_pickles_by_reference():
+    assert vars(G) == {}
+    blob = dill.dumps(G, protocol=pickle.DEFAULT_PROTOCOL, recurse=True)
+    assert len(blob) < 200, len(blob)
+    assert b"components.artifact" in blob

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pulumi
 
+import components.program
 import components.site
 from components.program import secret_config
 from components.site import Site
@@ -18,6 +19,8 @@ from generators.model.secrets import placeholder
 from generators.renderers import render_all
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+# as the real program does; the frozen components/ of earlier railyards (engine_program_before_*) had none
+getattr(components.program, "lean_stack_traces", lambda: None)()
 cfg = pulumi.Config("railyard")
 count = cfg.require_int("count")
 plan = copy.deepcopy(compile_file(ROOT / cfg.require("design"))[0])
@@ -30,4 +33,4 @@ for i in range(count):
     files[f"synthetic/{d}/f{i:05d}.cfg"] = f"# artifact {i} of {d}\nvalue = {i * 7919 % 10007}\n"
 files["oob/bmc-credentials.env"] = f"BMC_USER=admin\nBMC_PASSWORD={placeholder('bmc_password')}\n"
 site = Site("engine-test", plan, dict(sorted(files.items())), cfg.require("outDir"), secret_config(cfg))
-pulumi.export("artifacts", len(site.artifacts))
+pulumi.export("artifacts", site.facts["artifacts"])
