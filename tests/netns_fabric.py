@@ -349,6 +349,12 @@ def lldp_fabric(devices: Sequence[str], links: Sequence[tuple[str, str, str, str
                 procs.append(subprocess.Popen(["ip", "netns", "exec", n.netns, lldpd, "-d", "-u", str(n.socket),
                                                "-O", str(conf)], stdin=subprocess.DEVNULL, stdout=log,
                                               stderr=subprocess.STDOUT, start_new_session=True))
+        # lldpctl fails at once on a socket lldpd has not made yet (seen on a loaded 2-core machine): wait
+        # for every daemon's socket, bounded, before anyone asks
+        if not wait_until(lambda: all(n.socket.exists() for n in nodes.values()), timeout=30, interval=0.2):
+            late = sorted(d for d, n in nodes.items() if not n.socket.exists())
+            logs = "".join((runroot / f"{d}.log").read_text(errors="replace")[-2000:] for d in late[:2])
+            raise ToolFailed(f"lldpd made no control socket within 30 s for {', '.join(late)}", logs)
         yield nodes
     finally:
         stop(procs)
