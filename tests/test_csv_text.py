@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generators.renderers.cabling import _csv
+from generators.renderers.csvtext import csv_text
 
 _CELL = st.one_of(st.text(alphabet='a ,"\r\n\t;', max_size=4), st.integers(), st.none(), st.floats(allow_nan=False))
 
@@ -26,9 +26,9 @@ def _writer(header: list[str], rows: list[list[Any]]) -> str:
 @given(header=st.lists(st.text(alphabet="ab_", max_size=3), max_size=3),
        rows=st.lists(st.lists(_CELL, max_size=4), max_size=5))
 def test_same_bytes_as_csv_writer(header: list[str], rows: list[list[Any]]) -> None:
-    assert _csv(header, [tuple(r) for r in rows]) == _writer(header, rows)
-    assert _csv(header, iter(rows)) == _writer(header, rows)
+    assert csv_text(header, [tuple(r) for r in rows]) == _writer(header, rows)
+    assert csv_text(header, iter(rows)) == _writer(header, rows)
 
 
 def test_a_single_empty_cell_row_and_a_quoted_cell() -> None:
-    assert _csv(["a"], [[""], ["x,y"], ['say "hi"']]) == 'a\n""\n"x,y"\n"say ""hi"""\n'
+    assert csv_text(["a"], [[""], ["x,y"], ['say "hi"']]) == 'a\n""\n"x,y"\n"say ""hi"""\n'

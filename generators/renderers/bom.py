@@ -4,8 +4,6 @@ bar chart in inline SVG, readable in a browser and printable, with no external a
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import Any
 
@@ -14,6 +12,7 @@ import jinja2
 from generators.model.design import Design
 from generators.model.plan import Plan
 from generators.model.sections import Bom
+from generators.renderers.csvtext import csv_text
 from generators.renderers.templating import environment
 from generators.stages.bom import CATEGORIES, CATEGORY_TITLES, NETWORK_CATEGORIES, plan_bom
 
@@ -51,12 +50,8 @@ def qty(x: float) -> str:
 
 
 def bom_csv(bom: Bom) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for ln in bom.lines:
-        w.writerow([f"{getattr(ln, c):.2f}" if c in ("unit_usd", "total_usd") else getattr(ln, c) for c in CSV_COLUMNS])
-    return buf.getvalue()
+    return csv_text(CSV_COLUMNS, ([f"{getattr(ln, c):.2f}" if c in ("unit_usd", "total_usd") else getattr(ln, c)
+                                   for c in CSV_COLUMNS] for ln in bom.lines))
 
 
 def _segments(parts: list[tuple[str, str, float, str]], width: float) -> list[dict[str, Any]]:

@@ -9,8 +9,6 @@ about a million sheet rows, and every value is from a validated design or the ca
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
@@ -22,6 +20,7 @@ import segno
 from generators.model.catalog import Catalog
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import Rack as RackRecord
+from generators.renderers.csvtext import csv_text
 from generators.renderers.templating import environment
 from generators.stages.placement import device_size
 
@@ -47,39 +46,6 @@ def _num(x: float) -> str:
 
 def _u(d: Device) -> str:
     return "" if d.unit is None else str(d.unit)
-
-
-def _csv(header: list[str], rows: Iterator[list[str]] | list[list[str]]) -> str:
-    """csv.writer's text (excel dialect, "\n" line ends) of the header and rows, same bytes. Cable sheets
-    rarely hold a cell csv would quote (a comma, quote or line break), so the rows are first joined
-    plainly and kept when no cell needed quoting: csv.writer took 3.6 s of a 98,304-GPU compile's rack
-    sheets, the joins about a third of that."""
-    rows = [header, *rows]
-    try:
-        lines = [",".join(r) for r in rows]
-    except TypeError:  # a cell that is not a string: csv.writer formats it
-        return _csv_writer(rows)
-    text = "\n".join(lines) + "\n"
-    # no cell holds a quote, a carriage return or (comparing counts with the joins') a comma or newline,
-    # and no row is one empty cell (csv writes it as "")
-    if ('"' in text or "\r" in text or text.count("\n") != len(rows)
-            or text.count(",") != sum(len(r) - 1 for r in rows if r) or any(len(r) == 1 and r[0] == "" for r in rows)):
-        # a few cells need quoting (e.g. a twin cable's "port,port"): csv.writer writes those rows alone
-        return "".join(line + "\n" if _plain(line, r) else _csv_writer([r])
-                       for line, r in zip(lines, rows, strict=True))
-    return text
-
-
-def _plain(line: str, row: list[str]) -> bool:
-    """Whether csv.writer writes this row as its plain join."""
-    return ('"' not in line and "\r" not in line and "\n" not in line and line.count(",") == max(len(row) - 1, 0)
-            and not (len(row) == 1 and row[0] == ""))
-
-
-def _csv_writer(rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(rows)
-    return buf.getvalue()
 
 
 def link_rows(plan: Plan) -> Iterator[dict[str, Any]]:
@@ -125,10 +91,10 @@ def render_cabling(plan: Plan) -> dict[str, str]:
         return {}
     table = _cable_table(plan)
     out: dict[str, str] = {}
-    out["cabling/cables.csv"] = _csv(CABLE_COLUMNS, (r[:18] for r in table))
+    out["cabling/cables.csv"] = csv_text(CABLE_COLUMNS, (r[:18] for r in table))
     out.update(render_rack_sheets(plan, table))
     if plan.design.compute.system is not None:
-        out["cabling/internal.csv"] = _csv(INTERNAL_COLUMNS, internal_rows(plan))
+        out["cabling/internal.csv"] = csv_text(INTERNAL_COLUMNS, internal_rows(plan))
     return out
 
 
@@ -266,7 +232,7 @@ def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False,
         rows = _pull_order(by_rack.get(name, []))
         for n, row in enumerate(rows, 1):
             row[0] = str(n)
-        out[f"cabling/racks/{name}.csv"] = _csv(RACK_COLUMNS, rows)
+        out[f"cabling/racks/{name}.csv"] = csv_text(RACK_COLUMNS, rows)
         devs = sorted(devices[name], key=lambda d: (d.unit is None, -(d.unit or 0), d.name))
         body: list[str] = []
         k = 0

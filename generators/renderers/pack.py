@@ -17,12 +17,12 @@ from generators.model.sections import Rack as RackRecord
 from generators.renderers.cabling import (
     _ENV,
     _cable_table,
-    _csv,
     _num,
     qr_svg,
     rack_sheet_path,
     render_rack_sheets,
 )
+from generators.renderers.csvtext import csv_text
 
 # ZPL (cabling/labels/<rack>.zpl) is the same labels for Zebra printers, sent as is (e.g. `nc printer 9100`).
 # one label per row, the header row naming the fields a label template binds to (Brady Workstation,
@@ -46,7 +46,7 @@ def render_labels(plan: Plan) -> dict[str, str]:
                                                   [cab.id, "B", b, a, net, part, cab.id]]
     out: dict[str, str] = {}
     for rack, r in rows.items():
-        out[f"cabling/labels/{rack}.csv"] = _csv(LABEL_COLUMNS, r)
+        out[f"cabling/labels/{rack}.csv"] = csv_text(LABEL_COLUMNS, r)
         out[f"cabling/labels/{rack}.zpl"] = "".join(_zpl(x) for x in r)
     return out
 
@@ -109,7 +109,7 @@ def render_rows(plan: Plan) -> dict[str, str]:
     out: dict[str, str] = {}
     for row in plan.floor.rows:
         bill = sorted(bills[row.name].items())
-        out[f"cabling/rows/{row.name}.csv"] = _csv(BILL_COLUMNS, ([p, m, _num(x), str(n)] for (p, m, x), n in bill))
+        out[f"cabling/rows/{row.name}.csv"] = csv_text(BILL_COLUMNS, ([p, m, _num(x), str(n)] for (p, m, x), n in bill))
         out[f"cabling/rows/{row.name}.html"] = template.render(
             row=row, site=plan.floor.site, design=plan.design.name,
             racks=[{"rack": r, "sheet": rack_sheet_path(r.name).removesuffix(".html"),

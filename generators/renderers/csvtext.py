@@ -1,0 +1,43 @@
+"""The one way railyard's renderers write CSV: csv.writer's exact bytes (excel dialect, "\n" line ends),
+faster for the plain rows that make up nearly every sheet (cable and rack sheets, labels, row bills,
+the NetBox import files, the bill of materials)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def csv_text(header: Sequence[str], rows: Iterable[list[Any]] | Iterable[tuple[Any, ...]]) -> str:
+    """csv.writer's text (excel dialect, "\n" line ends) of the header and rows, same bytes. railyard's
+    sheets rarely hold a cell csv would quote (a comma, quote or line break), so the rows are first joined
+    plainly and kept when no cell needed quoting: csv.writer took 3.6 s of a 98,304-GPU compile's rack
+    sheets, the joins about a third of that."""
+    rows = [header, *rows]
+    try:
+        lines = [",".join(r) for r in rows]
+    except TypeError:  # a cell that is not a string: csv.writer formats it
+        return _writer(rows)
+    text = "\n".join(lines) + "\n"
+    # no cell holds a quote, a carriage return or (comparing counts with the joins') a comma or newline,
+    # and no row is one empty cell (csv writes it as "")
+    if ('"' in text or "\r" in text or text.count("\n") != len(rows)
+            or text.count(",") != sum(len(r) - 1 for r in rows if r) or any(len(r) == 1 and r[0] == "" for r in rows)):
+        # a few cells need quoting (e.g. a twin cable's "port,port"): csv.writer writes those rows alone
+        return "".join(line + "\n" if _plain(line, r) else _writer([r])
+                       for line, r in zip(lines, rows, strict=True))
+    return text
+
+
+def _plain(line: str, row: list[str]) -> bool:
+    """Whether csv.writer writes this row as its plain join."""
+    return ('"' not in line and "\r" not in line and "\n" not in line and line.count(",") == max(len(row) - 1, 0)
+            and not (len(row) == 1 and row[0] == ""))
+
+
+def _writer(rows: list[list[str]]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
