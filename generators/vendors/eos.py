@@ -33,7 +33,7 @@ import yaml
 
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendPort, BackendSwitch, RoceQos
-from generators.renderers.netview import PortUse, SwitchView, frontend_views, rt
+from generators.renderers.netview import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
 from generators.vendors.base import Vendor
 from generators.vendors.sonic import ECN_MARK_PERCENT, ECN_MAX_BYTES, ECN_MIN_BYTES, PFC_WD_MS
 
@@ -53,11 +53,9 @@ def _eos_speed(gbps: int) -> str:
     return f"{gbps}g-8" if gbps >= 400 else f"{gbps}g-4"
 
 
-def _mgmt(plan: Plan, name: str) -> dict[str, str]:
-    for r in required(plan.netplan, "netplan").oob["ports"]:
-        if r["device"] == name:
-            return {"mgmt_ip": r["address"], "gateway": r["gateway"]}
-    return {}
+def _mgmt(plan: Plan, name: str, mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
+    r = (mgmt if mgmt is not None else mgmt_addresses(plan)).get(name)
+    return {"mgmt_ip": r["address"], "gateway": r["gateway"]} if r is not None else {}
 
 
 _RANK = {"leaf": 0, "spine": 1, "core": 2}
@@ -92,8 +90,9 @@ def _avd_inputs(plan: Plan, views: dict[str, SwitchView]) -> tuple[dict[str, Any
     groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
     pods: dict[int, list[dict[str, Any]]] = defaultdict(list)
     tags_of: dict[str, set[str]] = defaultdict(set)
+    mgmt = mgmt_addresses(plan)
     for name, v in views.items():
-        m = _mgmt(plan, name)
+        m = _mgmt(plan, name, mgmt)
         # ids are numbered per node type below; AVD only needs them unique within a type
         node: dict[str, Any] = {"name": name, "id": 0, "bgp_as": str(v.asn), "loopback_ipv4_address": v.router_id,
                                 **_uplinks(v, views)}
@@ -212,7 +211,8 @@ _AVD_BASE: dict[str, Any] = {
 }
 
 
-def frontend_structured_config(plan: Plan, v: SwitchView, views: dict[str, SwitchView]) -> dict[str, Any]:
+def frontend_structured_config(plan: Plan, v: SwitchView, views: dict[str, SwitchView],
+                               mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """eos_cli_config_gen structured config of one frontend switch (leaf, spine or 3-tier core)."""
     np_ = required(plan.netplan, "netplan")
     leaf = v.device.role == "leaf"
@@ -281,7 +281,7 @@ def frontend_structured_config(plan: Plan, v: SwitchView, views: dict[str, Switc
         "route_maps": [{"name": CONNECTED_RM, "sequence_numbers": [
             {"sequence": 10, "type": "permit", "match": [f"ip address prefix-list {LOOPBACKS_PL}"]}]}],
         "router_bgp": bgp,
-    } | _mgmt_structured(plan, v.device.name)
+    } | _mgmt_structured(plan, v.device.name, mgmt)
     if leaf and v.vlans:
         services, bgp["vlans"], bgp["vrfs"] = _leaf_services(plan, v)
         sc |= services | {"vrfs": sc.get("vrfs", []) + [{"name": n["vrf"], "ip_routing": True} for n in v.vrfs]}
@@ -325,12 +325,14 @@ def render_frontend_eos(plan: Plan) -> dict[str, str]:
         "frontend/avd/fabric.yml": yaml.dump(fabric, Dumper=dumper, sort_keys=True),
         "frontend/avd/hosts.yml": yaml.dump(hosts, Dumper=dumper, sort_keys=True),
     }
+    mgmt = mgmt_addresses(plan)
     for name, v in views.items():
-        files[f"frontend/{name}/eos.cfg"] = _render_structured(plan, name, frontend_structured_config(plan, v, views))
+        files[f"frontend/{name}/eos.cfg"] = _render_structured(plan, name,
+                                                               frontend_structured_config(plan, v, views, mgmt))
     return files
 
 
-def oob_structured_config(plan: Plan, v: SwitchView) -> dict[str, Any]:
+def oob_structured_config(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """eos_cli_config_gen structured config of an EOS out-of-band aggregation switch."""
     np_ = required(plan.netplan, "netplan")
     ethernet = [{"name": p.port, "description": p.description, "shutdown": False, "mtu": 9214,
@@ -355,13 +357,13 @@ def oob_structured_config(plan: Plan, v: SwitchView) -> dict[str, Any]:
                                                                                           "originate": True}}}]},
         },
     }
-    sc |= _mgmt_structured(plan, v.device.name)
+    sc |= _mgmt_structured(plan, v.device.name, mgmt)
     return sc
 
 
-def _mgmt_structured(plan: Plan, name: str) -> dict[str, Any]:
+def _mgmt_structured(plan: Plan, name: str, mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """Management1 in VRF MGMT with its default route, when the OOB network gives the switch an address."""
-    m = _mgmt(plan, name)
+    m = _mgmt(plan, name, mgmt)
     if not m:
         return {}
     return {
@@ -373,7 +375,8 @@ def _mgmt_structured(plan: Plan, name: str) -> dict[str, Any]:
 
 
 def render_oob_eos(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
-    return {f"oob/{name}/eos.cfg": _render_structured(plan, name, oob_structured_config(plan, v))
+    mgmt = mgmt_addresses(plan)
+    return {f"oob/{name}/eos.cfg": _render_structured(plan, name, oob_structured_config(plan, v, mgmt))
             for name, v in views.items()}
 
 
@@ -492,7 +495,8 @@ def _roce_profile(q: RoceQos) -> dict[str, Any]:
     ]}
 
 
-def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[BackendPort]) -> dict[str, Any]:
+def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[BackendPort],
+                              mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """eos_cli_config_gen structured config of one RoCE backend switch (`ports`: its used ports)."""
     bn = required(plan.backend_net, "backend_net")
     switches = {s.name: s for s in bn.switches}
@@ -560,7 +564,7 @@ def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[Backend
         "ethernet_interfaces": ethernet,
         "loopback_interfaces": [{"name": "Loopback0", "description": "ROUTER_ID_VTEP", "ip_address": sw.loopback}],
         "router_bgp": bgp,
-    } | _mgmt_structured(plan, sw.name)
+    } | _mgmt_structured(plan, sw.name, mgmt)
     if sw.role == "leaf":
         fabric_asns = sorted({switches[p.peer].asn for p in ports if p.fabric})
         sc["as_path"] = {"access_lists": [{"name": FROM_FABRIC, "entries": [
@@ -581,9 +585,9 @@ def render_backend_eos(plan: Plan) -> dict[str, str]:
     if bn is None:
         return {}
     by_switch = bn.ports_by_switch()
-    return {f"backend/{sw.name}/eos.cfg": _render_structured(plan, sw.name,
-                                                             backend_structured_config(plan, sw, by_switch[sw.name]))
-            for sw in bn.switches}
+    mgmt = mgmt_addresses(plan)
+    return {f"backend/{sw.name}/eos.cfg": _render_structured(
+        plan, sw.name, backend_structured_config(plan, sw, by_switch[sw.name], mgmt)) for sw in bn.switches}
 
 
 VENDOR = Vendor(

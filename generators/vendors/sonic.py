@@ -39,7 +39,7 @@ from generators.model.jsontext import dumps_indented
 from generators.model.netdesign import SONIC_MGMT_LEAF_ROUTER, SONIC_SAG
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch
-from generators.renderers.netview import PortUse, SwitchView, frontend_views, rt
+from generators.renderers.netview import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
 from generators.stages.ports import port_table
 from generators.vendors.base import Vendor
 
@@ -67,15 +67,6 @@ def _json(doc: dict[str, Any]) -> str:
 def _fec(speed_gbps: int) -> str:
     # PAM4 and 100G NRZ optics need RS-FEC; 10/25G and 1G run without it on these platforms
     return "rs" if speed_gbps >= 100 else "none"
-
-
-def mgmt_addresses(plan: Plan) -> dict[str, dict[str, str]]:
-    """Each device's out-of-band port record (its first, as a scan would find), built once per render:
-    scanning every OOB port for each switch took 3.2 s of a 98,304-GPU compile."""
-    out: dict[str, dict[str, str]] = {}
-    for r in required(plan.netplan, "netplan").oob["ports"]:
-        out.setdefault(r["device"], r)
-    return out
 
 
 def _ports_table(plan: Plan, v: SwitchView, mtu: int) -> dict[str, dict[str, str]]:
