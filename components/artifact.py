@@ -588,17 +588,24 @@ class FileGroup(pulumi.dynamic.Resource, module="railyard", name="FileGroup"):
     files: pulumi.Output[dict[str, str]]
 
     def __init__(self, name: str, dir: str, contents: Mapping[str, pulumi.Input[str]], secret: bool = False,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+                 opts: pulumi.ResourceOptions | None = None, entries: Mapping[str, str] | None = None) -> None:
+        """`entries` (path -> entry_text, a public group only) registers files already staged by an
+        earlier run, whose contents are in the deploy folder's blob store: `contents` is then ignored."""
         files: pulumi.Input[dict[str, Any]]
+        self.entries: dict[str, str] | None = None  # a public group's entries, as registered
         if secret:
+            if entries is not None:
+                raise TypeError(f"FileGroup {name}: a secret group is filled on every run, never given entries")
             paths = sorted(contents)
             files = pulumi.Output.secret(pulumi.Output.all(*(contents[p] for p in paths))).apply(
                 lambda texts: _stage(dir, dict(zip(paths, texts, strict=True))))
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["files"]))
+        elif entries is not None:
+            files = self.entries = dict(sorted(entries.items()))
         else:
             texts = {p: t for p, t in contents.items() if isinstance(t, str)}
             if len(texts) != len(contents):
                 raise TypeError(f"FileGroup {name}: only a secret group takes Outputs as contents")
-            files = _stage(dir, texts)
+            files = self.entries = _stage(dir, texts)
         props = {"dir": dir, "group": name, "mode": SECRET_MODE if secret else PUBLIC_MODE, "files": files}
         super().__init__(FileGroupProvider(), name, props, opts)

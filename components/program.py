@@ -19,11 +19,12 @@ import pulumi
 import pulumi.runtime.resource
 from pulumi.runtime.proto import source_pb2
 
-from components.site import Site
-from generators.compiler import compile_file
+from components import sitecache
+from components.site import Site, site_layout
+from generators.compiler import compile_loaded
 from generators.model import secrets
+from generators.model.design import load_design
 from generators.model.errors import DesignError
-from generators.renderers import render_all
 
 # stack output name -> site_facts key
 OUTPUTS = {
@@ -59,13 +60,29 @@ def secret_config(cfg: pulumi.Config) -> dict[str, pulumi.Output[str]]:
 
 def build(design: Path, out_dir: Path, overrides: list[str] | None = None,
           secret_values: dict[str, pulumi.Output[str]] | None = None, name: str | None = None) -> Site:
+    """The Site of a design: from the compiled-site cache when this design, catalog and railyard were
+    compiled before (components.sitecache), else compiled and rendered, then recorded for the next run."""
     try:
-        plan, _, _ = compile_file(design, overrides)
-        files = render_all(plan)
-        site = Site(name or plan.design.name, plan, files, str(out_dir), secret_values)
+        loaded, catalog, src = load_design(design, overrides)
+        key = None
+        if sitecache.enabled():
+            key = sitecache.site_key(loaded.model_dump(mode="json"), catalog.model_dump(mode="json"))
+            layout = sitecache.load(key, None if pulumi.runtime.is_dry_run() else str(out_dir))
+            if layout is not None:
+                pulumi.log.info(f"railyard: {design.name} compiled before with this catalog and railyard (site cache "
+                                f"{key[:12]}): registering its recorded files without compiling; "
+                                "RAILYARD_SITE_CACHE=off compiles afresh")
+                return Site(name or layout.name, layout, str(out_dir), secret_values)
+        from generators.renderers import render_all  # a cache hit renders nothing
+
+        plan = compile_loaded(loaded, catalog, src)
+        layout = site_layout(plan, render_all(plan))
+        site = Site(name or layout.name, layout, str(out_dir), secret_values)
     except DesignError as exc:
         # RunError: the CLI prints the message alone, without a Python traceback
         raise pulumi.RunError(f"the design is not valid:\n{exc}") from None
+    if key is not None:
+        sitecache.save(key, layout, {n: g.entries for n, g in site.groups.items() if g.entries is not None})
     return site
 
 

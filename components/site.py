@@ -94,6 +94,55 @@ class Group(pulumi.ComponentResource):
         self.register_outputs(props)
 
 
+@dataclass(frozen=True, slots=True)
+class GroupSpec:
+    """One FileGroup to register. A group made from a fresh compile holds its files' texts (a secret
+    group's with their placeholders, filled at registration); a group of a public section read back from
+    the compiled-site cache (components.sitecache) holds only their entries, so a design that did not
+    change registers without being compiled, rendered or hashed again."""
+
+    where: Placement
+    texts: Mapping[str, str]  # path -> text
+    needs: Mapping[str, frozenset[str]]  # path -> the secrets its text refers to (a secret group's files)
+    entries: Mapping[str, str] | None = None  # path -> entry_text, instead of texts (from the cache)
+
+    @property
+    def paths(self) -> list[str]:
+        return list(self.entries if self.entries is not None else self.texts)
+
+
+@dataclass(frozen=True, slots=True)
+class SiteLayout:
+    """What the Site registers: the stack's facts and its FileGroups by name (sorted)."""
+
+    facts: dict[str, Any]
+    groups: dict[str, GroupSpec]
+
+    @property
+    def name(self) -> str:
+        return str(self.facts["design"])
+
+    def owner(self) -> dict[str, str]:
+        """path -> the name of the group holding it."""
+        return {path: name for name, g in self.groups.items() for path in g.paths}
+
+
+def site_layout(plan: Plan, files: Mapping[str, str]) -> SiteLayout:
+    """The groups of a compiled plan's rendered files (see the module docstring)."""
+    racks, device_rack = rack_index(plan)
+    networks = set(plan.networks)
+    groups: dict[str, tuple[Placement, dict[str, str], dict[str, frozenset[str]]]] = {}
+    for path, text in files.items():
+        needed = frozenset(secrets.referenced(text))
+        here = place(path, networks, racks, device_rack)
+        _, texts, needs = groups.setdefault(group_name(here) + (SECRET_SUFFIX if needed else ""), (here, {}, {}))
+        texts[path] = text
+        if needed:
+            needs[path] = needed
+    return SiteLayout(site_facts(plan, files),
+                      {name: GroupSpec(here, texts, needs) for name, (here, texts, needs) in sorted(groups.items())})
+
+
 class Site(pulumi.ComponentResource):
     """Every rendered file of one compiled design, written under out_dir, grouped as the site is."""
 
@@ -101,13 +150,24 @@ class Site(pulumi.ComponentResource):
     owner: dict[str, str]  # path -> the name of the group holding it
     facts: dict[str, Any]
 
-    def __init__(self, name: str, plan: Plan, files: Mapping[str, str], out_dir: str,
+    def __init__(self, name: str, layout: SiteLayout, out_dir: str,
                  secret_values: Mapping[str, pulumi.Output[str]] | None = None,
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(SITE_T, name, None, opts)
-        self.facts = site_facts(plan, files)
-        racks, device_rack = rack_index(plan)
-        networks = set(plan.networks)
+        self.facts = layout.facts
+        values = secret_values or {}
+        problems = []
+        for g in layout.groups.values():  # every missing secret, before any resource is registered
+            for path, needed in g.needs.items():
+                try:
+                    secrets.require(set(needed), values, path)
+                except DesignError as exc:
+                    problems += exc.problems
+        if problems:
+            raise DesignError(problems)
+        self.owner = layout.owner()
+        if not pulumi.runtime.is_dry_run() and Path(out_dir).is_absolute() and deploy_dir_problem(out_dir) is None:
+            write_owners(Path(out_dir), self.owner)  # before any provider step of this run can read it
         sections: dict[str, pulumi.Resource] = {}
 
         def parent_of(pl: Placement) -> pulumi.Resource:
@@ -119,34 +179,17 @@ class Site(pulumi.ComponentResource):
                                              pulumi.ResourceOptions(parent=self))
             return sections[pl.section]
 
-        needs = {path: secrets.referenced(text) for path, text in files.items()}
-        problems = []
-        for path, needed in needs.items():  # every missing secret, before any resource is registered
-            try:
-                secrets.require(needed, secret_values or {}, path)
-            except DesignError as exc:
-                problems += exc.problems
-        if problems:
-            raise DesignError(problems)
-        placed = {path: place(path, networks, racks, device_rack) for path in files}
-        owner = {path: group_name(pl) + (SECRET_SUFFIX if needs[path] else "") for path, pl in placed.items()}
-        if not pulumi.runtime.is_dry_run() and Path(out_dir).is_absolute() and deploy_dir_problem(out_dir) is None:
-            write_owners(Path(out_dir), owner)  # before any provider step of this run can read it
-        members: dict[str, dict[str, pulumi.Input[str]]] = {}
-        where: dict[str, Placement] = {}
-        for path, text in files.items():
-            needed = needs[path]
-            members.setdefault(owner[path], {})[path] = (
-                _filled(path, text, needed, secret_values or {}) if needed else text)
-            where.setdefault(owner[path], placed[path])
-        self.owner = owner
-        self.groups = {
-            name: FileGroup(name, out_dir, contents, secret=name.endswith(SECRET_SUFFIX),
-                            opts=pulumi.ResourceOptions(parent=parent_of(where[name]),
-                                                        aliases=group_aliases(name, where[name])))
-            for name, contents in sorted(members.items())}
+        self.groups = {}
+        for gname, g in layout.groups.items():
+            opts_ = pulumi.ResourceOptions(parent=parent_of(g.where), aliases=group_aliases(gname, g.where))
+            if g.needs:
+                contents: Mapping[str, pulumi.Input[str]] = {
+                    p: _filled(p, t, set(g.needs[p]), values) if p in g.needs else t for p, t in g.texts.items()}
+                self.groups[gname] = FileGroup(gname, out_dir, contents, secret=True, opts=opts_)
+            else:
+                self.groups[gname] = FileGroup(gname, out_dir, g.texts, entries=g.entries, opts=opts_)
         _prune_when_deployed(out_dir, list(self.groups.values()))
-        self.register_outputs({"artifacts": len(files), "groups": len(self.groups)})
+        self.register_outputs({"artifacts": len(self.owner), "groups": len(self.groups)})
 
 
 def _prune_when_deployed(out_dir: str, groups: list[FileGroup]) -> None:

@@ -15,7 +15,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design, load_design
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
-from generators.model.yamlload import where
+from generators.model.yamlload import SourceMap, where
 from generators.stages import backend_net, cabling, infiniband, invariants, netplan, placement, slurm
 from generators.stages.bom import bom_stage
 from generators.stages.fabric import build_fabric
@@ -41,8 +41,13 @@ def compile_design(design: Design, catalog: Catalog) -> Plan:
 def compile_file(path: Path, overrides: list[str] | None = None,
                  catalog_path: Path | None = None) -> tuple[Plan, Design, Catalog]:
     design, catalog, src = load_design(path, overrides, catalog_path)
+    return compile_loaded(design, catalog, src), design, catalog
+
+
+def compile_loaded(design: Design, catalog: Catalog, src: SourceMap) -> Plan:
+    """compile_design of what load_design returned, its errors pointed at the design's YAML lines."""
     try:
-        return compile_design(design, catalog), design, catalog
+        return compile_design(design, catalog)
     except DesignError as exc:
         # stages name fields; point each at the YAML line that set it (or its section)
         exc.problems = [p if p.where else replace(p, where=where(src, tuple(p.field.split("."))))

@@ -83,6 +83,9 @@ class Stack:
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
             "NO_COLOR": "1",
+            # the program's compiled-site cache (components.sitecache), one per test: a second `up` of
+            # the same design in a test runs from it, as a user's does
+            "RAILYARD_CACHE": str(workdir / "cache"),
         }
         self.use_program(main, pythonpath)
         # the default is what users get: the file backend writes the state after every step

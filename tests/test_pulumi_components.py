@@ -11,7 +11,7 @@ from pulumi.runtime import mocks, rpc
 
 from components import program
 from components.artifact import BLOBS, OWNERS, entry_text, sha256_text, store_blob, summary
-from components.site import FOLDER_T, GROUP_T, NETWORK_T, RACK_T, Site, place, rack_index
+from components.site import FOLDER_T, GROUP_T, NETWORK_T, RACK_T, Site, place, rack_index, site_layout
 from generators.model.secrets import placeholder
 from generators.renderers import render_all
 
@@ -112,7 +112,7 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     of its section's component; a section's files of no rack in the group named after the section."""
     plan, files = compiled("h100-256"), h100_256_files
     stale = store_blob(tmp_path, "a file of an earlier deploy\n")
-    site = run(lambda: Site("h100-256", plan, files, str(tmp_path)))
+    site = run(lambda: Site("h100-256", site_layout(plan, files), str(tmp_path)))
     assert not (tmp_path / BLOBS / stale).exists(), "the earlier deploy's copy is pruned once all are deployed"
     reg = monitor.registered
     nets, folders = _by_name(monitor, NETWORK_T), _by_name(monitor, FOLDER_T)
@@ -164,7 +164,7 @@ def test_aliases_cover_the_other_section_type(monitor, compiled, h100_256_files,
     """A group stays the same resource when its top folder becomes (or stops being) one of the plan's
     networks: its alias names the URN it has under the other section type."""
     plan = compiled("h100-256")
-    run(lambda: Site("s", plan, h100_256_files, str(tmp_path)))
+    run(lambda: Site("s", site_layout(plan, h100_256_files), str(tmp_path)))
     groups = _by_name(monitor, GROUP_T)
     rack = f"cabling/{plan.racks[0].name}"
     chain = "railyard:site:Site$railyard:site:Network$pulumi-python:dynamic/railyard:FileGroup"
@@ -181,12 +181,12 @@ def test_registrations_carry_one_frame_of_stack_trace(monitor, compiled, tmp_pat
     reports as `sourcePosition`."""
     files = {"plan.json": "{}\n", "slurm/topology.conf": "SwitchName=su1\n"}
     site_py = (ROOT / "components" / "site.py").as_uri()
-    run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path)))
+    run(lambda: Site("s", site_layout(compiled("h100-256"), files), str(tmp_path)))
     full = monitor.registered[_by_name(monitor, GROUP_T)["slurm"][0]]["stack_trace"]
     assert len(full) > 3, "without the program's setting the SDK sends the whole stack"
     monitor.registered.clear()
     program.lean_stack_traces()  # the monitor fixture puts the SDK's own back
-    run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path)))
+    run(lambda: Site("s", site_layout(compiled("h100-256"), files), str(tmp_path)))
     group = monitor.registered[_by_name(monitor, GROUP_T)["slurm"][0]]
     assert group["stack_trace"] == [group["source_position"]] == [full[0]]
     folder = monitor.registered[_by_name(monitor, FOLDER_T)["slurm"][0]]
@@ -239,7 +239,7 @@ def test_stack_outputs_from_the_real_program(monitor, tmp_path, monkeypatch):
 
 def test_cable_and_cost_outputs_come_from_the_plan(monitor, compiled, h100_256_files, tmp_path):
     plan = compiled("h100-256")
-    site = run(lambda: Site("s", plan, h100_256_files, str(tmp_path)))
+    site = run(lambda: Site("s", site_layout(plan, h100_256_files), str(tmp_path)))
     f = site.facts
     # the figures a stack exports are the ones the written files give a reader
     written = json.loads(h100_256_files["bom.json"])
@@ -260,7 +260,7 @@ def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):
     files = {"oob/snmp.conf": f"community {placeholder('snmp_community')}\n", "oob/kea.conf": "{}\n",
              "plan.json": "{}\n"}
     values = {"snmp_community": pulumi.Output.secret("c0mmunity-x")}
-    run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path), values))
+    run(lambda: Site("s", site_layout(compiled("h100-256"), files), str(tmp_path), values))
     groups = _by_name(monitor, GROUP_T)
     assert set(groups) == {".", "oob", "oob#secret"}
     snmp = monitor.registered[groups["oob#secret"][0]]
@@ -283,7 +283,7 @@ SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 def test_missing_secret_names_the_config_key(monitor, compiled, tmp_path):
     files = {"frontend/fe-leaf01/frr.conf": f"neighbor x password {placeholder('bgp_password')}\n"}
     with pytest.raises(Exception, match=r"railyard:bgpPassword: secret is not set.*frr.conf"):
-        run(lambda: Site("s", compiled("h100-256"), files, str(tmp_path), {}))
+        run(lambda: Site("s", site_layout(compiled("h100-256"), files), str(tmp_path), {}))
     assert not _by_name(monitor, GROUP_T), "nothing is registered when a secret is missing"
     assert not (tmp_path / ".railyard").exists(), "nor any owners record written"
 
@@ -310,7 +310,7 @@ def test_a_preview_stores_nothing(compiled, tmp_path):
     mon = Recorder(Mocks())
     pulumi.runtime.set_mocks(Mocks(), project="railyard", stack="unit", preview=True, monitor=mon)
     try:
-        run(lambda: Site("s", compiled("h100-256"), FILES, str(tmp_path / "out")))
+        run(lambda: Site("s", site_layout(compiled("h100-256"), FILES), str(tmp_path / "out")))
     finally:
         pulumi.runtime.set_all_config({})
     assert _files(mon) == {"plan.json": ".", "cabling/cables.csv": "cabling", "slurm/topology.conf": "slurm"}

@@ -10,15 +10,11 @@ A cache folder that cannot be made or written costs only that time, never a comp
 from __future__ import annotations
 
 import contextlib
-import os
 from functools import cache
-from pathlib import Path
 
 import jinja2
 
-
-def cache_root() -> Path:
-    return Path(os.environ.get("RAILYARD_CACHE") or Path.home() / ".cache" / "railyard")
+from generators.cachedir import cache_folder
 
 
 class _QuietCache(jinja2.FileSystemBytecodeCache):
@@ -36,14 +32,8 @@ class _QuietCache(jinja2.FileSystemBytecodeCache):
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    folder = cache_root() / "jinja"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if not os.access(folder, os.W_OK | os.X_OK):
-            return None
-    except OSError:
-        return None
-    return _QuietCache(str(folder))
+    folder = cache_folder("jinja")
+    return _QuietCache(str(folder)) if folder is not None else None
 
 
 @cache
