@@ -115,15 +115,13 @@ class _Names:
     """The natural name of every inventory object, as NetBox's import forms look it up."""
 
     def __init__(self, objects: list[NbObject]) -> None:
-        # keyed by (endpoint, key) tuples, not Ref: a frozen dataclass hashes in Python, and the ~1M
-        # objects and ~5M lookups of a 98,304-GPU site made that ~5 s of the NetBox files
-        self.by_key: dict[tuple[str, str], NbObject] = {(o.endpoint, o.key): o for o in objects}
+        self.by_key: dict[Ref, NbObject] = {Ref(o.endpoint, o.key): o for o in objects}
 
     def obj(self, ref: Ref) -> NbObject:
-        return self.by_key[(ref.endpoint, ref.key)]
+        return self.by_key[ref]
 
     def __call__(self, ref: Ref) -> str:
-        o = self.by_key[(ref.endpoint, ref.key)]
+        o = self.by_key[ref]
         if o.endpoint == "dcim/device-types":
             return str(o.fields["model"])  # the device import looks a type up by model
         if o.endpoint == "ipam/vlans":
@@ -341,7 +339,9 @@ def _csv(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
 
 def _yaml(docs: list[dict[str, Any]]) -> str:
     # one document per device type, as the device-type library files are; key order as written
-    return yaml.safe_dump_all(docs, sort_keys=False, explicit_start=True, allow_unicode=True, width=120)
+    # libyaml's emitter writes what PyYAML's does, ~10x faster (its emitter was a third of these files' time)
+    return yaml.dump_all(docs, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False,
+                         explicit_start=True, allow_unicode=True, width=120)
 
 
 _ENV = environment(autoescape=False, trim=False)
