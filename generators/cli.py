@@ -10,11 +10,9 @@ import traceback
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
-from rich.measure import Measurement
 
 from generators.handover import WORKERS
 from generators.model.errors import DesignError
@@ -25,10 +23,30 @@ from generators.output import Written, check_out_dir, check_out_file, os_problem
 # runs one sets PYDANTIC_DISABLE_PLUGINS to anything else, e.g. an empty value.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+# rich_markup_mode=None: click's plain help and usage errors; typer's rich formatting imported rich's
+# markdown, syntax and traceback modules (~50 ms, a quarter of `railyard --help`) to draw boxes
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Compile a GPU cluster design into cable plans, configs, topology and a BoM.")
-out_console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class _LazyConsole:
+    """A rich Console made on first use: importing rich.console took ~20 ms of every command, `--help`
+    and a mistyped option included, which print through click instead."""
+
+    def __init__(self, **options: object) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)  # type: ignore[arg-type]
+        return getattr(self._console, name)
+
+
+out_console = cast("Console", _LazyConsole(highlight=False))
+err_console = cast("Console", _LazyConsole(stderr=True, highlight=False, soft_wrap=True))
 
 DesignArg = Annotated[Path, typer.Argument(help="design YAML file", show_default=False)]
 SetOpt = Annotated[list[str] | None, typer.Option("--set", help="what-if override path=value, repeatable")]
@@ -38,6 +56,8 @@ ForceOpt = Annotated[Path | None, typer.Option("--force", help="write into this 
                                                "although railyard did not write it; must name the output",
                                                show_default=False)]
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from generators.handover.netbox_sync import Client
     from generators.model.catalog import Catalog
     from generators.model.design import Design
@@ -307,6 +327,9 @@ def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML file
         return
     table = sites_table(rows) if sites else compare_table(boms)
     # as wide as the table needs (never wrapped mid-figure), whatever the terminal says
+    from rich.console import Console
+    from rich.measure import Measurement
+
     wide = Console(highlight=False, width=1000)
     need = Measurement.get(wide, wide.options, table).maximum
     Console(highlight=False, width=max(need, out_console.width if sys.stdout.isatty() else 0)).print(table)

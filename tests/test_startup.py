@@ -36,6 +36,7 @@ def _under(mods: set[str], *roots: str) -> set[str]:
 def test_help_loads_no_compiler_model_or_renderer() -> None:
     mods = loaded("--help")
     assert not _under(mods, "pydantic", "yaml", "jinja2", "segno", "networkx", "shapely", "numpy", "pyavd")
+    assert not _under(mods, "rich"), "help and usage errors print through click; rich only when a command prints"
     assert not _under(mods, "generators.model.design", "generators.model.catalog", "generators.compiler",
                       "generators.stages", "generators.renderers", "generators.vendors",
                       "generators.handover.netbox_sync")
