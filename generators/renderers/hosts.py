@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import yaml
-
 from generators.model.plan import Plan
 from generators.model.sections import BackendPort
 from generators.renderers.ipam import HOST_BOND
+from generators.renderers.yamltext import dump_block
 
 TABLE_BASE = 100  # routing table of NIC r: TABLE_BASE + r (below 253-255, the kernel's own tables)
 RULE_PRIORITY = 100  # before the main table's rule (32766)
@@ -74,11 +73,8 @@ def netplan_yaml(plan: Plan, host: str, model: str, ports: list[BackendPort]) ->
             f"# MTU {bn.host_mtu}: the switches run {bn.switch_mtu}, which leaves room for the VXLAN header a "
             "tenant's packet\n# gains between leaves. Interface names are the catalog's netdev pattern: pin them "
             "in the OS image\n# (a systemd .link file per PCI address).\n")
-    # libyaml's emitter when present (as the Cumulus renderer): one file per server adds up at 64k GPUs
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    body = yaml.dump({"network": {"version": 2, "renderer": "networkd", "ethernets": ethernets}}, Dumper=dumper,
-                     sort_keys=False, default_flow_style=False)
-    return head + body
+    # one file per server adds up: 24,576 at 98,304 GPUs (see yamltext)
+    return head + dump_block({"network": {"version": 2, "renderer": "networkd", "ethernets": ethernets}})
 
 
 def nccl_env(plan: Plan, host: str, model: str, ports: list[BackendPort]) -> str:
