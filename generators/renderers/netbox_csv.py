@@ -156,7 +156,10 @@ class _Taker:
         return {f: _cell(self.raw(f), self.names) for f in fields if f in self.o.fields}
 
     def done(self, lost: frozenset[str] = frozenset()) -> None:
-        left = set(self.o.fields) - self.used - set(NOT_IN_CSV.get(self.o.endpoint, {})) - lost
+        left = self.o.fields.keys() - self.used  # empty for nearly every object: the rest only then
+        if left:
+            left -= NOT_IN_CSV.get(self.o.endpoint, {}).keys()
+            left -= lost
         if left:
             raise ValueError(f"{self.o.endpoint} {self.o.key}: no import column for {sorted(left)}")
 
@@ -240,17 +243,21 @@ def translate(objects: list[NbObject]) -> Translation:
 
     from_template: list[NbObject] = []
     virtual: list[dict[str, str]] = []
+    # per field of a template-made interface: how many set it (not the template's default), which no
+    # import carries; counted in locals, most of a site's objects are such interfaces
+    speed = description = mode = lag = 0
     for o in by_ep["dcim/interfaces"]:
-        dev = o.fields["device"]
-        tpl = template_of.get((type_of[dev.key], o.fields["name"]))
+        fields = o.fields
+        tpl = template_of.get((type_of[fields["device"].key], fields["name"]))
         if tpl is not None:
             # NetBox made it with the device: what the template has must be what the inventory wants
-            if (tpl["type"], tpl["mgmt_only"]) != (o.fields["type"], o.fields["mgmt_only"]):
+            if tpl["type"] != fields["type"] or tpl["mgmt_only"] != fields["mgmt_only"]:
                 raise ValueError(f"dcim/interfaces {o.key}: differs from its template {tpl}")
             from_template.append(o)
-            for f in ("speed", "description", "mode"):
-                lost[f"dcim/interfaces.{f}"] += bool(o.fields.get(f))  # set, not the template's default
-            lost["dcim/interfaces.lag"] += "lag" in o.late
+            speed += bool(fields.get("speed"))
+            description += bool(fields.get("description"))
+            mode += bool(fields.get("mode"))
+            lag += "lag" in o.late
             continue
         t = _Taker(o, names)
         row = t("device", "name", "type", "mgmt_only", "speed", "description")
@@ -258,6 +265,9 @@ def translate(objects: list[NbObject]) -> Translation:
             row["lag"] = names(o.late["lag"])
         virtual.append(row)
         t.done()
+    if from_template:
+        for f, n in (("speed", speed), ("description", description), ("mode", mode), ("lag", lag)):
+            lost[f"dcim/interfaces.{f}"] += n
     # a bond before the ports it bonds: the import looks each row's lag up when it reaches it
     rows["dcim/interfaces"] = sorted(virtual, key=lambda r: r["type"] != "lag")
 
