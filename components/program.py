@@ -64,9 +64,8 @@ def build(design: Path, out_dir: Path, overrides: list[str] | None = None,
     compiled before (components.sitecache), else compiled and rendered, then recorded for the next run."""
     try:
         loaded, catalog, src = load_design(design, overrides)
-        key = None
-        if sitecache.enabled():
-            key = sitecache.site_key(loaded.model_dump(mode="json"), catalog.model_dump(mode="json"))
+        key = sitecache.site_key(loaded.model_dump(mode="json"), catalog.model_dump(mode="json"))
+        if key is not None:
             layout = sitecache.load(key, None if pulumi.runtime.is_dry_run() else str(out_dir))
             if layout is not None:
                 pulumi.log.info(f"railyard: {design.name} compiled before with this catalog and railyard (site cache "

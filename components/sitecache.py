@@ -70,15 +70,21 @@ def _package_versions() -> list[str]:
     return out
 
 
-def site_key(design: Mapping[str, Any], catalog: Mapping[str, Any]) -> str:
+def site_key(design: Mapping[str, Any], catalog: Mapping[str, Any]) -> str | None:
     """The key of the site compiled from this design and catalog (their `model_dump(mode="json")`) by
-    this railyard on this interpreter and packages."""
+    this railyard on this interpreter and packages; None when the cache is off or railyard's own
+    files cannot be read (then every run compiles)."""
+    if not enabled():
+        return None
     h = hashlib.sha256()
-    for part in (FORMAT, sys.version, *_package_versions()):
-        h.update(part.encode() + b"\0")
-    for f in _source_files():
-        h.update(str(f.relative_to(ROOT)).encode() + b"\0")
-        h.update(hashlib.sha256(f.read_bytes()).digest())
+    try:
+        for part in (FORMAT, sys.version, *_package_versions()):
+            h.update(part.encode() + b"\0")
+        for f in _source_files():
+            h.update(str(f.relative_to(ROOT)).encode() + b"\0")
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+    except OSError:
+        return None
     h.update(orjson.dumps({"design": design, "catalog": catalog}, option=orjson.OPT_SORT_KEYS))
     return h.hexdigest()
 

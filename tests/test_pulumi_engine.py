@@ -495,3 +495,33 @@ def test_preview_diff_of_a_design_change_is_bounded(tmp_path):
             assert hashlib.sha256(head[path].encode()).hexdigest() in diff, path
     assert max(map(len, lines)) < 400, "a line of file content reached the diff"
     assert max(head["plan.json"].splitlines(), key=len) not in diff
+
+
+def test_an_unchanged_design_deploys_from_the_site_cache(tmp_path):
+    """On the real engine: the second `up` of a design registers the recorded site (it says so) and
+    changes nothing; a design change compiles and updates what changed; going back compiles once more
+    (the change's `up` pruned the first site's stored copies), then runs from the record again; with
+    RAILYARD_SITE_CACHE=off the same stack compiles and still changes nothing."""
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
+    assert "site cache" not in st.run("up", "--yes", "--skip-preview").stdout
+    files = snapshot(out)
+    again = st.run("up", "--yes", "--skip-preview")
+    assert "site cache" in again.stdout and "unchanged" in again.stdout and "updated" not in again.stdout
+    assert snapshot(out) == files
+    st.run("preview", "--expect-no-changes")
+
+    st.configure({"railyard:overrides": ["description=a what-if copy"]})
+    changed = st.up_ops()
+    assert changed == {".": "update"}, "only plan.json (the top group) holds the description"
+    assert json.loads((out / "plan.json").read_text())["design"]["description"] == "a what-if copy"
+    st.run("config", "rm", "railyard:overrides")
+    back = st.run("up", "--yes", "--skip-preview")
+    assert "site cache" not in back.stdout, "the first site's stored copies were pruned: it compiles"
+    now = snapshot(out)
+    assert {p: c for p, (c, _, _) in now.items()} == {p: c for p, (c, _, _) in files.items()}
+    assert {"plan.json"} <= set(unchanged(files, now)) <= {p for p in files if "/" not in p}, "the top group's only"
+    assert "site cache" in st.run("up", "--yes", "--skip-preview").stdout
+    st.env["RAILYARD_SITE_CACHE"] = "off"
+    off = st.run("up", "--yes", "--skip-preview")
+    assert "site cache" not in off.stdout and "updated" not in off.stdout

@@ -13,7 +13,12 @@ import pulumi
 import components.program
 import components.site
 from components.program import secret_config
-from components.site import Site, site_layout
+from components.site import Site
+
+try:
+    from components.site import site_layout
+except ImportError:  # the frozen components/ of an earlier railyard: its Site takes the plan and files
+    site_layout = None
 from generators.compiler import compile_file
 from generators.model.secrets import placeholder
 from generators.renderers import render_all
@@ -32,5 +37,7 @@ for i in range(count):
     d = servers[i % len(servers)].name
     files[f"synthetic/{d}/f{i:05d}.cfg"] = f"# artifact {i} of {d}\nvalue = {i * 7919 % 10007}\n"
 files["oob/bmc-credentials.env"] = f"BMC_USER=admin\nBMC_PASSWORD={placeholder('bmc_password')}\n"
-site = Site("engine-test", site_layout(plan, dict(sorted(files.items()))), cfg.require("outDir"), secret_config(cfg))
+files = dict(sorted(files.items()))
+site = Site("engine-test", *((site_layout(plan, files),) if site_layout else (plan, files)), cfg.require("outDir"),
+            secret_config(cfg))
 pulumi.export("artifacts", site.facts["artifacts"])
