@@ -51,9 +51,9 @@ def _failing(name: str, exc: Exception):
 
 
 def test_a_child_renderer_error_surfaces_in_the_parent(plan, tmp_path: Path, monkeypatch) -> None:
-    assert "render_cabling" in renderers.CHILD_RENDERERS
-    i = renderers.RENDERERS.index(renderers.render_cabling)
-    _replace(monkeypatch, **{f"i{i}": _failing("render_cabling", DesignError.one("site.tray", "no room"))})
+    assert "render_floor" in renderers.CHILD_RENDERERS
+    i = renderers.RENDERERS.index(renderers.render_floor)
+    _replace(monkeypatch, **{f"i{i}": _failing("render_floor", DesignError.one("site.tray", "no room"))})
     with pytest.raises(DesignError) as seq:
         renderers.render_into(plan, _dir(tmp_path / "a"), parallel=False)
     with pytest.raises(DesignError) as par:

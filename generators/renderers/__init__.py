@@ -78,12 +78,14 @@ def render_all(plan: Plan) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-# From this many links `render_into` renders on two cores: a forked child takes these renderers (about
-# half the work at 98,304 GPUs: NetBox import files, cable and rack sheets, floor, labels, row bills), the
-# parent the rest. The fork pays early: render_into of h100-256 (725 links) took 0.17-0.19 s in one process
-# and 0.12-0.14 s in two, h100-1024-reference (3,027 links) 0.51-0.56 s and 0.30-0.37 s (idle 2 cores).
+# From this many links `render_into` renders on two cores: a forked child takes these renderers (the
+# NetBox import files, floor, labels, row bills), the parent the rest (plan.json, configs, hosts, cable
+# and rack sheets, BoM), about half the work each from 1,024 to 98,304 GPUs. With the cable sheets in the
+# child it held two thirds: render_into of h100-1024-reference 0.38-0.41 s (child 0.37-0.40 s, parent
+# 0.18-0.23 s), now 0.26-0.30 s; h100-16k 6.7 s, now 5.2 s (idle 2 cores). The fork pays early:
+# render_into of h100-256 (725 links) took 0.17-0.19 s in one process and 0.12-0.14 s in two.
 PARALLEL_LINKS = 500
-CHILD_RENDERERS = ("render_netbox_csv", "render_cabling", "render_floor", "render_labels", "render_rows")
+CHILD_RENDERERS = ("render_netbox_csv", "render_floor", "render_labels", "render_rows")
 
 
 def render_into(plan: Plan, folder: Path, parallel: bool | None = None) -> dict[str, str]:
