@@ -60,7 +60,9 @@ class Mocks(pulumi.runtime.Mocks):
 
 
 @pytest.fixture
-def monitor():
+def monitor(tmp_path_factory, monkeypatch):
+    # the program's compiled-site records (components.sitecache) go to a folder of the test's own
+    monkeypatch.setenv("RAILYARD_CACHE", str(tmp_path_factory.mktemp("cache")))
     mon = Recorder(Mocks())
     pulumi.runtime.set_mocks(Mocks(), project="railyard", stack="unit", preview=False, monitor=mon)
     yield mon
