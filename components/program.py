@@ -68,9 +68,8 @@ def build(design: Path, out_dir: Path, overrides: list[str] | None = None,
         if key is not None:
             layout = sitecache.load(key, None if pulumi.runtime.is_dry_run() else str(out_dir))
             if layout is not None:
-                pulumi.log.info(f"railyard: {design.name} compiled before with this catalog and railyard (site cache "
-                                f"{key[:12]}): registering its recorded files without compiling; "
-                                "RAILYARD_SITE_CACHE=off compiles afresh")
+                pulumi.log.info(f"railyard: {design.name} with this catalog and railyard is in the site cache "
+                                f"({key[:12]}): nothing compiled (RAILYARD_SITE_CACHE=off compiles)")
                 return Site(name or layout.name, layout, str(out_dir), secret_values)
         from generators.renderers import render_all  # a cache hit renders nothing
 
