@@ -115,7 +115,9 @@ class _Names:
     """The natural name of every inventory object, as NetBox's import forms look it up."""
 
     def __init__(self, objects: list[NbObject]) -> None:
-        self.by_key: dict[Ref, NbObject] = {Ref(o.endpoint, o.key): o for o in objects}
+        # keyed by plain (endpoint, key) tuples: a Ref is a tuple subclass, so a Ref finds its entry, and
+        # building ~1M Refs for the keys (NamedTuple's __new__ runs in Python) cost ~1 s at 98,304 GPUs
+        self.by_key: dict[tuple[str, str], NbObject] = {(o.endpoint, o.key): o for o in objects}
 
     def obj(self, ref: Ref) -> NbObject:
         return self.by_key[ref]
