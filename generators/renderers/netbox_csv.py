@@ -273,11 +273,24 @@ def translate(objects: list[NbObject]) -> Translation:
     # a bond before the ports it bonds: the import looks each row's lag up when it reaches it
     rows["dcim/interfaces"] = sorted(virtual, key=lambda r: r["type"] != "lag")
 
+    sides = [(side, f"{side}_terminations", f"side_{side}_site", f"side_{side}_device", f"side_{side}_type",
+              f"side_{side}_name") for side in ("a", "b")]
     for o in by_ep["dcim/cables"]:
         t = _Taker(o, names)
         row = {}
-        for side in ("a", "b"):
-            terms: list[Termination] = t.raw(f"{side}_terminations")
+        for side, field, site_col, device_col, type_col, name_col in sides:
+            terms: list[Termination] = t.raw(field)
+            if len(terms) == 1:  # nearly every cable: one port a side, the general case below in short
+                iface = names.obj(terms[0].interface)
+                dev = names.obj(iface.fields["device"])
+                port, dname = str(iface.fields["name"]), str(dev.fields["name"])
+                if "," in port or "," in dname:
+                    raise ValueError(f"dcim/cables {o.key}: side {side} is not one import cell")
+                row[site_col] = names(dev.fields["site"])
+                row[device_col] = dname
+                row[type_col] = "dcim.interface"
+                row[name_col] = port
+                continue
             ifaces = [names.obj(x.interface) for x in terms]
             devices = [names.obj(i.fields["device"]) for i in ifaces]
             sites = {names(d.fields["site"]) for d in devices}
