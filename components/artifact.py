@@ -76,7 +76,11 @@ def line_count(data: bytes) -> int:
 
 def summary(text: str) -> dict[str, Any]:
     """What the state and `pulumi preview --diff` show of a file instead of its content."""
-    data = text.encode("utf-8")
+    return _facts(text.encode("utf-8"))
+
+
+def _facts(data: bytes) -> dict[str, Any]:
+    """sha256, size and line count of a file's bytes: summary(), the staged copies and the files on disk."""
     return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "lines": line_count(data)}
 
 
@@ -86,6 +90,20 @@ def is_sha256(value: object) -> bool:
 
 def _target(props: dict[str, Any]) -> Path:
     return Path(props["dir"]) / props["path"]
+
+
+def stores_blobs(d: str) -> bool:
+    """Whether this run writes into deploy folder `d` (the blob store, the owners record, pruning): an
+    `up` into an absolute folder railyard may deploy into. A preview writes nothing, and a folder
+    check() refuses gets nothing either."""
+    return not pulumi.runtime.is_dry_run() and os.path.isabs(d) and deploy_dir_problem(d) is None
+
+
+def _make_root(root: Path) -> None:
+    """The deploy folder itself, 0755, when it is missing (exist_ok: a parallel step may have made it)."""
+    if not root.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        os.chmod(root, 0o755)
 
 
 def deploy_dir_problem(d: str) -> str | None:
@@ -114,7 +132,7 @@ def _disk(path: Path) -> dict[str, Any] | None:
         mode = f"{path.stat().st_mode & 0o777:04o}"
     except FileNotFoundError:
         return None
-    return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "lines": line_count(data), "mode": mode}
+    return {**_facts(data), "mode": mode}
 
 
 def write_atomic(path: Path, data: str | bytes, mode: str, root: Path | None = None, durable: bool = True) -> None:
@@ -132,9 +150,7 @@ def write_atomic(path: Path, data: str | bytes, mode: str, root: Path | None = N
             os.chmod(path, int(mode, 8))
         return
     if root is not None:
-        if not root.exists():
-            root.mkdir(parents=True, exist_ok=True)  # exist_ok: a parallel create may have made it
-            os.chmod(root, 0o755)
+        _make_root(root)
         _no_symlinks(root, path, create=True)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -183,9 +199,7 @@ def store_blob(root: Path, text: str | bytes, sha: str | None = None) -> str:
     from it."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     sha = sha or hashlib.sha256(data).hexdigest()
-    if not root.exists():
-        root.mkdir(parents=True, exist_ok=True)
-        os.chmod(root, 0o755)
+    _make_root(root)
     _put_blob(root, _blob_dir(root, create=True), data, sha)
     return sha
 
@@ -195,12 +209,18 @@ def _put_blob(root: Path, blobs: Path, data: bytes, sha: str) -> None:
     whole store on every `up` cost ~1 s per 100 MB (h100-16k renders 216 MB), and the provider checks
     the hash of every blob it copies anyway."""
     blob = blobs / sha
+    st = stored_blob(blob, len(data))
+    if st is None or st.st_mode & 0o777 != 0o600:
+        write_atomic(blob, data, SECRET_MODE, root, durable=False)
+
+
+def stored_blob(blob: Path, size: int) -> os.stat_result | None:
+    """The stat of a stored copy that is a regular file of `size` bytes (its name is its hash), else None."""
     try:
         st = blob.lstat()
-    except FileNotFoundError:
-        st = None
-    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or st.st_mode & 0o777 != 0o600:
-        write_atomic(blob, data, SECRET_MODE, root, durable=False)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) and st.st_size == size else None
 
 
 def read_blob(root: Path, sha: str, what: str, secret: bool) -> bytes:
@@ -274,9 +294,7 @@ def write_owners(root: Path, paths: Mapping[str, str]) -> None:
     group that drops a path and the group that takes it in parallel, and deletes the resources the
     program no longer registers (an earlier railyard's one-per-file artifacts) after the rest: without
     this record either could remove a file the other has just written or adopted."""
-    if not root.exists():
-        root.mkdir(parents=True, exist_ok=True)
-        os.chmod(root, 0o755)
+    _make_root(root)
     safe_folders(root, PurePosixPath(STORE), "deploy folder", True)
     text = json.dumps({"format": "railyard.owners/1", "paths": dict(sorted(paths.items()))}, indent=0)
     write_atomic(root / OWNERS, text + "\n", SECRET_MODE, root)
@@ -435,19 +453,17 @@ class FileArtifactProvider(ResourceProvider):
 
 
 def _stage(d: str, texts: Mapping[str, str]) -> dict[str, str]:
-    """path -> entry_text of each file; during `pulumi up` each content also goes into the blob store.
-    A preview writes nothing, and a folder check() will refuse gets nothing either. Each text is
-    encoded and hashed once (h100-16k: 3,635 files, 216 MB on every run)."""
+    """path -> entry_text of each file; during `pulumi up` (stores_blobs) each content also goes into
+    the blob store. Each text is encoded and hashed once (h100-16k: 3,635 files, 216 MB on every run)."""
     root = Path(d)
-    store = not pulumi.runtime.is_dry_run() and os.path.isabs(d) and deploy_dir_problem(d) is None
-    if store and not root.exists():
-        root.mkdir(parents=True, exist_ok=True)
-        os.chmod(root, 0o755)
-    blobs = _blob_dir(root, create=True) if store else None
+    blobs = None
+    if stores_blobs(d):
+        _make_root(root)
+        blobs = _blob_dir(root, create=True)
     out = {}
     for path, text in sorted(texts.items()):
         data = text.encode("utf-8")
-        facts = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "lines": line_count(data)}
+        facts = _facts(data)
         if blobs is not None:
             _put_blob(root, blobs, data, facts["sha256"])
         out[path] = entry_text(facts)

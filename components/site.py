@@ -28,7 +28,7 @@ from typing import Any
 
 import pulumi
 
-from components.artifact import FileGroup, deploy_dir_problem, prune_blobs, write_owners
+from components.artifact import FileGroup, prune_blobs, stores_blobs, write_owners
 from generators.model import secrets
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
@@ -166,7 +166,7 @@ class Site(pulumi.ComponentResource):
         if problems:
             raise DesignError(problems)
         self.owner = layout.owner()
-        if not pulumi.runtime.is_dry_run() and Path(out_dir).is_absolute() and deploy_dir_problem(out_dir) is None:
+        if stores_blobs(out_dir):
             write_owners(Path(out_dir), self.owner)  # before any provider step of this run can read it
         sections: dict[str, pulumi.Resource] = {}
 
@@ -197,7 +197,7 @@ def _prune_when_deployed(out_dir: str, groups: list[FileGroup]) -> None:
     current site, not every version ever deployed. It waits for every group's `files` output, which
     resolves only when its create/update (or `same`) step is done: no provider can still be copying
     from a blob by then. A failed step never resolves, so a failed `up` prunes nothing."""
-    if pulumi.runtime.is_dry_run() or deploy_dir_problem(out_dir) is not None:
+    if not stores_blobs(out_dir):
         return
     pulumi.Output.all(*(g.files for g in groups)).apply(
         # an entry starts with its file's hash (entry_text)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import stat
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from components.artifact import BLOBS, SECRET_MODE, is_sha256, parse_entry, write_atomic
+from components.artifact import BLOBS, SECRET_MODE, is_sha256, parse_entry, stored_blob, write_atomic
 from components.site import SECRET_SUFFIX, GroupSpec, Placement, SiteLayout
 from generators.cachedir import cache_folder
 
@@ -162,10 +161,6 @@ def _blobs_present(root: Path, layout: SiteLayout) -> bool:
     for g in layout.groups.values():
         for entry in (g.entries or {}).values():
             facts = parse_entry(entry)
-            try:
-                st = (blobs / facts["sha256"]).lstat()  # type: ignore[index]
-            except OSError:
-                return False
-            if not stat.S_ISREG(st.st_mode) or st.st_size != facts["size"]:  # type: ignore[index]
+            if facts is None or stored_blob(blobs / facts["sha256"], facts["size"]) is None:
                 return False
     return True
