@@ -23,6 +23,9 @@ _IPV4 = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?:/[0-9]{1,2})?\Z")  # never 
 # writes such a scalar plain when it resolves to a string
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
 _RESOLVER = yaml.resolver.Resolver()
+# PyYAML's safe dumper on libyaml's emitter when PyYAML was built with it: the same text, ~10x faster
+# than the pure-Python emitter (the one way railyard's renderers get a YAML dumper)
+SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class Unsupported(ValueError):
@@ -99,5 +102,4 @@ def dump_block(doc: dict[str, Any] | list[Any]) -> str:
     try:
         return block_yaml(doc)
     except Unsupported:
-        return yaml.dump(doc, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False,
-                         default_flow_style=False)
+        return yaml.dump(doc, Dumper=SAFE_DUMPER, sort_keys=False, default_flow_style=False)

@@ -34,6 +34,7 @@ import yaml
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendPort, BackendSwitch, RoceQos
 from generators.renderers.netview import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
+from generators.renderers.yamltext import SAFE_DUMPER
 from generators.vendors.base import Vendor
 from generators.vendors.sonic import ECN_MARK_PERCENT, ECN_MAX_BYTES, ECN_MIN_BYTES, PFC_WD_MS
 
@@ -319,11 +320,10 @@ def render_frontend_eos(plan: Plan) -> dict[str, str]:
         return {}
     views = frontend_views(plan)
     fabric, hosts = _avd_inputs(plan, views)
-    # libyaml's emitter when present (as cumulus.py): the pure-Python one takes seconds on a 16k-GPU fabric.yml
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    # libyaml's emitter (SAFE_DUMPER): the pure-Python one takes seconds on a 16k-GPU fabric.yml
     files = {
-        "frontend/avd/fabric.yml": yaml.dump(fabric, Dumper=dumper, sort_keys=True),
-        "frontend/avd/hosts.yml": yaml.dump(hosts, Dumper=dumper, sort_keys=True),
+        "frontend/avd/fabric.yml": yaml.dump(fabric, Dumper=SAFE_DUMPER, sort_keys=True),
+        "frontend/avd/hosts.yml": yaml.dump(hosts, Dumper=SAFE_DUMPER, sort_keys=True),
     }
     mgmt = mgmt_addresses(plan)
     for name, v in views.items():
