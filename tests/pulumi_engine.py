@@ -21,10 +21,10 @@ from typing import Any
 import yaml
 
 from components.artifact import STORE
+from components.site import GROUP_T
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL = ROOT / "scripts" / "install-pulumi.sh"
-GROUP_T = "pulumi-python:dynamic/railyard:FileGroup"
 ARTIFACT_T = "pulumi-python:dynamic/railyard:FileArtifact"  # one file per resource: stacks made before groups
 SECRET_KEY = "4dabf18193072939515e22adb298388d"  # pulumi's marker of an encrypted value in the state
 _BIN: list[Path] = []

@@ -14,9 +14,10 @@ from components.artifact import BLOBS, OWNERS, entry_text, sha256_text, store_bl
 from components.site import FOLDER_T, GROUP_T, NETWORK_T, RACK_T, Site, place, rack_index, site_layout
 from generators.model.secrets import placeholder
 from generators.renderers import render_all
+from tests.pulumi_engine import SECRET_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # pulumi's wire signature of a secret value
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # pulumi's wire signature of a secret value (under SECRET_KEY)
 ORIGINAL_STACK_TRACE = pulumi.runtime.resource._get_stack_trace
 
 
@@ -105,7 +106,7 @@ def _files(mon) -> dict[str, str]:
 
 
 def _plain(value):
-    return value["value"] if isinstance(value, dict) and value.get(SECRET_SIG_KEY) == SECRET_SIG else value
+    return value["value"] if isinstance(value, dict) and value.get(SECRET_KEY) == SECRET_SIG else value
 
 
 def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_files, tmp_path):
@@ -268,7 +269,7 @@ def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):
     snmp = monitor.registered[groups["oob#secret"][0]]
     filled = "community c0mmunity-x\n"
     want = {"oob/snmp.conf": entry_text(summary(filled))}
-    assert snmp["object"]["files"] == {SECRET_SIG_KEY: SECRET_SIG, "value": want}
+    assert snmp["object"]["files"] == {SECRET_KEY: SECRET_SIG, "value": want}
     assert "c0mmunity-x" not in json.dumps(snmp["object"])
     assert snmp["object"]["mode"] == "0600"
     assert snmp["secret_outputs"] == ["files"]
@@ -279,7 +280,6 @@ def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):
     assert plain["object"]["files"] == {"oob/kea.conf": entry_text(summary("{}\n"))} and plain["secret_outputs"] == []
 
 
-SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 
 
 def test_missing_secret_names_the_config_key(monitor, compiled, tmp_path):

@@ -16,7 +16,8 @@ from components.artifact import BLOBS, parse_entry
 from components.site import GROUP_T
 from generators.model.design import load_design
 from generators.model.secrets import placeholder
-from tests.test_pulumi_components import SECRET_SIG_KEY, Mocks, Recorder, _by_name, run
+from tests.pulumi_engine import SECRET_KEY
+from tests.test_pulumi_components import Mocks, Recorder, _by_name, run
 
 ROOT = Path(__file__).resolve().parent.parent
 DESIGN = ROOT / "designs" / "h100-256.yaml"
@@ -153,7 +154,7 @@ def test_secret_groups_are_filled_from_the_stack_on_every_run(cache, tmp_path, m
     assert same == first
     other = registered(False, build(out, None, {"bmc_password": pulumi.Output.secret("s3cret-two")}))
     assert {n for n in first if other[n] != first[n]} == {"oob#secret"}
-    assert other["oob#secret"]["files"][SECRET_SIG_KEY]
+    assert other["oob#secret"]["files"][SECRET_KEY]
     with pytest.raises(Exception, match="bmcPassword"):
         registered(False, build(out, None, {}))
 
