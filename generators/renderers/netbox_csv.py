@@ -281,29 +281,18 @@ def translate(objects: list[NbObject]) -> Translation:
         row = {}
         for side, field, site_col, device_col, type_col, name_col in sides:
             terms: list[Termination] = t.raw(field)
-            if len(terms) == 1:  # nearly every cable: one port a side, the general case below in short
-                iface = names.obj(terms[0].interface)
-                dev = names.obj(iface.fields["device"])
-                port, dname = str(iface.fields["name"]), str(dev.fields["name"])
-                if "," in port or "," in dname:
-                    raise ValueError(f"dcim/cables {o.key}: side {side} is not one import cell")
-                row[site_col] = names(dev.fields["site"])
-                row[device_col] = dname
-                row[type_col] = "dcim.interface"
-                row[name_col] = port
-                continue
             ifaces = [names.obj(x.interface) for x in terms]
             devices = [names.obj(i.fields["device"]) for i in ifaces]
-            sites = {names(d.fields["site"]) for d in devices}
             port_names = [str(i.fields["name"]) for i in ifaces]
-            if len(sites) != 1 or any("," in n for n in [*port_names, *(str(d.fields["name"]) for d in devices)]):
+            dev_names = [str(d.fields["name"]) for d in devices]
+            sites = {names(d.fields["site"]) for d in devices}
+            if len(sites) != 1 or any("," in n for n in (*port_names, *dev_names)):
                 raise ValueError(f"dcim/cables {o.key}: side {side} is not one import cell")
-            dev_names = list(dict.fromkeys(str(d.fields["name"]) for d in devices))
-            row |= {f"side_{side}_site": sites.pop(),
-                    # one device for every name, else one per name (NetBox pairs them by position)
-                    f"side_{side}_device": dev_names[0] if len(dev_names) == 1
-                    else ",".join(str(d.fields["name"]) for d in devices),
-                    f"side_{side}_type": "dcim.interface", f"side_{side}_name": ",".join(port_names)}
+            row[site_col] = sites.pop()
+            # one device for every name, else one per name (NetBox pairs them by position)
+            row[device_col] = dev_names[0] if len(set(dev_names)) == 1 else ",".join(dev_names)
+            row[type_col] = "dcim.interface"
+            row[name_col] = ",".join(port_names)
         row |= t("type", "status", "label", "color", "length", "length_unit", "description")
         rows["dcim/cables"].append(row)
         t.done()
