@@ -3,7 +3,8 @@ no-change re-run (`up` again, and `preview --expect-no-changes`), the state's si
 resource, then `destroy`.
 
 Run: python bench/pulumi_up.py [--design h100-1024-optimized] [--synthetic N] [--skip-checkpoints]
-                               [--program before-groups | --migrate] [--no-site-cache] [--no-destroy]
+                               [--program before-groups | --migrate [before-groups | per-rack]]
+                               [--no-site-cache] [--no-destroy]
                                [--json FILE]
   --synthetic N       add N files through the same component and provider (tests/engine_program)
   --skip-checkpoints  PULUMI_SKIP_CHECKPOINTS=true: the file backend writes the state at the end only
@@ -11,9 +12,12 @@ Run: python bench/pulumi_up.py [--design h100-1024-optimized] [--synthetic N] [-
   --program before-groups
                       deploy with railyard's program as it was before FileGroup, one FileArtifact
                       resource per file (tests/engine_program_before_groups), for the before figures
-  --migrate           deploy with that per-file program first (checkpoints skipped: it is only the
+  --migrate [FROM]    deploy with an earlier program first (checkpoints skipped: it is only the
                       starting point), then time the `up` that moves the stack to today's program
-                      (the "migrate to groups" line) in the checkpoint mode asked for, and go on
+                      (the "migrate" line) in the checkpoint mode asked for, and go on. FROM:
+                      before-groups (default), the per-file program above; per-rack, today's program
+                      with one group per rack, as groups were before they became per row
+                      (tests/engine_program_per_rack)
   --no-site-cache     RAILYARD_SITE_CACHE=off: the program compiles and renders the design on every run,
                       as it did before its compiled-site cache (components.sitecache), for comparison
 The engine comes from scripts/install-pulumi.sh (found or built); state lives in a temp dir, the
@@ -43,7 +47,8 @@ from generators.compiler import compile_file  # noqa: E402
 from generators.renderers import render_all  # noqa: E402
 from tests.pulumi_engine import Secret, Stack, snapshot, type_of  # noqa: E402
 
-PROGRAMS = {"now": (ROOT, None), "before-groups": (ROOT / "tests" / "engine_program_before_groups",) * 2}
+PROGRAMS = {"now": (ROOT, None), "before-groups": (ROOT / "tests" / "engine_program_before_groups",) * 2,
+            "per-rack": (ROOT / "tests" / "engine_program_per_rack", None)}
 
 
 CPU: dict[str, float] = {}  # step -> CPU seconds of pulumi and every process it ran (program, providers)
@@ -73,7 +78,7 @@ def state_file(st: Stack) -> Path:
 
 
 def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, destroy: bool,
-            migrate: bool = False, site_cache: bool = True) -> dict[str, Any]:
+            migrate: str | None = None, site_cache: bool = True) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), time.process_time()
     plan = compile_file(ROOT / "designs" / f"{design}.yaml")[0]
     render_all(plan)  # the work the program does before registering anything
@@ -89,7 +94,7 @@ def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, d
                            "railyard:bmcPassword": Secret("bench-Secret-123")})
             main_dir = ROOT / "tests" / "engine_program"
         if migrate:
-            main_dir, pythonpath = PROGRAMS["before-groups"]
+            main_dir, pythonpath = PROGRAMS[migrate]
         t0 = time.perf_counter()
         st = Stack(Path(tmp), config, main=main_dir, skip_checkpoints=skip_checkpoints, pythonpath=pythonpath)
         if not site_cache:
@@ -97,8 +102,8 @@ def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, d
         setup = time.perf_counter() - t0
         before = None
         if migrate:
-            # the per-file stack is only the starting point: deploy it without per-step checkpoints (at
-            # h100-16k they would take most of an hour), then time the move in the mode asked for
+            # the earlier stack is only the starting point: deploy it without per-step checkpoints (at
+            # h100-16k the per-file one would take most of an hour), then time the move in the mode asked for
             st.env["PULUMI_SKIP_CHECKPOINTS"] = "true"
             before = timed(lambda: st.run("up", "--yes", "--skip-preview"))
             if not skip_checkpoints:
@@ -120,8 +125,8 @@ def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, d
         preview = timed(lambda: st.run("preview", "--expect-no-changes"), "preview_no_change")
         gone = timed(lambda: st.run("destroy", "--yes", "--skip-preview")) if destroy else None
     return {
-        "design": design, "synthetic": synthetic, "program": "before-groups -> now" if migrate else program,
-        "up_before_groups_s": None if before is None else round(before, 1),
+        "design": design, "synthetic": synthetic, "program": f"{migrate} -> now" if migrate else program,
+        "migrate_from": migrate, "up_before_s": None if before is None else round(before, 1),
         "checkpoints": "end only (PULUMI_SKIP_CHECKPOINTS=true)" if skip_checkpoints else "every step (default)",
         "files": len(files), "resources": len(resources), "resources_by_type": dict(by_type.most_common()),
         "compile_render_s": round(program_s, 1), "compile_render_cpu_s": round(program_cpu, 1),
@@ -148,9 +153,9 @@ def report(r: dict[str, Any]) -> str:
         f"  compile + render (the program, on a cache miss) {r['compile_render_s']:5.1f} s   "
         f"CPU {r['compile_render_cpu_s']:.1f} s",
         f"  stack init + config                            {r['stack_init_s']:6.1f} s",
-        *([f"  pulumi up, per-file program (no checkpoints)   {r['up_before_groups_s']:6.1f} s"]
-          if r["up_before_groups_s"] is not None else []),
-        f"  {'pulumi up (migrate to groups)' if r['up_before_groups_s'] is not None else 'pulumi up (create all)':46}"
+        *([f"  {'pulumi up, ' + r['migrate_from'] + ' program (no checkpoints)':46}{r['up_before_s']:7.1f} s"]
+          if r["up_before_s"] is not None else []),
+        f"  {'pulumi up (migrate)' if r['up_before_s'] is not None else 'pulumi up (create all)':46}"
         f"{r['up_create_s']:7.1f} s   CPU {r['cpu_s']['up_create']:.1f} s   "
         f"{r['ms_per_resource_create']:.1f} ms/resource",
         f"  pulumi up (no change)                          {r['up_no_change_s']:6.1f} s   "
@@ -172,7 +177,7 @@ def main() -> None:
     ap.add_argument("--synthetic", type=int, default=0)
     ap.add_argument("--skip-checkpoints", action="store_true")
     ap.add_argument("--program", choices=sorted(PROGRAMS), default="now")
-    ap.add_argument("--migrate", action="store_true")
+    ap.add_argument("--migrate", nargs="?", const="before-groups", choices=["before-groups", "per-rack"])
     ap.add_argument("--no-site-cache", action="store_true")
     ap.add_argument("--no-destroy", action="store_true")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON")

@@ -1,22 +1,26 @@
-"""The site as a Pulumi resource tree: Site -> Network / Folder components -> one FileGroup per rack.
+"""The site as a Pulumi resource tree: Site -> Network / Folder components -> one FileGroup per row.
 
 Grouping is generic so artifacts added by any renderer appear without code here: a file goes under
 its top folder (a Network component when the folder is one of the plan's networks, else a Folder),
-then into its rack's group when its path names a rack (`cabling/racks/r01-03.html`) or a device
+then into its row's group when its path names a rack (`cabling/racks/r01-03.html`) or a device
 placed in one (`frontend/fe-leaf01/frr.conf`); files at the top of the output (plan.json, bom.json)
 belong to the Site itself. Each group of files is one FileGroup resource, the map path -> hash that
 `pulumi preview --diff` shows key by key, named `.` (the Site's own files), after its top folder (that
-section's files of no rack) or `<top folder>/<rack>`. The rack is the FileGroup itself, not a
-component holding it: a Rack component per rack and section doubled the resources (816 of 1,649 at
-h100-16k), and every resource costs a step, a checkpoint of the whole state and ~2 kB of state.
-Files that embed a secret go to a second group, `<name>#secret`, whose map is encrypted.
+section's files of no rack) or `<top folder>/<row>`.
+
+Why a row and not a rack: every resource costs the engine a check, a diff and a state checkpoint on
+each `up`, and at h100-16k the per-rack groups were 823 resources (620 of them a rack's 4 cabling
+sheets) for a no-change `up` of ~10 s; per row they are 122. The preview stays as readable: it marks
+the changed paths (which name the rack) inside the row's group. (Before that, a Rack component per
+rack and section had doubled the resources again.) Files that embed a secret go to a second group,
+`<name>#secret`, whose map is encrypted.
 
 Pulumi URNs carry the chain of parent *types* (not names). A group's name fixes which section and
-rack it is for, so a group is always the same resource under either section type: its alias names
+row it is for, so a group is always the same resource under either section type: its alias names
 the URN it has under the other (a top folder that becomes one of the plan's networks). A file that
-moves between groups (a switch re-racked) is taken by the one and let go by the other;
-`.railyard/owners.json`, written before any resource is registered, tells the one letting go not to
-remove it.
+moves between groups (a switch moved to another row, or a stack made when groups were per rack) is
+taken by the one and let go by the other; `.railyard/owners.json`, written before any resource is
+registered, tells the one letting go not to remove it.
 """
 
 from __future__ import annotations
@@ -46,36 +50,36 @@ SECRET_SUFFIX = "#secret"  # the group of a component's files that embed a secre
 class Placement:
     section: str | None  # top folder of the path; None for files at the top of the output
     network: bool  # the section is one of the plan's networks
-    rack: str | None
+    row: str | None  # the row of the rack the path names, or of the rack its device is placed in
 
 
-def rack_index(plan: Plan) -> tuple[set[str], dict[str, str]]:
-    """Rack names (placement's racks) and device -> rack (`Device.rack`, set by placement)."""
-    racks = {r.name for r in plan.racks}
-    return racks, {d.name: d.rack for d in plan.devices if d.rack is not None}
+def rack_index(plan: Plan) -> tuple[dict[str, str], dict[str, str]]:
+    """rack -> its row (placement's racks) and device -> rack (`Device.rack`, set by placement)."""
+    rack_row = {r.name: r.row for r in plan.racks}
+    return rack_row, {d.name: d.rack for d in plan.devices if d.rack is not None}
 
 
-def place(path: str, networks: set[str], racks: set[str], device_rack: Mapping[str, str]) -> Placement:
+def place(path: str, networks: set[str], rack_row: Mapping[str, str], device_rack: Mapping[str, str]) -> Placement:
     parts = PurePosixPath(path).parts
     section = parts[0] if len(parts) > 1 else None
     rack = None
     for part in parts[1:] if section else ():
         stem = part.split(".", 1)[0]
-        if part in racks or stem in racks:
-            rack = part if part in racks else stem
+        if part in rack_row or stem in rack_row:
+            rack = part if part in rack_row else stem
             break
         if part in device_rack or stem in device_rack:
             rack = device_rack.get(part) or device_rack[stem]
             break
-    return Placement(section, section in networks if section else False, rack)
+    return Placement(section, section in networks if section else False, None if rack is None else rack_row[rack])
 
 
 def group_name(here: Placement) -> str:
     """The FileGroup a file belongs to is named after its component: `.` (the Site), the top folder, or
-    `<top folder>/<rack>`. A path fixes its group name, whatever the section's type."""
+    `<top folder>/<row>`. A path fixes its group name, whatever the section's type."""
     if here.section is None:
         return "."
-    return here.section if here.rack is None else f"{here.section}/{here.rack}"
+    return here.section if here.row is None else f"{here.section}/{here.row}"
 
 
 def group_aliases(name: str, here: Placement) -> list[str]:
@@ -129,12 +133,12 @@ class SiteLayout:
 
 def site_layout(plan: Plan, files: Mapping[str, str]) -> SiteLayout:
     """The groups of a compiled plan's rendered files (see the module docstring)."""
-    racks, device_rack = rack_index(plan)
+    rack_row, device_rack = rack_index(plan)
     networks = set(plan.networks)
     groups: dict[str, tuple[Placement, dict[str, str], dict[str, frozenset[str]]]] = {}
     for path, text in files.items():
         needed = frozenset(secrets.referenced(text))
-        here = place(path, networks, racks, device_rack)
+        here = place(path, networks, rack_row, device_rack)
         _, texts, needs = groups.setdefault(group_name(here) + (SECRET_SUFFIX if needed else ""), (here, {}, {}))
         texts[path] = text
         if needed:

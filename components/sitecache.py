@@ -36,7 +36,7 @@ from components.artifact import BLOBS, SECRET_MODE, is_sha256, parse_entry, stor
 from components.site import SECRET_SUFFIX, GroupSpec, Placement, SiteLayout
 from generators.cachedir import cache_folder
 
-FORMAT = "railyard.site-cache/1"
+FORMAT = "railyard.site-cache/2"
 KEEP = 16  # records kept (the newest by use): a few stacks and design variants
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("generators", "components")
@@ -101,7 +101,7 @@ def save(key: str, layout: SiteLayout, entries: Mapping[str, Mapping[str, str]])
         return
     groups: dict[str, Any] = {}
     for name, g in layout.groups.items():
-        rec: dict[str, Any] = {"section": g.where.section, "network": g.where.network, "rack": g.where.rack}
+        rec: dict[str, Any] = {"section": g.where.section, "network": g.where.network, "row": g.where.row}
         if g.needs:
             rec |= {"texts": dict(g.texts), "needs": {p: sorted(n) for p, n in g.needs.items()}}
         else:
@@ -136,7 +136,7 @@ def load(key: str, out_dir: str | None) -> SiteLayout | None:
             return None
         groups = {}
         for name, rec in doc["groups"].items():
-            where = Placement(rec["section"], bool(rec["network"]), rec["rack"])
+            where = Placement(rec["section"], bool(rec["network"]), rec["row"])
             if "entries" in rec:
                 if name.endswith(SECRET_SUFFIX) or not all(parse_entry(e) for e in rec["entries"].values()):
                     return None

@@ -130,8 +130,9 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     for name, (urn, _) in groups.items():
         assert sections.get(reg[urn]["parent"], ".") == name.split("/")[0], name
         assert name == "." or reg[urn]["parent"] in sections
-    assert "frontend" not in groups, "every frontend file is a switch's, in its rack's group"
+    assert "frontend" not in groups, "every frontend file is a switch's, in its row's group"
     rack_of = {d.name: d.rack for d in plan.devices}
+    row_of = {r.name: r.row for r in plan.racks}
     switch_files = [p for p in files if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2
                     and p.split("/")[1] in rack_of]
     assert len(switch_files) >= 2 * sum(d.kind == "switch" and d.network == "frontend" for d in plan.devices)
@@ -139,11 +140,11 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
         section, device = path.split("/")[:2]
         rack = rack_of[device]
         assert rack is not None, f"{device} was not placed"
-        assert held[path] == f"{section}/{rack}", f"{path} is not with rack {rack}"
-        assert reg[groups[f"{section}/{rack}"][0]]["parent"] == nets[section][0]
-    # a rack's printed sheets go to that rack's group in the cabling folder
+        assert held[path] == f"{section}/{row_of[rack]}", f"{path} is not with rack {rack}'s row"
+        assert reg[groups[f"{section}/{row_of[rack]}"][0]]["parent"] == nets[section][0]
+    # a rack's printed sheets go to its row's group in the cabling folder
     for r in plan.racks:
-        assert held[f"cabling/racks/{r.name}.html"] == f"cabling/{r.name}"
+        assert held[f"cabling/racks/{r.name}.html"] == f"cabling/{r.row}"
     assert held["plan.json"] == held["bom.json"] == "."
     assert held["cabling/cables.csv"] == "cabling"
     # inputs: the absolute directory, the group's name and mode, and per path the content's hash, size
@@ -169,7 +170,7 @@ def test_aliases_cover_the_other_section_type(monitor, compiled, h100_256_files,
     plan = compiled("h100-256")
     run(lambda: Site("s", site_layout(plan, h100_256_files), str(tmp_path)))
     groups = _by_name(monitor, GROUP_T)
-    rack = f"cabling/{plan.racks[0].name}"
+    rack = f"cabling/{plan.racks[0].row}"
     chain = "railyard:site:Site$railyard:site:Network$pulumi-python:dynamic/railyard:FileGroup"
     assert monitor.registered[groups[rack][0]]["aliases"] == [f"urn:pulumi:unit::railyard::{chain}::{rack}"]
     assert monitor.registered[groups["oob"][0]]["aliases"] == [
@@ -198,18 +199,20 @@ def test_registrations_carry_one_frame_of_stack_trace(monitor, compiled, tmp_pat
 
 
 def test_placement_is_generic():
-    racks, where = {"r01", "r02"}, {"su1-rail0-leaf": "r02"}
+    racks, where = {"r01-01": "r01", "r02-01": "r02"}, {"su1-rail0-leaf": "r02-01"}
     assert place("plan.json", {"backend"}, racks, where).section is None
-    assert place("backend/su1-rail0-leaf.cfg", {"backend"}, racks, where).rack == "r02"
+    assert place("backend/su1-rail0-leaf.cfg", {"backend"}, racks, where).row == "r02"
+    assert place("cabling/racks/r01-01.html", {"backend"}, racks, where).row == "r01"
     assert place("backend/su1-rail0-leaf.cfg", {"backend"}, racks, where).network is True
-    assert place("newkind/r01/x.txt", {"backend"}, racks, where) == place("newkind/r01/x.txt", set(), racks, where)
-    assert place("newkind/deep/thing.txt", {"backend"}, racks, where).rack is None
+    new = "newkind/r01-01/x.txt"
+    assert place(new, {"backend"}, racks, where) == place(new, set(), racks, where)
+    assert place("newkind/deep/thing.txt", {"backend"}, racks, where).row is None
 
 
 def test_rack_index_follows_placement(compiled):
     plan = compiled("h100-256")
     racks, where = rack_index(plan)
-    assert racks == {r.name for r in plan.racks} and len(racks) == 14
+    assert racks == {r.name: r.row for r in plan.racks} and len(racks) == 14 and len(set(racks.values())) > 1
     placed = [d for d in plan.devices if d.rack is not None]
     assert len(placed) == len(where) > 100 and all(where[d.name] == d.rack for d in placed)
 

@@ -163,7 +163,7 @@ def test_two_thousand_files_secrets_and_regrouping(tmp_path):
     groups = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
     held = st.held()
     assert set(held) == set(files) - {"oob/bmc-credentials.env"}
-    assert len(groups) < len(files) / 20, "synthetic files are per server: one group per rack holds them"
+    assert len(groups) < len(files) / 20, "synthetic files are per server: one group per row holds them"
 
     # the secret: in the file (owner-only) but nowhere in the state or the stack config
     creds = out / "oob/bmc-credentials.env"
@@ -182,11 +182,12 @@ def test_two_thousand_files_secrets_and_regrouping(tmp_path):
     assert store.stat().st_mode & 0o777 == 0o700
     assert {f.read_text() for f in store.iterdir()} == {c for c, _, _ in files.values()}
 
-    # moving every synthetic and switch file out of its rack group into its folder's group: the rack
+    # moving every synthetic and switch file out of its row group into its folder's group: the row
     # groups go, the folder groups take the files; not one file rewritten or lost, whichever step of
     # the parallel update runs first
     assert {g for p, g in held.items() if p.startswith("synthetic/")} == {
-        f"synthetic/{r}" for r in rack_index(compile_file(ROOT / "designs/h100-256.yaml")[0])[0]} & set(groups)
+        f"synthetic/{row}" for row in rack_index(compile_file(ROOT / "designs/h100-256.yaml")[0])[0].values()
+    } & set(groups)
     st.configure({"railyard:racked": "false"})
     ops = st.up_ops()
     assert ops["synthetic"] == "create" and {op for g, op in ops.items() if "/" in g} == {"delete"}
@@ -254,8 +255,8 @@ def by_type(st: Stack) -> dict[str, dict[str, dict]]:
 
 
 def assert_racked(tree: dict[str, dict[str, dict]], plan) -> None:
-    """Every switch's config files are in the FileGroup `<network>/<rack>` of the rack placement put the
-    switch in, a child of its network's component; every rack's printed sheets in `cabling/<rack>`."""
+    """Every switch's config files are in the FileGroup `<network>/<row>` of the row of the rack placement
+    put the switch in, a child of its network's component; every rack's printed sheets in `cabling/<row>`."""
     site, = tree[SITE_T].values()
     nets, folders, groups = tree[NETWORK_T], tree[FOLDER_T], tree[GROUP_T]
     assert RACK_T not in tree, "a rack is its FileGroup, not a component holding one"
@@ -264,62 +265,98 @@ def assert_racked(tree: dict[str, dict[str, dict]], plan) -> None:
     switch_files = [p for p in held if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
     switches = {d.name: d for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")}
     assert {p.split("/")[1] for p in switch_files} == set(switches), "every frontend/oob switch renders files"
-    want = {f"cabling/{r.name}" for r in plan.racks} | {f"{d.network}/{d.rack}" for d in switches.values()}
+    row = {r.name: r.row for r in plan.racks}
+    want = {f"cabling/{r.row}" for r in plan.racks} | {f"{d.network}/{row[d.rack]}" for d in switches.values()}
     assert {g for g in groups if "/" in g} == want
     for name, g in groups.items():  # each group is the child of its section's component
         assert g["parent"] == (site if name == "." else {**nets, **folders}[name.split("/")[0]])["urn"], name
     for path in switch_files:
         section, device = path.split("/")[:2]
-        assert held[path] == f"{section}/{switches[device].rack}", path
+        assert held[path] == f"{section}/{row[switches[device].rack]}", path
         assert nets[section]["parent"] == site["urn"]
     for r in plan.racks:
         for sheet in (f"cabling/racks/{r.name}.html", f"cabling/racks/{r.name}.csv"):
-            assert held[sheet] == f"cabling/{r.name}", sheet
+            assert held[sheet] == f"cabling/{r.row}", sheet
     assert held["plan.json"] == "."
 
 
-def test_up_groups_switch_files_by_rack(tmp_path):
-    """h100-256 through the real program: one FileGroup per rack and network holds its switches' files,
-    under the network's component, racks taken from the compiled plan."""
+def test_up_groups_switch_files_by_row(tmp_path):
+    """h100-256 through the real program: one FileGroup per row and network holds its switches' files,
+    under the network's component, racks and rows taken from the compiled plan."""
     out = tmp_path / "site"
     st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
     st.up()
     plan = compile_file(ROOT / "designs/h100-256.yaml")[0]
     tree = by_type(st)
     assert_racked(tree, plan)
-    rack = f"frontend/{plan.device('fe-leaf01').rack}"
-    assert tree[GROUP_T][rack]["urn"].split("::")[2] == f"{SITE_T}${NETWORK_T}${GROUP_T}"
-    assert "frontend/fe-leaf01/frr.conf" in tree[GROUP_T][rack]["outputs"]["files"]
+    row = f"frontend/{next(r.row for r in plan.racks if r.name == plan.device('fe-leaf01').rack)}"
+    assert tree[GROUP_T][row]["urn"].split("::")[2] == f"{SITE_T}${NETWORK_T}${GROUP_T}"
+    assert "frontend/fe-leaf01/frr.conf" in tree[GROUP_T][row]["outputs"]["files"]
     # one frame of stack trace per resource the program registers (lean_stack_traces), not the whole
     # stack (the Stack resource itself is registered before the program runs)
     mine = [r for t in (SITE_T, NETWORK_T, FOLDER_T, GROUP_T) for r in tree[t].values()]
     assert {len(r["stackTrace"]) for r in mine} == {1}
 
 
-def test_files_moving_into_rack_groups_stay_on_disk(tmp_path):
-    """A stack made when switch files were not racked (today's program with the grouping it had before
-    the Site read `Device.rack`) moves them from the network's group into new rack groups on the next
-    `up`: each network group drops the paths, each rack group adopts them; no file is rewritten or lost."""
+def test_files_moving_into_row_groups_stay_on_disk(tmp_path):
+    """A stack made when switch files were not racked and the rack sheets were grouped per rack (today's
+    program with the grouping it had before the Site read `Device.rack`) moves them into row groups on
+    the next `up`: each network group drops the switch paths, each rack group goes, each row group
+    adopts their files; no file is rewritten or lost."""
     out = tmp_path / "site"
     design = ROOT / "designs/h100-256.yaml"
+    plan = compile_file(design)[0]
     st = Stack(tmp_path, {"railyard:design": str(design), "railyard:outDir": str(out)},
                main=ROOT / "tests" / "engine_program_before_racks")
     st.up()
     old = by_type(st)
-    assert {g for g in old[GROUP_T] if "/" in g} == {f"cabling/{r.name}" for r in compile_file(design)[0].racks}
+    rack_groups = {f"cabling/{r.name}" for r in plan.racks}
+    assert {g for g in old[GROUP_T] if "/" in g} == rack_groups
     assert "frontend/fe-leaf01/frr.conf" in old[GROUP_T]["frontend"]["outputs"]["files"]
     files = snapshot(out)
 
     st.use_program(ROOT)  # the same stack, state, project name and config: the real program
     planned = step_ops(st.preview())
-    # every frontend file is a switch's: the frontend group goes, its files all claimed by rack groups;
-    # oob keeps its files of no rack (kea, the management network's own) and lets the switch files go
+    # every frontend file is a switch's: the frontend group goes, its files all claimed by row groups;
+    # oob keeps its files of no rack (kea, the management network's own) and lets the switch files go;
+    # the rack groups of the cabling sheets go, their files claimed by row groups
     assert (planned.pop("frontend"), planned.pop("oob")) == ("delete", "update")
-    assert set(planned.values()) == {"create"} and all(n.split("/")[0] in ("frontend", "oob") for n in planned)
+    assert {n for n, op in planned.items() if op == "delete"} == rack_groups
+    created = {n for n, op in planned.items() if op == "create"}
+    assert created | rack_groups == set(planned)
+    assert {n.split("/")[0] for n in created} == {"cabling", "frontend", "oob"}
+    assert {n.split("/")[1] for n in created} == {r.row for r in plan.racks}
     assert st.up_ops() == {**planned, "frontend": "delete", "oob": "update"}
     assert unchanged(files, snapshot(out)) == [], "a file was rewritten or removed"
     assert set(snapshot(out)) == set(files)
-    assert_racked(by_type(st), compile_file(design)[0])
+    assert_racked(by_type(st), plan)
+    st.run("preview", "--expect-no-changes")
+
+
+def test_stack_of_rack_groups_moves_to_row_groups_untouched(tmp_path):
+    """A stack deployed when groups were per rack (`<top folder>/<rack>`) moves to row groups on its next
+    `up`: one create per row group, one delete per rack group, the groups of no rack untouched, and on
+    disk not one file rewritten (inode, mtime), removed or added. Then the stack holds no change."""
+    out = tmp_path / "site"
+    design = ROOT / "designs/h100-256.yaml"
+    plan = compile_file(design)[0]
+    st = Stack(tmp_path, {"railyard:design": str(design), "railyard:outDir": str(out)},
+               main=ROOT / "tests" / "engine_program_per_rack")
+    st.up()
+    old = {g for g in by_type(st)[GROUP_T] if "/" in g}
+    assert {g.split("/")[1].split("#")[0] for g in old} == {r.name for r in plan.racks}
+    files = snapshot(out)
+
+    st.use_program(ROOT)
+    planned = step_ops(st.preview())
+    assert {n for n, op in planned.items() if op == "delete"} == old
+    created = {n for n, op in planned.items() if op == "create"}
+    assert {n.split("/")[1].split("#")[0] for n in created} == {r.row for r in plan.racks}
+    assert set(planned) == old | created, "a group of no rack changed"
+    assert st.up_ops() == planned
+    assert unchanged(files, snapshot(out)) == [], "a file was rewritten or removed"
+    assert set(snapshot(out)) == set(files)
+    assert_racked(by_type(st), plan)
     st.run("preview", "--expect-no-changes")
 
 

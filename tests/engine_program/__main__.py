@@ -31,7 +31,7 @@ count = cfg.require_int("count")
 plan = copy.deepcopy(compile_file(ROOT / cfg.require("design"))[0])
 servers = [d for d in plan.devices if d.kind == "server"]
 if not cfg.require_bool("racked"):
-    components.site.rack_index = lambda plan: ({r.name for r in plan.racks}, {})
+    components.site.rack_index = lambda plan: ({r.name: r.row for r in plan.racks}, {})
 files = render_all(plan)
 for i in range(count):
     d = servers[i % len(servers)].name
