@@ -41,11 +41,12 @@ CASES = {
             "--set", "site.tray.cross_every=4", "--set", "addressing.backend=10.128.0.0/13"],
 }
 # the compile process reports its peak RSS itself (the bench's own RUSAGE_CHILDREN is a max over every
-# size run so far), the larger of its own and its forked render child's
-_CHILD = ("import resource, sys, runpy; sys.argv = ['railyard', *sys.argv[1:]]\n"
-          "try:\n    runpy.run_module('generators.cli', run_name='__main__')\n"
-          "finally:\n    print(max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, "
-          "resource.RUSAGE_CHILDREN)), file=sys.stderr)\n")
+# size run so far), the larger of its own and its forked render child's, from an atexit handler: the
+# command ends its process itself once the atexit handlers ran (generators.cli._end)
+_CHILD = ("import atexit, resource, sys, runpy; sys.argv = ['railyard', *sys.argv[1:]]\n"
+          "atexit.register(lambda: print(max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, "
+          "resource.RUSAGE_CHILDREN)), file=sys.stderr))\n"
+          "runpy.run_module('generators.cli', run_name='__main__')\n")
 
 
 def compile_once(gpus: int, tmp: Path) -> tuple[float, float]:

@@ -27,9 +27,10 @@ COMMANDS = {
     "compile 1,024": ["compile", "designs/h100-1024-reference.yaml", "-q", "--out"],
 }
 # runs the CLI as the installed `railyard` script does, then lists the heavy libraries it loaded
-_CHILD = ("import sys\nfrom generators.cli import main\nsys.argv = ['railyard', *sys.argv[1:]]\n"
-          "try:\n    main()\nexcept SystemExit:\n    pass\n"
-          f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n")
+# (main() ends the process itself, after running the atexit handlers)
+_CHILD = ("import atexit, sys\nfrom generators.cli import main\nsys.argv = ['railyard', *sys.argv[1:]]\n"
+          f"atexit.register(lambda: print(' '.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr))\n"
+          "main()\n")
 
 
 def once(args: list[str]) -> tuple[float, str]:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
 import typer
 
@@ -610,12 +612,36 @@ def netbox_pull(design: DesignArg, url: UrlOpt,
 def main() -> None:
     try:
         app()
+    except SystemExit as exc:  # every command ends here, typer's app() exits
+        _end(exc.code)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception:  # outside any command (start-up): still labelled, still exit 70
         sys.stderr.write("internal error: this is a railyard bug, not a problem with your input; please report "
                          "it with the traceback below\n" + traceback.format_exc())
         sys.exit(INTERNAL)
+
+
+def _end(code: object) -> NoReturn:
+    """Exit without tearing the interpreter down. Its finalization frees every object one by one, a
+    compiled plan's millions included, for memory the OS takes back anyway: 0.07-0.1 s of a 1,024-GPU
+    compile, 0.4 s at 16,384 GPUs. What it does that matters still happens: the atexit handlers run
+    (weakref finalizers, e.g. a TemporaryDirectory's, among them) and the standard streams are flushed.
+    While another thread runs (no command leaves one), it exits the ordinary way, which waits for it."""
+    if threading.active_count() > 1:
+        raise SystemExit(code)
+    if code is None or isinstance(code, int):
+        status = code or 0
+    else:  # as SystemExit("text") does: the text on stderr, status 1
+        sys.stderr.write(f"{code}\n")
+        status = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # e.g. stdout piped into `head`: what Python's own exit reports as 120
+            status = status or 120
+    os._exit(status)
 
 
 if __name__ == "__main__":

@@ -200,15 +200,18 @@ def _via_symlink(root: Path, rel: str) -> bool:
 def stage_files(files: Mapping[str, str | bytes], tmp: Path) -> dict[str, str]:
     """Write files into the staging folder tmp (a renderer's output, as it is made); {path: sha256}."""
     digests = {}
+    made: set[PurePosixPath] = set()  # folders checked (and made) by this call: a renderer's files share a few
     for rel, text in files.items():
         if not _safe_rel(rel):
             raise RuntimeError(f"a renderer wrote an unsafe path {rel!r}")
         data = text if isinstance(text, bytes) else text.encode("utf-8")
-        safe_folders(tmp, PurePosixPath(rel).parent)
-        path = tmp / rel
-        with open(path, "wb") as fh:
+        folder = PurePosixPath(rel).parent
+        if folder not in made:
+            safe_folders(tmp, folder)
+            made.add(folder)
+        with open(tmp / rel, "wb") as fh:
+            os.fchmod(fh.fileno(), FILE_MODE)
             fh.write(data)
-        os.chmod(path, FILE_MODE)
         digests[rel] = _sha(data)
     return digests
 

@@ -15,18 +15,17 @@ from tests.conftest import DESIGNS
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# run as the installed `railyard` script does, then print the loaded module names
-_CHILD = ("import sys\nfrom generators.cli import main\nsys.argv = ['railyard', *sys.argv[1:]]\n"
-          "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
-          "print('EXIT', code, file=sys.stderr)\nprint(' '.join(sorted(sys.modules)), file=sys.stderr)\n")
+# run as the installed `railyard` script does, then print the loaded module names (main() ends the
+# process itself after running the atexit handlers)
+_CHILD = ("import atexit, sys\nfrom generators.cli import main\nsys.argv = ['railyard', *sys.argv[1:]]\n"
+          "atexit.register(lambda: print(' '.join(sorted(sys.modules)), file=sys.stderr))\nmain()\n")
 
 
 def loaded(*args: str | Path) -> set[str]:
     done = subprocess.run([sys.executable, "-c", _CHILD, *map(str, args)], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
-    *_, exit_line, modules = done.stderr.strip().splitlines()
-    assert exit_line in ("EXIT 0", "EXIT None"), done.stderr[-3000:]
-    return set(modules.split())
+    assert done.returncode == 0, done.stderr[-3000:]
+    return set(done.stderr.strip().splitlines()[-1].split())
 
 
 def _under(mods: set[str], *roots: str) -> set[str]:
@@ -76,3 +75,25 @@ def test_a_floor_with_keepouts_routes_trays_with_shapely() -> None:
     design = ROOT / "tests" / "designs" / "floor-edge.yaml"
     assert "blocks_trays: true" in design.read_text()
     assert "shapely" in loaded("validate", design)
+
+
+_ENDING = ("import atexit, sys\nfrom generators.cli import main\nmark = sys.argv[1]\n"
+           "sys.argv = ['railyard', *sys.argv[2:]]\n"
+           "atexit.register(lambda: open(mark, 'w').write('ran'))\nmain()\n")
+
+
+@pytest.mark.parametrize(("args", "status", "says"), [
+    (["validate", str(DESIGNS / "h100-256.yaml")], 0, "ok: h100-256 is valid"),
+    (["validate", "no-such-design.yaml"], 2, "cannot read"),
+    (["no-such-command"], 2, "No such command"),
+])
+def test_a_command_ends_with_its_status_after_the_atexit_handlers(tmp_path: Path, args: list[str], status: int,
+                                                                   says: str) -> None:
+    """main() ends the process without the interpreter's teardown (cli._end): the command's exit status,
+    the atexit handlers run and what it printed all there, on both streams."""
+    mark = tmp_path / "atexit-ran"
+    done = subprocess.run([sys.executable, "-c", _ENDING, str(mark), *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == status, done.stderr[-3000:]
+    assert says in done.stdout + done.stderr
+    assert mark.read_text() == "ran"
