@@ -79,13 +79,17 @@ def render_all(plan: Plan) -> dict[str, str]:
 
 
 # From this many links `render_into` renders on two cores: a forked child takes these renderers (the
-# NetBox import files, floor, labels, row bills), the parent the rest (plan.json, configs, hosts, cable
-# and rack sheets, BoM), about half the work each from 1,024 to 98,304 GPUs. With the cable sheets in the
-# child it held two thirds: render_into of h100-1024-reference 0.38-0.41 s (child 0.37-0.40 s, parent
-# 0.18-0.23 s), now 0.26-0.30 s; h100-16k 6.7 s, now 5.2 s (idle 2 cores). The fork pays early:
-# render_into of h100-256 (725 links) took 0.17-0.19 s in one process and 0.12-0.14 s in two.
+# NetBox import files, the hosts' netplan files, floor, labels, row bills), the parent the rest
+# (plan.json, switch configs, cable and rack sheets, BoM), about half the work each from 1,024 to 98,304
+# GPUs. With the cable sheets in the child it held two thirds: render_into of h100-1024-reference
+# 0.38-0.41 s (child 0.37-0.40 s, parent 0.18-0.23 s), then 0.26-0.30 s; h100-16k 6.7 s, then 5.2 s
+# (idle 2 cores). With the hosts' files in the parent, the 98,304-GPU RoCE design's parent held ~45 s
+# (render + write) against the child's ~17 s: its 24,576 host files in 12,288 folders cost 1.6 s to
+# render and 9.6 s to write; in the child it is ~34 s against ~29 s (the IB designs render no host
+# file). The fork pays early: render_into of h100-256 (725 links) took 0.17-0.19 s in one process and
+# 0.12-0.14 s in two.
 PARALLEL_LINKS = 500
-CHILD_RENDERERS = ("render_netbox_csv", "render_floor", "render_labels", "render_rows")
+CHILD_RENDERERS = ("render_netbox_csv", "render_hosts", "render_floor", "render_labels", "render_rows")
 
 
 def render_into(plan: Plan, folder: Path, parallel: bool | None = None) -> dict[str, str]:
