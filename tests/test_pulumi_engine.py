@@ -21,6 +21,7 @@ import pytest
 from components.artifact import BLOBS, entry_text, parse_entry, summary
 from components.site import group_name, place, rack_index
 from generators.compiler import compile_file
+from generators.model.plan import Plan
 from generators.renderers import render_all
 from tests.pulumi_engine import (
     ARTIFACT_T,
@@ -298,17 +299,30 @@ def test_up_groups_switch_files_by_row(tmp_path):
     assert {len(r["stackTrace"]) for r in mine} == {1}
 
 
+def deployed_by(tmp_path: Path, program: str) -> tuple[Stack, Path, Plan]:
+    """h100-256 deployed by an earlier program (tests/<program>): the stack, its output folder, the plan."""
+    out = tmp_path / "site"
+    design = ROOT / "designs/h100-256.yaml"
+    st = Stack(tmp_path, {"railyard:design": str(design), "railyard:outDir": str(out)}, main=ROOT / "tests" / program)
+    st.up()
+    return st, out, compile_file(design)[0]
+
+
+def assert_moved_untouched(st: Stack, out: Path, files: dict, plan: Plan) -> None:
+    """After the `up` that moved a stack to today's groups: every file as it was (content, inode, mtime),
+    none added, grouped as today's program groups them, and nothing left to change."""
+    assert unchanged(files, snapshot(out)) == [], "a file was rewritten or removed"
+    assert set(snapshot(out)) == set(files)
+    assert_racked(by_type(st), plan)
+    st.run("preview", "--expect-no-changes")
+
+
 def test_files_moving_into_row_groups_stay_on_disk(tmp_path):
     """A stack made when switch files were not racked and the rack sheets were grouped per rack (today's
     program with the grouping it had before the Site read `Device.rack`) moves them into row groups on
     the next `up`: each network group drops the switch paths, each rack group goes, each row group
     adopts their files; no file is rewritten or lost."""
-    out = tmp_path / "site"
-    design = ROOT / "designs/h100-256.yaml"
-    plan = compile_file(design)[0]
-    st = Stack(tmp_path, {"railyard:design": str(design), "railyard:outDir": str(out)},
-               main=ROOT / "tests" / "engine_program_before_racks")
-    st.up()
+    st, out, plan = deployed_by(tmp_path, "engine_program_before_racks")
     old = by_type(st)
     rack_groups = {f"cabling/{r.name}" for r in plan.racks}
     assert {g for g in old[GROUP_T] if "/" in g} == rack_groups
@@ -327,22 +341,14 @@ def test_files_moving_into_row_groups_stay_on_disk(tmp_path):
     assert {n.split("/")[0] for n in created} == {"cabling", "frontend", "oob"}
     assert {n.split("/")[1] for n in created} == {r.row for r in plan.racks}
     assert st.up_ops() == {**planned, "frontend": "delete", "oob": "update"}
-    assert unchanged(files, snapshot(out)) == [], "a file was rewritten or removed"
-    assert set(snapshot(out)) == set(files)
-    assert_racked(by_type(st), plan)
-    st.run("preview", "--expect-no-changes")
+    assert_moved_untouched(st, out, files, plan)
 
 
 def test_stack_of_rack_groups_moves_to_row_groups_untouched(tmp_path):
     """A stack deployed when groups were per rack (`<top folder>/<rack>`) moves to row groups on its next
     `up`: one create per row group, one delete per rack group, the groups of no rack untouched, and on
     disk not one file rewritten (inode, mtime), removed or added. Then the stack holds no change."""
-    out = tmp_path / "site"
-    design = ROOT / "designs/h100-256.yaml"
-    plan = compile_file(design)[0]
-    st = Stack(tmp_path, {"railyard:design": str(design), "railyard:outDir": str(out)},
-               main=ROOT / "tests" / "engine_program_per_rack")
-    st.up()
+    st, out, plan = deployed_by(tmp_path, "engine_program_per_rack")
     old = {g for g in by_type(st)[GROUP_T] if "/" in g}
     assert {g.split("/")[1].split("#")[0] for g in old} == {r.name for r in plan.racks}
     files = snapshot(out)
@@ -354,10 +360,7 @@ def test_stack_of_rack_groups_moves_to_row_groups_untouched(tmp_path):
     assert {n.split("/")[1].split("#")[0] for n in created} == {r.row for r in plan.racks}
     assert set(planned) == old | created, "a group of no rack changed"
     assert st.up_ops() == planned
-    assert unchanged(files, snapshot(out)) == [], "a file was rewritten or removed"
-    assert set(snapshot(out)) == set(files)
-    assert_racked(by_type(st), plan)
-    st.run("preview", "--expect-no-changes")
+    assert_moved_untouched(st, out, files, plan)
 
 
 BEFORE_HASH = ROOT / "tests" / "engine_program_before_hash"
