@@ -70,8 +70,10 @@ def test_the_comment_has_the_design_diff_and_the_bounded_preview(repo, env, tmp_
     assert "railyard design review" in text.split("## `designs/h100-256.yaml`", 1)[1].split("<details>")[0]
     preview = text.split("<summary>pulumi preview --diff: h100-256", 1)[1]
     assert "```diff\nPreviewing update (review-h100-256):" in preview
-    # a changed file is one `~ path: "<old sha256> ... lines" => "<new> ..."` line of its group's map
-    assert "to update" in preview and "to create" in preview
+    # a changed file is one `~ path: "<old sha256> ... lines" => "<new> ..."` line of its group's map, a new
+    # one (the second SU's racks' sheets, in the groups of the rows they join) a `+ path: "<sha256> ..."`
+    assert "to update" in preview
+    assert re.search(r'\+ cabling/racks/r\S+\.html *: "[0-9a-f]{64} \d+ bytes \d+ lines"', preview)
     assert re.search(r'~ plan\.json *: "[0-9a-f]{64} \d+ bytes \d+ lines" => "[0-9a-f]{64} \d+ bytes', preview)
     assert "designs/h100-256.yaml" not in preview.split("</details>")[0], "no design error in the preview"
     assert "truncated" not in preview and "/tmp" not in text, "temp paths are shown relative"
