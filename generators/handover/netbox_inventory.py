@@ -27,11 +27,12 @@ the imports hand over the same site.
 from __future__ import annotations
 
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from generators.handover.netbox_model import ENDPOINTS, TAG, NbObject, Ref, Termination
+from generators.handover.netbox_model import ENDPOINTS, NO_LATE, TAG, NbObject, Ref, Termination
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import Cable
 from generators.renderers.cabling import COLOR, NETBOX_TYPE, ROLE_COLOR
@@ -75,7 +76,9 @@ def slug(name: str) -> str:
 
 
 def interface_key(device: str, port: str) -> str:
-    return f"{device}:{port}"
+    # interned: the key of an interface is also its peer's description and each of its cable ends' Ref,
+    # one string for all of them instead of one each (~1M interfaces and 406k cables at 98,304 GPUs)
+    return sys.intern(f"{device}:{port}")
 
 
 def _iface(device: str, port: str) -> Ref:
@@ -123,7 +126,7 @@ def inventory(plan: Plan) -> list[NbObject]:
     out: dict[str, list[NbObject]] = {e: [] for e in ENDPOINTS}
 
     def add(endpoint: str, key: str, fields: dict[str, Any], late: dict[str, Ref] | None = None) -> None:
-        out[endpoint].append(NbObject(endpoint, key, fields, late or {}))
+        out[endpoint].append(NbObject(endpoint, key, fields, late or NO_LATE))
 
     add("extras/tags", TAG, {"name": TAG, "slug": TAG, "color": "ff5722",
                              "description": "made by railyard: a push updates and removes only what carries it"})
@@ -221,20 +224,24 @@ def inventory(plan: Plan) -> list[NbObject]:
         for sw, view in views.items():
             for use in view.ports.values():
                 vlan_use[(sw, use.port)] = _vlan_fields(net, use)
+    # one Ref per device and one int per speed, shared by its interfaces: ~1M interfaces at 98,304 GPUs
+    kbps: dict[int, int] = {}
     for d in plan.devices:
         ports = maps[f"{d.kind}:{d.model}"]
         bonded = d.name in virtual and HOST_BOND in virtual[d.name]
+        device = Ref("dcim/devices", d.name)
         for port, end in ports.items():
             # speed, peer and VLANs are always named, so a port whose link the design drops is
             # cleared (an unconnected port then matches what NetBox made from the template)
-            fields = {"device": Ref("dcim/devices", d.name), "name": port, "type": interface_type(end),
+            fields = {"device": device, "name": port, "type": interface_type(end),
                       "mgmt_only": end.mgmt, "speed": None, "description": "",
                       **vlan_use.get((d.name, port), _NO_VLANS)}
             late = {}
             p = peer.get((d.name, port))
             if p is not None:
-                fields["speed"] = p[2] * 1_000_000  # NetBox counts interface speed in kbit/s
-                fields["description"] = f"{p[0]}:{p[1]}"
+                # NetBox counts interface speed in kbit/s
+                fields["speed"] = kbps.setdefault(p[2], p[2] * 1_000_000)
+                fields["description"] = interface_key(p[0], p[1])  # the peer port, `device:port`
                 if bonded and devs[p[0]].network == "frontend":
                     # the server's frontend ports are the bond's members; the bond is created in
                     # the same endpoint, so the member is linked in the second pass
@@ -242,7 +249,7 @@ def inventory(plan: Plan) -> list[NbObject]:
             add("dcim/interfaces", interface_key(d.name, port), fields, late)
         for port, kind in virtual.get(d.name, {}).items():
             add("dcim/interfaces", interface_key(d.name, port),
-                {"device": Ref("dcim/devices", d.name), "name": port, "type": kind, "mgmt_only": False})
+                {"device": device, "name": port, "type": kind, "mgmt_only": False})
 
     for o in [*_cables(plan, cables), *_ipam(plan, site_ref, addrs)]:
         out[o.endpoint].append(o)

@@ -116,15 +116,18 @@ class _Names:
     """The natural name of every inventory object, as NetBox's import forms look it up."""
 
     def __init__(self, objects: list[NbObject]) -> None:
-        # keyed by plain (endpoint, key) tuples: a Ref is a tuple subclass, so a Ref finds its entry, and
-        # building ~1M Refs for the keys (NamedTuple's __new__ runs in Python) cost ~1 s at 98,304 GPUs
-        self.by_key: dict[tuple[str, str], NbObject] = {(o.endpoint, o.key): o for o in objects}
+        # endpoint -> key -> object: no key object per entry (building ~1M Refs as keys cost ~1 s at
+        # 98,304 GPUs, NamedTuple's __new__ runs in Python; plain (endpoint, key) tuples ~90 MB there)
+        self.by_key: dict[str, dict[str, NbObject]] = defaultdict(dict)
+        for o in objects:
+            self.by_key[o.endpoint][o.key] = o
 
     def obj(self, ref: Ref) -> NbObject:
-        return self.by_key[ref]
+        endpoint, key = ref
+        return self.by_key[endpoint][key]
 
     def __call__(self, ref: Ref) -> str:
-        o = self.by_key[ref]
+        o = self.obj(ref)
         if o.endpoint == "dcim/device-types":
             return str(o.fields["model"])  # the device import looks a type up by model
         if o.endpoint == "ipam/vlans":
@@ -176,12 +179,19 @@ class Translation:
     lost: dict[str, int]  # "<endpoint>.<field>" -> objects whose value no import carries
 
 
-def translate(objects: list[NbObject]) -> Translation:
-    """NbObjects (the inventory, in ENDPOINTS order) -> rows per import file."""
+def translate(objects: list[NbObject], release: bool = False) -> Translation:
+    """NbObjects (the inventory, in ENDPOINTS order) -> rows per import file.
+
+    With `release`, the caller hands the inventory over: the list is emptied once indexed, and each
+    cable (nothing refers to one) is let go once its row is made. The cables are a third of a site's
+    objects and the largest (at 32,768 GPUs 136k of 532k objects, ~1 kB each), so their rows take the
+    memory they free instead of adding to it: the NetBox files were the compile's peak at 98,304 GPUs."""
     names = _Names(objects)
     by_ep: dict[str, list[NbObject]] = defaultdict(list)
     for o in objects:
         by_ep[o.endpoint].append(o)
+    if release:
+        objects.clear()
     rows: dict[str, list[dict[str, Any]]] = {s.endpoint: [] for s in STEPS}
     lost: dict[str, int] = defaultdict(int)
 
@@ -276,7 +286,12 @@ def translate(objects: list[NbObject]) -> Translation:
 
     sides = [(side, f"{side}_terminations", f"side_{side}_site", f"side_{side}_device", f"side_{side}_type",
               f"side_{side}_name") for side in ("a", "b")]
-    for o in by_ep["dcim/cables"]:
+    cables = by_ep.pop("dcim/cables", [])
+    cables.reverse()  # popped from the end: inventory order
+    while cables:
+        o = cables.pop()
+        if release:
+            del names.by_key[o.endpoint][o.key]
         t = _Taker(o, names)
         row = {}
         for side, field, site_col, device_col, type_col, name_col in sides:
@@ -376,7 +391,9 @@ def render_netbox_csv(plan: Plan) -> dict[str, str]:
     from generators.handover.netbox_inventory import inventory
 
     objects = inventory(plan)
-    tr = translate(objects)
+    interfaces = sum(o.endpoint == "dcim/interfaces" for o in objects)
+    tr = translate(objects, release=True)
+    del objects  # emptied by translate
     out: dict[str, str] = {}
     steps = []
     for s in STEPS:
@@ -389,5 +406,5 @@ def render_netbox_csv(plan: Plan) -> dict[str, str]:
     out["netbox/README.md"] = _ENV.get_template("netbox_import.md.j2").render(
         design=plan.design.name, version=NETBOX_VERSION, steps=steps, not_written=NOT_WRITTEN,
         not_in_csv=NOT_IN_CSV, lost=tr.lost, from_template=len(tr.from_template),
-        interfaces=sum(o.endpoint == "dcim/interfaces" for o in objects))
+        interfaces=interfaces)
     return out
