@@ -1,7 +1,7 @@
 """Generated files as Pulumi resources, through Python dynamic providers.
 
 `FileGroup` is what the program registers: one resource per folder component (the site's top files,
-a Network/Folder section's files of no rack, one rack's files of a section) whose input `files` maps
+a Network/Folder section's files of no rack, one row's files of a section) whose input `files` maps
 each path to its sha256, size and line count (one string per path). One resource per file made h100-16k 3,635 provider
 resources, and the engine's per-resource cost (check, diff, a state checkpoint per step), not the
 files, set the time of an `up` (issue 18). `FileArtifactProvider` is the one-file-per-resource

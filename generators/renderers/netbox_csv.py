@@ -391,7 +391,6 @@ def render_netbox_csv(plan: Plan) -> dict[str, str]:
     from generators.handover.netbox_inventory import inventory
 
     objects = inventory(plan)
-    interfaces = sum(o.endpoint == "dcim/interfaces" for o in objects)
     tr = translate(objects, release=True)
     del objects  # emptied by translate
     out: dict[str, str] = {}
@@ -406,5 +405,6 @@ def render_netbox_csv(plan: Plan) -> dict[str, str]:
     out["netbox/README.md"] = _ENV.get_template("netbox_import.md.j2").render(
         design=plan.design.name, version=NETBOX_VERSION, steps=steps, not_written=NOT_WRITTEN,
         not_in_csv=NOT_IN_CSV, lost=tr.lost, from_template=len(tr.from_template),
-        interfaces=interfaces)
+        # every inventory interface is made from a template or has a row of its own (translate)
+        interfaces=len(tr.from_template) + len(tr.rows["dcim/interfaces"]))
     return out

@@ -1,8 +1,8 @@
 """A Pulumi program for the engine tests: the `railyard:design` site plus `railyard:count` synthetic artifacts
 through the same Site component and provider, so the engine is driven past 2,000 file resources
 before the renderers of every issue exist. `railyard:racked` groups the files of a device under the
-Rack placement put it in (true, as the real program does) or not (false: Site is given no device's
-rack), moving the synthetic per-server files between groups without changing a byte;
+row of the rack placement put it in (true, as the real program does) or not (false: Site is given no
+device's rack), moving the synthetic per-server files between groups without changing a byte;
 `railyard:bmcPassword` (secret) fills one artifact that embeds a credential."""
 
 import copy
