@@ -1,9 +1,11 @@
-"""render_into: the files render_all makes, written into a staging folder, in one process or two (a forked
-child takes CHILD_RENDERERS), with the same bytes and the same errors either way."""
+"""render_into: the files render_all makes, written into a staging folder, in one process or two (parent
+and forked child take renderers from one queue), with the same bytes and the same errors either way."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -50,8 +52,33 @@ def _failing(name: str, exc: Exception):
     return r
 
 
-def test_a_child_renderer_error_surfaces_in_the_parent(plan, tmp_path: Path, monkeypatch) -> None:
-    assert "render_floor" in renderers.CHILD_RENDERERS
+def test_the_queue_takes_the_costliest_first_then_the_rest_in_order() -> None:
+    names = [r.__name__ for r in renderers.RENDERERS]
+    assert sorted(renderers.SHARE_ORDER) == sorted(names)  # every renderer has its place
+    extra = _failing("render_extra", ValueError())
+    order = renderers._queue([extra, *renderers.RENDERERS])
+    assert [([extra, *renderers.RENDERERS])[i].__name__ for i in order] == [*renderers.SHARE_ORDER, "render_extra"]
+
+
+@pytest.mark.parametrize("where", range(4))
+def test_the_first_failing_renderer_wins_whichever_process_ran_it(plan, tmp_path: Path, monkeypatch,
+                                                                  where: int) -> None:
+    """Two renderers fail; which process takes which is up to the queue and the scheduler, and the error
+    raised is the one of the earlier in RENDERERS, as in one process. The later one is taken first (it
+    is costlier), and a third renderer, last in RENDERERS, fails too."""
+    first = renderers.RENDERERS.index(renderers.render_slurm)
+    later = renderers.RENDERERS.index(renderers.render_cabling)
+    last = len(renderers.RENDERERS) - 1
+    assert first < later < last
+    _replace(monkeypatch, **{f"i{first}": _failing("render_slurm", ZeroDivisionError("first")),
+                             f"i{later}": _failing("render_cabling", KeyError("later")),
+                             f"i{last}": _failing(renderers.RENDERERS[last].__name__, ValueError("last"))})
+    for parallel in (False, True):
+        with pytest.raises(ZeroDivisionError, match="first"):
+            renderers.render_into(plan, _dir(tmp_path / str(parallel)), parallel=parallel)
+
+
+def test_a_design_error_is_the_same_from_either_process(plan, tmp_path: Path, monkeypatch) -> None:
     i = renderers.RENDERERS.index(renderers.render_floor)
     _replace(monkeypatch, **{f"i{i}": _failing("render_floor", DesignError.one("site.tray", "no room"))})
     with pytest.raises(DesignError) as seq:
@@ -61,18 +88,20 @@ def test_a_child_renderer_error_surfaces_in_the_parent(plan, tmp_path: Path, mon
     assert par.value.problems == seq.value.problems
 
 
-def test_the_first_failing_renderer_wins_whichever_process_ran_it(plan, tmp_path: Path, monkeypatch) -> None:
-    """The child's renderer comes first in RENDERERS here: its error is the one raised, as in one process."""
-    child = renderers.RENDERERS.index(renderers.render_netbox_csv)
-    later = max(i for i, r in enumerate(renderers.RENDERERS) if r.__name__ not in renderers.CHILD_RENDERERS)
-    assert child < later
-    _replace(monkeypatch, **{f"i{child}": _failing("render_netbox_csv", ZeroDivisionError("child")),
-                             f"i{later}": _failing("render_bom", KeyError("parent"))})
-    for parallel in (False, True):
-        with pytest.raises(ZeroDivisionError, match="child") as err:
-            renderers.render_into(plan, _dir(tmp_path / str(parallel)), parallel=parallel)
-        if parallel:  # a bug in the child says where it happened
-            assert "in the render worker process" in "".join(err.value.__notes__)
+def test_a_bug_in_the_child_says_where_it_happened(plan, tmp_path: Path, monkeypatch) -> None:
+    """Every renderer fails, but only in the child: its error reaches the parent with the child's traceback."""
+    parent = os.getpid()
+
+    def render_anything(plan):
+        if os.getpid() != parent:
+            raise ZeroDivisionError("in the child")
+        time.sleep(0.2)  # the child takes part of the queue (the parent is the first to read it)
+        return {}
+
+    monkeypatch.setattr(renderers, "RENDERERS", [render_anything] * 8)
+    with pytest.raises(ZeroDivisionError, match="in the child") as err:
+        renderers.render_into(plan, _dir(tmp_path / "a"), parallel=True)
+    assert "in the render worker process" in "".join(err.value.__notes__)
 
 
 def test_two_renderers_writing_one_path_is_a_bug_in_either_process(plan, tmp_path: Path, monkeypatch) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import pickle
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,54 +78,69 @@ def render_all(plan: Plan) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-# From this many links `render_into` renders on two cores: a forked child takes these renderers (the
-# NetBox import files, the hosts' netplan files, floor, labels, row bills), the parent the rest
-# (plan.json, switch configs, cable and rack sheets, BoM), about half the work each from 1,024 to 98,304
-# GPUs. With the cable sheets in the child it held two thirds: render_into of h100-1024-reference
-# 0.38-0.41 s (child 0.37-0.40 s, parent 0.18-0.23 s), then 0.26-0.30 s; h100-16k 6.7 s, then 5.2 s
-# (idle 2 cores). With the hosts' files in the parent, the 98,304-GPU RoCE design's parent held ~45 s
-# (render + write) against the child's ~17 s: its 24,576 host files in 12,288 folders cost 1.6 s to
-# render and 9.6 s to write; in the child it is ~34 s against ~29 s (the IB designs render no host
-# file). The fork pays early: render_into of h100-256 (725 links) took 0.17-0.19 s in one process and
-# 0.12-0.14 s in two.
+# From this many links `render_into` renders on two cores: the parent forks a child and both take
+# renderers from one queue until it is empty, the costliest first (SHARE_ORDER), so the two finish close
+# together whatever the design makes costly (hosts' netplan files on a RoCE site, cable sheets on an
+# InfiniBand one). A fixed split held the balance only for some designs: with plan.json, switch configs,
+# cable sheets and BoM in the parent and the NetBox files, hosts' files, floor, labels and row bills in
+# the child, render_into of h100-1024-reference spent 0.45 s in the parent against 0.21 s in the child
+# (a loaded machine). The fork pays early: render_into of h100-256 (725 links) took 0.17-0.19 s in one
+# process and 0.12-0.14 s in two.
 PARALLEL_LINKS = 500
-CHILD_RENDERERS = ("render_netbox_csv", "render_hosts", "render_floor", "render_labels", "render_rows")
+# most expensive first, from render + write times at 1,024 and 98,304 GPUs (bench/compile.py's designs):
+# at 98k the NetBox files ~13 s, backend switch configs ~12.5 s, hosts' files ~11 s (write-bound: 24,576
+# files in 12,288 folders), cable and rack sheets ~10 s, plan.json ~7.5 s; the rest are under 3 s. A
+# renderer not listed (a test's) goes after these, in RENDERERS order.
+SHARE_ORDER = ("render_netbox_csv", "render_cabling", "render_backend", "render_hosts", "render_plan_json",
+               "render_labels", "render_frontend", "render_oob", "render_floor", "render_rows", "render_kea",
+               "render_slurm", "render_bom", "render_storage_tenants")
 
 
 def render_into(plan: Plan, folder: Path, parallel: bool | None = None) -> dict[str, str]:
     """Every renderer's files written into `folder` (write_tree's staging folder) as each renderer
     finishes, so only one renderer's output is in memory at a time; returns {path: sha256}. The files
-    are render_all's, byte for byte. `parallel` (default: by the plan's size) renders CHILD_RENDERERS
-    in a forked child; an error in either process surfaces as the error of the first failing renderer
-    in RENDERERS order, as when rendering in one process."""
+    are render_all's, byte for byte. `parallel` (default: by the plan's size) shares the renderers with
+    a forked child; an error in either process surfaces as the error of the first failing renderer in
+    RENDERERS order, as when rendering in one process."""
     with paused_gc():  # about half the NetBox files' time at 98k GPUs: see generators.gc_pause
         return _render_into(plan, folder, parallel)
+
+
+def _queue(renderers: list[Renderer]) -> list[int]:
+    """Indices into `renderers` in the order the two processes take them."""
+    rank = {name: n for n, name in enumerate(SHARE_ORDER)}
+    return sorted(range(len(renderers)), key=lambda i: (rank.get(renderers[i].__name__, len(rank)), i))
 
 
 def _render_into(plan: Plan, folder: Path, parallel: bool | None) -> dict[str, str]:
     if parallel is None:
         parallel = len(plan.links) >= PARALLEL_LINKS and (os.cpu_count() or 1) > 1
+    every = _renderers()
     if not parallel or not hasattr(os, "fork"):
-        digests, failed = _render_some(plan, folder, list(enumerate(_renderers())))
+        digests, failed = _render_some(plan, folder, every, iter(range(len(every))))
         if failed is not None:
             raise failed[1]
         return _merge(digests, {})
-    mine = [(i, r) for i, r in enumerate(_renderers()) if r.__name__ not in CHILD_RENDERERS]
-    theirs = [(i, r) for i, r in enumerate(_renderers()) if r.__name__ in CHILD_RENDERERS]
+    # the queue is a pipe of 2-byte indices, filled and closed for writing before the fork: each read of
+    # 2 bytes takes one index for one process, and an empty queue reads as end of file in both
+    q_read, q_write = os.pipe()
+    with os.fdopen(q_write, "wb") as fh:
+        fh.write(b"".join(i.to_bytes(2, "little") for i in _queue(every)))
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: render its share, report {path: sha256} or its failure, and exit at once
         try:
             os.close(read)
-            payload = _child_result(plan, folder, theirs)
+            payload = _child_result(plan, folder, every, _taken(q_read))
             with os.fdopen(write, "wb") as fh:
                 fh.write(payload)
         finally:
             os._exit(0)  # never back into the caller's stack (its cleanup is the parent's)
     os.close(write)
     try:
-        mine_digests, mine_failed = _render_some(plan, folder, mine)
+        mine_digests, mine_failed = _render_some(plan, folder, every, _taken(q_read))
     finally:
+        os.close(q_read)
         with os.fdopen(read, "rb") as fh:
             data = fh.read()  # until the child exits: it writes into folder, which the caller may remove
         os.waitpid(pid, 0)
@@ -138,11 +153,17 @@ def _render_into(plan: Plan, folder: Path, parallel: bool | None) -> dict[str, s
     return _merge(mine_digests, their_digests)
 
 
-def _child_result(plan: Plan, folder: Path, renderers: list[tuple[int, Renderer]]) -> bytes:
+def _taken(fd: int) -> Iterator[int]:
+    """The renderer indices this process takes from the shared queue, one at a time."""
+    while len(data := os.read(fd, 2)) == 2:
+        yield int.from_bytes(data, "little")
+
+
+def _child_result(plan: Plan, folder: Path, renderers: list[Renderer], queue: Iterator[int]) -> bytes:
     """The child's pickled (digests, failure): a bug's error carries the child's traceback as a note (the
     parent re-raises it, so the CLI's internal-error report shows where it happened)."""
     try:
-        digests, failed = _render_some(plan, folder, renderers)
+        digests, failed = _render_some(plan, folder, renderers, queue)
     except BaseException as exc:  # e.g. KeyboardInterrupt: the parent still gets an answer
         digests, failed = {}, (-1, RuntimeError(f"render worker stopped: {exc!r}"))
     if failed is not None and not isinstance(failed[1], DesignError):
@@ -153,21 +174,27 @@ def _child_result(plan: Plan, folder: Path, renderers: list[tuple[int, Renderer]
         return pickle.dumps((digests, (failed[0] if failed else -1, RuntimeError(f"{failed[1]!r}: {exc}"))))
 
 
-def _render_some(plan: Plan, folder: Path, renderers: list[tuple[int, Renderer]]
+def _render_some(plan: Plan, folder: Path, renderers: list[Renderer], queue: Iterator[int]
                  ) -> tuple[dict[str, str], tuple[int, BaseException] | None]:
-    """Stage these renderers' files; stops at the first that raises and returns (its index, the error)."""
+    """Stage the files of the renderers this process takes from `queue`. After a renderer raises, only
+    those before it in RENDERERS order still run (one of them may fail first); returns the digests and
+    (the index, the error) of the first that raised, in RENDERERS order."""
     digests: dict[str, str] = {}
-    for i, r in renderers:
+    failed: tuple[int, BaseException] | None = None
+    for i in queue:
+        if failed is not None and i > failed[0]:
+            continue  # not needed: an earlier renderer failed (the other process still runs earlier ones)
         try:
-            files = r(plan)
+            files = renderers[i](plan)
             for path in files:
                 if path in digests:
                     raise RuntimeError(f"two renderers write {path}")
             digests.update(stage_files(files, folder))
         except Exception as exc:  # re-raised by render_into, in RENDERERS order
-            return digests, (i, exc)
+            failed = (i, exc)
+            continue
         del files  # before the next renderer makes its own
-    return digests, None
+    return digests, failed
 
 
 def _merge(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
