@@ -229,6 +229,22 @@ def test_clashing_short_ids_get_the_long_form_and_stay_stable(monkeypatch):
         ids.stable_ids("C", ["a", "a"])
 
 
+def test_an_id_is_the_leading_bits_of_the_sha256_of_its_key_in_crockford_base32():
+    """What a printed label says: the key's SHA-256, its leading 5 x n bits, 5 bits a character."""
+    import hashlib
+
+    from generators.model import ids
+
+    for key in ("gpu001:mlx5_0 -- leaf01:swp1", "", "r01-01.U02.p3 | x" * 9):
+        digest = hashlib.sha256(key.encode()).digest()
+        n = int.from_bytes(digest, "big")
+        for chars in (1, 5, ids.SHORT, ids.LONG, 50):
+            want = "".join("0123456789ABCDEFGHJKMNPQRSTVWXYZ"[(n >> (256 - 5 * (i + 1))) & 31] for i in range(chars))
+            assert ids._base32(digest, chars) == want
+        code = ids._base32(digest, ids.SHORT)
+        assert ids.stable_ids("C", [key])[0] == [f"C-{code[:5]}-{code[5:]}"]
+
+
 def test_tray_segment_ids_follow_geometry_not_order(compiled):
     a, b = compiled("h100-256"), compiled("h100-256", "site.floor.row_positions=20")
     ga = {(tuple(s.a_mm), tuple(s.b_mm)): s.id for s in a.trays.segments}
