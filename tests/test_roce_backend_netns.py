@@ -203,9 +203,16 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                     assert hops == {vtep[far.switch]}, f"{me.switch} {vrf} {_net(far.address)}: {hops}"
                     # bounded, but longer than on one leaf: the first packet over VXLAN waits for the VTEPs'
                     # underlay ECMP paths (installed last, see below); 15 s failed once in a full-suite run
+                    # a failure says both directions' state: it failed once in 45 s in a full-suite run
+                    # with the forward path in place, and passed alone and beside two busy cores
+                    back = fab.switches[far.switch]
                     assert wait_until(lambda s=src, d=fdst, h=h: ping_src(hostns[h], s, d), timeout=45,
                                       interval=0.5), (f"{h} {src} -> {o} {fdst} (rail {r} -> {s}); underlay to "
-                                                      f"{vtep[far.switch]}: {route_get(leaf.netns, vtep[far.switch])}")
+                                                      f"{vtep[far.switch]}: {route_get(leaf.netns, vtep[far.switch])}"
+                                                      f"; back from {far.switch}: underlay to {vtep[me.switch]}: "
+                                                      f"{route_get(back.netns, vtep[me.switch])}, {vrf} to {src}: "
+                                                      f"{route_get(back.netns_of(vrf), src)}; sessions not "
+                                                      f"established: {not_established()}")
         # the VTEPs' underlay: only over the leaf's uplinks, ECMP across every spine (bounded wait: the
         # last spine's paths may still be installing when the type-5 routes are in)
         spine_port = {(a, p): b for a, p, b, _ in links} | {(b, q): a for a, _, b, q in links}
