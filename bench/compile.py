@@ -9,12 +9,7 @@ files). Sizes:
 - 65,536 GPUs: the largest non-blocking 3-tier fat tree of 64-port switches (k^3/4 hosts).
 - 98,304 GPUs: h100-512-roce grown to 12,288 HGX servers on SN5600 (a 3-tier RoCE fabric), with every
   artifact, the SONiC backend configs and host files included.
-Run: python bench/compile.py [--sizes 1024,16384,65536,98304] [--runs 3] [--dir DIR]  (medians of --runs)
-
-The compiles write where a user's `--out` goes, into a folder in the checkout (or under --dir), not into
-TMPDIR: this machine's /tmp once created files at ~1 ms each against ~0.025 ms elsewhere on the same
-disk (2026-12-03): the 1,024-GPU compile (254 files) took 0.06-0.26 s longer there, and 98,304 GPUs
-write 55,595 files. The header prints the folder's cost of creating a file, so a slow folder shows.
+Run: python bench/compile.py [--sizes 1024,16384,65536,98304] [--runs 3]  (medians of --runs)
 """
 
 from __future__ import annotations
@@ -80,24 +75,10 @@ def write_once(files: dict[str, bytes], dest: Path) -> float:
     return time.perf_counter() - t0
 
 
-def scratch(folder: Path) -> tempfile.TemporaryDirectory[str]:
-    return tempfile.TemporaryDirectory(prefix=".railyard-bench-", dir=folder)
-
-
-def create_ms(folder: Path, n: int = 200) -> float:
-    """Milliseconds to create (and write 1 kB into) one file in a new folder under `folder`."""
-    with scratch(folder) as t:
-        t0 = time.perf_counter()
-        for i in range(n):
-            with open(Path(t) / str(i), "wb") as fh:
-                fh.write(b"x" * 1000)
-        return (time.perf_counter() - t0) / n * 1000
-
-
-def run(gpus: int, runs: int, folder: Path) -> tuple[float, float, int, int, float]:
+def run(gpus: int, runs: int) -> tuple[float, float, int, int, float]:
     walls, peaks, writes = [], [], []
     for _ in range(runs):
-        with scratch(folder) as t:
+        with tempfile.TemporaryDirectory(prefix="railyard-bench-") as t:
             tmp = Path(t)
             wall, peak = compile_once(gpus, tmp)
             walls.append(wall)
@@ -113,16 +94,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1024,16384,65536,98304")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--dir", type=Path, default=ROOT, help="where the compiles write (default: the checkout)")
     a = ap.parse_args()
     sizes = sorted(int(s) for s in a.sizes.split(","))
-    with scratch(a.dir) as t:
+    with tempfile.TemporaryDirectory(prefix="railyard-bench-") as t:
         compile_once(sizes[0], Path(t))  # warm-up: bytecode and template caches, not counted
-    print(f"writing under {a.dir.resolve()}: {create_ms(a.dir):.3f} ms to create a file")
     print(f"{'GPUs':>7} {'wall s':>8} {'peak MiB':>9} {'files':>7} {'output MiB':>11} {'write s':>8} "
           f"{'compile/write':>14}")
     for gpus in sizes:
-        wall, peak, size, n, write = run(gpus, a.runs, a.dir)
+        wall, peak, size, n, write = run(gpus, a.runs)
         print(f"{gpus:>7} {wall:>8.2f} {peak:>9.0f} {n:>7} {size / 2**20:>11.1f} {write:>8.3f} "
               f"{wall / write:>13.0f}x", flush=True)
 

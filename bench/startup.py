@@ -1,8 +1,7 @@
 """Start-up cost of the `railyard` command: wall time of `--help`, `schema`, `validate` and a 1,024-GPU
 `compile` (medians over --runs fresh processes), and which heavy libraries each one imported.
 
-Run: python bench/startup.py [--runs 7] [--dir DIR]  (the compile writes into a folder in the checkout, or
-under DIR, as bench/compile.py's do: not TMPDIR, see there)
+Run: python bench/startup.py [--runs 7]
 """
 
 from __future__ import annotations
@@ -34,8 +33,8 @@ _CHILD = ("import atexit, sys\nfrom generators.cli import main\nsys.argv = ['rai
           "main()\n")
 
 
-def once(args: list[str], folder: Path) -> tuple[float, str]:
-    with tempfile.TemporaryDirectory(prefix=".railyard-bench-", dir=folder) as tmp:
+def once(args: list[str]) -> tuple[float, str]:
+    with tempfile.TemporaryDirectory(prefix="railyard-bench-") as tmp:
         argv = [*args, f"{tmp}/out"] if args[-1] == "--out" else args
         t0 = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", _CHILD, *argv], cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -47,10 +46,8 @@ def once(args: list[str], folder: Path) -> tuple[float, str]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--dir", type=Path, default=ROOT, help="where the compile writes (default: the checkout)")
-    a = ap.parse_args()
-    runs = a.runs
-    once(COMMANDS["compile 1,024"], a.dir)  # write the .pyc files first
+    runs = ap.parse_args().runs
+    once(COMMANDS["compile 1,024"])  # write the .pyc files first
     pythons = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -59,7 +56,7 @@ def main() -> None:
     python = statistics.median(pythons)
     print(f"{'command':<16} {'median s':>9}  heavy libraries imported   (python -c pass: {python:.3f} s)")
     for name, args in COMMANDS.items():
-        results = [once(args, a.dir) for _ in range(runs)]
+        results = [once(args) for _ in range(runs)]
         print(f"{name:<16} {statistics.median(w for w, _ in results):>9.3f}  {results[-1][1] or '-'}", flush=True)
 
 
