@@ -39,6 +39,7 @@ from tests import netns_dataplane as ndp
 from tests.conftest import rendered_files
 from tests.netns_fabric import (
     Fabric,
+    Switch,
     evpn_routes,
     frr_fabric,
     live_processes,
@@ -70,6 +71,18 @@ def route_get(netns: str, dst: str, src: str | None = None) -> dict[str, str] | 
     """The kernel's choice for `dst` (from `src`): dev, gateway, ...; None when it has no route."""
     r = run_in(netns, ["ip", "-j", "route", "get", dst, *(["from", src] if src else [])], check=False)
     return json.loads(r.stdout)[0] if r.returncode == 0 else None
+
+
+def overlay_state(sw: Switch, dp: ndp.SwitchDataplane, vrf: str, far_vtep: str) -> str:
+    """What the kernel of one leaf holds for a VRF's traffic to another VTEP, for a failure message: the
+    underlay ping between the VTEPs, the L3VNI bridge's neighbours (the far VTEP's router MAC) and the
+    VXLAN device's forwarding entries (router MAC -> VTEP)."""
+    [seg] = [g for g in dp.segments.values() if g.vrf == vrf and g.vni is not None]
+    ns = sw.netns_of(vrf)
+    under = ping_src(sw.netns, dp.vtep or "", far_vtep)
+    neigh = run_in(ns, ["ip", "neigh", "show", "dev", seg.bridge], check=False).stdout.strip()
+    fdb = run_in(ns, ["bridge", "fdb", "show", "dev", seg.vxlan], check=False).stdout.strip()
+    return f"{dp.name}: underlay ping to {far_vtep} {'ok' if under else 'FAILED'}; neigh [{neigh}]; fdb [{fdb}]"
 
 
 def ping_src(netns: str, src: str, dst: str) -> bool:
@@ -212,7 +225,9 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                                                       f"; back from {far.switch}: underlay to {vtep[me.switch]}: "
                                                       f"{route_get(back.netns, vtep[me.switch])}, {vrf} to {src}: "
                                                       f"{route_get(back.netns_of(vrf), src)}; sessions not "
-                                                      f"established: {not_established()}")
+                                                      f"established: {not_established()}; "
+                                                      f"{overlay_state(leaf, dps[me.switch], vrf, vtep[far.switch])}; "
+                                                      f"{overlay_state(back, dps[far.switch], vrf, vtep[me.switch])}")
         # the VTEPs' underlay: only over the leaf's uplinks, ECMP across every spine (bounded wait: the
         # last spine's paths may still be installing when the type-5 routes are in)
         spine_port = {(a, p): b for a, p, b, _ in links} | {(b, q): a for a, _, b, q in links}
