@@ -82,7 +82,10 @@ def overlay_state(sw: Switch, dp: ndp.SwitchDataplane, vrf: str, far_vtep: str) 
     under = ping_src(sw.netns, dp.vtep or "", far_vtep)
     neigh = run_in(ns, ["ip", "neigh", "show", "dev", seg.bridge], check=False).stdout.strip()
     fdb = run_in(ns, ["bridge", "fdb", "show", "dev", seg.vxlan], check=False).stdout.strip()
-    return f"{dp.name}: underlay ping to {far_vtep} {'ok' if under else 'FAILED'}; neigh [{neigh}]; fdb [{fdb}]"
+    # zebra's own view: whether it learned the far VTEP's router MAC (then the kernel lacks what it holds)
+    rmac = " ".join(sw.vtysh(f"show evpn rmac vni {seg.vni}").split())
+    return (f"{dp.name}: underlay ping to {far_vtep} {'ok' if under else 'FAILED'}; neigh [{neigh}]; fdb [{fdb}]; "
+            f"zebra [{rmac}]")
 
 
 def ping_src(netns: str, src: str, dst: str) -> bool:
