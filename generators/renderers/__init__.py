@@ -83,11 +83,12 @@ def render_all(plan: Plan) -> dict[str, str]:
 # together whatever the design makes costly (hosts' netplan files on a RoCE site, cable sheets on an
 # InfiniBand one). A fixed split held the balance only for some designs: with plan.json, switch configs,
 # cable sheets and BoM in the parent and the NetBox files, hosts' files, floor, labels and row bills in
-# the child, render_into of h100-1024-reference spent 0.45 s in the parent against 0.21 s in the child
-# (a loaded machine). The fork pays early: render_into of h100-256 (725 links) took 0.17-0.19 s in one
-# process and 0.12-0.14 s in two.
+# the child, the two spent 0.31 and 0.38 s of CPU on h100-512-roce and 0.35 and 0.28 s on h100-1024-vms;
+# from the queue 0.35/0.35 and 0.32/0.31 s. The fork pays early: render_into of h100-256 (725 links)
+# took 0.17-0.19 s in one process and 0.12-0.14 s in two.
 PARALLEL_LINKS = 500
 # most expensive first, from render + write times at 1,024 and 98,304 GPUs (bench/compile.py's designs):
+# at 1,024 the cable and rack sheets (~0.10 s of CPU) and the NetBox files (~0.13 s) are the two largest;
 # at 98k the NetBox files ~13 s, backend switch configs ~12.5 s, hosts' files ~11 s (write-bound: 24,576
 # files in 12,288 folders), cable and rack sheets ~10 s, plan.json ~7.5 s; the rest are under 3 s. A
 # renderer not listed (a test's) goes after these, in RENDERERS order.
