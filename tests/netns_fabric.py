@@ -92,6 +92,14 @@ class Switch:
     def vtysh_json(self, command: str) -> dict:
         return json.loads(self.vtysh(command) or "{}")
 
+    def configure(self, *lines: str) -> None:
+        """Run ``lines`` in vtysh's configuration mode, in one session (one node after another)."""
+        cmds = [x for line in ("configure terminal", *lines) for x in ("-c", line)]
+        r = run_cmd(["ip", "netns", "exec", self.netns, require("vtysh"), "--vty_socket", str(self.rundir),
+                     *cmds], check=False)
+        if r.returncode != 0 or "%" in r.stdout:
+            raise ToolFailed(f"vtysh on {self.name} refused {list(lines)}", r.stdout + r.stderr)
+
     def ping(self, source: str, target: str, timeout: float = 2.0) -> bool:
         r = run_cmd(["ip", "netns", "exec", self.netns, require("ping"), "-n", "-q", "-c", "1", "-W",
                   str(int(timeout)), "-I", source, target], timeout=timeout + 5, check=False)
@@ -287,6 +295,43 @@ def evpn_routes(fab: Fabric, switch: str, kind: str) -> list[dict[str, Any]]:
 
 def vrf_routes(fab: Fabric, switch: str, vrf: str) -> set[str]:
     return set(fab.switches[switch].vtysh_json(f"show ip route vrf {vrf} json"))
+
+
+def remote_rmacs(fab: Fabric, switch: str, vni: int) -> set[str]:
+    """The remote VTEPs whose router MAC zebra holds for an L3VNI (``show evpn rmac vni``)."""
+    doc = fab.switches[switch].vtysh_json(f"show evpn rmac vni {vni} json")
+    return {e["vtepIp"] for e in doc.values() if isinstance(e, dict) and "vtepIp" in e}
+
+
+def reimport_type5(fab: Fabric, switch: str, vrf: str, timeout: float = 30.0) -> None:
+    """Withdraw a VRF's imported EVPN type-5 routes from zebra and import them again, as fresh adds.
+
+    Works around FRR 8.4's zebra (Debian 12's ``frr``) losing a remote VTEP's router MAC while keeping
+    its routes (FRRouting/frr#12391, fixed by #12524 in FRR 9.1): a route that bgpd re-announces has
+    its EVPN add applied at once and the replaced entry's EVPN delete queued after it, so when every
+    prefix from one VTEP is re-announced (as when its underlay paths change during convergence) zebra
+    drops that VTEP's router MAC, and the kernel has no neighbour to encapsulate to. Swapping the
+    VRF's import route targets (from the switch's own frr.conf) for one no route carries, waiting
+    until zebra holds no BGP route in the VRF, and configuring them again re-imports every path at
+    once: one add per prefix."""
+    sw = fab.switches[switch]
+    conf = (sw.rundir / "frr.conf").read_text()
+    block = re.search(rf"^router bgp (\d+) vrf {re.escape(vrf)}\n(.*?)^exit$", conf, re.M | re.S)
+    if block is None:
+        raise ToolFailed(f"{switch}: no 'router bgp ... vrf {vrf}' in its frr.conf", conf)
+    rts = re.findall(r"^\s*route-target import (\S+)$", block[2], re.M)
+    if not rts:
+        raise ToolFailed(f"{switch}: VRF {vrf} imports no route target", block[0])
+    # a route target no route carries stands in while the VRF's own are gone: with none left, FRR 8.4
+    # imports by its auto-derived target and keeps every route it had
+    none = next(f"65534:{i}" for i in range(1, 100) if f"65534:{i}" not in conf)
+    node = (f"router bgp {block[1]} vrf {vrf}", "address-family l2vpn evpn")
+    sw.configure(*node, f"route-target import {none}", *(f"no route-target import {rt}" for rt in rts))
+    if not wait_until(lambda: not sw.vtysh_json(f"show ip route vrf {vrf} bgp json"), timeout):
+        raise ToolFailed(f"{switch}: {vrf}'s BGP routes stayed after its import route targets went",
+                         sw.vtysh(f"show ip route vrf {vrf} bgp") + sw.vtysh(f"show bgp vrf {vrf} ipv4 unicast")
+                         + sw.vtysh("show running-config bgpd"))
+    sw.configure(*node, *(f"route-target import {rt}" for rt in rts), f"no route-target import {none}")
 
 
 def transit(fab: Fabric, leaf: str, port: str, vtep: str) -> list[str]:

@@ -16,6 +16,12 @@ spines (shared by every rail: each leaf has 8 links to each) and every cabled li
 - another tenant: no answer, and no route in the VRF (FRR and kernel) nor in the underlay.
 The lossless QoS tables are not exercised (veths have no PFC): see tests/netns_dataplane.py.
 
+FRR 8.4's zebra (Debian 12) can drop a remote VTEP's router MAC during convergence while keeping its
+routes (FRRouting/frr#12391, see netns_fabric.reimport_type5): the test checks every leaf's router MACs
+once its routes are in, re-imports a leaf's type-5 routes once when one is missing (a pytest warning
+says so) and fails if it is still missing. It did so in 4 of 14 runs beside two busy-looping processes;
+before, such a run failed its cross-rail ping (3 of 4 full-suite runs on 2026-12-03).
+
 A route-target leak is found by the route checks, not the pings: the kernel encapsulates with its VXLAN
 device's VNI, not the route's label, so a leaked route is black-holed here where an ASIC would forward
 it (tried: su1-rail0-leaf importing globex's route target fails the VRF route check, pings stay silent).
@@ -26,6 +32,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+import warnings
 from collections.abc import Callable
 from ipaddress import IPv4Interface
 from pathlib import Path
@@ -44,6 +51,8 @@ from tests.netns_fabric import (
     frr_fabric,
     live_processes,
     pings,
+    reimport_type5,
+    remote_rmacs,
     run_in,
     transit,
     vrf_routes,
@@ -191,6 +200,31 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
         assert all(len(ls) == len(RAILS) for ls in tenant_leaves.values())
         timings["routes"] = time.monotonic() - t0
 
+        # zebra must hold the router MAC of every other VTEP of the leaf's tenant (the kernel's neighbour
+        # for the type-5 routes' onlink next hop). FRR 8.4 can lose one during convergence while keeping
+        # the routes (a bug of FRR's, see reimport_type5): such a leaf re-imports its routes once, told
+        # as a warning; still missing after that fails the test
+        vni = {n: next(g.vni for g in dps[n].segments.values() if g.vrf == vrf_of[n][0] and g.vni is not None)
+               for n in leaves}
+
+        def rmac_missing() -> dict[str, set[str]]:
+            out = {}
+            for n in leaves:
+                want = {vtep[m] for m in tenant_leaves[vrf_of[n][0]] if m != n}
+                if lost := want - remote_rmacs(fab, n, vni[n]):
+                    out[n] = lost
+            return out
+
+        if not wait_until(lambda: not rmac_missing(), timeout=10):
+            lost = rmac_missing()
+            warnings.warn(f"FRR 8.4 zebra lost remote router MACs {lost} (FRRouting/frr#12391); re-importing "
+                          f"type-5 routes on {sorted(lost)}", stacklevel=1)
+            for n in sorted(lost):
+                reimport_type5(fab, n, vrf_of[n][0])
+            assert wait_until(lambda: not rmac_missing() and not prefix_missing(), timeout=30), \
+                (rmac_missing(), prefix_missing())
+        timings["router MACs"] = time.monotonic() - t0
+
         for h, vrf in hosts.items():
             for o in (o for o in hosts if o != h and hosts[o] == vrf):
                 for r in RAILS:
@@ -219,9 +253,7 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                     assert hops == {vtep[far.switch]}, f"{me.switch} {vrf} {_net(far.address)}: {hops}"
                     # bounded, but longer than on one leaf: the first packet over VXLAN waits for the VTEPs'
                     # underlay ECMP paths (installed last, see below); 15 s failed once in a full-suite run
-                    # a failure says both directions' state and each leaf's kernel and zebra view: it failed
-                    # in 3 of 4 full-suite runs on 2026-12-03 (one leaf without zebra's router-MAC entries
-                    # for the other VTEP), and passed 27 of 28 runs alone
+                    # a failure says both directions' state and each leaf's kernel and zebra view
                     back = fab.switches[far.switch]
                     assert wait_until(lambda s=src, d=fdst, h=h: ping_src(hostns[h], s, d), timeout=45,
                                       interval=0.5), (f"{h} {src} -> {o} {fdst} (rail {r} -> {s}); underlay to "
