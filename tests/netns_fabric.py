@@ -84,10 +84,12 @@ class Switch:
         """The namespace of `vrf` on this switch (None: the default VRF)."""
         return self.netns if vrf is None else self.vrf_netns[vrf]
 
+    def vtysh_args(self, *args: str) -> list[str]:
+        """vtysh on this switch's daemons, from inside its namespace, with ``args``."""
+        return ["ip", "netns", "exec", self.netns, require("vtysh"), "--vty_socket", str(self.rundir), *args]
+
     def vtysh(self, command: str, timeout: float = 20.0) -> str:
-        r = run_cmd(["ip", "netns", "exec", self.netns, require("vtysh"), "--vty_socket", str(self.rundir),
-                  "-c", command], timeout=timeout)
-        return r.stdout
+        return run_cmd(self.vtysh_args("-c", command), timeout=timeout).stdout
 
     def vtysh_json(self, command: str) -> dict:
         return json.loads(self.vtysh(command) or "{}")
@@ -95,8 +97,7 @@ class Switch:
     def configure(self, *lines: str) -> None:
         """Run ``lines`` in vtysh's configuration mode, in one session (one node after another)."""
         cmds = [x for line in ("configure terminal", *lines) for x in ("-c", line)]
-        r = run_cmd(["ip", "netns", "exec", self.netns, require("vtysh"), "--vty_socket", str(self.rundir),
-                     *cmds], check=False)
+        r = run_cmd(self.vtysh_args(*cmds), check=False)
         if r.returncode != 0 or "%" in r.stdout:
             raise ToolFailed(f"vtysh on {self.name} refused {list(lines)}", r.stdout + r.stderr)
 
@@ -261,8 +262,7 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
                     raise ToolFailed(f"FRR daemons of {sw.name} did not start", sw.log())
                 time.sleep(0.1)
         for name, sw in switches.items():
-            r = run_cmd(["ip", "netns", "exec", sw.netns, require("vtysh"), "--vty_socket", str(sw.rundir),
-                      "-f", str(sw.rundir / "frr.conf")], check=False, timeout=60)
+            r = run_cmd(sw.vtysh_args("-f", str(sw.rundir / "frr.conf")), check=False, timeout=60)
             if r.returncode != 0:
                 raise ToolFailed(f"vtysh could not apply {name}'s frr.conf", r.stdout + r.stderr)
         fabric.setup_seconds = time.monotonic() - t0
@@ -307,13 +307,13 @@ def reimport_type5(fab: Fabric, switch: str, vrf: str, timeout: float = 30.0) ->
     """Withdraw a VRF's imported EVPN type-5 routes from zebra and import them again, as fresh adds.
 
     Works around FRR 8.4's zebra (Debian 12's ``frr``) losing a remote VTEP's router MAC while keeping
-    its routes (FRRouting/frr#12391, fixed by #12524 in FRR 9.1): a route that bgpd re-announces has
-    its EVPN add applied at once and the replaced entry's EVPN delete queued after it, so when every
-    prefix from one VTEP is re-announced (as when its underlay paths change during convergence) zebra
-    drops that VTEP's router MAC, and the kernel has no neighbour to encapsulate to. Swapping the
-    VRF's import route targets (from the switch's own frr.conf) for one no route carries, waiting
-    until zebra holds no BGP route in the VRF, and configuring them again re-imports every path at
-    once: one add per prefix."""
+    its routes (FRRouting/frr#12391; fixed upstream by #12524 in 2023, not in Debian 12's 8.4.4): a
+    route that bgpd re-announces has its EVPN add applied at once and the replaced entry's EVPN delete
+    queued after it, so when every prefix from one VTEP is re-announced (as when its underlay paths
+    change during convergence) zebra drops that VTEP's router MAC, and the kernel has no neighbour to
+    encapsulate to. Swapping the VRF's import route targets (from the switch's own frr.conf) for one
+    no route carries, waiting until zebra holds no BGP route in the VRF, and configuring them again
+    re-imports every path at once: one add per prefix."""
     sw = fab.switches[switch]
     conf = (sw.rundir / "frr.conf").read_text()
     block = re.search(rf"^router bgp (\d+) vrf {re.escape(vrf)}\n(.*?)^exit$", conf, re.M | re.S)

@@ -82,11 +82,17 @@ def route_get(netns: str, dst: str, src: str | None = None) -> dict[str, str] | 
     return json.loads(r.stdout)[0] if r.returncode == 0 else None
 
 
+def l3vni_segment(dp: ndp.SwitchDataplane, vrf: str) -> ndp.Segment:
+    """The VRF's L3VNI segment on a leaf (its bridge, VXLAN device and VNI)."""
+    [seg] = [g for g in dp.segments.values() if g.vrf == vrf and g.vni is not None]
+    return seg
+
+
 def overlay_state(sw: Switch, dp: ndp.SwitchDataplane, vrf: str, far_vtep: str) -> str:
     """What the kernel of one leaf holds for a VRF's traffic to another VTEP, for a failure message: the
     underlay ping between the VTEPs, the L3VNI bridge's neighbours (the far VTEP's router MAC) and the
     VXLAN device's forwarding entries (router MAC -> VTEP)."""
-    [seg] = [g for g in dp.segments.values() if g.vrf == vrf and g.vni is not None]
+    seg = l3vni_segment(dp, vrf)
     ns = sw.netns_of(vrf)
     under = ping_src(sw.netns, dp.vtep or "", far_vtep)
     neigh = run_in(ns, ["ip", "neigh", "show", "dev", seg.bridge], check=False).stdout.strip()
@@ -204,8 +210,7 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
         # for the type-5 routes' onlink next hop). FRR 8.4 can lose one during convergence while keeping
         # the routes (a bug of FRR's, see reimport_type5): such a leaf re-imports its routes once, told
         # as a warning; still missing after that fails the test
-        vni = {n: next(g.vni for g in dps[n].segments.values() if g.vrf == vrf_of[n][0] and g.vni is not None)
-               for n in leaves}
+        vni = {n: l3vni_segment(dps[n], vrf_of[n][0]).vni for n in leaves}
 
         def rmac_missing() -> dict[str, set[str]]:
             out = {}
