@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from host import describe
+
 ROOT = Path(__file__).resolve().parent.parent
 # as a user runs it: with the modules' bytecode cached (PYTHONDONTWRITEBYTECODE would recompile every
 # railyard module on each run, ~0.2 s); the first run of the smallest size writes the .pyc files
@@ -103,6 +105,7 @@ def main() -> None:
     sizes = sorted(int(s) for s in a.sizes.split(","))
     with tempfile.TemporaryDirectory(prefix="railyard-bench-") as t:
         compile_once(sizes[0], Path(t))  # warm-up: bytecode and template caches, not counted
+    print(describe())
     print(f"{'GPUs':>7} {'wall s':>8} {'peak MiB':>9} {'files':>7} {'output MiB':>11} {'write s':>8} "
           f"{'compile/write':>14}")
     for gpus in sizes:

@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from host import describe
+
 ROOT = Path(__file__).resolve().parent.parent
 # as a user runs it: with the modules' bytecode cached (a shell with PYTHONDONTWRITEBYTECODE set would
 # recompile every railyard module on each run, ~0.2 s)
@@ -54,6 +56,7 @@ def main() -> None:
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         pythons.append(time.perf_counter() - t0)
     python = statistics.median(pythons)
+    print(describe())
     print(f"{'command':<16} {'median s':>9}  heavy libraries imported   (python -c pass: {python:.3f} s)")
     for name, args in COMMANDS.items():
         results = [once(args) for _ in range(runs)]
