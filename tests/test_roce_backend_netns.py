@@ -213,8 +213,8 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
         # for the type-5 routes' onlink next hop). FRR 8.4 can lose one during convergence while keeping
         # the routes (a bug of FRR's, see reimport_type5): such a leaf re-imports its routes, told as a
         # warning. A re-import is itself a burst of route changes, and one did not bring every route and
-        # router MAC back within 30 s in 10 loaded runs: a leaf still short re-imports again, up to
-        # REIMPORTS rounds; after that the test fails
+        # router MAC back within 30 s (the probe's below, in 1 of 16 runs beside two busy loops): a leaf
+        # still short re-imports again, up to REIMPORTS rounds; after that the test fails
         vni = {n: l3vni_segment(dps[n], vrf_of[n][0]).vni for n in leaves}
 
         def rmac_missing() -> dict[str, set[str]]:
