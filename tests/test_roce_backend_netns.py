@@ -19,10 +19,11 @@ The lossless QoS tables are not exercised (veths have no PFC): see tests/netns_d
 FRR 8.4's zebra (Debian 12) can drop a remote VTEP's router MAC during convergence while keeping its
 routes (FRRouting/frr#12391, see netns_fabric.reimport_type5): the test checks every leaf's router MACs
 once its routes are in and re-imports a leaf's type-5 routes when one is missing (a pytest warning says
-so), up to three rounds, then fails. The bug struck in 9 of 30 runs beside two busy-looping processes;
-before the repair, such a run failed its cross-rail ping (3 of 4 full-suite runs on 2026-12-03). So that
-the repair is proven in every run, not only when the bug strikes, one leaf always re-imports its routes
-before the pings.
+so), up to three rounds, then fails. The bug struck in 16 of 48 runs beside two busy-looping processes;
+before the repair, such a run failed its cross-rail ping (3 of 4 full-suite runs on 2026-12-03). The MACs
+are checked once the underlay to every VTEP has all its paths, whose changes are what re-announces the
+routes. So that the repair is proven in every run, not only when the bug strikes, one leaf always
+re-imports its routes before the pings.
 
 A route-target leak is found by the route checks, not the pings: the kernel encapsulates with its VXLAN
 device's VNI, not the route's label, so a leaked route is black-holed here where an ASIC would forward
@@ -209,11 +210,33 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
         assert all(len(ls) == len(RAILS) for ls in tenant_leaves.values())
         timings["routes"] = time.monotonic() - t0
 
+        # the VTEPs' underlay: only over the leaf's uplinks, ECMP across every spine and every link to it
+        # (maximum-paths 64: 4 spines x 8 links). Waited for before the router MACs are checked: a change in
+        # the paths to a VTEP has bgpd re-announce that VTEP's type-5 routes, the churn in which FRR 8.4
+        # drops a router MAC. The paths complete 0.4-5.5 s after the type-5 routes are in, and a run that
+        # checked the MACs before then (all in) lost two during the pings; none has since, in 10 loaded runs
+        spine_port = {(a, p): b for a, p, b, _ in links} | {(b, q): a for a, _, b, q in links}
+
+        def vtep_hops(n: str, m: str) -> list[str]:
+            doc = fab.switches[n].vtysh_json(f"show ip route {vtep[m]}/32 json")
+            return [spine_port.get((n, x.get("interfaceName", "")), f"not an uplink: {x}")
+                    for e in doc.get(f"{vtep[m]}/32", []) for x in e["nexthops"] if x.get("active")]
+
+        def underlay_done(n: str, m: str) -> bool:
+            hops = vtep_hops(n, m)
+            return set(hops) == set(SPINES) and len(hops) == wired[n]
+
+        for n in leaves:
+            for m in (m for m in leaves if m != n and vrf_of[m] == vrf_of[n]):
+                assert wait_until(lambda n=n, m=m: underlay_done(n, m), timeout=30), \
+                    f"{n} -> {m}'s VTEP via {sorted(vtep_hops(n, m))} (want {wired[n]} paths over {SPINES})"
+        timings["underlay"] = time.monotonic() - t0
+
         # zebra must hold the router MAC of every other VTEP of the leaf's tenant (the kernel's neighbour
         # for the type-5 routes' onlink next hop). FRR 8.4 can lose one during convergence while keeping
         # the routes (a bug of FRR's, see reimport_type5): such a leaf re-imports its routes, told as a
         # warning. A re-import is itself a burst of route changes, and one did not bring every route and
-        # router MAC back within 30 s (the probe's below, in 1 of 16 runs beside two busy loops): a leaf
+        # router MAC back within 30 s (the probe's below, in 1 of 34 runs beside two busy loops): a leaf
         # still short re-imports again, up to REIMPORTS rounds; after that the test fails
         vni = {n: l3vni_segment(dps[n], vrf_of[n][0]).vni for n in leaves}
 
@@ -278,9 +301,9 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                     fr = leaf.vtysh_json(f"show ip route vrf {vrf} {_net(far.address)} json")
                     hops = {x.get("ip") for e in fr.get(_net(far.address), []) for x in e["nexthops"]}
                     assert hops == {vtep[far.switch]}, f"{me.switch} {vrf} {_net(far.address)}: {hops}"
-                    # bounded, but longer than on one leaf: the first packet over VXLAN waits for the VTEPs'
-                    # underlay ECMP paths (installed last, see below); 15 s failed once in a full-suite run
-                    # a failure says both directions' state and each leaf's kernel and zebra view
+                    # bounded, but longer than on one leaf (15 s failed once in a full-suite run, before the
+                    # underlay was waited for); a failure says both directions' state and each leaf's kernel
+                    # and zebra view
                     back = fab.switches[far.switch]
                     assert wait_until(lambda s=src, d=fdst, h=h: ping_src(hostns[h], s, d), timeout=45,
                                       interval=0.5), (f"{h} {src} -> {o} {fdst} (rail {r} -> {s}); underlay to "
@@ -291,19 +314,6 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                                                       f"established: {not_established()}; "
                                                       f"{overlay_state(leaf, dps[me.switch], vrf, vtep[far.switch])}; "
                                                       f"{overlay_state(back, dps[far.switch], vrf, vtep[me.switch])}")
-        # the VTEPs' underlay: only over the leaf's uplinks, ECMP across every spine (bounded wait: the
-        # last spine's paths may still be installing when the type-5 routes are in)
-        spine_port = {(a, p): b for a, p, b, _ in links} | {(b, q): a for a, _, b, q in links}
-
-        def vtep_paths(n: str, m: str) -> set[str]:
-            doc = fab.switches[n].vtysh_json(f"show ip route {vtep[m]}/32 json")
-            return {spine_port.get((n, x.get("interfaceName", "")), f"not an uplink: {x}")
-                    for e in doc.get(f"{vtep[m]}/32", []) for x in e["nexthops"] if x.get("active")}
-
-        for n in leaves:
-            for m in (m for m in leaves if m != n and vrf_of[m] == vrf_of[n]):
-                assert wait_until(lambda n=n, m=m: vtep_paths(n, m) == set(SPINES), timeout=20), \
-                    f"{n} -> {m}'s VTEP via {vtep_paths(n, m)}"
         timings["rails"] = time.monotonic() - t0
 
         # isolation: nothing of the other tenant answers, from any NIC, and neither the tenant's VRF
