@@ -54,7 +54,7 @@ from tests.netns_fabric import (
     frr_fabric,
     live_processes,
     pings,
-    reimport_type5,
+    reimport_until_whole,
     remote_rmacs,
     run_in,
     transit,
@@ -248,18 +248,16 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                     out[n] = lost
             return out
 
+        def short() -> dict[str, object]:
+            out: dict[str, list[str]] = {n: [f"router MAC of {v}" for v in sorted(lost)]
+                                         for n, lost in rmac_missing().items()}
+            for m in prefix_missing():
+                leaf, what = m.split(": ", 1)
+                out.setdefault(leaf, []).append(what)
+            return dict(out)
+
         def reimport(first: set[str]) -> int:
-            """Re-import the type-5 routes of `first`, then of every leaf still short of a route or router
-            MAC, until none is; returns the rounds it took."""
-            todo = first
-            for rounds in range(1, REIMPORTS + 1):
-                for n in sorted(todo):
-                    reimport_type5(fab, n, vrf_of[n][0])
-                if wait_until(lambda: not rmac_missing() and not prefix_missing(), timeout=30):
-                    return rounds
-                todo = set(rmac_missing()) | {m.split(":")[0] for m in prefix_missing()}
-            raise AssertionError(f"after {REIMPORTS} re-imports: router MACs missing {rmac_missing()}, routes "
-                                 f"missing {prefix_missing()}")
+            return reimport_until_whole(fab, lambda n: vrf_of[n][0], short, first, REIMPORTS)
 
         if not wait_until(lambda: not rmac_missing(), timeout=10):
             lost = rmac_missing()
