@@ -284,9 +284,11 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         # routes, up to REIMPORTS rounds (a warning)
         vrf = tenant_of[h]
         need = {"fe-leaf03": vtep[new], new: vtep["fe-leaf03"]}  # leaf -> the VTEP whose router MAC it needs
+        l3vni = {n: dps[n].vrfs[vrf] for n in need}
+        assert all(l3vni.values()), f"{vrf} has no L3VNI on {l3vni}"
 
         def rmac_missing() -> dict[str, str]:
-            return {n: v for n, v in need.items() if v not in remote_rmacs(fab, n, dps[n].vrfs[vrf] or 0)}
+            return {n: v for n, v in need.items() if v not in remote_rmacs(fab, n, l3vni[n] or 0)}
 
         def short() -> dict[str, object]:
             out: dict[str, object] = {n: f"router MAC of {v}" for n, v in rmac_missing().items()}
@@ -300,7 +302,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         target = stor_addr[vrf].split("/")[0]
         assert wait_until(lambda: ping_from(ns, target), timeout=15, interval=0.5), \
             (f"{h} -> {target} after the move; zebra's router MACs: " + "; ".join(
-                f"{n} [{' '.join(fab.switches[n].vtysh(f'show evpn rmac vni {dps[n].vrfs[vrf]}').split())}]"
+                f"{n} [{' '.join(fab.switches[n].vtysh(f'show evpn rmac vni {l3vni[n]}').split())}]"
                 for n in need))
         timings["failover"] = time.monotonic() - t0
     timings["torn_down"] = time.monotonic() - t0
