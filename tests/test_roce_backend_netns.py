@@ -228,7 +228,7 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
 
         for n in leaves:
             for m in (m for m in leaves if m != n and vrf_of[m] == vrf_of[n]):
-                assert wait_until(lambda n=n, m=m: underlay_done(n, m), timeout=30), \
+                assert wait_until(lambda n=n, m=m: underlay_done(n, m), timeout=20), \
                     f"{n} -> {m}'s VTEP via {sorted(vtep_hops(n, m))} (want {wired[n]} paths over {SPINES})"
         timings["underlay"] = time.monotonic() - t0
 
@@ -265,7 +265,7 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
             warnings.warn(f"FRR 8.4 zebra lost remote router MACs {lost} (FRRouting/frr#12391); re-imported "
                           f"type-5 routes on {sorted(lost)} ({rounds} round(s))", stacklevel=1)
         timings["router MACs"] = time.monotonic() - t0
-        # the repair runs in every run, not only when the bug strikes (4 of 14 loaded runs): one leaf
+        # the repair runs in every run, not only when the bug strikes (16 of 48 loaded runs): one leaf
         # re-imports its type-5 routes here (reimport_type5 fails unless zebra's VRF empties), every route
         # and router MAC must come back, and the pings below go through the re-imported state
         if (rounds := reimport({leaves[0]})) > 1:
