@@ -299,6 +299,12 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
             rounds = reimport_until_whole(fab, lambda _: vrf, short, lost, REIMPORTS)
             warnings.warn(f"FRR 8.4 zebra lost router MACs {lost} after gpu001 moved (FRRouting/frr#12391); "
                           f"re-imported {vrf}'s EVPN routes ({rounds} round(s))", stacklevel=1)
+        # the repair runs in every run, not only when the bug strikes (it has not yet, here): fe-leaf03
+        # re-imports the tenant's routes, gpu001's /32 among them (reimport_type5 fails unless zebra's VRF
+        # empties), both router MACs and the /32 via fe-leaf02 must come back, and storage answers after it
+        if (rounds := reimport_until_whole(fab, lambda _: vrf, short, {"fe-leaf03"}, REIMPORTS)) > 1:
+            warnings.warn(f"re-importing fe-leaf03's {vrf} routes lost a router MAC again (FRRouting/frr#12391):"
+                          f" {rounds} rounds", stacklevel=1)
         target = stor_addr[vrf].split("/")[0]
         assert wait_until(lambda: ping_from(ns, target), timeout=15, interval=0.5), \
             (f"{h} -> {target} after the move; zebra's router MACs: " + "; ".join(
