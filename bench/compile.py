@@ -112,6 +112,7 @@ def main() -> None:
         wall, peak, size, n, write = run(gpus, a.runs)
         print(f"{gpus:>7} {wall:>8.2f} {peak:>9.0f} {n:>7} {size / 2**20:>11.1f} {write:>8.3f} "
               f"{wall / write:>13.0f}x", flush=True)
+    print(describe("after"))
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ def main() -> None:
     for name, args in COMMANDS.items():
         results = [once(args) for _ in range(runs)]
         print(f"{name:<16} {statistics.median(w for w, _ in results):>9.3f}  {results[-1][1] or '-'}", flush=True)
+    print(describe("after"))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The benchmark scripts the README quotes still run and print what it says they print: first the
-host's speed line (bench/host.py), then their table. Nothing here is timed: one run of the smallest
-case each, the figures only checked to be figures."""
+host's speed line (bench/host.py), then their table, then the host's speed again. Nothing here is
+timed: one run of the smallest case each, the figures only checked to be figures."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = re.compile(r"^host: Python reference workload \d+\.\d\d s \(bench/host\.py\), \d+ cores$")
+AFTER = re.compile(r"^host after: Python reference workload \d+\.\d\d s \(bench/host\.py\), \d+ cores$")
 
 
 def bench(script: str, *args: str) -> list[str]:
@@ -24,18 +25,19 @@ def test_compile_bench_prints_host_then_a_row_per_size() -> None:
     lines = bench("compile.py", "--sizes", "1024", "--runs", "1")
     assert HOST.match(lines[0]), lines
     assert lines[1].split()[:3] == ["GPUs", "wall", "s"], lines
+    assert AFTER.match(lines[-1]) and len(lines) == 4, lines
     # 1,024 GPUs: h100-1024-reference with every artifact (255 files, 9.5 MiB on 2026-12-03)
     gpus, wall, peak, files, mib, write, ratio = lines[2].split()
     assert gpus == "1024" and float(wall) > 0 and int(peak) > 0 and int(files) > 200 and float(mib) > 1
     assert float(write) > 0 and ratio.endswith("x")
-    assert len(lines) == 3, lines
 
 
 def test_startup_bench_prints_host_then_each_command() -> None:
     lines = bench("startup.py", "--runs", "1")
     assert HOST.match(lines[0]), lines
     assert lines[1].startswith("command") and "python -c pass" in lines[1], lines
-    rows = {ln[:16].strip(): ln[16:].split() for ln in lines[2:]}
+    assert AFTER.match(lines[-1]), lines
+    rows = {ln[:16].strip(): ln[16:].split() for ln in lines[2:-1]}
     assert list(rows) == ["--help", "schema", "validate 1,024", "compile 1,024"], lines
     assert rows["--help"] == [rows["--help"][0], "-"], "--help loads none of the heavy libraries"
     assert "jinja2" in rows["compile 1,024"] and "jinja2" not in rows["validate 1,024"]
