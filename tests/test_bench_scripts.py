@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HOST = re.compile(r"^host: Python reference workload \d+\.\d\d s \(bench/host\.py\), \d+ cores$")
-AFTER = re.compile(r"^host after: Python reference workload \d+\.\d\d s \(bench/host\.py\), \d+ cores$")
+_SPEED = r": Python reference workload \d+\.\d\d s \(bench/host\.py\), \d+ cores$"
+HOST, AFTER = re.compile("^host" + _SPEED), re.compile("^host after" + _SPEED)
 
 
 def bench(script: str, *args: str) -> list[str]:

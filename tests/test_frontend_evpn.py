@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-import warnings
 from collections.abc import Callable
 from ipaddress import ip_network
 from pathlib import Path
@@ -34,8 +33,8 @@ from tests.netns_fabric import (
     live_processes,
     ping_from,
     pings,
-    reimport_until_whole,
     remote_rmacs,
+    repair_router_macs,
     run_in,
     transit,
     vrf_routes,
@@ -294,17 +293,10 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
             out: dict[str, object] = {n: f"router MAC of {v}" for n, v in rmac_missing().items()}
             return out if moved() else {**out, "fe-leaf03": f"{ip}/32 via {vtep[new]}"}
 
-        if not wait_until(lambda: not rmac_missing(), timeout=10):
-            lost = rmac_missing()
-            rounds = reimport_until_whole(fab, lambda _: vrf, short, lost, REIMPORTS)
-            warnings.warn(f"FRR 8.4 zebra lost router MACs {lost} after gpu001 moved (FRRouting/frr#12391); "
-                          f"re-imported {vrf}'s EVPN routes ({rounds} round(s))", stacklevel=1)
         # the repair runs in every run, not only when the bug strikes (it has not yet, here): fe-leaf03
         # re-imports the tenant's routes, gpu001's /32 among them (reimport_type5 fails unless zebra's VRF
         # empties), both router MACs and the /32 via fe-leaf02 must come back, and storage answers after it
-        if (rounds := reimport_until_whole(fab, lambda _: vrf, short, {"fe-leaf03"}, REIMPORTS)) > 1:
-            warnings.warn(f"re-importing fe-leaf03's {vrf} routes lost a router MAC again (FRRouting/frr#12391):"
-                          f" {rounds} rounds", stacklevel=1)
+        repair_router_macs(fab, lambda _: vrf, rmac_missing, short, "fe-leaf03", REIMPORTS)
         target = stor_addr[vrf].split("/")[0]
         assert wait_until(lambda: ping_from(ns, target), timeout=15, interval=0.5), \
             (f"{h} -> {target} after the move; zebra's router MACs: " + "; ".join(

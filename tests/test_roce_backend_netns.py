@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-import warnings
 from collections.abc import Callable
 from ipaddress import IPv4Interface
 from pathlib import Path
@@ -54,8 +53,8 @@ from tests.netns_fabric import (
     frr_fabric,
     live_processes,
     pings,
-    reimport_until_whole,
     remote_rmacs,
+    repair_router_macs,
     run_in,
     transit,
     vrf_routes,
@@ -256,21 +255,10 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                 out.setdefault(leaf, []).append(what)
             return dict(out)
 
-        def reimport(first: set[str]) -> int:
-            return reimport_until_whole(fab, lambda n: vrf_of[n][0], short, first, REIMPORTS)
-
-        if not wait_until(lambda: not rmac_missing(), timeout=10):
-            lost = rmac_missing()
-            rounds = reimport(set(lost))
-            warnings.warn(f"FRR 8.4 zebra lost remote router MACs {lost} (FRRouting/frr#12391); re-imported "
-                          f"type-5 routes on {sorted(lost)} ({rounds} round(s))", stacklevel=1)
-        timings["router MACs"] = time.monotonic() - t0
-        # the repair runs in every run, not only when the bug strikes (16 of 48 loaded runs): one leaf
-        # re-imports its type-5 routes here (reimport_type5 fails unless zebra's VRF empties), every route
-        # and router MAC must come back, and the pings below go through the re-imported state
-        if (rounds := reimport({leaves[0]})) > 1:
-            warnings.warn(f"re-importing {leaves[0]}'s type-5 routes lost a router MAC again (FRRouting/frr#12391):"
-                          f" {rounds} rounds", stacklevel=1)
+        # the repair runs in every run, not only when the bug strikes (16 of 48 loaded runs): leaves[0]
+        # re-imports its type-5 routes (reimport_type5 fails unless zebra's VRF empties), every route and
+        # router MAC must come back, and the pings below go through the re-imported state
+        repair_router_macs(fab, lambda n: vrf_of[n][0], rmac_missing, short, leaves[0], REIMPORTS)
         timings["re-imported"] = time.monotonic() - t0
 
         for h, vrf in hosts.items():
