@@ -276,9 +276,9 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         assert wait_until(moved, timeout=30), "the fabric did not follow gpu001 to fe-leaf02"
         # the move re-announces gpu001's /32 on fe-leaf03 from fe-leaf02's VTEP: a replace, the kind in
         # which FRR 8.4's zebra can drop that VTEP's router MAC while keeping the route (FRRouting/frr#12391,
-        # see netns_fabric.reimport_type5). A full-suite run's storage ping below failed once (2026-12-03,
-        # not since in 11 runs beside two busy loops); its message did not show zebra's router MACs, so the
-        # cause is not known, and now it does. Storage answers over the L3VNI, so fe-leaf03 must hold
+        # see netns_fabric.reimport_type5). A full-suite run's storage ping below failed once (2026-12-03)
+        # before this check; it first caught the bug 23 runs later, fe-leaf02 without fe-leaf03's router MAC
+        # after the move, repaired in one round. Storage answers over the L3VNI, so fe-leaf03 must hold
         # fe-leaf02's router MAC and fe-leaf02 fe-leaf03's; a leaf short of one re-imports the tenant's EVPN
         # routes, up to REIMPORTS rounds (a warning)
         vrf = tenant_of[h]
@@ -293,7 +293,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
             out: dict[str, object] = {n: f"router MAC of {v}" for n, v in rmac_missing().items()}
             return out if moved() else {**out, "fe-leaf03": f"{ip}/32 via {vtep[new]}"}
 
-        # the repair runs in every run, not only when the bug strikes (it has not yet, here): fe-leaf03
+        # the repair runs in every run, not only when the bug strikes (rarely, here): fe-leaf03
         # re-imports the tenant's routes, gpu001's /32 among them (reimport_type5 fails unless zebra's VRF
         # empties), both router MACs and the /32 via fe-leaf02 must come back, and storage answers after it
         repair_router_macs(fab, lambda _: vrf, rmac_missing, short, "fe-leaf03", REIMPORTS)
