@@ -277,7 +277,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         # the move re-announces gpu001's /32 on fe-leaf03 from fe-leaf02's VTEP: a replace, the kind in
         # which FRR 8.4's zebra can drop that VTEP's router MAC while keeping the route (FRRouting/frr#12391,
         # see netns_fabric.reimport_type5). A full-suite run's storage ping below failed once (2026-12-03)
-        # before this check; it first caught the bug 23 runs later, fe-leaf02 without fe-leaf03's router MAC
+        # before this check; it first caught the bug some two dozen runs later, fe-leaf02 without fe-leaf03's router MAC
         # after the move, repaired in one round. Storage answers over the L3VNI, so fe-leaf03 must hold
         # fe-leaf02's router MAC and fe-leaf02 fe-leaf03's; a leaf short of one re-imports the tenant's EVPN
         # routes, up to REIMPORTS rounds (a warning)
