@@ -1,7 +1,8 @@
 """Arista EOS frontend through pyavd: railyard builds each switch's AVD structured config from the plan
-and renders it with pyavd's eos_cli_config_gen templates; the EOS configs carry the plan's ASNs, cabling,
-tenants and addresses, and they are byte for byte what AVD's own eos_designs makes of the AVD inputs
-railyard writes (frontend/avd/fabric.yml, hosts.yml), on 2- and 3-tier designs."""
+and renders it as pyavd's eos_cli_config_gen templates do (tests/test_eos_text.py); the EOS configs
+carry the plan's ASNs, cabling, tenants and addresses, and they are byte for byte what AVD's own
+eos_designs makes of the AVD inputs railyard writes (frontend/avd/fabric.yml, hosts.yml), on 2- and
+3-tier designs."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from generators.compiler import compile_file
 from generators.model.plan import Plan
 from generators.renderers import render_all
 from generators.renderers.netview import frontend_views, oob_views
+from generators.vendors import eos_text
 from generators.vendors.eos import (
     AvdValidationError,
     avd_inputs,
@@ -26,6 +28,7 @@ from generators.vendors.eos import (
     eos_cli,
     frontend_structured_config,
     oob_structured_config,
+    pyavd_cli,
     render_frontend_eos,
 )
 from tests.conftest import ROOT, rendered_files
@@ -77,6 +80,19 @@ def test_avd_validation_is_not_a_formality(compiled: Callable[..., Plan], monkey
         render_frontend_eos(compiled("h100-256", *EOS))
 
 
+def eos_structured_configs(plan: Plan) -> dict[str, dict[str, Any]]:
+    """{network/switch: structured config} of every EOS switch of the plan: frontend, RoCE backend, OOB."""
+    views = frontend_views(plan) if plan.netplan is not None and plan.netplan.vendor == "eos" else {}
+    out = {f"frontend/{n}": frontend_structured_config(plan, v, views) for n, v in views.items()}
+    bn = plan.backend_net
+    if bn is not None and plan.catalog.switches[plan.networks["backend"]["switch"]].os == "eos":
+        by_switch = bn.ports_by_switch()
+        out |= {f"backend/{s.name}": backend_structured_config(plan, s, by_switch[s.name]) for s in bn.switches}
+    out |= {f"oob/{n}": oob_structured_config(plan, v) for n, v in oob_views(plan).items()
+            if plan.catalog.switches[v.device.model].os == "eos"}
+    return out
+
+
 def _eos_designs_configs(files: dict[str, str], hosts: list[str] | None = None) -> dict[str, str]:
     """EOS configs as AVD's eos_designs makes them from the fabric.yml and hosts.yml railyard wrote, as
     an arista.avd inventory would (validate_inputs, get_avd_facts over every host, then each host's
@@ -102,7 +118,8 @@ def _eos_designs_configs(files: dict[str, str], hosts: list[str] | None = None) 
 def _direct(files: dict[str, str], host: str) -> str:
     """The eos.cfg railyard wrote, without its one-line header."""
     head, _, body = files[f"frontend/{host}/eos.cfg"].partition("\n")
-    assert head.startswith(f"! {host}: EOS config rendered by pyavd")
+    assert re.fullmatch(rf"! {host}: EOS config from railyard design \S+, AVD structured config validated by pyavd",
+                        head)
     return body
 
 
@@ -143,22 +160,20 @@ def test_three_tier_eos_cfg_is_what_eos_designs_makes_of_the_written_avd_inputs(
 
 
 def test_eos_cli_renders_what_pyavds_get_device_config_renders() -> None:
-    """railyard renders with one template environment (eos_cli); pyavd's get_device_config builds a new one
-    per call. Same text on every EOS switch of the all-Arista design: frontend, RoCE backend, OOB."""
+    """pyavd's public get_device_config builds a new template environment per call; railyard renders with
+    its own template (eos_text) when the structured config keeps to the keys railyard builds, else with
+    pyavd's templates in one environment (pyavd_cli). Both give get_device_config's text on every EOS
+    switch of the all-Arista design: frontend, RoCE backend, OOB; every one of them takes eos_text."""
     plan, _ = design_files(ROCE_EOS)
-    views = frontend_views(plan)
-    structured = [frontend_structured_config(plan, v, views) for v in views.values()]
-    bn = plan.backend_net
-    assert bn is not None
-    by_switch = bn.ports_by_switch()
-    structured += [backend_structured_config(plan, s, by_switch[s.name]) for s in bn.switches]
-    structured += [oob_structured_config(plan, v) for v in oob_views(plan).values()
-                   if plan.catalog.switches[v.device.model].os == "eos"]
-    assert len(structured) > len(views) + len(bn.switches)
-    for sc in structured:
+    structured = eos_structured_configs(plan)
+    assert {n.split("/")[0] for n in structured} == {"frontend", "backend", "oob"}
+    for sc in structured.values():
         validated = validate_structured_config(sc).validated_data
         assert validated is not None
-        assert eos_cli(validated) == get_device_config(validated), sc["hostname"]
+        assert eos_text.misfit(validated) is None, sc["hostname"]
+        reference = get_device_config(validated)
+        assert eos_cli(validated) == reference, sc["hostname"]
+        assert pyavd_cli(validated) == reference, sc["hostname"]
 
 
 def test_eos_configs_follow_the_plan(compiled: Callable[..., Plan]) -> None:

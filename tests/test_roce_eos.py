@@ -1,7 +1,7 @@
-"""Arista EOS RoCE backends: backend/<switch>/eos.cfg rendered by pyavd from AVD structured config, on the
-all-Arista test design tests/designs/h100-256-roce-eos.yaml (one scalable unit, two tenants renting
-servers, so every leaf carries both tenants' VRFs). Expectations come from the plan (plan.links,
-plan.backend_net), never from a rendered file."""
+"""Arista EOS RoCE backends: backend/<switch>/eos.cfg from AVD structured config (pyavd validates it;
+the text is pyavd's), on the all-Arista test design tests/designs/h100-256-roce-eos.yaml (one scalable
+unit, two tenants renting servers, so every leaf carries both tenants' VRFs). Expectations come from
+the plan (plan.links, plan.backend_net), never from a rendered file."""
 
 from __future__ import annotations
 
@@ -67,7 +67,8 @@ def test_every_backend_switch_gets_one_eos_cfg_and_every_artifact_is_written(pla
     assert switches
     assert sorted(p for p in files if p.startswith("backend/")) == sorted(f"backend/{s}/eos.cfg" for s in switches)
     for s in switches:
-        assert files[f"backend/{s}/eos.cfg"].startswith(f"! {s}: EOS config rendered by pyavd")
+        assert files[f"backend/{s}/eos.cfg"].startswith(
+            f"! {s}: EOS config from railyard design {plan.design.name}, AVD structured config validated by pyavd\n")
         assert f"\nhostname {s}\n" in files[f"backend/{s}/eos.cfg"]
     # the rest of the design is there too: the EOS frontend, the hosts' backend files, cable sheets
     servers = {d.name for d in plan.devices if d.kind == "server"}

@@ -1,10 +1,12 @@
 """Arista EOS through AVD: railyard builds each switch's AVD structured config (``eos_cli_config_gen``
-input) from the plan, and Arista's own library (pyavd) validates it and renders the EOS CLI with its
-templates. No EOS template of ours.
+input) from the plan, Arista's own library (pyavd) validates it, and the EOS CLI is pyavd's text for it:
+rendered by templates/eos.cfg.j2 (eos_text), which prints the keys railyard builds exactly as pyavd's
+eos_cli_config_gen templates do in a fraction of their time, or by those templates themselves for a
+structured config outside that subset (eos_cli).
 
 Outputs (``frontend.vendor: eos``):
 - ``frontend/<switch>/eos.cfg``: each frontend switch's structured config (frontend_structured_config),
-  validated by ``validate_structured_config``, rendered by pyavd's templates (eos_cli).
+  validated by ``validate_structured_config``, rendered as pyavd renders it (eos_cli).
 - ``frontend/avd/fabric.yml``: the same fabric as AVD ``eos_designs`` inputs (node definitions with every
   uplink as the plan cables it, ASNs and loopbacks from the network plan, tenants/VRFs/SVIs, servers and
   storage as connected endpoints); ``frontend/avd/hosts.yml``: host -> AVD node type. Together they are
@@ -35,6 +37,7 @@ from generators.model.plan import Plan, required
 from generators.model.sections import BackendPort, BackendSwitch, RoceQos
 from generators.renderers.netview import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
 from generators.renderers.yamltext import SAFE_DUMPER
+from generators.vendors import eos_text
 from generators.vendors.base import Vendor
 from generators.vendors.sonic import ECN_MARK_PERCENT, ECN_MAX_BYTES, ECN_MIN_BYTES, PFC_WD_MS
 
@@ -387,11 +390,19 @@ def _render_structured(plan: Plan, name: str, sc: dict[str, Any]) -> str:
     r = validate_structured_config(sc)
     if r.validated_data is None:
         raise AvdValidationError(f"AVD rejected the structured config of {name}:\n" + "\n".join(_violations(r)))
-    return (f"! {name}: EOS config rendered by pyavd from railyard design {plan.design.name}\n"
-            + eos_cli(r.validated_data))
+    return (f"! {name}: EOS config from railyard design {plan.design.name}, AVD structured config validated by "
+            f"pyavd\n" + eos_cli(r.validated_data))
 
 
 def eos_cli(validated: dict[str, Any]) -> str:
+    """EOS CLI of a validated structured config: railyard's template of the keys it builds (eos_text, the
+    same text as pyavd's) when the config keeps to them, else pyavd's own eos_cli_config_gen templates."""
+    if eos_text.fits(validated):
+        return eos_text.render(validated)
+    return pyavd_cli(validated)
+
+
+def pyavd_cli(validated: dict[str, Any]) -> str:
     """pyavd's get_device_config (its eos_cli_config_gen templates) on a validated structured config, with
     one template environment for the whole process: get_device_config builds a new one per call and so
     re-executes its ~400 compiled template modules every time, which cost more than the rendering."""
@@ -408,11 +419,10 @@ def _templar() -> Any:
     The templates test hundreds of optional keys per interface, and Jinja's Environment.getattr answers a
     missing key of a dict with two raised exceptions (attribute, then item); pyavd's `defined` test is a
     Python call with five optional arguments. Replaced by equivalents for the data a validated structured
-    config holds: for a plain dict a name that is no dict attribute is exactly a key lookup; an Undefined
-    (pyavd's, which answers every attribute with itself) returns itself; `defined` is "neither Undefined
-    nor None" and, given one value to test, "and equal to it". Anything else goes to the originals.
-    tests/test_eos.py holds the output to pyavd's get_device_config byte for byte on every EOS switch of
-    the all-Arista test design."""
+    config holds: a dict's key as eos_text.dict_getattr reads it; an Undefined (pyavd's, which answers
+    every attribute with itself) returns itself; `defined` is "neither Undefined nor None" and, given one
+    value to test, "and equal to it". Anything else goes to the originals. tests/test_eos.py holds the
+    output to pyavd's get_device_config byte for byte on every EOS switch of the all-Arista test design."""
     from jinja2.runtime import Undefined
     from pyavd.constants import EOS_CLI_CONFIG_GEN_JINJA2_PRECOMPILED_TEMPLATE_PATH
     from pyavd.j2tests.defined import defined
@@ -420,18 +430,13 @@ def _templar() -> Any:
 
     templar = Templar(precompiled_templates_path=EOS_CLI_CONFIG_GEN_JINJA2_PRECOMPILED_TEMPLATE_PATH)
     env = templar.environment
-    slow_getattr, undefined = env.getattr, env.undefined
-    dict_attrs, undefined_attrs = frozenset(dir(dict)), frozenset(dir(undefined))
-    absent = object()
+    dict_getattr, undefined = eos_text.dict_getattr(env), env.undefined
+    undefined_attrs = frozenset(dir(undefined))
 
     def getattr_(obj: Any, attribute: str) -> Any:
-        kind = type(obj)
-        if kind is dict and attribute not in dict_attrs:
-            value = obj.get(attribute, absent)
-            return undefined(obj=obj, name=attribute) if value is absent else value
-        if kind is undefined and attribute not in undefined_attrs:
+        if type(obj) is undefined and attribute not in undefined_attrs:
             return obj
-        return slow_getattr(obj, attribute)
+        return dict_getattr(obj, attribute)
 
     def defined_(value: Any, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) > 1:  # a type to check or a warning to emit
