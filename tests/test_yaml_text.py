@@ -1,14 +1,17 @@
 """generators.renderers.yamltext writes what PyYAML writes, or refuses: checked on generated documents
-(hypothesis, against PyYAML's Python and libyaml emitters) and on every host file the RoCE designs render."""
+(hypothesis, against PyYAML's Python and libyaml emitters, keys in order and sorted), on every host file
+the RoCE designs render and on every Cumulus NVUE startup.yaml of the designs that have them."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generators.renderers.hosts import host_ports, netplan_yaml
 from generators.renderers.yamltext import Unsupported, block_yaml, dump_block
+from tests.conftest import rendered_files
 
 DUMPERS = [yaml.SafeDumper, *([yaml.CSafeDumper] if hasattr(yaml, "CSafeDumper") else [])]
 
@@ -23,24 +26,28 @@ scalars = st.one_of(st.booleans(), st.integers(-10**6, 10**6), words, st.none(),
 docs = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
                                                      st.dictionaries(words, inner, max_size=4)), max_leaves=30)
 
-# documents of what the fast path writes, nested as the host files and deeper: most of them take it
+# documents of what the fast path writes, nested as the host files and NVUE's and deeper: most take it
 plain = st.one_of(st.booleans(), st.integers(-10**6, 10**6), st.from_regex(r"[a-z][a-z0-9_./-]{0,10}", fullmatch=True),
-                  st.from_regex(r"(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?:/[0-9]{1,2})?", fullmatch=True))
-keys = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True)
+                  st.from_regex(r"(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?:/[0-9]{1,2})?", fullmatch=True),
+                  st.sampled_from(["on", "off", "yes", "no", "true", "null", "1_000", "0777", "2024-01-01", "1.5",
+                                   "pdu-r01-01-a1:net", "a:b", "x:", "12:30", "a::b", "1:2:3"]),
+                  st.just({}), st.just([]))
+keys = st.one_of(st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True), st.sampled_from(["on", "1", "10.0.0.1"]),
+                 st.integers(0, 4094), st.booleans())
 plain_docs = st.recursive(plain, lambda inner: st.one_of(st.lists(inner, min_size=1, max_size=4),
                                                          st.dictionaries(keys, inner, min_size=1, max_size=4)),
                           max_leaves=40)
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.one_of(docs, plain_docs).filter(lambda d: isinstance(d, dict | list)))
-def test_block_yaml_is_pyyaml_or_refuses(doc):
+@given(st.one_of(docs, plain_docs).filter(lambda d: isinstance(d, dict | list)), st.booleans())
+def test_block_yaml_is_pyyaml_or_refuses(doc, sort_keys):
     try:
-        text = block_yaml(doc)
+        text = block_yaml(doc, sort_keys)
     except Unsupported:
         return
     for dumper in DUMPERS:
-        assert text == yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False)
+        assert text == yaml.dump(doc, Dumper=dumper, sort_keys=sort_keys, default_flow_style=False)
 
 
 def test_dump_block_falls_back_to_pyyaml():
@@ -61,3 +68,27 @@ def test_every_host_file_is_written_fast_and_as_pyyaml_would(compiled):
             body = text[text.index("network:"):]
             doc = yaml.safe_load(body)
             assert block_yaml(doc) == body == yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+
+
+def test_every_nvue_startup_yaml_is_written_fast_and_as_pyyaml_would(compiled):
+    """Every Cumulus switch's startup.yaml (OOB on the reference design; RoCE backend and OOB on the
+    Spectrum-X design) is PyYAML's text of its document, and each takes the fast path (NVUE's 'on', its
+    empty `{}` leaves, sorted keys) unless it holds one mapping twice, which PyYAML writes as an anchor
+    and an alias (a backend VRF's route target, imported and exported), and the fast path refuses."""
+    fast = aliased = 0
+    for name in ("h100-1024-reference", "b300-spectrumx"):
+        for path, text in rendered_files(compiled, name).items():
+            if not path.endswith("/startup.yaml"):
+                continue
+            body = text[text.index("- set:"):]
+            doc = yaml.safe_load(body)
+            for dumper in DUMPERS:
+                assert body == yaml.dump(doc, Dumper=dumper, sort_keys=True, default_flow_style=False), path
+            if "&id001" in body:
+                with pytest.raises(Unsupported):
+                    block_yaml(doc, sort_keys=True)
+                aliased += 1
+            else:
+                assert block_yaml(doc, sort_keys=True) == body, path
+                fast += 1
+    assert fast >= 20 and aliased >= 8
