@@ -1,7 +1,7 @@
 """EOS CLI of the structured configs railyard builds, without pyavd's template run.
 
 pyavd's eos_cli_config_gen templates read a structured config through ~230 section templates that test
-hundreds of optional keys per interface: 8-20 ms a switch, more than everything else railyard does for
+hundreds of optional keys per interface: 11-28 ms a switch, more than everything else railyard does for
 it. The structured configs railyard builds (generators/vendors/eos.py: frontend leaves, spines and cores,
 out-of-band aggregation, RoCE backend) use a few dozen of those keys, so templates/eos.cfg.j2 renders
 exactly those, in pyavd's section order, sort orders and wording.
