@@ -31,12 +31,18 @@ def _validated(design: Any) -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("design", [ROCE_EOS, THREE_TIER], ids=lambda p: p.stem)
 def test_every_eos_switch_is_in_the_subset_and_rendered_as_pyavd_renders_it(design: Any) -> None:
     """All of them: the RoCE design's frontend leaves and spines, backend leaves and spines and OOB
-    aggregation; the 3-tier design's leaves, spines and cores of every pod."""
+    aggregation; the 3-tier design's leaves, spines and cores of every pod. The eos.cfg the compile wrote
+    for each is, below its one comment line, pyavd's templates' text of the switch's structured config."""
+    _, files = design_files(design)
     validated = _validated(design)
     assert len(validated) >= 20
+    assert sorted(f"{name}/eos.cfg" for name in validated) == sorted(p for p in files if p.endswith("/eos.cfg"))
     for name, sc in validated.items():
         assert eos_text.misfit(sc) is None, name
-        assert eos_text.render(sc) == pyavd_cli(sc), name
+        reference = pyavd_cli(sc)
+        assert eos_text.render(sc) == reference, name
+        head, _, body = files[f"{name}/eos.cfg"].partition("\n")
+        assert head.startswith("! ") and body == reference, name
 
 
 def _vary(value: Any, shape: Any, rng: random.Random) -> Any:
