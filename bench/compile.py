@@ -33,14 +33,39 @@ CASES = {
     1024: ["designs/h100-1024-reference.yaml"],
     16384: ["designs/h100-16k.yaml"],
     # 64 pods' spine-to-core fibers need a third tray level into the core rows (tray fill check)
-    65536: ["designs/h100-16k.yaml", "--set", "compute.count=8192", "--set", "storage.count=128",
-            "--set", "name=h100-64k", "--set", "tenants=[]", "--set", "site.tray.levels=3"],
+    65536: [
+        "designs/h100-16k.yaml",
+        "--set",
+        "compute.count=8192",
+        "--set",
+        "storage.count=128",
+        "--set",
+        "name=h100-64k",
+        "--set",
+        "tenants=[]",
+        "--set",
+        "site.tray.levels=3",
+    ],
     # 384 units of 32 HGX: 8 rails of 12,288 /31s (a /17 each) and the loopbacks need 270,336 addresses,
     # more than the default /14 backend pool; the spine-core fibres need a third tray level and
     # cross-aisle trays every 4 positions (the tray-fill check)
-    98304: ["designs/h100-512-roce.yaml", "--set", "compute.count=12288", "--set", "storage.count=192",
-            "--set", "name=h100-98k-roce", "--set", "tenants=[]", "--set", "site.tray.levels=3",
-            "--set", "site.tray.cross_every=4", "--set", "addressing.backend=10.128.0.0/13"],
+    98304: [
+        "designs/h100-512-roce.yaml",
+        "--set",
+        "compute.count=12288",
+        "--set",
+        "storage.count=192",
+        "--set",
+        "name=h100-98k-roce",
+        "--set",
+        "tenants=[]",
+        "--set",
+        "site.tray.levels=3",
+        "--set",
+        "site.tray.cross_every=4",
+        "--set",
+        "addressing.backend=10.128.0.0/13",
+    ],
 }
 # the compile process reports its peak RSS itself (the bench's own RUSAGE_CHILDREN is a max over every
 # size run so far), the larger of its own and its forked render child's, from an atexit handler: the
@@ -48,18 +73,19 @@ CASES = {
 # not RUSAGE_SELF: Linux keeps the peak of the memory an exec replaced in ru_maxrss, so a compile
 # started by this process reported this process's peak (4,515 MiB at 98,304 GPUs after reading the
 # previous run's 2.2 GiB of files back; VmHWM and a bench holding nothing gave 1,859-1,867 MiB)
-_CHILD = ("import atexit, resource, sys, runpy; sys.argv = ['railyard', *sys.argv[1:]]\n"
-          "def peak():\n"
-          "    hwm = next(int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM:'))\n"
-          "    print(max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss), file=sys.stderr)\n"
-          "atexit.register(peak)\n"
-          "runpy.run_module('generators.cli', run_name='__main__')\n")
+_CHILD = (
+    "import atexit, resource, sys, runpy; sys.argv = ['railyard', *sys.argv[1:]]\n"
+    "def peak():\n"
+    "    hwm = next(int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM:'))\n"
+    "    print(max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss), file=sys.stderr)\n"
+    "atexit.register(peak)\n"
+    "runpy.run_module('generators.cli', run_name='__main__')\n"
+)
 
 
 def compile_once(gpus: int, tmp: Path) -> tuple[float, float]:
     """(wall seconds, peak RSS MiB) of one compile into tmp/out."""
-    args = [sys.executable, "-c", _CHILD, "compile", CASES[gpus][0], "--out", str(tmp / "out"), "-q",
-            *CASES[gpus][1:]]
+    args = [sys.executable, "-c", _CHILD, "compile", CASES[gpus][0], "--out", str(tmp / "out"), "-q", *CASES[gpus][1:]]
     t0 = time.perf_counter()
     done = subprocess.run(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
     wall = time.perf_counter() - t0
@@ -106,12 +132,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="railyard-bench-") as t:
         compile_once(sizes[0], Path(t))  # warm-up: bytecode and template caches, not counted
     print(describe())
-    print(f"{'GPUs':>7} {'wall s':>8} {'peak MiB':>9} {'files':>7} {'output MiB':>11} {'write s':>8} "
-          f"{'compile/write':>14}")
+    print(
+        f"{'GPUs':>7} {'wall s':>8} {'peak MiB':>9} {'files':>7} {'output MiB':>11} {'write s':>8} "
+        f"{'compile/write':>14}"
+    )
     for gpus in sizes:
         wall, peak, size, n, write = run(gpus, a.runs)
-        print(f"{gpus:>7} {wall:>8.2f} {peak:>9.0f} {n:>7} {size / 2**20:>11.1f} {write:>8.3f} "
-              f"{wall / write:>13.0f}x", flush=True)
+        print(
+            f"{gpus:>7} {wall:>8.2f} {peak:>9.0f} {n:>7} {size / 2**20:>11.1f} {write:>8.3f} {wall / write:>13.0f}x",
+            flush=True,
+        )
     print(describe("after"))
 
 

@@ -99,8 +99,11 @@ def main() -> None:
     fabric, hosts = avd_inputs(plan)
     validate_inputs({**fabric, "type": "spine"})
     print(f"{plan.design.name}: {len(views)} frontend switches ({', '.join(sorted(set(hosts.values())))})")
-    outside = [n for n, v in views.items() if not eos_text.fits(
-        validate_structured_config(frontend_structured_config(plan, v, views)).validated_data)]
+    outside = [
+        n
+        for n, v in views.items()
+        if not eos_text.fits(validate_structured_config(frontend_structured_config(plan, v, views)).validated_data)
+    ]
     # those take pyavd's templates in eos_cli: same text, a template run's time
     print(f"  outside eos_text's subset: {len(outside)} {sorted(outside)[:5]}")
     best_e: dict[str, float] = {}
@@ -123,13 +126,19 @@ def _report(what: str, es: dict[str, float], ds: dict[str, float], ps: float, n:
     e_sc = sum(v for k, v in es.items() if k != "get_device_config")
     d_sc = ds["frontend_structured_config"] + ds["validate_structured_config"]
     e_all, d_all = sum(es.values()), sum(ds.values())
-    print(f"{what}: CPU ms per switch: eos_designs [{_ms(es, n)}] = {e_all / n * 1000:.1f}; "
-          f"direct [{_ms(ds, n)}] = {d_all / n * 1000:.1f}")
-    print(f"  structured config: eos_designs {e_sc / n * 1000:.1f} ms, direct {d_sc / n * 1000:.2f} ms "
-          f"({e_sc / d_sc:.0f}x); whole path with rendering: {e_all / n * 1000:.1f} ms vs "
-          f"{d_all / n * 1000:.1f} ms ({e_all / d_all:.1f}x); same {n} eos.cfg texts")
-    print(f"  rendering: eos_cli {ds['eos_cli'] / n * 1000:.1f} ms, pyavd's templates on the same structured "
-          f"configs {ps / n * 1000:.1f} ms")
+    print(
+        f"{what}: CPU ms per switch: eos_designs [{_ms(es, n)}] = {e_all / n * 1000:.1f}; "
+        f"direct [{_ms(ds, n)}] = {d_all / n * 1000:.1f}"
+    )
+    print(
+        f"  structured config: eos_designs {e_sc / n * 1000:.1f} ms, direct {d_sc / n * 1000:.2f} ms "
+        f"({e_sc / d_sc:.0f}x); whole path with rendering: {e_all / n * 1000:.1f} ms vs "
+        f"{d_all / n * 1000:.1f} ms ({e_all / d_all:.1f}x); same {n} eos.cfg texts"
+    )
+    print(
+        f"  rendering: eos_cli {ds['eos_cli'] / n * 1000:.1f} ms, pyavd's templates on the same structured "
+        f"configs {ps / n * 1000:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,10 @@ import subprocess
 import sys
 import time
 
-_WORK = ("d = {f'su{i % 64}-rail{i % 8}-leaf:p{i}': (i * 7) % 1000 for i in range(100_000)}\n"
-         "sorted(d, key=lambda k: (d[k], k))\n")
+_WORK = (
+    "d = {f'su{i % 64}-rail{i % 8}-leaf:p{i}': (i * 7) % 1000 for i in range(100_000)}\n"
+    "sorted(d, key=lambda k: (d[k], k))\n"
+)
 
 
 def reference_seconds(runs: int = 3) -> float:

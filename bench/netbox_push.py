@@ -47,11 +47,18 @@ def server_cpu(nb: object) -> dict[str, float]:
     port = urlsplit(nb.url).port  # type: ignore[attr-defined]
     session = str(nb.root.parent)  # type: ignore[attr-defined]
     procs = _procs()
-    leaders = {"gunicorn": [p for p, (pp, cmd, _) in procs.items() if f"127.0.0.1:{port}" in cmd
-                            and f"127.0.0.1:{port}" not in procs.get(pp, (0, "", 0))[1]],
-               "postgres": [p for p, (_, cmd, _) in procs.items() if f"{session}/pgdata" in cmd]}
-    return {name: sum(procs[p][2] + sum(c for pp, _, c in procs.values() if pp == p) for p in pids)
-            for name, pids in leaders.items()}
+    leaders = {
+        "gunicorn": [
+            p
+            for p, (pp, cmd, _) in procs.items()
+            if f"127.0.0.1:{port}" in cmd and f"127.0.0.1:{port}" not in procs.get(pp, (0, "", 0))[1]
+        ],
+        "postgres": [p for p, (_, cmd, _) in procs.items() if f"{session}/pgdata" in cmd],
+    }
+    return {
+        name: sum(procs[p][2] + sum(c for pp, _, c in procs.values() if pp == p) for p in pids)
+        for name, pids in leaders.items()
+    }
 
 
 def main() -> None:
@@ -66,8 +73,10 @@ def main() -> None:
     print(f"{plan.design.name}: {len(objects):,} NetBox objects")
     t0 = time.monotonic()
     with running_netbox(installed(), workers=args.workers, threads=args.threads) as nb:
-        print(f"NetBox {nb.version} up in {time.monotonic() - t0:.1f} s (gunicorn {args.workers} x "
-              f"{args.threads} threads; {args.in_flight} requests in flight)")
+        print(
+            f"NetBox {nb.version} up in {time.monotonic() - t0:.1f} s (gunicorn {args.workers} x "
+            f"{args.threads} threads; {args.in_flight} requests in flight)"
+        )
         for run in ("first push", "second push"):
             c = Client(nb.url, nb.token, workers=args.in_flight)
             cpu0 = server_cpu(nb)
@@ -75,11 +84,15 @@ def main() -> None:
             cpu = {k: v - cpu0[k] for k, v in server_cpu(nb).items()}
             t = report.totals()
             n = t["create"] + t["update"] + t["delete"] + t["unchanged"]
-            print(f"{run}: {report.seconds:.1f} s, {report.requests:,} requests, {n / report.seconds:,.0f} objects/s "
-                  f"(create {t['create']:,}, update {t['update']:,}, delete {t['delete']:,}, "
-                  f"unchanged {t['unchanged']:,})")
-            print(f"  NetBox CPU {cpu['gunicorn']:.0f} s, PostgreSQL CPU {cpu['postgres']:.0f} s: "
-                  f"{sum(cpu.values()) / report.seconds:.2f} of {os.cpu_count()} cores busy on average")
+            print(
+                f"{run}: {report.seconds:.1f} s, {report.requests:,} requests, {n / report.seconds:,.0f} objects/s "
+                f"(create {t['create']:,}, update {t['update']:,}, delete {t['delete']:,}, "
+                f"unchanged {t['unchanged']:,})"
+            )
+            print(
+                f"  NetBox CPU {cpu['gunicorn']:.0f} s, PostgreSQL CPU {cpu['postgres']:.0f} s: "
+                f"{sum(cpu.values()) / report.seconds:.2f} of {os.cpu_count()} cores busy on average"
+            )
             print("  request time by kind (requests in flight overlap, so these add up to more than the wall time):")
             for what, sec in c.seconds.most_common(8):
                 print(f"  {what:40} {c.calls[what]:5,} requests {sec:7.1f} s")

@@ -29,9 +29,12 @@ BEFORE = ROOT / "tests" / "engine_program_before_hash"
 def measure(design: str, overrides: list[str], before: bool) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "site"
-        st = Stack(Path(tmp), {"railyard:design": str(ROOT / "designs" / f"{design}.yaml"),
-                               "railyard:outDir": str(out)},
-                   main=BEFORE if before else ROOT, pythonpath=BEFORE if before else None)
+        st = Stack(
+            Path(tmp),
+            {"railyard:design": str(ROOT / "designs" / f"{design}.yaml"), "railyard:outDir": str(out)},
+            main=BEFORE if before else ROOT,
+            pythonpath=BEFORE if before else None,
+        )
         t0 = time.perf_counter()
         st.up()
         up_s = time.perf_counter() - t0
@@ -41,10 +44,15 @@ def measure(design: str, overrides: list[str], before: bool) -> dict[str, object
         t0 = time.perf_counter()
         diff = st.run("preview", "--diff").stdout
         return {
-            "design": design, "overrides": overrides, "program": "before (content in state)" if before else "now",
-            "up_s": round(up_s, 1), "preview_s": round(time.perf_counter() - t0, 1),
-            "state_bytes": len(state.encode()), "plan_json_in_state": json.dumps(plan_text)[1:-1][:2000] in state,
-            "preview_diff_lines": len(diff.splitlines()), "preview_diff_bytes": len(diff.encode()),
+            "design": design,
+            "overrides": overrides,
+            "program": "before (content in state)" if before else "now",
+            "up_s": round(up_s, 1),
+            "preview_s": round(time.perf_counter() - t0, 1),
+            "state_bytes": len(state.encode()),
+            "plan_json_in_state": json.dumps(plan_text)[1:-1][:2000] in state,
+            "preview_diff_lines": len(diff.splitlines()),
+            "preview_diff_bytes": len(diff.encode()),
             "preview_tail": diff.splitlines()[-8:],
         }
 

@@ -47,8 +47,11 @@ from generators.compiler import compile_file  # noqa: E402
 from generators.renderers import render_all  # noqa: E402
 from tests.pulumi_engine import Secret, Stack, snapshot, type_of  # noqa: E402
 
-PROGRAMS = {"now": (ROOT, None), "before-groups": (ROOT / "tests" / "engine_program_before_groups",) * 2,
-            "per-rack": (ROOT / "tests" / "engine_program_per_rack", None)}
+PROGRAMS = {
+    "now": (ROOT, None),
+    "before-groups": (ROOT / "tests" / "engine_program_before_groups",) * 2,
+    "per-rack": (ROOT / "tests" / "engine_program_per_rack", None),
+}
 
 
 CPU: dict[str, float] = {}  # step -> CPU seconds of pulumi and every process it ran (program, providers)
@@ -70,15 +73,25 @@ def timed(fn: Callable[[], object], step: str = "") -> float:
 def state_file(st: Stack) -> Path:
     """The stack's checkpoint as the file backend keeps it (`<backend>/.pulumi/stacks/<project>/<stack>.json`,
     gzipped when PULUMI_SELF_MANAGED_STATE_GZIP is set)."""
-    found = [p for p in (st.state / ".pulumi" / "stacks").rglob(f"{st.name}.json*")
-             if p.name in (f"{st.name}.json", f"{st.name}.json.gz")]
+    found = [
+        p
+        for p in (st.state / ".pulumi" / "stacks").rglob(f"{st.name}.json*")
+        if p.name in (f"{st.name}.json", f"{st.name}.json.gz")
+    ]
     if len(found) != 1:
         raise RuntimeError(f"expected one state file for stack {st.name}, found {found}")
     return found[0]
 
 
-def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, destroy: bool,
-            migrate: str | None = None, site_cache: bool = True) -> dict[str, Any]:
+def measure(
+    design: str,
+    synthetic: int,
+    skip_checkpoints: bool,
+    program: str,
+    destroy: bool,
+    migrate: str | None = None,
+    site_cache: bool = True,
+) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), time.process_time()
     plan = compile_file(ROOT / "designs" / f"{design}.yaml")[0]
     render_all(plan)  # the work the program does before registering anything
@@ -86,12 +99,19 @@ def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, d
     with tempfile.TemporaryDirectory(prefix="railyard-bench-") as tmp:
         out = Path(tmp) / "site"
         # absolute: a program other than the repository's runs from its own folder
-        config: dict[str, Any] = {"railyard:design": str(ROOT / "designs" / f"{design}.yaml"),
-                                  "railyard:outDir": str(out)}
+        config: dict[str, Any] = {
+            "railyard:design": str(ROOT / "designs" / f"{design}.yaml"),
+            "railyard:outDir": str(out),
+        }
         main_dir, pythonpath = PROGRAMS[program]
         if synthetic:
-            config.update({"railyard:count": synthetic, "railyard:racked": "true",
-                           "railyard:bmcPassword": Secret("bench-Secret-123")})
+            config.update(
+                {
+                    "railyard:count": synthetic,
+                    "railyard:racked": "true",
+                    "railyard:bmcPassword": Secret("bench-Secret-123"),
+                }
+            )
             main_dir = ROOT / "tests" / "engine_program"
         if migrate:
             main_dir, pythonpath = PROGRAMS[migrate]
@@ -125,17 +145,27 @@ def measure(design: str, synthetic: int, skip_checkpoints: bool, program: str, d
         preview = timed(lambda: st.run("preview", "--expect-no-changes"), "preview_no_change")
         gone = timed(lambda: st.run("destroy", "--yes", "--skip-preview")) if destroy else None
     return {
-        "design": design, "synthetic": synthetic, "program": f"{migrate} -> now" if migrate else program,
-        "migrate_from": migrate, "up_before_s": None if before is None else round(before, 1),
+        "design": design,
+        "synthetic": synthetic,
+        "program": f"{migrate} -> now" if migrate else program,
+        "migrate_from": migrate,
+        "up_before_s": None if before is None else round(before, 1),
         "checkpoints": "end only (PULUMI_SKIP_CHECKPOINTS=true)" if skip_checkpoints else "every step (default)",
-        "files": len(files), "resources": len(resources), "resources_by_type": dict(by_type.most_common()),
-        "compile_render_s": round(program_s, 1), "compile_render_cpu_s": round(program_cpu, 1),
-        "stack_init_s": round(setup, 1), "cpu_s": dict(CPU),
+        "files": len(files),
+        "resources": len(resources),
+        "resources_by_type": dict(by_type.most_common()),
+        "compile_render_s": round(program_s, 1),
+        "compile_render_cpu_s": round(program_cpu, 1),
+        "stack_init_s": round(setup, 1),
+        "cpu_s": dict(CPU),
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "no_change_from_site_cache": cache_hit,
-        "up_create_s": round(first, 1), "up_no_change_s": round(again, 1), "preview_no_change_s": round(preview, 1),
+        "up_create_s": round(first, 1),
+        "up_no_change_s": round(again, 1),
+        "preview_no_change_s": round(preview, 1),
         "destroy_s": None if gone is None else round(gone, 1),
-        "state_export_bytes": len(exported.encode()), "state_file_bytes": on_disk,
+        "state_export_bytes": len(exported.encode()),
+        "state_file_bytes": on_disk,
         "ms_per_resource_create": round(1000 * first / len(resources), 2),
         "ms_per_resource_no_change": round(1000 * again / len(resources), 2),
         "ms_per_resource_no_change_engine": round(1000 * max(again - program_s, 0) / len(resources), 2),
@@ -147,28 +177,36 @@ def report(r: dict[str, Any]) -> str:
     extra = f" + {r['synthetic']} synthetic files" if r["synthetic"] else ""
     n = r["resources"]
     kinds = ", ".join(f"{c} {t.rsplit(':', 1)[-1]}" for t, c in r["resources_by_type"].items())
-    return "\n".join([
-        f"design {r['design']}{extra}, program {r['program']}, state checkpoint {r['checkpoints']}",
-        f"  files {r['files']:,}   resources in state {n:,} ({kinds})",
-        f"  compile + render (the program, on a cache miss) {r['compile_render_s']:5.1f} s   "
-        f"CPU {r['compile_render_cpu_s']:.1f} s",
-        f"  stack init + config                            {r['stack_init_s']:6.1f} s",
-        *([f"  {'pulumi up, ' + r['migrate_from'] + ' program (no checkpoints)':46}{r['up_before_s']:7.1f} s"]
-          if r["up_before_s"] is not None else []),
-        f"  {'pulumi up (migrate)' if r['up_before_s'] is not None else 'pulumi up (create all)':46}"
-        f"{r['up_create_s']:7.1f} s   CPU {r['cpu_s']['up_create']:.1f} s   "
-        f"{r['ms_per_resource_create']:.1f} ms/resource",
-        f"  pulumi up (no change)                          {r['up_no_change_s']:6.1f} s   "
-        f"CPU {r['cpu_s']['up_no_change']:.1f} s   {r['ms_per_resource_no_change']:.1f} ms/resource "
-        + ("(from the site cache: nothing compiled)" if r["no_change_from_site_cache"] else
-           f"({r['ms_per_resource_no_change_engine']:.1f} without compile + render)"),
-        f"  preview --expect-no-changes                    {r['preview_no_change_s']:6.1f} s   "
-        f"CPU {r['cpu_s']['preview_no_change']:.1f} s",
-        *([f"  pulumi destroy                                 {r['destroy_s']:6.1f} s"] if r["destroy_s"] else []),
-        f"  state: `pulumi stack export` {r['state_export_bytes']:,} bytes, file on disk "
-        f"{r['state_file_bytes']:,} bytes ({r['state_bytes_per_resource']:,} bytes/resource)",
-        f"  load average at the end {r['load_average']} (2 cores)",
-    ])
+    return "\n".join(
+        [
+            f"design {r['design']}{extra}, program {r['program']}, state checkpoint {r['checkpoints']}",
+            f"  files {r['files']:,}   resources in state {n:,} ({kinds})",
+            f"  compile + render (the program, on a cache miss) {r['compile_render_s']:5.1f} s   "
+            f"CPU {r['compile_render_cpu_s']:.1f} s",
+            f"  stack init + config                            {r['stack_init_s']:6.1f} s",
+            *(
+                [f"  {'pulumi up, ' + r['migrate_from'] + ' program (no checkpoints)':46}{r['up_before_s']:7.1f} s"]
+                if r["up_before_s"] is not None
+                else []
+            ),
+            f"  {'pulumi up (migrate)' if r['up_before_s'] is not None else 'pulumi up (create all)':46}"
+            f"{r['up_create_s']:7.1f} s   CPU {r['cpu_s']['up_create']:.1f} s   "
+            f"{r['ms_per_resource_create']:.1f} ms/resource",
+            f"  pulumi up (no change)                          {r['up_no_change_s']:6.1f} s   "
+            f"CPU {r['cpu_s']['up_no_change']:.1f} s   {r['ms_per_resource_no_change']:.1f} ms/resource "
+            + (
+                "(from the site cache: nothing compiled)"
+                if r["no_change_from_site_cache"]
+                else f"({r['ms_per_resource_no_change_engine']:.1f} without compile + render)"
+            ),
+            f"  preview --expect-no-changes                    {r['preview_no_change_s']:6.1f} s   "
+            f"CPU {r['cpu_s']['preview_no_change']:.1f} s",
+            *([f"  pulumi destroy                                 {r['destroy_s']:6.1f} s"] if r["destroy_s"] else []),
+            f"  state: `pulumi stack export` {r['state_export_bytes']:,} bytes, file on disk "
+            f"{r['state_file_bytes']:,} bytes ({r['state_bytes_per_resource']:,} bytes/resource)",
+            f"  load average at the end {r['load_average']} (2 cores)",
+        ]
+    )
 
 
 def main() -> None:
@@ -182,8 +220,7 @@ def main() -> None:
     ap.add_argument("--no-destroy", action="store_true")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON")
     a = ap.parse_args()
-    r = measure(a.design, a.synthetic, a.skip_checkpoints, a.program, not a.no_destroy, a.migrate,
-                not a.no_site_cache)
+    r = measure(a.design, a.synthetic, a.skip_checkpoints, a.program, not a.no_destroy, a.migrate, not a.no_site_cache)
     print(report(r))
     if a.json:
         a.json.write_text(json.dumps(r, indent=1) + "\n")

@@ -30,17 +30,25 @@ COMMANDS = {
 }
 # runs the CLI as the installed `railyard` script does, then lists the heavy libraries it loaded
 # (main() ends the process itself, after running the atexit handlers)
-_CHILD = ("import atexit, sys\nfrom generators.cli import main\nsys.argv = ['railyard', *sys.argv[1:]]\n"
-          f"atexit.register(lambda: print(' '.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr))\n"
-          "main()\n")
+_CHILD = (
+    "import atexit, sys\nfrom generators.cli import main\nsys.argv = ['railyard', *sys.argv[1:]]\n"
+    f"atexit.register(lambda: print(' '.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr))\n"
+    "main()\n"
+)
 
 
 def once(args: list[str]) -> tuple[float, str]:
     with tempfile.TemporaryDirectory(prefix="railyard-bench-") as tmp:
         argv = [*args, f"{tmp}/out"] if args[-1] == "--out" else args
         t0 = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", _CHILD, *argv], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, env=ENV)
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD, *argv],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
         wall = time.perf_counter() - t0
     return wall, done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
 

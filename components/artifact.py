@@ -183,6 +183,7 @@ def remove(root: Path, path: Path) -> None:
 
 # --- the blob store: content by hash, so the state and the diff hold only the hash ------------------
 
+
 def _blob_dir(root: Path, create: bool) -> Path:
     """root/.railyard/blobs, refusing a symlink on the way; made owner-only because the names are the
     hashes of every file, secret ones included, and the files are copies of them."""
@@ -234,15 +235,21 @@ def read_blob(root: Path, sha: str, what: str, secret: bool) -> bytes:
             raise FileNotFoundError
         data = blob.read_bytes()
     except FileNotFoundError:
-        raise OSError(errno.ENOENT, f"railyard cannot write {what}: {named} is missing from {root / BLOBS}. The "
-                      "program stores each file there during `pulumi up` (not during a preview); run `pulumi up` "
-                      "again, without --target") from None
+        raise OSError(
+            errno.ENOENT,
+            f"railyard cannot write {what}: {named} is missing from {root / BLOBS}. The "
+            "program stores each file there during `pulumi up` (not during a preview); run `pulumi up` "
+            "again, without --target",
+        ) from None
     got = hashlib.sha256(data).hexdigest()
     if got != sha:
         detail = "" if secret else f" (sha256 {got}, expected {sha})"
         fix = f"the files in {root / BLOBS}" if secret else blob  # each `up` stores them again
-        raise OSError(errno.EIO, f"railyard cannot write {what}: {named} holds other content{detail}, so it was "
-                      f"changed outside railyard. Delete {fix} and run `pulumi up` again")
+        raise OSError(
+            errno.EIO,
+            f"railyard cannot write {what}: {named} holds other content{detail}, so it was "
+            f"changed outside railyard. Delete {fix} and run `pulumi up` again",
+        )
     return data
 
 
@@ -325,9 +332,12 @@ def owners(root: Path) -> dict[str, str]:
             if not isinstance(paths, dict) or not all(isinstance(v, str) for v in paths.values()):
                 raise ValueError("its paths are not a map of path -> group")
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise OSError(errno.EIO, f"railyard cannot read {f} ({exc}), which says which resource holds "
-                          "each deployed file, so it removes nothing. Run `pulumi up` (it writes the "
-                          "file again) and then retry") from None
+            raise OSError(
+                errno.EIO,
+                f"railyard cannot read {f} ({exc}), which says which resource holds "
+                "each deployed file, so it removes nothing. Run `pulumi up` (it writes the "
+                "file again) and then retry",
+            ) from None
         _OWNERS_CACHE[str(f)] = (key, paths)
         return paths
 
@@ -361,8 +371,7 @@ def _outs(props: dict[str, Any]) -> dict[str, Any]:
 
 def _count(value: object) -> bool:
     """A non-negative whole number (numbers cross the wire as floats)."""
-    return (isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-            and float(value).is_integer())
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 and float(value).is_integer()
 
 
 def _dir_problem(d: object) -> str | None:
@@ -411,10 +420,15 @@ class FileArtifactProvider(ResourceProvider):
     serialize_as_secret_always = False
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        failures = [CheckFailure(k, why) for k, why in (("dir", _dir_problem(news.get("dir"))),
-                                                         ("path", _path_problem(news.get("path"))),
-                                                         ("mode", _mode_problem(news.get("mode"))))
-                    if why]
+        failures = [
+            CheckFailure(k, why)
+            for k, why in (
+                ("dir", _dir_problem(news.get("dir"))),
+                ("path", _path_problem(news.get("path"))),
+                ("mode", _mode_problem(news.get("mode"))),
+            )
+            if why
+        ]
         failures += [CheckFailure(k, why) for k, why in _summary_problems(news)]
         return CheckResult(news, failures)
 
@@ -424,8 +438,7 @@ class FileArtifactProvider(ResourceProvider):
         # a stack made when the content itself was an input moves to these inputs as `same` steps.
         replaces = [k for k in ("dir", "path") if olds.get(k) != news.get(k)]
         changed = any(news.get(k) == _UNKNOWN or olds.get(k) != news.get(k) for k in ("sha256", "mode"))
-        return DiffResult(changes=bool(replaces) or changed, replaces=replaces, stables=[],
-                          delete_before_replace=False)
+        return DiffResult(changes=bool(replaces) or changed, replaces=replaces, stables=[], delete_before_replace=False)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         _deploy(props)
@@ -507,8 +520,7 @@ def _group_outs(props: dict[str, Any]) -> dict[str, Any]:
     return {k: props[k] for k in ("dir", "group", "mode", "files")}
 
 
-def _entry_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, old_mode: object,
-                   mode: str) -> bool:
+def _entry_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, old_mode: object, mode: str) -> bool:
     """A file needs writing when it is new to the group, its hash differs or is not known yet, or
     (after a refresh) its mode on disk differs. Size and line count are shown, not compared: the hash
     stands for the content."""
@@ -525,9 +537,11 @@ class FileGroupProvider(ResourceProvider):
     serialize_as_secret_always = False  # as FileArtifactProvider: nothing secret in the pickled provider
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        failures = [CheckFailure(k, why) for k, why in (("dir", _dir_problem(news.get("dir"))),
-                                                         ("mode", _mode_problem(news.get("mode"))))
-                    if why]
+        failures = [
+            CheckFailure(k, why)
+            for k, why in (("dir", _dir_problem(news.get("dir"))), ("mode", _mode_problem(news.get("mode"))))
+            if why
+        ]
         if news.get("group") != _UNKNOWN and not (isinstance(news.get("group"), str) and news["group"]):
             failures.append(CheckFailure("group", "must be the group's name"))
         files = news.get("files")
@@ -539,18 +553,27 @@ class FileGroupProvider(ResourceProvider):
                 if why := _path_problem(path):
                     failures.append(CheckFailure("files", f"{path!r}: {why}"))
                 elif entry != _UNKNOWN and (parse_entry(entry) is None or "mode" in parse_entry(entry)):
-                    failures.append(CheckFailure("files", f"{path}: must be '<sha256> <size> bytes <lines> lines' "
-                                                 f"(the content's SHA-256, 64 lowercase hex digits), got {entry!r}"))
+                    failures.append(
+                        CheckFailure(
+                            "files",
+                            f"{path}: must be '<sha256> <size> bytes <lines> lines' "
+                            f"(the content's SHA-256, 64 lowercase hex digits), got {entry!r}",
+                        )
+                    )
         return CheckResult(news, failures)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         # olds are the last known outputs (after a refresh: what is on disk); news are the inputs
         replaces = ["dir"] if olds.get("dir") != news.get("dir") else []
         new, old = news.get("files"), _entries(olds.get("files"))
-        changed = (bool(replaces) or new == _UNKNOWN or not isinstance(new, dict) or new.keys() != old.keys()
-                   or any(news.get(k) == _UNKNOWN or olds.get(k) != news.get(k) for k in ("group", "mode"))
-                   or any(_entry_changed(old.get(p), e, olds.get("mode"), news["mode"])
-                          for p, e in _entries(new).items()))
+        changed = (
+            bool(replaces)
+            or new == _UNKNOWN
+            or not isinstance(new, dict)
+            or new.keys() != old.keys()
+            or any(news.get(k) == _UNKNOWN or olds.get(k) != news.get(k) for k in ("group", "mode"))
+            or any(_entry_changed(old.get(p), e, olds.get("mode"), news["mode"]) for p, e in _entries(new).items())
+        )
         return DiffResult(changes=changed, replaces=replaces, stables=[], delete_before_replace=False)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -603,8 +626,15 @@ class FileGroup(pulumi.dynamic.Resource, module="railyard", name="FileGroup"):
     mode: pulumi.Output[str]
     files: pulumi.Output[dict[str, str]]
 
-    def __init__(self, name: str, dir: str, contents: Mapping[str, pulumi.Input[str]], secret: bool = False,
-                 opts: pulumi.ResourceOptions | None = None, entries: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        dir: str,
+        contents: Mapping[str, pulumi.Input[str]],
+        secret: bool = False,
+        opts: pulumi.ResourceOptions | None = None,
+        entries: Mapping[str, str] | None = None,
+    ) -> None:
         """`entries` (path -> entry_text, a public group only) registers files already staged by an
         earlier run, whose contents are in the deploy folder's blob store: `contents` is then ignored."""
         files: pulumi.Input[dict[str, Any]]
@@ -614,7 +644,8 @@ class FileGroup(pulumi.dynamic.Resource, module="railyard", name="FileGroup"):
                 raise TypeError(f"FileGroup {name}: a secret group is filled on every run, never given entries")
             paths = sorted(contents)
             files = pulumi.Output.secret(pulumi.Output.all(*(contents[p] for p in paths))).apply(
-                lambda texts: _stage(dir, dict(zip(paths, texts, strict=True))))
+                lambda texts: _stage(dir, dict(zip(paths, texts, strict=True)))
+            )
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["files"]))
         elif entries is not None:
             files = self.entries = dict(sorted(entries.items()))

@@ -58,8 +58,13 @@ def secret_config(cfg: pulumi.Config) -> dict[str, pulumi.Output[str]]:
     return out
 
 
-def build(design: Path, out_dir: Path, overrides: list[str] | None = None,
-          secret_values: dict[str, pulumi.Output[str]] | None = None, name: str | None = None) -> Site:
+def build(
+    design: Path,
+    out_dir: Path,
+    overrides: list[str] | None = None,
+    secret_values: dict[str, pulumi.Output[str]] | None = None,
+    name: str | None = None,
+) -> Site:
     """The Site of a design: from the compiled-site cache when this design, catalog and railyard were
     compiled before (components.sitecache), else compiled and rendered, then recorded for the next run."""
     try:
@@ -68,8 +73,10 @@ def build(design: Path, out_dir: Path, overrides: list[str] | None = None,
         if key is not None:
             layout = sitecache.load(key, None if pulumi.runtime.is_dry_run() else str(out_dir))
             if layout is not None:
-                pulumi.log.info(f"railyard: {design.name} with this catalog and railyard is in the site cache "
-                                f"({key[:12]}): nothing compiled (RAILYARD_SITE_CACHE=off compiles)")
+                pulumi.log.info(
+                    f"railyard: {design.name} with this catalog and railyard is in the site cache "
+                    f"({key[:12]}): nothing compiled (RAILYARD_SITE_CACHE=off compiles)"
+                )
                 return Site(name or layout.name, layout, str(out_dir), secret_values)
         from generators.renderers import render_all  # a cache hit renders nothing
 
@@ -108,8 +115,9 @@ def _registration_frame() -> source_pb2.StackTrace:
         uri = Path(caller.f_code.co_filename).as_uri()
     except ValueError:  # not an absolute file name (e.g. "<string>"): no position, as the SDK does
         return source_pb2.StackTrace()
-    return source_pb2.StackTrace(frames=[source_pb2.StackFrame(pc=source_pb2.SourcePosition(
-        uri=uri, line=caller.f_lineno))])
+    return source_pb2.StackTrace(
+        frames=[source_pb2.StackFrame(pc=source_pb2.SourcePosition(uri=uri, line=caller.f_lineno))]
+    )
 
 
 def lean_stack_traces() -> None:
@@ -117,8 +125,10 @@ def lean_stack_traces() -> None:
     _registration_frame). Stack traces are metadata the engine never diffs; only the state's size
     and the time to write it after every step change."""
     if not callable(getattr(pulumi.runtime.resource, "_get_stack_trace", None)):
-        raise RuntimeError("pulumi.runtime.resource._get_stack_trace is gone: the pinned SDK changed, "
-                           "check components/program.py's lean_stack_traces against it")
+        raise RuntimeError(
+            "pulumi.runtime.resource._get_stack_trace is gone: the pinned SDK changed, "
+            "check components/program.py's lean_stack_traces against it"
+        )
     pulumi.runtime.resource._get_stack_trace = _registration_frame
 
 
@@ -131,8 +141,10 @@ def main() -> None:
     # engine), so empty and unset both mean the default
     out_dir = resolve(cfg.get("outDir") or f"deploy/{pulumi.get_stack()}", base)
     if out_dir == design.parent or out_dir in design.parents or out_dir == (base / "designs").resolve():
-        raise pulumi.RunError(f"railyard:outDir {out_dir} holds the design {design} (or is designs/): railyard "
-                              "deploys into a folder of its own, e.g. deploy/<stack>")
+        raise pulumi.RunError(
+            f"railyard:outDir {out_dir} holds the design {design} (or is designs/): railyard "
+            "deploys into a folder of its own, e.g. deploy/<stack>"
+        )
     overrides: Any = cfg.get_object("overrides") or []
     if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
         raise pulumi.RunError("railyard:overrides must be a list of path=value strings")

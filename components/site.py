@@ -143,8 +143,10 @@ def site_layout(plan: Plan, files: Mapping[str, str]) -> SiteLayout:
         texts[path] = text
         if needed:
             needs[path] = needed
-    return SiteLayout(site_facts(plan, files),
-                      {name: GroupSpec(here, texts, needs) for name, (here, texts, needs) in sorted(groups.items())})
+    return SiteLayout(
+        site_facts(plan, files),
+        {name: GroupSpec(here, texts, needs) for name, (here, texts, needs) in sorted(groups.items())},
+    )
 
 
 class Site(pulumi.ComponentResource):
@@ -154,9 +156,14 @@ class Site(pulumi.ComponentResource):
     owner: dict[str, str]  # path -> the name of the group holding it
     facts: dict[str, Any]
 
-    def __init__(self, name: str, layout: SiteLayout, out_dir: str,
-                 secret_values: Mapping[str, pulumi.Output[str]] | None = None,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        layout: SiteLayout,
+        out_dir: str,
+        secret_values: Mapping[str, pulumi.Output[str]] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(SITE_T, name, None, opts)
         self.facts = layout.facts
         values = secret_values or {}
@@ -179,8 +186,9 @@ class Site(pulumi.ComponentResource):
                 return self
             if pl.section not in sections:
                 t = NETWORK_T if pl.network else FOLDER_T
-                sections[pl.section] = Group(t, pl.section, {"kind": "network" if pl.network else "folder"},
-                                             pulumi.ResourceOptions(parent=self))
+                sections[pl.section] = Group(
+                    t, pl.section, {"kind": "network" if pl.network else "folder"}, pulumi.ResourceOptions(parent=self)
+                )
             return sections[pl.section]
 
         self.groups = {}
@@ -188,7 +196,8 @@ class Site(pulumi.ComponentResource):
             opts_ = pulumi.ResourceOptions(parent=parent_of(g.where), aliases=group_aliases(gname, g.where))
             if g.needs:
                 contents: Mapping[str, pulumi.Input[str]] = {
-                    p: _filled(p, t, set(g.needs[p]), values) if p in g.needs else t for p, t in g.texts.items()}
+                    p: _filled(p, t, set(g.needs[p]), values) if p in g.needs else t for p, t in g.texts.items()
+                }
                 self.groups[gname] = FileGroup(gname, out_dir, contents, secret=True, opts=opts_)
             else:
                 self.groups[gname] = FileGroup(gname, out_dir, g.texts, entries=g.entries, opts=opts_)
@@ -205,10 +214,12 @@ def _prune_when_deployed(out_dir: str, groups: list[FileGroup]) -> None:
         return
     pulumi.Output.all(*(g.files for g in groups)).apply(
         # an entry starts with its file's hash (entry_text)
-        lambda maps: prune_blobs(Path(out_dir), {e.split(" ", 1)[0] for m in maps for e in m.values()}))
+        lambda maps: prune_blobs(Path(out_dir), {e.split(" ", 1)[0] for m in maps for e in m.values()})
+    )
 
 
 def _filled(path: str, text: str, needed: set[str], values: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[str]:
     names = sorted(needed)
     return pulumi.Output.all(*(values[n] for n in names)).apply(
-        lambda vs: secrets.fill(text, dict(zip(names, vs, strict=True)), path))
+        lambda vs: secrets.fill(text, dict(zip(names, vs, strict=True)), path)
+    )

@@ -27,8 +27,13 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 # rich_markup_mode=None: click's plain help and usage errors; typer's rich formatting imported rich's
 # markdown, syntax and traceback modules (~50 ms, a quarter of `railyard --help`) to draw boxes
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  help="Compile a GPU cluster design into cable plans, configs, topology and a BoM.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Compile a GPU cluster design into cable plans, configs, topology and a BoM.",
+)
 
 
 class _LazyConsole:
@@ -52,11 +57,18 @@ err_console = cast("Console", _LazyConsole(stderr=True, highlight=False, soft_wr
 
 DesignArg = Annotated[Path, typer.Argument(help="design YAML file", show_default=False)]
 SetOpt = Annotated[list[str] | None, typer.Option("--set", help="what-if override path=value, repeatable")]
-CatalogOpt = Annotated[Path | None, typer.Option("--catalog", help="parts catalog YAML instead of "
-                                                 "designs/catalog.yaml", show_default=False)]
-ForceOpt = Annotated[Path | None, typer.Option("--force", help="write into this existing folder (or file) "
-                                               "although railyard did not write it; must name the output",
-                                               show_default=False)]
+CatalogOpt = Annotated[
+    Path | None,
+    typer.Option("--catalog", help="parts catalog YAML instead of designs/catalog.yaml", show_default=False),
+]
+ForceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--force",
+        help="write into this existing folder (or file) although railyard did not write it; must name the output",
+        show_default=False,
+    ),
+]
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -70,8 +82,9 @@ INTERNAL = 70  # EX_SOFTWARE: a railyard bug, not the user's input
 
 # Each command imports what it uses when it runs: `railyard --help` and a mistyped option answer
 # without loading pydantic, the compiler and the renderers (0.74 s for --help when all were imported).
-def compile_file(path: Path, overrides: list[str] | None = None,
-                 catalog_path: Path | None = None) -> tuple[Plan, Design, Catalog]:
+def compile_file(
+    path: Path, overrides: list[str] | None = None, catalog_path: Path | None = None
+) -> tuple[Plan, Design, Catalog]:
     from generators.compiler import compile_file as compile_
 
     return compile_(path, overrides, catalog_path)
@@ -107,8 +120,11 @@ def _guarded(fn: Callable[..., None]) -> Callable[..., None]:
             err_console.print("interrupted", markup=False)
             raise typer.Exit(130) from None
         except Exception:
-            err_console.print("[bold red]internal error[/]: this is a railyard bug, not a problem with your input; "
-                              "please report it with the traceback below", markup=True)
+            err_console.print(
+                "[bold red]internal error[/]: this is a railyard bug, not a problem with your input; "
+                "please report it with the traceback below",
+                markup=True,
+            )
             err_console.print(traceback.format_exc(), markup=False)
             raise typer.Exit(INTERNAL) from None
 
@@ -131,8 +147,11 @@ def _wrote(done: Written, out: Path) -> None:
     for rel in done.removed:
         err_console.print(f"removed stale {out / rel} (railyard wrote it before, not now)", markup=False)
     for rel in done.kept:
-        err_console.print(f"[bold yellow]warning[/]: kept {out / rel}: railyard wrote it before, not now, but it was "
-                          "edited since; delete it if it is not needed", markup=True)
+        err_console.print(
+            f"[bold yellow]warning[/]: kept {out / rel}: railyard wrote it before, not now, but it was "
+            "edited since; delete it if it is not needed",
+            markup=True,
+        )
 
 
 def _warn(plan: Plan) -> None:
@@ -158,11 +177,14 @@ def validate(design: DesignArg, set_: SetOpt = None, catalog: CatalogOpt = None)
 
 @app.command("compile")
 @_guarded
-def compile_(design: DesignArg,
-             out: Annotated[Path, typer.Option("--out", "-o", help="output directory")] = Path("out"),
-             set_: SetOpt = None,
-             quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no summary table")] = False,
-             catalog: CatalogOpt = None, force: ForceOpt = None) -> None:
+def compile_(
+    design: DesignArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="output directory")] = Path("out"),
+    set_: SetOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no summary table")] = False,
+    catalog: CatalogOpt = None,
+    force: ForceOpt = None,
+) -> None:
     """Compile a design and write DIR/plan.json and every generated artifact. Only files railyard wrote
     (listed in DIR/.railyard-manifest.json) are ever replaced or removed."""
     try:
@@ -189,16 +211,22 @@ class DiffFormat(StrEnum):
 
 @app.command("diff")
 @_guarded
-def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the target branch's)", show_default=False)],
-          head: Annotated[Path, typer.Argument(help="head design YAML (the proposed change)", show_default=False)],
-          out: Annotated[Path | None, typer.Option("--out", "-o", help="write the review here")] = None,
-          full: Annotated[Path | None, typer.Option(
-              "--full", help="also write the whole review here (every cable and file); --out links it")] = None,
-          fmt: Annotated[DiffFormat, typer.Option("--format", help="markdown (a pull-request comment within a "
-                                                  "size budget) or json (every item)")] = DiffFormat.markdown,
-          base_set: Annotated[list[str] | None, typer.Option("--base-set", help="override on the base")] = None,
-          head_set: Annotated[list[str] | None, typer.Option("--head-set", help="override on the head")] = None,
-          force: ForceOpt = None) -> None:
+def diff_(
+    base: Annotated[Path, typer.Argument(help="base design YAML (the target branch's)", show_default=False)],
+    head: Annotated[Path, typer.Argument(help="head design YAML (the proposed change)", show_default=False)],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the review here")] = None,
+    full: Annotated[
+        Path | None,
+        typer.Option("--full", help="also write the whole review here (every cable and file); --out links it"),
+    ] = None,
+    fmt: Annotated[
+        DiffFormat,
+        typer.Option("--format", help="markdown (a pull-request comment within a size budget) or json (every item)"),
+    ] = DiffFormat.markdown,
+    base_set: Annotated[list[str] | None, typer.Option("--base-set", help="override on the base")] = None,
+    head_set: Annotated[list[str] | None, typer.Option("--head-set", help="override on the head")] = None,
+    force: ForceOpt = None,
+) -> None:
     """Review of a design change: the design fields that differ, then switches, cost, cables and files."""
     from generators.reports.diff import review, review_json, review_markdown
 
@@ -214,9 +242,14 @@ def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the targe
     except DesignError as exc:
         _fail(exc)
         return
-    r = review(bplan, render_all(bplan), hplan, render_all(hplan),
-               " ".join([str(base), *(f"--set {s}" for s in base_set or [])]),
-               " ".join([str(head), *(f"--set {s}" for s in head_set or [])]))
+    r = review(
+        bplan,
+        render_all(bplan),
+        hplan,
+        render_all(hplan),
+        " ".join([str(base), *(f"--set {s}" for s in base_set or [])]),
+        " ".join([str(head), *(f"--set {s}" for s in head_set or [])]),
+    )
     if full is not None:
         write_file(full, review_json(r) if fmt is DiffFormat.json else review_markdown(r, limit=None), "--full", force)
         out_console.print(f"wrote {full}")
@@ -231,27 +264,49 @@ def diff_(base: Annotated[Path, typer.Argument(help="base design YAML (the targe
 
 @app.command()
 @_guarded
-def verify(design: DesignArg,
-           ibnetdiscover: Annotated[Path | None, typer.Option("--ibnetdiscover", help="output of `ibnetdiscover` "
-                                                              "on site", show_default=False)] = None,
-           lldp: Annotated[list[Path] | None, typer.Option("--lldp", help="LLDP neighbour tables of the Ethernet "
-                                                           "networks, one JSON file per device named after it "
-                                                           "(lldpctl -f json0/json, NVUE, EOS); repeat it",
-                                                           show_default=False)] = None,
-           set_: SetOpt = None,
-           speed: Annotated[str | None, typer.Option("--speed", help="expected link speed instead of the plan's, "
-                                                     "e.g. 4xHDR on a simulator")] = None,
-           node_name_map: Annotated[Path | None, typer.Option("--node-name-map", help="GUID -> name map for "
-                                                              "devices whose node description is not set")] = None,
-           as_json: Annotated[bool, typer.Option("--json", help="machine-readable report")] = False,
-           write_config: Annotated[Path | None, typer.Option("--write-config", help="also write plan.json and "
-                                                             "infiniband/ with the discovered GUIDs to this "
-                                                             "directory")] = None,
-           force: ForceOpt = None,
-           progress: Annotated[Path | None, typer.Option("--progress", help="also record the result in this "
-                                                         "cabling progress file (see `cabling mark`): cables "
-                                                         "found as planned become tested, those at fault faulty "
-                                                         "with the finding", show_default=False)] = None) -> None:
+def verify(
+    design: DesignArg,
+    ibnetdiscover: Annotated[
+        Path | None, typer.Option("--ibnetdiscover", help="output of `ibnetdiscover` on site", show_default=False)
+    ] = None,
+    lldp: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--lldp",
+            help="LLDP neighbour tables of the Ethernet "
+            "networks, one JSON file per device named after it "
+            "(lldpctl -f json0/json, NVUE, EOS); repeat it",
+            show_default=False,
+        ),
+    ] = None,
+    set_: SetOpt = None,
+    speed: Annotated[
+        str | None, typer.Option("--speed", help="expected link speed instead of the plan's, e.g. 4xHDR on a simulator")
+    ] = None,
+    node_name_map: Annotated[
+        Path | None,
+        typer.Option("--node-name-map", help="GUID -> name map for devices whose node description is not set"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable report")] = False,
+    write_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-config", help="also write plan.json and infiniband/ with the discovered GUIDs to this directory"
+        ),
+    ] = None,
+    force: ForceOpt = None,
+    progress: Annotated[
+        Path | None,
+        typer.Option(
+            "--progress",
+            help="also record the result in this "
+            "cabling progress file (see `cabling mark`): cables "
+            "found as planned become tested, those at fault faulty "
+            "with the finding",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Compare a discovered InfiniBand fabric (--ibnetdiscover) or the Ethernet networks' LLDP tables
     (--lldp) with the plan: missing, extra, swapped and slow links. Exits 1 when the fabric differs from
     the plan, 2 on bad input."""
@@ -262,11 +317,17 @@ def verify(design: DesignArg,
         if progress is not None:
             check_path(progress, "--progress")
         if (ibnetdiscover is None) == (not lldp):
-            raise DesignError.one("--ibnetdiscover", "give either --ibnetdiscover FILE (InfiniBand) or --lldp "
-                                  "FILE... (Ethernet)", "run verify once per kind of network")
+            raise DesignError.one(
+                "--ibnetdiscover",
+                "give either --ibnetdiscover FILE (InfiniBand) or --lldp FILE... (Ethernet)",
+                "run verify once per kind of network",
+            )
         if lldp and (speed or node_name_map or write_config):
-            raise DesignError.one("--lldp", "--speed, --node-name-map and --write-config belong to "
-                                  "--ibnetdiscover", "leave them out with --lldp")
+            raise DesignError.one(
+                "--lldp",
+                "--speed, --node-name-map and --write-config belong to --ibnetdiscover",
+                "leave them out with --lldp",
+            )
         if write_config is not None:
             check_out_dir(write_config, "--write-config", force, design)
         plan, _, _ = compile_file(design, set_)
@@ -286,12 +347,16 @@ def verify(design: DesignArg,
     if progress is not None:
         states = {m.cable_id: m.state for m in marks}
         changed = [states[ev.cable_id] for ev in rec.added]
-        err_console.print(f"progress: {changed.count('tested')} cables marked tested, {changed.count('faulty')} "
-                          f"faulty in {progress} ({len(rec.unchanged)} unchanged, "
-                          f"{len(plan.cables or []) - len(marks)} not judged by this run)", markup=False,
-                          soft_wrap=True)
-    out_console.print(json.dumps(report.to_dict(), indent=1) if as_json else report.text().rstrip(), markup=False,
-                      soft_wrap=True)
+        err_console.print(
+            f"progress: {changed.count('tested')} cables marked tested, {changed.count('faulty')} "
+            f"faulty in {progress} ({len(rec.unchanged)} unchanged, "
+            f"{len(plan.cables or []) - len(marks)} not judged by this run)",
+            markup=False,
+            soft_wrap=True,
+        )
+    out_console.print(
+        json.dumps(report.to_dict(), indent=1) if as_json else report.text().rstrip(), markup=False, soft_wrap=True
+    )
     if write_config is not None:
         _wrote(done, write_config)
         err_console.print(f"wrote the subnet-manager files with the discovered GUIDs to {write_config}/")
@@ -301,13 +366,20 @@ def verify(design: DesignArg,
 
 @app.command()
 @_guarded
-def compare(designs: Annotated[list[Path], typer.Argument(help="design YAML files; the first is the base",
-                                                          show_default=False)],
-            set_: SetOpt = None,
-            markdown: Annotated[bool, typer.Option("--markdown", help="print a Markdown table")] = False,
-            sites: Annotated[bool, typer.Option("--sites", help="one row per design instead: servers, GPUs, "
-                                                "backend switches and links per tier, transceivers, racks, "
-                                                "compute rack power, cost per GPU")] = False) -> None:
+def compare(
+    designs: Annotated[list[Path], typer.Argument(help="design YAML files; the first is the base", show_default=False)],
+    set_: SetOpt = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="print a Markdown table")] = False,
+    sites: Annotated[
+        bool,
+        typer.Option(
+            "--sites",
+            help="one row per design instead: servers, GPUs, "
+            "backend switches and links per tier, transceivers, racks, "
+            "compute rack power, cost per GPU",
+        ),
+    ] = False,
+) -> None:
     """Compare designs' costs by category side by side, with deltas against the first design; designs of
     different sizes are also compared per GPU. Every --set applies to every design (e.g. price them all
     with a cluster-manager subscription)."""
@@ -353,24 +425,35 @@ def schema_text(doc: dict[str, object]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-cabling_app = typer.Typer(no_args_is_help=True, help="The technician's pack: printable rack and row sheets, and "
-                          "cabling progress.")
+cabling_app = typer.Typer(
+    no_args_is_help=True, help="The technician's pack: printable rack and row sheets, and cabling progress."
+)
 app.add_typer(cabling_app, name="cabling")
 
 
 @cabling_app.command("pack")
 @_guarded
-def cabling_pack(design: DesignArg,
-                 out: Annotated[Path, typer.Option("--out", "-o", help="output directory")] = Path("pack"),
-                 set_: SetOpt = None, catalog: CatalogOpt = None, force: ForceOpt = None,
-                 html_only: Annotated[bool, typer.Option("--html-only", help="write the HTML sheets without "
-                                                         "printing PDFs (no Chromium needed)")] = False,
-                 jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Chromiums printing at once")] = 2,
-                 progress: Annotated[Path | None, typer.Option("--progress", help="tick the cables this cabling "
-                                                               "progress file has as pulled or tested, and flag "
-                                                               "the faulty ones, on the rack sheets",
-                                                               show_default=False)] = None,
-                 ) -> None:
+def cabling_pack(
+    design: DesignArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="output directory")] = Path("pack"),
+    set_: SetOpt = None,
+    catalog: CatalogOpt = None,
+    force: ForceOpt = None,
+    html_only: Annotated[
+        bool, typer.Option("--html-only", help="write the HTML sheets without printing PDFs (no Chromium needed)")
+    ] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Chromiums printing at once")] = 2,
+    progress: Annotated[
+        Path | None,
+        typer.Option(
+            "--progress",
+            help="tick the cables this cabling "
+            "progress file has as pulled or tested, and flag "
+            "the faulty ones, on the rack sheets",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Write the technician's pack: per rack the sheet with a QR code per cable, tick boxes and PDU outlets
     (cabling/racks/<rack>.html and .pdf), per row the racks and the bill of cables to stage
     (cabling/rows/<row>.html, .pdf and .csv), and the label-printer files (cabling/labels/<rack>.csv for
@@ -385,26 +468,32 @@ def cabling_pack(design: DesignArg,
         done_cables = None
         if progress is not None:
             if not progress.exists():
-                raise DesignError.one("--progress", f"no progress file {progress}", "mark cables first "
-                                      "(`railyard cabling mark`), or leave --progress out")
+                raise DesignError.one(
+                    "--progress",
+                    f"no progress file {progress}",
+                    "mark cables first (`railyard cabling mark`), or leave --progress out",
+                )
             done_cables = {k: (v.state, v.note) for k, v in current(read_events(progress)).items()}
         chromium = None
         if not html_only:
             try:
                 chromium = find_chromium()
             except PrintError as exc:
-                raise DesignError.one("--html-only", str(exc), "install it, or pass --html-only to write the "
-                                      "HTML sheets alone") from None
+                raise DesignError.one(
+                    "--html-only", str(exc), "install it, or pass --html-only to write the HTML sheets alone"
+                ) from None
         plan, _, _ = compile_file(design, set_, catalog)
         files: dict[str, str | bytes] = dict(render_pack(plan, done_cables))
         if chromium is not None:
             sheets = sorted(r for r in files if r.endswith(".html"))
             try:
-                files.update(print_all({k: v for k, v in files.items() if isinstance(v, str)}, sheets, jobs,
-                                       chromium))
+                files.update(print_all({k: v for k, v in files.items() if isinstance(v, str)}, sheets, jobs, chromium))
             except PrintError as exc:
-                raise DesignError.one("--html-only", str(exc), "pass --html-only to write the HTML sheets "
-                                      "alone, and report the chromium output") from None
+                raise DesignError.one(
+                    "--html-only",
+                    str(exc),
+                    "pass --html-only to write the HTML sheets alone, and report the chromium output",
+                ) from None
         done = write_tree(dict(sorted(files.items())), out, "--out", force, design)
     except DesignError as exc:
         _fail(exc)
@@ -412,30 +501,52 @@ def cabling_pack(design: DesignArg,
     _warn(plan)
     stray = sorted(set(done_cables or {}) - {c.id for c in plan.cables or []})
     if stray:
-        err_console.print(f"[bold yellow]warning[/]: {len(stray)} cable ids in {progress} are not in the plan (the "
-                          f"design changed since they were marked), e.g. {stray[0]}: not on any sheet", markup=True)
+        err_console.print(
+            f"[bold yellow]warning[/]: {len(stray)} cable ids in {progress} are not in the plan (the "
+            f"design changed since they were marked), e.g. {stray[0]}: not on any sheet",
+            markup=True,
+        )
     _wrote(done, out)
     pdfs = sum(r.endswith(".pdf") for r in files)
     out_console.print(f"wrote {len(files)} files ({pdfs} PDFs) to {out}/")
 
 
-ProgressOpt = Annotated[Path | None, typer.Option("--progress", help="the cabling progress file (default: "
-                                                 "<design>.progress.csv beside the design)", show_default=False)]
+ProgressOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--progress",
+        help="the cabling progress file (default: <design>.progress.csv beside the design)",
+        show_default=False,
+    ),
+]
 
 
 @cabling_app.command("mark")
 @_guarded
-def cabling_mark(design: DesignArg,
-                 args: Annotated[list[str] | None, typer.Argument(help="cable ids, then the state: pulled, tested, "
-                                                                  "faulty or cleared", metavar="CABLE_ID... STATE",
-                                                                  show_default=False)] = None,
-                 rack: Annotated[list[str] | None, typer.Option("--rack", help="every cable on this rack's sheet "
-                                                                "(an end in the rack); repeat it",
-                                                                show_default=False)] = None,
-                 note: Annotated[str, typer.Option("--note", help="why, e.g. what is faulty")] = "",
-                 by: Annotated[str | None, typer.Option("--by", help="who marks (default: your login name)",
-                                                        show_default=False)] = None,
-                 progress: ProgressOpt = None, set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
+def cabling_mark(
+    design: DesignArg,
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="cable ids, then the state: pulled, tested, faulty or cleared",
+            metavar="CABLE_ID... STATE",
+            show_default=False,
+        ),
+    ] = None,
+    rack: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rack", help="every cable on this rack's sheet (an end in the rack); repeat it", show_default=False
+        ),
+    ] = None,
+    note: Annotated[str, typer.Option("--note", help="why, e.g. what is faulty")] = "",
+    by: Annotated[
+        str | None, typer.Option("--by", help="who marks (default: your login name)", show_default=False)
+    ] = None,
+    progress: ProgressOpt = None,
+    set_: SetOpt = None,
+    catalog: CatalogOpt = None,
+) -> None:
     """Record cables as pulled, tested or faulty (a fixed faulty cable is marked pulled again, then tested;
     cleared undoes a mark made by mistake), e.g. `railyard cabling mark site.yaml C-0A1B2-3C4D5 pulled`.
     Each mark is a line appended to the progress file (when, cable id, state, who, note); marking a cable
@@ -462,9 +573,12 @@ def cabling_mark(design: DesignArg,
     try:
         words = list(args or [])
         if not words or words[-1] not in STATES:
-            raise DesignError.one("STATE", f"the last argument must be the state, one of {', '.join(STATES)}"
-                                  f"{f', not {words[-1]!r}' if words else ''}",
-                                  "e.g. railyard cabling mark DESIGN C-0A1B2-3C4D5 pulled")
+            raise DesignError.one(
+                "STATE",
+                f"the last argument must be the state, one of {', '.join(STATES)}"
+                f"{f', not {words[-1]!r}' if words else ''}",
+                "e.g. railyard cabling mark DESIGN C-0A1B2-3C4D5 pulled",
+            )
         state, ids = words[-1], words[:-1]
         if not ids and not rack:
             raise DesignError.one("CABLE_ID", "no cable to mark", "name cable ids before the state, or --rack RACK")
@@ -501,12 +615,15 @@ class StatusBy(StrEnum):
 
 @cabling_app.command("status")
 @_guarded
-def cabling_status(design: DesignArg,
-                   by: Annotated[StatusBy, typer.Option("--by", help="one line per row, or per row and rack")
-                                 ] = StatusBy.row,
-                   row: Annotated[str | None, typer.Option("--row", help="only this row", show_default=False)] = None,
-                   as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
-                   progress: ProgressOpt = None, set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
+def cabling_status(
+    design: DesignArg,
+    by: Annotated[StatusBy, typer.Option("--by", help="one line per row, or per row and rack")] = StatusBy.row,
+    row: Annotated[str | None, typer.Option("--row", help="only this row", show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
+    progress: ProgressOpt = None,
+    set_: SetOpt = None,
+    catalog: CatalogOpt = None,
+) -> None:
     """What is left to cable, per row in floor order (and per rack with --by rack) and for the site: cables,
     pulled (not yet tested), tested, faulty, left, with a progress bar. A cable counts in its A end's rack,
     where it is labelled and staged."""
@@ -533,16 +650,30 @@ def cabling_status(design: DesignArg,
 
 netbox_app = typer.Typer(no_args_is_help=True, help="Hand the site over to NetBox, and read its as-built back.")
 app.add_typer(netbox_app, name="netbox")
-UrlOpt = Annotated[str, typer.Option("--url", help="NetBox base URL, e.g. https://netbox.example.com "
-                                     "(token from NETBOX_TOKEN)", show_default=False)]
+UrlOpt = Annotated[
+    str,
+    typer.Option(
+        "--url", help="NetBox base URL, e.g. https://netbox.example.com (token from NETBOX_TOKEN)", show_default=False
+    ),
+]
 
 
-WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=32, help="NetBox requests in flight at "
-                                         "once (lower it for a busy production NetBox)")]
+WorkersOpt = Annotated[
+    int,
+    typer.Option(
+        "--workers", min=1, max=32, help="NetBox requests in flight at once (lower it for a busy production NetBox)"
+    ),
+]
 
 
-def _with_netbox(design: Path, url: str, set_: list[str] | None, catalog: Path | None, workers: int,
-                 job: Callable[[Plan, Client], None]) -> None:
+def _with_netbox(
+    design: Path,
+    url: str,
+    set_: list[str] | None,
+    catalog: Path | None,
+    workers: int,
+    job: Callable[[Plan, Client], None],
+) -> None:
     """Compile the design, connect, and run job(plan, client): a bad design, token or URL exits 2,
     a NetBox that refuses or does not answer exits 1, both without a traceback."""
     from generators.handover.netbox_sync import Client, NetBoxError
@@ -551,13 +682,17 @@ def _with_netbox(design: Path, url: str, set_: list[str] | None, catalog: Path |
         plan, _, _ = compile_file(design, set_, catalog)
         token = os.environ.get("NETBOX_TOKEN", "")
         if not token:
-            raise DesignError.one("NETBOX_TOKEN", "no NetBox API token", "export NETBOX_TOKEN=<a token with "
-                                  "write access> (v2 tokens look like nbt_<key>.<secret>)")
+            raise DesignError.one(
+                "NETBOX_TOKEN",
+                "no NetBox API token",
+                "export NETBOX_TOKEN=<a token with write access> (v2 tokens look like nbt_<key>.<secret>)",
+            )
         try:
             client = Client(url, token, workers=workers)
         except NetBoxError as exc:
-            raise DesignError.one("--url", str(exc), "give the NetBox base URL, e.g. "
-                                  "https://netbox.example.com") from None
+            raise DesignError.one(
+                "--url", str(exc), "give the NetBox base URL, e.g. https://netbox.example.com"
+            ) from None
     except DesignError as exc:
         _fail(exc)
         return
@@ -572,10 +707,14 @@ def _with_netbox(design: Path, url: str, set_: list[str] | None, catalog: Path |
 
 @netbox_app.command("push")
 @_guarded
-def netbox_push(design: DesignArg, url: UrlOpt,
-                dry_run: Annotated[bool, typer.Option("--dry-run", help="print what would change; write "
-                                                      "nothing")] = False,
-                set_: SetOpt = None, catalog: CatalogOpt = None, workers: WorkersOpt = WORKERS) -> None:
+def netbox_push(
+    design: DesignArg,
+    url: UrlOpt,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print what would change; write nothing")] = False,
+    set_: SetOpt = None,
+    catalog: CatalogOpt = None,
+    workers: WorkersOpt = WORKERS,
+) -> None:
     """Create or update the whole site in NetBox (racks, device types, devices, interfaces, cables,
     addresses); delete only what railyard pushed before and the design no longer has."""
     from generators.handover.netbox_inventory import inventory
@@ -589,9 +728,14 @@ def netbox_push(design: DesignArg, url: UrlOpt,
 
 @netbox_app.command("pull")
 @_guarded
-def netbox_pull(design: DesignArg, url: UrlOpt,
-                as_json: Annotated[bool, typer.Option("--json", help="the report as JSON")] = False,
-                set_: SetOpt = None, catalog: CatalogOpt = None, workers: WorkersOpt = WORKERS) -> None:
+def netbox_pull(
+    design: DesignArg,
+    url: UrlOpt,
+    as_json: Annotated[bool, typer.Option("--json", help="the report as JSON")] = False,
+    set_: SetOpt = None,
+    catalog: CatalogOpt = None,
+    workers: WorkersOpt = WORKERS,
+) -> None:
     """Read the site's cables back from NetBox and report what differs from the plan (missing, moved,
     extra, wrong type or length) with both ends' rack and unit; exit 1 when anything differs."""
     from generators.asbuilt.netbox_pull import pull
@@ -617,8 +761,10 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception:  # outside any command (start-up): still labelled, still exit 70
-        sys.stderr.write("internal error: this is a railyard bug, not a problem with your input; please report "
-                         "it with the traceback below\n" + traceback.format_exc())
+        sys.stderr.write(
+            "internal error: this is a railyard bug, not a problem with your input; please report "
+            "it with the traceback below\n" + traceback.format_exc()
+        )
         sys.exit(INTERNAL)
 
 

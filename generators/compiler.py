@@ -24,8 +24,13 @@ from generators.stages.fabric import build_fabric
 # Placement runs before the invariants because it rewires the out-of-band network rack-locally (and
 # adds the PDUs), so the invariants check the wiring that is built; cabling needs a sound graph.
 Stage = Callable[[Plan, Catalog], None]
-STAGES: list[Stage] = [placement.place, invariants.check, cabling.plan_cables, netplan.plan_network,
-                       backend_net.plan_backend]
+STAGES: list[Stage] = [
+    placement.place,
+    invariants.check,
+    cabling.plan_cables,
+    netplan.plan_network,
+    backend_net.plan_backend,
+]
 STAGES += [slurm.check, infiniband.check]  # Slurm topology rules, tenant isolation on InfiniBand
 STAGES.append(bom_stage)  # last: prices the finished plan (counts, cables, racks)
 
@@ -38,8 +43,9 @@ def compile_design(design: Design, catalog: Catalog) -> Plan:
     return plan
 
 
-def compile_file(path: Path, overrides: list[str] | None = None,
-                 catalog_path: Path | None = None) -> tuple[Plan, Design, Catalog]:
+def compile_file(
+    path: Path, overrides: list[str] | None = None, catalog_path: Path | None = None
+) -> tuple[Plan, Design, Catalog]:
     design, catalog, src = load_design(path, overrides, catalog_path)
     return compile_loaded(design, catalog, src), design, catalog
 
@@ -50,6 +56,5 @@ def compile_loaded(design: Design, catalog: Catalog, src: SourceMap) -> Plan:
         return compile_design(design, catalog)
     except DesignError as exc:
         # stages name fields; point each at the YAML line that set it (or its section)
-        exc.problems = [p if p.where else replace(p, where=where(src, tuple(p.field.split("."))))
-                        for p in exc.problems]
+        exc.problems = [p if p.where else replace(p, where=where(src, tuple(p.field.split(".")))) for p in exc.problems]
         raise

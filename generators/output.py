@@ -93,12 +93,16 @@ def read_manifest(out: Path, option: str) -> dict[str, str] | None:
     if path.is_symlink() or not path.is_file():
         raise _refuse(option, out, f"{MANIFEST} is not a regular file", fix)
     try:
-        data = json.loads(path.read_bytes()[:64 << 20])
+        data = json.loads(path.read_bytes()[: 64 << 20])
     except (ValueError, UnicodeDecodeError):
         raise _refuse(option, out, f"{MANIFEST} is not valid JSON", fix) from None
     files = data.get("files") if isinstance(data, dict) else None
-    if (not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(files, dict)
-            or not all(_safe_rel(k) and isinstance(v, str) for k, v in files.items())):
+    if (
+        not isinstance(data, dict)
+        or data.get("schema") != SCHEMA
+        or not isinstance(files, dict)
+        or not all(_safe_rel(k) and isinstance(v, str) for k, v in files.items())
+    ):
         raise _refuse(option, out, f"{MANIFEST} is not a railyard manifest", fix)
     return files
 
@@ -109,8 +113,9 @@ def _project_designs() -> set[Path]:
     return {(Path.cwd() / "designs").resolve(), Path(DEFAULT_CATALOG).resolve().parent}
 
 
-def check_out_dir(out: Path, option: str = "--out", force: Path | None = None, design: Path | None = None
-                  ) -> dict[str, str] | None:
+def check_out_dir(
+    out: Path, option: str = "--out", force: Path | None = None, design: Path | None = None
+) -> dict[str, str] | None:
     """Raise DesignError unless railyard may write into `out`; returns its manifest (None: none yet)."""
     try:
         return _check_out_dir(Path(out), option, force, design)
@@ -127,13 +132,21 @@ def _check_out_dir(out: Path, option: str, force: Path | None, design: Path | No
     if ".git" in real.parts:
         raise _refuse(option, out, "it is inside a .git folder", "choose a folder outside .git")
     if (real / ".git").exists():
-        raise _refuse(option, out, "it holds .git (a git work tree)",
-                      "choose a new subfolder, e.g. --out out/NAME (the shipped .gitignore ignores /out/)")
+        raise _refuse(
+            option,
+            out,
+            "it holds .git (a git work tree)",
+            "choose a new subfolder, e.g. --out out/NAME (the shipped .gitignore ignores /out/)",
+        )
     if real in _project_designs():
         raise _refuse(option, out, "it is the project's designs folder", "choose a new folder, e.g. --out out/NAME")
     if design is not None and real in Path(design).resolve().parents:
-        raise _refuse(option, out, f"it holds the design file {design}",
-                      "choose a new folder that is not the design's folder or one of its parents")
+        raise _refuse(
+            option,
+            out,
+            f"it holds the design file {design}",
+            "choose a new folder that is not the design's folder or one of its parents",
+        )
     if out.exists() and not out.is_dir():
         raise _refuse(option, out, "it is a file, not a folder", "choose a new folder")
     if not out.exists():
@@ -147,9 +160,13 @@ def _check_out_dir(out: Path, option: str, force: Path | None, design: Path | No
     except OSError as exc:
         raise os_problem(option, out, exc, "cannot read") from None
     if not empty and not forced:
-        raise _refuse(option, out, f"it is not empty and railyard did not write it (no {MANIFEST})",
-                      f"choose a new or empty folder, or pass --force {out} to add railyard's files to it "
-                      "(nothing in it is deleted)")
+        raise _refuse(
+            option,
+            out,
+            f"it is not empty and railyard did not write it (no {MANIFEST})",
+            f"choose a new or empty folder, or pass --force {out} to add railyard's files to it "
+            "(nothing in it is deleted)",
+        )
     return None
 
 
@@ -237,8 +254,13 @@ def make_parents(path: Path) -> None:
 Stager = Callable[[Path], dict[str, str]]
 
 
-def write_tree(files: Mapping[str, str | bytes] | Stager, out: Path, option: str = "--out",
-               force: Path | None = None, design: Path | None = None) -> Written:
+def write_tree(
+    files: Mapping[str, str | bytes] | Stager,
+    out: Path,
+    option: str = "--out",
+    force: Path | None = None,
+    design: Path | None = None,
+) -> Written:
     """Write `files` ({relative path: text, or bytes such as a PDF}, or a Stager that writes them) into the
     folder `out` under the contract above."""
     out = Path(out)
@@ -249,23 +271,35 @@ def write_tree(files: Mapping[str, str | bytes] | Stager, out: Path, option: str
         raise os_problem(option, out, exc) from None
 
 
-def _write_tree(files: Mapping[str, str | bytes] | Stager, out: Path, manifest: dict[str, str] | None,
-                option: str, force: Path | None) -> Written:
+def _write_tree(
+    files: Mapping[str, str | bytes] | Stager,
+    out: Path,
+    manifest: dict[str, str] | None,
+    option: str,
+    force: Path | None,
+) -> Written:
     old = manifest or {}
     if not out.exists():
         make_parents(out)
     # a new folder is staged beside it and renamed in whole; an existing one is staged inside itself
     # (same filesystem, and its parent need not be writable) and moved in file by file
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.railyard-" if not out.exists() else ".railyard-staging-",
-                                dir=out.parent if not out.exists() else out))
+    tmp = Path(
+        tempfile.mkdtemp(
+            prefix=f".{out.name}.railyard-" if not out.exists() else ".railyard-staging-",
+            dir=out.parent if not out.exists() else out,
+        )
+    )
     try:
         digests = files(tmp) if callable(files) else stage_files(files, tmp)
         if out.exists():  # checked once every path is known (a Stager's only once it has run)
             clash = sorted(r for r in digests if r not in old and (out / r).exists())
             if clash and not (force is not None and Path(force).resolve() == out.resolve()):
-                raise _refuse(option, out,
-                              f"{len(clash)} file(s) railyard would write are not railyard's, e.g. {clash[0]}",
-                              f"move them away, or pass --force {out} to overwrite them")
+                raise _refuse(
+                    option,
+                    out,
+                    f"{len(clash)} file(s) railyard would write are not railyard's, e.g. {clash[0]}",
+                    f"move them away, or pass --force {out} to overwrite them",
+                )
         if not out.exists():
             (tmp / MANIFEST).write_text(_manifest_text(digests), encoding="utf-8")
             os.chmod(tmp / MANIFEST, FILE_MODE)
@@ -321,12 +355,17 @@ def _check_out_file(path: Path, option: str, force: Path | None) -> None:
         except OSError as exc:
             raise os_problem(option, path, exc, "cannot read") from None
         if not any(head.startswith(h.encode()) for h in REVIEW_HEADS):
-            raise _refuse(option, path, "it exists and is not a railyard review",
-                          f"choose a new file name, or pass --force {path} to overwrite it")
+            raise _refuse(
+                option,
+                path,
+                "it exists and is not a railyard review",
+                f"choose a new file name, or pass --force {path} to overwrite it",
+            )
 
 
-def write_file(path: Path, text: str, option: str = "--out", force: Path | None = None,
-               replace_any: bool = False) -> None:
+def write_file(
+    path: Path, text: str, option: str = "--out", force: Path | None = None, replace_any: bool = False
+) -> None:
     """One file, atomically (a reader sees the old or the new content, never a partial one), 0644."""
     path = Path(path)
     if not replace_any:

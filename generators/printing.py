@@ -30,8 +30,9 @@ class PrintError(RuntimeError):
 
 
 def find_chromium() -> str:
-    found = shutil.which("chromium", path=os.pathsep.join([*os.environ.get("PATH", "").split(os.pathsep),
-                                                          *_EXTRA_PATH]))
+    found = shutil.which(
+        "chromium", path=os.pathsep.join([*os.environ.get("PATH", "").split(os.pathsep), *_EXTRA_PATH])
+    )
     if found is None:
         raise PrintError("chromium not found: install the Debian package 'chromium' (scripts/install-system-deps.sh)")
     return found
@@ -42,8 +43,14 @@ def fixed_dates(pdf: bytes) -> bytes:
     return _PDF_DATE.sub(lambda m: m.group(1) + b"19700101000000", pdf)
 
 
-def print_pdf(html_path: str | os.PathLike[str], pdf_path: str | os.PathLike[str], *, chromium: str | None = None,
-              extra_args: tuple[str, ...] = (), timeout: float = 120.0) -> Path:
+def print_pdf(
+    html_path: str | os.PathLike[str],
+    pdf_path: str | os.PathLike[str],
+    *,
+    chromium: str | None = None,
+    extra_args: tuple[str, ...] = (),
+    timeout: float = 120.0,
+) -> Path:
     """Print a local HTML file to PDF; returns the PDF path.
 
     Runs with a throw-away profile and every background fetch switched off: a sheet must not
@@ -53,20 +60,28 @@ def print_pdf(html_path: str | os.PathLike[str], pdf_path: str | os.PathLike[str
     pdf = Path(pdf_path).resolve()
     pdf.parent.mkdir(parents=True, exist_ok=True)
     pdf.unlink(missing_ok=True)
-    _, log, code = run_headless(html.as_uri(), (
-        "--no-pdf-header-footer",  # else the date and file URL are printed on every page
-        # the accessibility structure tree numbers its elements by DOM node ids, which differ from
-        # run to run on long sheets; without it a leaf rack's PDF is also 6 x smaller (870 -> 135 kB)
-        "--disable-pdf-tagging",
-        f"--print-to-pdf={pdf}", *extra_args), chromium=binary, timeout=timeout)
+    _, log, code = run_headless(
+        html.as_uri(),
+        (
+            "--no-pdf-header-footer",  # else the date and file URL are printed on every page
+            # the accessibility structure tree numbers its elements by DOM node ids, which differ from
+            # run to run on long sheets; without it a leaf rack's PDF is also 6 x smaller (870 -> 135 kB)
+            "--disable-pdf-tagging",
+            f"--print-to-pdf={pdf}",
+            *extra_args,
+        ),
+        chromium=binary,
+        timeout=timeout,
+    )
     if code != 0 or not pdf.exists() or pdf.stat().st_size == 0:
         raise PrintError(f"chromium exited with {code} and wrote no PDF", log)
     pdf.write_bytes(fixed_dates(pdf.read_bytes()))
     return pdf
 
 
-def run_headless(url: str, flags: tuple[str, ...], *, chromium: str | None = None,
-                 timeout: float = 120.0) -> tuple[str, str, int]:
+def run_headless(
+    url: str, flags: tuple[str, ...], *, chromium: str | None = None, timeout: float = 120.0
+) -> tuple[str, str, int]:
     """One headless Chromium on `url` with `flags` (--print-to-pdf, --dump-dom, --screenshot, ...);
     returns (its stdout, its log, its exit code).
 

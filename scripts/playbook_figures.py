@@ -17,8 +17,10 @@ from generators.reports.playbook import FIGURES, achieved  # noqa: E402
 
 
 def main() -> int:
-    boms = {name: compile_file(ROOT / "designs" / f"{name}.yaml")[0].extra["bom"]
-            for name in sorted({f.design for f in FIGURES} | {f.base for f in FIGURES if f.base})}
+    boms = {
+        name: compile_file(ROOT / "designs" / f"{name}.yaml")[0].extra["bom"]
+        for name in sorted({f.design for f in FIGURES} | {f.base for f in FIGURES if f.base})
+    }
     bad = 0
     print(f"{'figure':58} {'playbook':>10} {'railyard':>10} {'off by':>9}  ok")
     for f in FIGURES:

@@ -40,8 +40,9 @@ def differences(want: Path, got: Path) -> list[str]:
     out += [f"extra: {p}" for p in sorted(b.keys() - a.keys())]
     for p in sorted(a.keys() & b.keys()):
         if a[p] != b[p]:
-            at = next((i for i, (x, y) in enumerate(zip(a[p], b[p], strict=False)) if x != y),
-                      min(len(a[p]), len(b[p])))
+            at = next(
+                (i for i, (x, y) in enumerate(zip(a[p], b[p], strict=False)) if x != y), min(len(a[p]), len(b[p]))
+            )
             out.append(f"differs: {p} (first difference at byte {at})")
     return out
 

@@ -66,17 +66,25 @@ def json0(plan: Plan, w: Wiring, device: str, silent: set[End], *, port_id_is_ma
             continue
         pname = os_name(plan, peer)
         pid = {"type": "mac", "value": "02:00:00:00:00:01"} if port_id_is_mac else {"type": "ifname", "value": pname}
-        interfaces.append({"name": os_name(plan, (dev, port)), "via": "LLDP", "rid": "1",
-                           "chassis": [{"id": [{"type": "mac", "value": "02:00:00:00:00:02"}],
-                                        "name": [{"value": peer[0]}]}],
-                           "port": [{"id": [pid], "descr": [{"value": pname}], "ttl": [{"value": "120"}]}]})
+        interfaces.append(
+            {
+                "name": os_name(plan, (dev, port)),
+                "via": "LLDP",
+                "rid": "1",
+                "chassis": [{"id": [{"type": "mac", "value": "02:00:00:00:00:02"}], "name": [{"value": peer[0]}]}],
+                "port": [{"id": [pid], "descr": [{"value": pname}], "ttl": [{"value": "120"}]}],
+            }
+        )
     return json.dumps({"lldp": [{"interface": interfaces}]}, indent=1)
 
 
 def tables(plan: Plan, w: Wiring, devices: list[str] | None = None) -> dict[str, str]:
     """device -> json0 text for every device that runs lldpd (switches and hosts), or just `devices`."""
     idx = plan.index()
-    names = devices if devices is not None else sorted({e[0] for e in w if idx[e[0]].kind == "switch"
-                                                         or idx[e[0]].kind in BMC_KINDS})
+    names = (
+        devices
+        if devices is not None
+        else sorted({e[0] for e in w if idx[e[0]].kind == "switch" or idx[e[0]].kind in BMC_KINDS})
+    )
     silent = silent_ends(plan)
     return {d: json0(plan, w, d, silent) for d in names}

@@ -66,8 +66,15 @@ def installed() -> Install:
         meta = json.loads((prefix / "template.json").read_text())
     except (OSError, ValueError) as e:
         raise NetBoxMissing(f"{prefix}/template.json is unreadable ({e}); {HINT}") from e
-    inst = Install(prefix=prefix, venv=prefix / "venv", template=prefix / "pgdata", pg_bin=Path(meta["pg_bin"]),
-                   netbox_version=meta["netbox_version"], username=meta["username"], password=meta["password"])
+    inst = Install(
+        prefix=prefix,
+        venv=prefix / "venv",
+        template=prefix / "pgdata",
+        pg_bin=Path(meta["pg_bin"]),
+        netbox_version=meta["netbox_version"],
+        username=meta["username"],
+        password=meta["password"],
+    )
     for exe in (inst.venv / "bin" / "gunicorn", inst.pg_bin / "postgres", inst.pg_bin / "pg_isready"):
         if not os.access(exe, os.X_OK):
             raise NetBoxMissing(f"{exe} is missing; {HINT}")
@@ -95,8 +102,7 @@ class NetBox:
     root: Path
     logs: dict[str, Path] = field(default_factory=dict)
 
-    def request(self, method: str, path: str, body: Any = None, token: bool = True,
-                timeout: float = 120) -> Any:
+    def request(self, method: str, path: str, body: Any = None, token: bool = True, timeout: float = 120) -> Any:
         """One REST call; ``path`` like ``/api/dcim/sites/``. Returns the decoded JSON (None for 204)
         and raises :class:`ApiError` with NetBox's own message on any other 4xx/5xx."""
         url = self.url + path
@@ -116,8 +122,9 @@ class NetBox:
         return json.loads(raw) if raw else None
 
     def log_tail(self, chars: int = 3000) -> str:
-        return "\n".join(f"--- {name} ---\n{p.read_text(errors='replace')[-chars:]}"
-                         for name, p in self.logs.items() if p.exists())
+        return "\n".join(
+            f"--- {name} ---\n{p.read_text(errors='replace')[-chars:]}" for name, p in self.logs.items() if p.exists()
+        )
 
 
 def _stop(proc: subprocess.Popen[bytes], sig: int, grace: float = 20.0) -> None:
@@ -161,13 +168,19 @@ def running_netbox(inst: Install, workers: int = 2, threads: int = 4) -> Iterato
     procs: list[subprocess.Popen[bytes]] = []
     stop_how: dict[int, tuple[int, float]] = {}
     ports = {name: free_tcp_port() for name in ("pg", "redis", "http")}
-    nb = NetBox(url=f"http://127.0.0.1:{ports['http']}", token="", version="", root=session / "root",
-                logs={name: session / f"{name}.log" for name in ("postgres", "redis", "netbox")})
+    nb = NetBox(
+        url=f"http://127.0.0.1:{ports['http']}",
+        token="",
+        version="",
+        root=session / "root",
+        logs={name: session / f"{name}.log" for name in ("postgres", "redis", "netbox")},
+    )
 
     def start(argv: list[str], log: str, sig: int, grace: float = 20.0, **kw: Any) -> subprocess.Popen[bytes]:
         with open(nb.logs[log], "wb") as out:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True, **kw)
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **kw
+            )
         procs.append(proc)
         stop_how[proc.pid] = (sig, grace)
         return proc
@@ -181,35 +194,95 @@ def running_netbox(inst: Install, workers: int = 2, threads: int = 4) -> Iterato
         if as_root:
             shutil.chown(sock, "postgres", "postgres")
         # SIGINT is PostgreSQL's fast shutdown; SIGTERM would wait for every client to leave.
-        pg = start([str(inst.pg_bin / "postgres"), "-D", str(pgdata), "-p", str(ports["pg"]),
-                    "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={sock}",
-                    # a throwaway copy: durability buys nothing and costs time on every write
-                    "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
-                   "postgres", signal.SIGINT, cwd="/", **pg_user)
-        redis = start(["redis-server", "--port", str(ports["redis"]), "--bind", "127.0.0.1", "--save", "",
-                       "--appendonly", "no", "--dir", str(session)], "redis", signal.SIGTERM)
+        pg = start(
+            [
+                str(inst.pg_bin / "postgres"),
+                "-D",
+                str(pgdata),
+                "-p",
+                str(ports["pg"]),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                f"unix_socket_directories={sock}",
+                # a throwaway copy: durability buys nothing and costs time on every write
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off",
+            ],
+            "postgres",
+            signal.SIGINT,
+            cwd="/",
+            **pg_user,
+        )
+        redis = start(
+            [
+                "redis-server",
+                "--port",
+                str(ports["redis"]),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(session),
+            ],
+            "redis",
+            signal.SIGTERM,
+        )
 
         (nb.root / "conf").mkdir(parents=True)
         shutil.copy(CONFIG, nb.root / "conf" / "configuration.py")
         (nb.root / "conf" / "__init__.py").write_text("")
-        env = {**os.environ, "NETBOX_ROOT": str(nb.root), "RAILYARD_NETBOX_PG_PORT": str(ports["pg"]),
-               "RAILYARD_NETBOX_REDIS_PORT": str(ports["redis"]), "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {
+            **os.environ,
+            "NETBOX_ROOT": str(nb.root),
+            "RAILYARD_NETBOX_PG_PORT": str(ports["pg"]),
+            "RAILYARD_NETBOX_REDIS_PORT": str(ports["redis"]),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
         env.pop("PYTHONPATH", None)  # railyard's path must not shadow NetBox's own packages
 
         def pg_ready() -> bool:
-            return subprocess.run([str(inst.pg_bin / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(ports["pg"])],
-                                  check=False).returncode == 0
+            return (
+                subprocess.run(
+                    [str(inst.pg_bin / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(ports["pg"])], check=False
+                ).returncode
+                == 0
+            )
 
         _wait("PostgreSQL", pg_ready, [pg, redis], nb, timeout=60)
         # A few workers with threads: gunicorn's one sync worker made NetBox's bulk work crawl.
-        web = start([str(inst.venv / "bin" / "gunicorn"), "--bind", f"127.0.0.1:{ports['http']}",
-                     "--workers", str(workers), "--threads", str(threads), "--timeout", "600",
-                     # load Django once in the master and fork: half the start-up CPU of
-                     # every worker importing it on its own
-                     # its threaded workers took 5-7 s to obey a quick shutdown (SIGINT); nothing in
-                     # them needs a clean exit, so the master SIGKILLs (and reaps) them after 1 s
-                     "--graceful-timeout", "1", "--preload", "netbox.wsgi"],
-                    "netbox", signal.SIGINT, cwd=str(nb.root), env=env)
+        web = start(
+            [
+                str(inst.venv / "bin" / "gunicorn"),
+                "--bind",
+                f"127.0.0.1:{ports['http']}",
+                "--workers",
+                str(workers),
+                "--threads",
+                str(threads),
+                "--timeout",
+                "600",
+                # load Django once in the master and fork: half the start-up CPU of
+                # every worker importing it on its own
+                # its threaded workers took 5-7 s to obey a quick shutdown (SIGINT); nothing in
+                # them needs a clean exit, so the master SIGKILLs (and reaps) them after 1 s
+                "--graceful-timeout",
+                "1",
+                "--preload",
+                "netbox.wsgi",
+            ],
+            "netbox",
+            signal.SIGINT,
+            cwd=str(nb.root),
+            env=env,
+        )
 
         def http_ready() -> bool:
             try:
@@ -221,9 +294,17 @@ def running_netbox(inst: Install, workers: int = 2, threads: int = 4) -> Iterato
             return True
 
         _wait("NetBox", http_ready, [pg, redis, web], nb, timeout=180)
-        created = nb.request("POST", "/api/users/tokens/provision/", token=False, body={
-            "username": inst.username, "password": inst.password, "version": 2,
-            "description": "railyard test session"})
+        created = nb.request(
+            "POST",
+            "/api/users/tokens/provision/",
+            token=False,
+            body={
+                "username": inst.username,
+                "password": inst.password,
+                "version": 2,
+                "description": "railyard test session",
+            },
+        )
         # A v2 token is sent as nbt_<key>.<secret>; NetBox stores only the key and an HMAC.
         nb.token = f"nbt_{created['key']}.{created['token']}"
         nb.version = inst.netbox_version

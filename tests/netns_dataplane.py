@@ -38,14 +38,46 @@ from tests.netns_fabric import Switch, check_ifname, run_cmd
 
 VXLAN_PORT = 4789
 # no reachability consequence inside namespaces: physical port settings, QoS/buffers, management plane
-SKIPPED_TABLES = frozenset({
-    "DEVICE_METADATA", "PORT", "MGMT_PORT", "MGMT_INTERFACE", "MGMT_VRF_CONFIG", "VXLAN_EVPN_NVO", "SAG",
-    "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "BUFFER_PORT_INGRESS_PROFILE_LIST",
-    "BUFFER_PORT_EGRESS_PROFILE_LIST", "CABLE_LENGTH", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
-    "MAP_PFC_PRIORITY_TO_QUEUE", "PORT_QOS_MAP", "QUEUE", "SCHEDULER", "WRED_PROFILE", "PFC_WD", "FLEX_COUNTER_TABLE",
-})
-TRANSLATED_TABLES = frozenset({"LOOPBACK_INTERFACE", "VRF", "VLAN", "VLAN_INTERFACE", "VLAN_MEMBER", "VXLAN_TUNNEL",
-                               "VXLAN_TUNNEL_MAP", "INTERFACE"})
+SKIPPED_TABLES = frozenset(
+    {
+        "DEVICE_METADATA",
+        "PORT",
+        "MGMT_PORT",
+        "MGMT_INTERFACE",
+        "MGMT_VRF_CONFIG",
+        "VXLAN_EVPN_NVO",
+        "SAG",
+        "BUFFER_POOL",
+        "BUFFER_PROFILE",
+        "BUFFER_PG",
+        "BUFFER_QUEUE",
+        "BUFFER_PORT_INGRESS_PROFILE_LIST",
+        "BUFFER_PORT_EGRESS_PROFILE_LIST",
+        "CABLE_LENGTH",
+        "DSCP_TO_TC_MAP",
+        "TC_TO_QUEUE_MAP",
+        "TC_TO_PRIORITY_GROUP_MAP",
+        "MAP_PFC_PRIORITY_TO_QUEUE",
+        "PORT_QOS_MAP",
+        "QUEUE",
+        "SCHEDULER",
+        "WRED_PROFILE",
+        "PFC_WD",
+        "FLEX_COUNTER_TABLE",
+    }
+)
+TRANSLATED_TABLES = frozenset(
+    {
+        "LOOPBACK_INTERFACE",
+        "VRF",
+        "VLAN",
+        "VLAN_INTERFACE",
+        "VLAN_MEMBER",
+        "VXLAN_TUNNEL",
+        "VXLAN_TUNNEL_MAP",
+        "INTERFACE",
+    }
+)
 
 
 class Untranslatable(ValueError):
@@ -108,8 +140,10 @@ def from_config_db(name: str, doc: Mapping[str, Any]) -> SwitchDataplane:
     """Read the data plane of switch `name` out of its config_db.json document."""
     unknown = sorted(set(doc) - SKIPPED_TABLES - TRANSLATED_TABLES)
     if unknown:
-        raise Untranslatable(f"{name}: config_db.json tables {', '.join(unknown)} have no namespace translation; "
-                             "translate them in tests/netns_dataplane.py or list them in SKIPPED_TABLES")
+        raise Untranslatable(
+            f"{name}: config_db.json tables {', '.join(unknown)} have no namespace translation; "
+            "translate them in tests/netns_dataplane.py or list them in SKIPPED_TABLES"
+        )
     loopbacks = tuple(k[1] for k in _keys(doc.get("LOOPBACK_INTERFACE", {})) if len(k) == 2)
     tunnels = doc.get("VXLAN_TUNNEL", {})
     if len(tunnels) > 1:
@@ -134,14 +168,19 @@ def from_config_db(name: str, doc: Mapping[str, Any]) -> SwitchDataplane:
             raise Untranslatable(f"{name}: VLAN_INTERFACE {vname} vrf_name {vrf} is not in VRF")
         mac = s.get("mac_addr") or (sag_mac if s.get("static_anycast_gateway") == "true" else None)
         if s.get("static_anycast_gateway") == "true" and sag_mac is None:
-            raise Untranslatable(f"{name}: VLAN_INTERFACE {vname} is a static anycast gateway but SAG has no "
-                                 "gateway_mac")
+            raise Untranslatable(
+                f"{name}: VLAN_INTERFACE {vname} is a static anycast gateway but SAG has no gateway_mac"
+            )
         mode = {k[1]: doc["VLAN_MEMBER"]["|".join(k)]["tagging_mode"] for k in members if k[0] == vname}
         segments[int(e["vlanid"])] = Segment(
-            vlan=int(e["vlanid"]), vrf=vrf, vni=vni_of.get(vname),
-            addresses=tuple(k[1] for k in _keys(svi) if len(k) == 2 and k[0] == vname), mac=mac,
+            vlan=int(e["vlanid"]),
+            vrf=vrf,
+            vni=vni_of.get(vname),
+            addresses=tuple(k[1] for k in _keys(svi) if len(k) == 2 and k[0] == vname),
+            mac=mac,
             untagged=tuple(sorted(p for p, m in mode.items() if m == "untagged")),
-            tagged=tuple(sorted(p for p, m in mode.items() if m == "tagged")))
+            tagged=tuple(sorted(p for p, m in mode.items() if m == "tagged")),
+        )
     unmapped = sorted(set(vni_of) - {s.bridge for s in segments.values()})
     if unmapped:
         raise Untranslatable(f"{name}: VXLAN_TUNNEL_MAP maps {', '.join(unmapped)}, which VLAN does not have")
@@ -188,8 +227,21 @@ def build(sw: Switch, dp: SwitchDataplane) -> None:
             continue
         if dp.vtep is None:
             raise Untranslatable(f"{dp.name}: VLAN {seg.vlan} maps VNI {seg.vni} but VXLAN_TUNNEL has no src_ip")
-        _ip(sw.netns, "link", "add", check_ifname(seg.vxlan), "type", "vxlan", "id", str(seg.vni), "local", dp.vtep,
-            "dstport", str(VXLAN_PORT), "nolearning")
+        _ip(
+            sw.netns,
+            "link",
+            "add",
+            check_ifname(seg.vxlan),
+            "type",
+            "vxlan",
+            "id",
+            str(seg.vni),
+            "local",
+            dp.vtep,
+            "dstport",
+            str(VXLAN_PORT),
+            "nolearning",
+        )
         if ns != sw.netns:
             _ip(sw.netns, "link", "set", seg.vxlan, "netns", ns)
         _ip(ns, "link", "set", seg.vxlan, "master", seg.bridge)
@@ -221,8 +273,23 @@ def attach(sw: Switch, dp: SwitchDataplane, port: str, host_netns: str, host_por
 
 
 def _veth(netns: str, name: str, peer_netns: str, peer: str) -> None:
-    run_cmd(["ip", "link", "add", check_ifname(name), "netns", netns, "type", "veth", "peer", "name",
-             check_ifname(peer), "netns", peer_netns])
+    run_cmd(
+        [
+            "ip",
+            "link",
+            "add",
+            check_ifname(name),
+            "netns",
+            netns,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            check_ifname(peer),
+            "netns",
+            peer_netns,
+        ]
+    )
     _ip(netns, "link", "set", name, "up")
     _ip(peer_netns, "link", "set", peer, "up")
 
@@ -262,13 +329,11 @@ def netplan_commands(doc: Mapping[str, Any], ifaces: Sequence[str]) -> list[list
         for p in e.get("routing-policy", []):
             extra = sorted(set(p) - {"from", "to", "table", "priority"})
             if extra:
-                raise Untranslatable(f"netplan ethernets.{name}.routing-policy: {', '.join(extra)} have no "
-                                     "translation")
+                raise Untranslatable(f"netplan ethernets.{name}.routing-policy: {', '.join(extra)} have no translation")
             sel = [x for k in ("from", "to") if k in p for x in (k, p[k])]
             prio = ["priority", str(p["priority"])] if "priority" in p else []
             cmds.append(["rule", "add", *sel, "table", str(p["table"]), *prio])
     return cmds
-
 
 
 def apply_netplan(netns: str, doc: Mapping[str, Any], ifaces: Sequence[str]) -> None:

@@ -103,13 +103,32 @@ class Switch:
             raise ToolFailed(f"vtysh on {self.name} refused {list(lines)}", r.stdout + r.stderr)
 
     def ping(self, source: str, target: str, timeout: float = 2.0) -> bool:
-        r = run_cmd(["ip", "netns", "exec", self.netns, require("ping"), "-n", "-q", "-c", "1", "-W",
-                  str(int(timeout)), "-I", source, target], timeout=timeout + 5, check=False)
+        r = run_cmd(
+            [
+                "ip",
+                "netns",
+                "exec",
+                self.netns,
+                require("ping"),
+                "-n",
+                "-q",
+                "-c",
+                "1",
+                "-W",
+                str(int(timeout)),
+                "-I",
+                source,
+                target,
+            ],
+            timeout=timeout + 5,
+            check=False,
+        )
         return r.returncode == 0
 
     def log(self) -> str:
-        return "\n".join(f"--- {p.name} ---\n{p.read_text(errors='replace')[-4000:]}"
-                         for p in sorted(self.rundir.glob("*.log")))
+        return "\n".join(
+            f"--- {p.name} ---\n{p.read_text(errors='replace')[-4000:]}" for p in sorted(self.rundir.glob("*.log"))
+        )
 
 
 @dataclass
@@ -137,8 +156,10 @@ class Fabric:
 
 def check_ifname(name: str) -> str:
     if not _IFNAME.match(name):
-        raise ValueError(f"{name!r} is not a valid Linux interface name; the namespace test needs the config's "
-                         "interface names as they are")
+        raise ValueError(
+            f"{name!r} is not a valid Linux interface name; the namespace test needs the config's "
+            "interface names as they are"
+        )
     return name
 
 
@@ -150,8 +171,23 @@ def wire(netns: Mapping[str, str], links: Sequence[tuple[str, str, str, str]], c
         created.append(ns)
         run_cmd(["ip", "-n", ns, "link", "set", "lo", "up"])
     for a, ap, b, bp in links:
-        run_cmd(["ip", "link", "add", check_ifname(ap), "netns", netns[a], "type", "veth", "peer", "name",
-              check_ifname(bp), "netns", netns[b]])
+        run_cmd(
+            [
+                "ip",
+                "link",
+                "add",
+                check_ifname(ap),
+                "netns",
+                netns[a],
+                "type",
+                "veth",
+                "peer",
+                "name",
+                check_ifname(bp),
+                "netns",
+                netns[b],
+            ]
+        )
         run_cmd(["ip", "-n", netns[a], "link", "set", ap, "up"])
         run_cmd(["ip", "-n", netns[b], "link", "set", bp, "up"])
 
@@ -170,45 +206,84 @@ def stop(procs: Sequence[subprocess.Popen[bytes]]) -> None:
             p.wait(timeout=10)
 
 
-def run_in(netns: str, args: Sequence[str], timeout: float = 20.0, check: bool = True
-           ) -> subprocess.CompletedProcess[str]:
+def run_in(
+    netns: str, args: Sequence[str], timeout: float = 20.0, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     """A command inside a namespace of the fabric."""
     return run_cmd(["ip", "netns", "exec", netns, *args], timeout=timeout, check=check)
 
 
 def ping_from(netns: str, target: str, timeout: float = 2.0) -> bool:
-    r = run_in(netns, [require("ping"), "-n", "-q", "-c", "1", "-W", str(int(timeout)), target],
-               timeout=timeout + 5, check=False)
+    r = run_in(
+        netns,
+        [require("ping"), "-n", "-q", "-c", "1", "-W", str(int(timeout)), target],
+        timeout=timeout + 5,
+        check=False,
+    )
     return r.returncode == 0
 
 
 def pings(probes: Sequence[tuple[str, str]], timeout: float = 1.0) -> dict[tuple[str, str], bool]:
     """One ping per (namespace, target), all at once (the ones expected to fail each cost `timeout`)."""
     ping = require("ping")
-    procs = {pr: subprocess.Popen(["ip", "netns", "exec", pr[0], ping, "-n", "-q", "-c", "1", "-W",
-                                   str(max(1, int(timeout))), pr[1]], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL) for pr in probes}
+    procs = {
+        pr: subprocess.Popen(
+            ["ip", "netns", "exec", pr[0], ping, "-n", "-q", "-c", "1", "-W", str(max(1, int(timeout))), pr[1]],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for pr in probes
+    }
     return {pr: p.wait(timeout=timeout + 10) == 0 for pr, p in procs.items()}
 
 
 def _daemon_args(sw: Switch, daemon: str) -> list[str]:
-    args = [str(FRR_LIB / daemon), "-F", "datacenter", "--vty_socket", str(sw.rundir), "-i",
-            str(sw.rundir / f"{daemon}.pid"), "--log", f"file:{sw.rundir / f'{daemon}.log'}", "-f", "/dev/null",
-            "-z", str(sw.rundir / "zserv.api")]
+    args = [
+        str(FRR_LIB / daemon),
+        "-F",
+        "datacenter",
+        "--vty_socket",
+        str(sw.rundir),
+        "-i",
+        str(sw.rundir / f"{daemon}.pid"),
+        "--log",
+        f"file:{sw.rundir / f'{daemon}.log'}",
+        "-f",
+        "/dev/null",
+        "-z",
+        str(sw.rundir / "zserv.api"),
+    ]
     if not sw.vrf_netns:
         return ["ip", "netns", "exec", sw.netns, *args]
     if daemon == "zebra":
         args.append("--vrfwnetns")
     pairs = [x for vrf, ns in sorted(sw.vrf_netns.items()) for x in (vrf, ns)]
-    return ["ip", "netns", "exec", sw.netns, "sh", "-c", _PRIVATE_NETNS, "sh", str(sw.rundir / "netns"), *pairs,
-            "--", *args]
+    return [
+        "ip",
+        "netns",
+        "exec",
+        sw.netns,
+        "sh",
+        "-c",
+        _PRIVATE_NETNS,
+        "sh",
+        str(sw.rundir / "netns"),
+        *pairs,
+        "--",
+        *args,
+    ]
 
 
 @contextlib.contextmanager
-def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, str]], workdir: Path,
-               *, vrfs: Mapping[str, Sequence[str]] | None = None,
-               dataplane: Callable[[Fabric], None] | None = None,
-               start_timeout: float = 30.0) -> Iterator[Fabric]:
+def frr_fabric(
+    configs: Mapping[str, str],
+    links: Sequence[tuple[str, str, str, str]],
+    workdir: Path,
+    *,
+    vrfs: Mapping[str, Sequence[str]] | None = None,
+    dataplane: Callable[[Fabric], None] | None = None,
+    start_timeout: float = 30.0,
+) -> Iterator[Fabric]:
     """Namespaces, veths and FRR for ``configs`` (switch -> frr.conf text) wired by ``links``
     ((a switch, a port, b switch, b port)); yields a :class:`Fabric`, tears everything down after.
 
@@ -227,8 +302,12 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
     runroot = Path(tempfile.mkdtemp(prefix=f"railyard-frr-{token}-"))
     runroot.chmod(0o755)
     vrfs = vrfs or {}
-    switches = {name: Switch(name, f"ry{token}-{name}", runroot / name,
-                             {v: f"ry{token}-{name}-{v}" for v in vrfs.get(name, ())}) for name in configs}
+    switches = {
+        name: Switch(
+            name, f"ry{token}-{name}", runroot / name, {v: f"ry{token}-{name}-{v}" for v in vrfs.get(name, ())}
+        )
+        for name in configs
+    }
     fabric = Fabric(switches, token)
     created = fabric.created
     try:
@@ -253,8 +332,15 @@ def frr_fabric(configs: Mapping[str, str], links: Sequence[tuple[str, str, str, 
             for d in DAEMONS:
                 # what a daemon (or the mount script before it) prints before its log opens
                 with (sw.rundir / f"{d}-start.log").open("wb") as out:
-                    sw.procs.append(subprocess.Popen(_daemon_args(sw, d), stdin=subprocess.DEVNULL, stdout=out,
-                                                     stderr=subprocess.STDOUT, start_new_session=True))
+                    sw.procs.append(
+                        subprocess.Popen(
+                            _daemon_args(sw, d),
+                            stdin=subprocess.DEVNULL,
+                            stdout=out,
+                            stderr=subprocess.STDOUT,
+                            start_new_session=True,
+                        )
+                    )
         deadline = time.monotonic() + start_timeout
         for sw in switches.values():
             while not all((sw.rundir / f"{d}.vty").exists() for d in DAEMONS):
@@ -329,14 +415,23 @@ def reimport_type5(fab: Fabric, switch: str, vrf: str, timeout: float = 30.0) ->
     node = (f"router bgp {block[1]} vrf {vrf}", "address-family l2vpn evpn")
     sw.configure(*node, f"route-target import {none}", *(f"no route-target import {rt}" for rt in rts))
     if not wait_until(lambda: not sw.vtysh_json(f"show ip route vrf {vrf} bgp json"), timeout):
-        raise ToolFailed(f"{switch}: {vrf}'s BGP routes stayed after its import route targets went",
-                         sw.vtysh(f"show ip route vrf {vrf} bgp") + sw.vtysh(f"show bgp vrf {vrf} ipv4 unicast")
-                         + sw.vtysh("show running-config bgpd"))
+        raise ToolFailed(
+            f"{switch}: {vrf}'s BGP routes stayed after its import route targets went",
+            sw.vtysh(f"show ip route vrf {vrf} bgp")
+            + sw.vtysh(f"show bgp vrf {vrf} ipv4 unicast")
+            + sw.vtysh("show running-config bgpd"),
+        )
     sw.configure(*node, *(f"route-target import {rt}" for rt in rts), f"no route-target import {none}")
 
 
-def reimport_until_whole(fab: Fabric, vrf_of: Callable[[str], str], short: Callable[[], dict[str, object]],
-                         first: Iterable[str], rounds: int = 3, timeout: float = 30.0) -> int:
+def reimport_until_whole(
+    fab: Fabric,
+    vrf_of: Callable[[str], str],
+    short: Callable[[], dict[str, object]],
+    first: Iterable[str],
+    rounds: int = 3,
+    timeout: float = 30.0,
+) -> int:
     """reimport_type5 on the leaves `first`, then on every leaf `short()` still names (leaf -> what it
     lacks), until it names none; returns the rounds it took. A re-import is itself a burst of route
     changes and can hit the same FRR bug (1 of 34 loaded runs of the RoCE test), hence more than one."""
@@ -350,8 +445,14 @@ def reimport_until_whole(fab: Fabric, vrf_of: Callable[[str], str], short: Calla
     raise AssertionError(f"after {rounds} re-imports still short: {short()}")
 
 
-def repair_router_macs(fab: Fabric, vrf_of: Callable[[str], str], missing: Callable[[], Mapping[str, object]],
-                       short: Callable[[], dict[str, object]], probe: str, rounds: int = 3) -> None:
+def repair_router_macs(
+    fab: Fabric,
+    vrf_of: Callable[[str], str],
+    missing: Callable[[], Mapping[str, object]],
+    short: Callable[[], dict[str, object]],
+    probe: str,
+    rounds: int = 3,
+) -> None:
     """Every router MAC `missing()` (leaf -> the VTEPs it lacks) asks for, in zebra within 10 s, else the
     leaves short of one re-import their routes (reimport_until_whole, a pytest warning); then `probe`
     re-imports in any case, so the repair is proven in every run, not only when FRR's bug strikes, and
@@ -359,11 +460,16 @@ def repair_router_macs(fab: Fabric, vrf_of: Callable[[str], str], missing: Calla
     if not wait_until(lambda: not missing(), timeout=10):
         lost = dict(missing())
         n = reimport_until_whole(fab, vrf_of, short, lost, rounds)
-        warnings.warn(f"FRR 8.4 zebra lost remote router MACs {lost} (FRRouting/frr#12391); re-imported the "
-                      f"EVPN routes of {sorted(lost)} ({n} round(s))", stacklevel=2)
+        warnings.warn(
+            f"FRR 8.4 zebra lost remote router MACs {lost} (FRRouting/frr#12391); re-imported the "
+            f"EVPN routes of {sorted(lost)} ({n} round(s))",
+            stacklevel=2,
+        )
     if (n := reimport_until_whole(fab, vrf_of, short, {probe}, rounds)) > 1:
-        warnings.warn(f"re-importing {probe}'s EVPN routes lost a router MAC again (FRRouting/frr#12391): "
-                      f"{n} rounds", stacklevel=2)
+        warnings.warn(
+            f"re-importing {probe}'s EVPN routes lost a router MAC again (FRRouting/frr#12391): {n} rounds",
+            stacklevel=2,
+        )
 
 
 def transit(fab: Fabric, leaf: str, port: str, vtep: str) -> list[str]:
@@ -398,8 +504,9 @@ class LldpNode:
 
 
 @contextlib.contextmanager
-def lldp_fabric(devices: Sequence[str], links: Sequence[tuple[str, str, str, str]], *, tx_interval: int = 2
-                ) -> Iterator[dict[str, LldpNode]]:
+def lldp_fabric(
+    devices: Sequence[str], links: Sequence[tuple[str, str, str, str]], *, tx_interval: int = 2
+) -> Iterator[dict[str, LldpNode]]:
     """Namespaces and veths for ``links`` (as :func:`frr_fabric` wires them) and Debian's lldpd in each,
     with the device's name as its system name (the namespaces share the host's UTS name, so lldpd is told
     with ``configure system hostname``) and its own control socket; yields device -> :class:`LldpNode`
@@ -420,12 +527,19 @@ def lldp_fabric(devices: Sequence[str], links: Sequence[tuple[str, str, str, str
         wire({d: n.netns for d, n in nodes.items()}, links, created)
         for d, n in nodes.items():
             conf = runroot / f"{d}.conf"
-            conf.write_text(f"configure system hostname {d}\nconfigure lldp tx-interval {tx_interval}\n"
-                            "configure lldp tx-hold 10\n")
+            conf.write_text(
+                f"configure system hostname {d}\nconfigure lldp tx-interval {tx_interval}\nconfigure lldp tx-hold 10\n"
+            )
             with (runroot / f"{d}.log").open("wb") as log:
-                procs.append(subprocess.Popen(["ip", "netns", "exec", n.netns, lldpd, "-d", "-u", str(n.socket),
-                                               "-O", str(conf)], stdin=subprocess.DEVNULL, stdout=log,
-                                              stderr=subprocess.STDOUT, start_new_session=True))
+                procs.append(
+                    subprocess.Popen(
+                        ["ip", "netns", "exec", n.netns, lldpd, "-d", "-u", str(n.socket), "-O", str(conf)],
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                )
         # lldpctl fails at once on a socket lldpd has not made yet (seen on a loaded 2-core machine): wait
         # for every daemon's socket, bounded, before anyone asks
         if not wait_until(lambda: all(n.socket.exists() for n in nodes.values()), timeout=30, interval=0.2):

@@ -61,8 +61,15 @@ def python_runtime() -> tuple[dict[str, Any], dict[str, str]]:
 
 
 class Stack:
-    def __init__(self, workdir: Path, config: dict[str, Any], main: Path = ROOT, name: str = "test",
-                 skip_checkpoints: bool = False, pythonpath: Path | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        config: dict[str, Any],
+        main: Path = ROOT,
+        name: str = "test",
+        skip_checkpoints: bool = False,
+        pythonpath: Path | None = None,
+    ) -> None:
         self.dir = workdir / "project"
         self.state = workdir / "state"
         self.name = name
@@ -75,7 +82,8 @@ class Stack:
         self.project = project
         bin_dir = engine_bin()
         self.env = {
-            **os.environ, **env,
+            **os.environ,
+            **env,
             "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
             "PULUMI_HOME": str(workdir / "home"),
             "PULUMI_BACKEND_URL": self.state.as_uri(),
@@ -108,11 +116,13 @@ class Stack:
         cmd = [shutil.which("pulumi", path=self.env["PATH"]) or "pulumi", *args, "--non-interactive"]
         if args[0] not in ("stack",) or args[:2] == ("stack", "output"):
             cmd += ["--stack", self.name]
-        proc = subprocess.run(cmd, cwd=self.dir, env=self.env, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        proc = subprocess.run(
+            cmd, cwd=self.dir, env=self.env, capture_output=True, text=True, timeout=timeout, check=False
+        )
         if check and proc.returncode != 0:
-            raise AssertionError(f"{' '.join(args)} exited {proc.returncode}\n"
-                                 f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+            raise AssertionError(
+                f"{' '.join(args)} exited {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+            )
         return proc
 
     def configure(self, config: dict[str, Any]) -> None:
@@ -159,8 +169,12 @@ class Stack:
     def held(self) -> dict[str, str]:
         """path -> name of the FileGroup whose outputs hold it (a secret group's map is encrypted: its
         paths are not here)."""
-        return {path: r["urn"].rsplit("::", 1)[1] for r in self.resources()
-                if SECRET_KEY not in r["outputs"]["files"] for path in r["outputs"]["files"]}
+        return {
+            path: r["urn"].rsplit("::", 1)[1]
+            for r in self.resources()
+            if SECRET_KEY not in r["outputs"]["files"]
+            for path in r["outputs"]["files"]
+        }
 
 
 def type_of(urn: str) -> str:

@@ -184,9 +184,7 @@ def require(binary: str) -> str:
     found = shutil.which(binary, path=os.pathsep.join([*path_dirs, *_EXTRA_PATH]))
     if found is None:
         pkg = PACKAGE_OF.get(binary, "?")
-        raise ToolMissing(
-            f"{binary} not found: install Debian package '{pkg}' (scripts/install-system-deps.sh)"
-        )
+        raise ToolMissing(f"{binary} not found: install Debian package '{pkg}' (scripts/install-system-deps.sh)")
     return found
 
 
@@ -271,9 +269,7 @@ class SlurmResult:
 
     @property
     def partitions_parsed(self) -> dict[str, dict[str, str]]:
-        return {
-            r["PartitionName"]: r for r in parse_scontrol_records(self.partitions) if "PartitionName" in r
-        }
+        return {r["PartitionName"]: r for r in parse_scontrol_records(self.partitions) if "PartitionName" in r}
 
 
 def _slurm_key(line: str) -> str | None:
@@ -306,12 +302,8 @@ def _prepare_slurm_conf(text: str, workdir: Path, port: int) -> str:
     return "\n".join([*head, "", *kept, ""])
 
 
-def _scontrol(
-    args: Sequence[str], env: Mapping[str, str], timeout: float = 15.0
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [require("scontrol"), *args], env=dict(env), capture_output=True, text=True, timeout=timeout
-    )
+def _scontrol(args: Sequence[str], env: Mapping[str, str], timeout: float = 15.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([require("scontrol"), *args], env=dict(env), capture_output=True, text=True, timeout=timeout)
 
 
 def run_slurmctld(
@@ -400,9 +392,7 @@ def run_slurmctld(
     errors = [
         ln
         for ln in lines
-        if re.search(r"\b(error|fatal):", ln)
-        and ln not in warnings
-        and not any(p.search(ln) for p in SLURMCTLD_BENIGN)
+        if re.search(r"\b(error|fatal):", ln) and ln not in warnings and not any(p.search(ln) for p in SLURMCTLD_BENIGN)
     ]
     return SlurmResult(
         topology=topology,
@@ -690,9 +680,7 @@ class IbFabric:
         self._runs = 0
         self._topology: dict[str, IbNode] | None = None
 
-    def run(
-        self, args: Sequence[str], timeout: float = 60.0, check: bool = True
-    ) -> subprocess.CompletedProcess[str]:
+    def run(self, args: Sequence[str], timeout: float = 60.0, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run a diag tool against the simulated fabric."""
         r = subprocess.run(
             [require(args[0]), *args[1:]],
@@ -890,9 +878,7 @@ def ibsim_fabric(
 
 def frr_check(conf_path: str | os.PathLike[str], timeout: float = 60.0) -> tuple[bool, str]:
     """``vtysh -C -f``: grammar only (exit 0 ok, 2 with ``line N: % Unknown command``)."""
-    r = subprocess.run(
-        [require("vtysh"), "-C", "-f", str(conf_path)], capture_output=True, text=True, timeout=timeout
-    )
+    r = subprocess.run([require("vtysh"), "-C", "-f", str(conf_path)], capture_output=True, text=True, timeout=timeout)
     return r.returncode == 0, r.stdout + r.stderr
 
 
@@ -903,16 +889,15 @@ def netplan_check(yaml_text: str, root: str | os.PathLike[str], timeout: float =
     conf.parent.mkdir(parents=True, exist_ok=True)
     conf.write_text(yaml_text)
     conf.chmod(0o600)  # netplan warns about world-readable configs
-    r = subprocess.run([require("netplan"), "generate", "--root-dir", str(root)], capture_output=True, text=True,
-                       timeout=timeout)
+    r = subprocess.run(
+        [require("netplan"), "generate", "--root-dir", str(root)], capture_output=True, text=True, timeout=timeout
+    )
     return r.returncode == 0, r.stdout + r.stderr
 
 
 def kea_check(conf_path: str | os.PathLike[str], timeout: float = 60.0) -> tuple[bool, str]:
     """``kea-dhcp4 -t``: parses and builds the whole config without opening sockets."""
-    r = subprocess.run(
-        [require("kea-dhcp4"), "-t", str(conf_path)], capture_output=True, text=True, timeout=timeout
-    )
+    r = subprocess.run([require("kea-dhcp4"), "-t", str(conf_path)], capture_output=True, text=True, timeout=timeout)
     return r.returncode == 0, r.stdout + r.stderr
 
 
@@ -946,16 +931,22 @@ class YangResult:
     log: str  # its stderr (notes, setup)
 
 
-def sonic_yang_check(release: str, paths: Sequence[str | os.PathLike[str]], merge_ports: str = "auto",
-                     timeout: float = 1200.0) -> YangResult:
+def sonic_yang_check(
+    release: str, paths: Sequence[str | os.PathLike[str]], merge_ports: str = "auto", timeout: float = 1200.0
+) -> YangResult:
     """``MERGE_PORTS=auto check.sh RELEASE PATH...``: every config_db.json under the paths against the YANG
     models of RELEASE, merged over its platform's port list (found from plan.json above each file). The
     first call on a machine builds libyang into ``$SONIC_YANG_ENV`` (~30 s, apt and PyPI); a tool that
     cannot run (exit 2) raises :class:`ToolFailed` with its output."""
     d = sonic_yang_dir()
     env = {**os.environ, "MERGE_PORTS": merge_ports, "SONIC_YANG_DATA": str(d)}
-    r = subprocess.run(["bash", str(d / "check.sh"), release, *map(str, paths)], capture_output=True, text=True,
-                       timeout=timeout, env=env)
+    r = subprocess.run(
+        ["bash", str(d / "check.sh"), release, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
     lines = r.stdout.splitlines()
     m = re.fullmatch(r"(\d+) files, (\d+) errors", lines[-1]) if lines else None
     if r.returncode == 2 or m is None:
@@ -994,13 +985,18 @@ def chromium_dump_dom(url: str, *, timeout: float = 60.0) -> str:
     return out
 
 
-def chromium_screenshot(url: str, png_path: str | os.PathLike[str], *, size: tuple[int, int] = (1600, 1000),
-                        timeout: float = 60.0) -> Path:
+def chromium_screenshot(
+    url: str, png_path: str | os.PathLike[str], *, size: tuple[int, int] = (1600, 1000), timeout: float = 60.0
+) -> Path:
     """A PNG of a page at a window size, after its scripts ran (``chromium --headless --screenshot``)."""
     png = Path(png_path).resolve()
     png.unlink(missing_ok=True)
-    _, log, code = run_headless(url, (f"--screenshot={png}", f"--window-size={size[0]},{size[1]}",
-                                      "--hide-scrollbars"), chromium=require("chromium"), timeout=timeout)
+    _, log, code = run_headless(
+        url,
+        (f"--screenshot={png}", f"--window-size={size[0]},{size[1]}", "--hide-scrollbars"),
+        chromium=require("chromium"),
+        timeout=timeout,
+    )
     if code != 0 or not png.exists():
         raise ToolFailed(f"chromium --screenshot {url} exited with {code} and wrote no PNG", log)
     return png

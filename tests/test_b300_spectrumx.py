@@ -48,8 +48,15 @@ def _rules(plan: Plan) -> dict[str, int]:
     up = math.ceil(Fraction(down) / ratio_value(be.oversubscription))
     leaves = n_su * rails * be.leaves_per_rail
     radix = cat.switches[cat.switch_at(be.switch, plan.networks["backend"]["speed_gbps"])].ports
-    return {"rails": rails, "n_su": n_su, "down": down, "up": up, "leaves": leaves, "radix": radix,
-            "spines": math.ceil(leaves * up / radix)}
+    return {
+        "rails": rails,
+        "n_su": n_su,
+        "down": down,
+        "up": up,
+        "leaves": leaves,
+        "radix": radix,
+        "spines": math.ceil(leaves * up / radix),
+    }
 
 
 def _backend(plan: Plan, tier: str) -> list:
@@ -64,8 +71,12 @@ def test_switches_and_links_per_tier_follow_the_design_rules(compiled: Compiled)
     r = _rules(plan)
     be = plan.networks["backend"]
     switches = Counter(d.role for d in plan.devices if d.kind == "switch" and d.network == "backend")
-    assert (be["tiers"], switches["leaf"], switches["spine"], switches.get("core", 0)) == \
-        (2, r["leaves"], r["spines"], 0)
+    assert (be["tiers"], switches["leaf"], switches["spine"], switches.get("core", 0)) == (
+        2,
+        r["leaves"],
+        r["spines"],
+        0,
+    )
     assert (be["downlinks_per_leaf"], be["uplinks_per_leaf"]) == (r["down"], r["up"])
     assert r["rails"] == 16  # 8 ConnectX-8 x 2 planes
     # a non-blocking 2-tier fabric fills the leaves exactly: half the radix down, half up
@@ -114,7 +125,7 @@ def test_each_rail_splits_a_unit_over_two_leaves_in_server_order(compiled: Compi
         for rail in range(r["rails"]):
             for k in range(2):
                 first = u * su_size + k * r["down"]
-                assert on[f"su{u + 1}-rail{rail}-leaf{k + 1:02d}"] == set(servers[first:first + r["down"]])
+                assert on[f"su{u + 1}-rail{rail}-leaf{k + 1:02d}"] == set(servers[first : first + r["down"]])
     # and every NIC of a server is on its own rail's leaf of the same half
     idx = plan.index()
     for lk in _backend(plan, "server-leaf"):
@@ -181,12 +192,16 @@ def test_racks_pdus_and_power_per_rack(compiled: Compiled) -> None:
     # the leaf racks hold the leaves, as many per rack as power allows beside the rack's OOB switch
     sw = cat.switches[d.backend.switch]
     oob = cat.switches[d.oob.switch]
-    per_rack = min(math.floor((rack.power_kw - oob.power_w / 1000) / (sw.power_w / 1000)),
-                   (rack.units - oob.rack_units) // sw.rack_units)
+    per_rack = min(
+        math.floor((rack.power_kw - oob.power_w / 1000) / (sw.power_w / 1000)),
+        (rack.units - oob.rack_units) // sw.rack_units,
+    )
     leaf_racks = [r for r in plan.racks if r.role == "leaf"]
     assert len(leaf_racks) == math.ceil(_rules(plan)["leaves"] / per_rack)
-    assert sum(x.role == "leaf" and x.network == "backend" for r in leaf_racks for x in by_rack[r.name]) \
+    assert (
+        sum(x.role == "leaf" and x.network == "backend" for r in leaf_racks for x in by_rack[r.name])
         == _rules(plan)["leaves"]
+    )
 
 
 def test_slurm_tree_has_a_switch_per_half_unit_and_blocks_stay_units(compiled: Compiled) -> None:
@@ -195,8 +210,11 @@ def test_slurm_tree_has_a_switch_per_half_unit_and_blocks_stay_units(compiled: C
     r = _rules(plan)
     su_size = plan.design.backend.su_size
     tree = [ln for ln in files["slurm/topology.conf"].splitlines() if ln.startswith("SwitchName=")]
-    leaves = {ln.split()[0].removeprefix("SwitchName="): hostlist.expand_hostlist(ln.split("Nodes=")[1].split()[0])
-              for ln in tree if "Nodes=" in ln}
+    leaves = {
+        ln.split()[0].removeprefix("SwitchName="): hostlist.expand_hostlist(ln.split("Nodes=")[1].split()[0])
+        for ln in tree
+        if "Nodes=" in ln
+    }
     assert len(leaves) == r["n_su"] * 2
     assert all(len(nodes) == r["down"] for nodes in leaves.values())
     assert set(leaves) == {f"su{u}-leaf{k:02d}" for u in range(1, r["n_su"] + 1) for k in (1, 2)}
@@ -230,12 +248,16 @@ def test_connectx8_at_400g_on_quantum2_gets_400g_links_and_optics(compiled: Comp
     cat = plan.catalog
     assert plan.networks["backend"]["speed_gbps"] == 400
     assert {lk.speed_gbps for lk in plan.links if lk.network == "backend"} == {400}
-    rows = [r for r in csv.DictReader(io.StringIO(rendered_files(compiled, REF, *B300_AT_400)["cabling/cables.csv"]))
-            if r["network"] == "backend"]
+    rows = [
+        r
+        for r in csv.DictReader(io.StringIO(rendered_files(compiled, REF, *B300_AT_400)["cabling/cables.csv"]))
+        if r["network"] == "backend"
+    ]
     ends = [x for r in rows for x in (r["a_transceiver"], r["b_transceiver"]) if x]
     # every backend optic runs 400G (the ConnectX-8's 800G parts would not link to a Quantum-2 port)
-    assert ends and all(400 in cat.transceivers[x].speeds_gbps and 800 not in cat.transceivers[x].speeds_gbps
-                        for x in ends)
+    assert ends and all(
+        400 in cat.transceivers[x].speeds_gbps and 800 not in cat.transceivers[x].speeds_gbps for x in ends
+    )
     # a NIC's OSFP is a single-port cage: one single-port 400G optic per server port
     nic_side = [r["a_transceiver"] for r in rows if r["a_device"].startswith("gpu")]
     assert len(nic_side) == plan.design.compute.count * _rules(plan)["rails"]
@@ -263,10 +285,13 @@ def _line_of(path: Path, key: str) -> int:
     return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if ln.strip().startswith(f"{key}:"))
 
 
-@pytest.mark.parametrize(("speed", "says"), [
-    ("800G", "not a speed of cx8-2x400gbe"),  # each of its two ports runs 400G and 200G only
-    ("1600G", "not a speed of cx8-2x400gbe"),
-])
+@pytest.mark.parametrize(
+    ("speed", "says"),
+    [
+        ("800G", "not a speed of cx8-2x400gbe"),  # each of its two ports runs 400G and 200G only
+        ("1600G", "not a speed of cx8-2x400gbe"),
+    ],
+)
 def test_a_speed_the_nic_cannot_run_is_refused_at_the_field(tmp_path: Path, speed: str, says: str) -> None:
     path = _design(tmp_path, speed=speed)
     with pytest.raises(DesignError) as exc:
@@ -279,8 +304,9 @@ def test_a_speed_the_nic_cannot_run_is_refused_at_the_field(tmp_path: Path, spee
 def test_a_speed_the_switch_ports_cannot_run_is_refused(tmp_path: Path) -> None:
     # a ConnectX-8 port runs 400GbE, but the catalog's SN4600 ports stop at 200G
     path = tmp_path / "d.yaml"
-    path.write_text(yaml.safe_dump({"extends": str(DESIGNS / f"{SX}.yaml"),
-                                    "backend": {"speed": "400G", "switch": "SN4600"}}))
+    path.write_text(
+        yaml.safe_dump({"extends": str(DESIGNS / f"{SX}.yaml"), "backend": {"speed": "400G", "switch": "SN4600"}})
+    )
     with pytest.raises(DesignError) as exc:
         compile_file(path)
     (p,) = [p for p in exc.value.problems if p.field == "backend.speed"]
@@ -299,8 +325,14 @@ def test_leaves_per_rail_that_do_not_split_the_unit_are_refused(tmp_path: Path, 
 
 
 def test_leaves_per_rail_needs_rail_optimized(tmp_path: Path) -> None:
-    path = _design(tmp_path, leaves_per_rail=2, topology="top_of_rack", placement="top_of_rack",
-                   spine_grouping="shared", planes=None)
+    path = _design(
+        tmp_path,
+        leaves_per_rail=2,
+        topology="top_of_rack",
+        placement="top_of_rack",
+        spine_grouping="shared",
+        planes=None,
+    )
     with pytest.raises(DesignError) as exc:
         compile_file(path)
     assert any(p.field == "backend.leaves_per_rail" and "rail_optimized" in p.message for p in exc.value.problems)
@@ -329,7 +361,11 @@ def test_sn5600_800g_at_400g_splits_each_osfp_into_two_sonic_ports(compiled: Com
     assert whole.port_names()[:2] == ["Ethernet0", "Ethernet8"]
     table = port_table(split)
     assert [(p.name, p.cage, p.sub) for p in table[:4]] == [
-        ("Ethernet0", 1, 1), ("Ethernet4", 1, 2), ("Ethernet8", 2, 1), ("Ethernet12", 2, 2)]
+        ("Ethernet0", 1, 1),
+        ("Ethernet4", 1, 2),
+        ("Ethernet8", 2, 1),
+        ("Ethernet12", 2, 2),
+    ]
     assert all(d.model == key for d in plan.devices if d.network == "backend" and d.kind == "switch")
     # one leaf per rail now takes the whole 64-server unit: 64 x 400G down, 64 up
     be = plan.networks["backend"]
@@ -348,9 +384,18 @@ def test_cumulus_names_a_split_port_after_its_800g_port(compiled: Compiled) -> N
     assert whole.port_names() == [f"swp{n}" for n in range(1, 65)]
     table = port_table(cat.switches[key])
     assert [(p.name, p.cage, p.sub) for p in table[:4]] == [
-        ("swp1s0", 1, 1), ("swp1s1", 1, 2), ("swp2s0", 2, 1), ("swp2s1", 2, 2)]
-    used = {p for lk in plan.links if lk.network == "backend"
-            for d, p in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)) if plan.device(d).kind == "switch"}
+        ("swp1s0", 1, 1),
+        ("swp1s1", 1, 2),
+        ("swp2s0", 2, 1),
+        ("swp2s1", 2, 2),
+    ]
+    used = {
+        p
+        for lk in plan.links
+        if lk.network == "backend"
+        for d, p in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port))
+        if plan.device(d).kind == "switch"
+    }
     assert used and all(p.startswith("swp") and "s" in p[3:] for p in used)
 
 
@@ -368,35 +413,49 @@ def test_a_split_cage_takes_one_twin_transceiver(compiled: Compiled) -> None:
         for dev, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
             if idx[dev].kind == "switch":
                 used.add((dev, cage[port]))
-    switch_side = [x for c in plan.cables if c.network == "backend"
-                   for dev, x in ((plan.links[c.links[0]].a_device, c.a_transceiver),
-                                  (plan.links[c.links[0]].b_device, c.b_transceiver))
-                   if x and idx[dev].kind == "switch"]
+    switch_side = [
+        x
+        for c in plan.cables
+        if c.network == "backend"
+        for dev, x in (
+            (plan.links[c.links[0]].a_device, c.a_transceiver),
+            (plan.links[c.links[0]].b_device, c.b_transceiver),
+        )
+        if x and idx[dev].kind == "switch"
+    ]
     assert switch_side and all(cat.transceivers[x].ports == 2 for x in switch_side)
     # counted per cage: every used cage of the split switches holds one twin-port optic, not one per port
     assert plan.cabling is not None
     # (the servers' flat-top twins sit in riding-heat-sink cages; the switches' are finned)
-    twin_total = sum(n for p, n in plan.cabling.transceiver_parts.items()
-                     if cat.transceivers[p].ports == 2 and "osfp-rhs" not in cat.transceivers[p].fits)
+    twin_total = sum(
+        n
+        for p, n in plan.cabling.transceiver_parts.items()
+        if cat.transceivers[p].ports == 2 and "osfp-rhs" not in cat.transceivers[p].fits
+    )
     assert twin_total == len(used)
     # the fabric fills its split switches (1:1, 64 down + 64 up), so both ports of every cage carry a
     # link and there are half as many optics as switch ports
-    ports = sum(idx[dev].kind == "switch" for lk in plan.links if lk.network == "backend"
-                for dev in (lk.a_device, lk.b_device))
+    ports = sum(
+        idx[dev].kind == "switch" for lk in plan.links if lk.network == "backend" for dev in (lk.a_device, lk.b_device)
+    )
     assert ports == 2 * twin_total
 
 
 @pytest.mark.parametrize(("split_key", "whole_key"), [("SN5600-800G", "SN5600"), ("SN5600-800G-CL", "SN5600-CL")])
-def test_the_breakout_entry_wires_like_the_400g_catalog_entry(compiled: Compiled, split_key: str,
-                                                                whole_key: str) -> None:
+def test_the_breakout_entry_wires_like_the_400g_catalog_entry(
+    compiled: Compiled, split_key: str, whole_key: str
+) -> None:
     """SN5600 (128 x 400G in 64 twin cages) and SN5600-800G split 2 x 400G are one chassis run one way:
     the same ports, links and optics, only the model key differs (with SONiC and with Cumulus names)."""
     split = compiled(SX, f"backend.switch={split_key}")
     old = compiled(SX, f"backend.switch={whole_key}")
 
     def wiring(plan: Plan) -> list[tuple[str, str, str, str, int]]:
-        return [(lk.a_device, lk.a_port, lk.b_device, lk.b_port, lk.speed_gbps) for lk in plan.links
-                if lk.network == "backend"]
+        return [
+            (lk.a_device, lk.a_port, lk.b_device, lk.b_port, lk.speed_gbps)
+            for lk in plan.links
+            if lk.network == "backend"
+        ]
 
     assert wiring(split) == wiring(old)
     assert split.cabling is not None and old.cabling is not None
@@ -405,9 +464,29 @@ def test_the_breakout_entry_wires_like_the_400g_catalog_entry(compiled: Compiled
 
 def test_a_bad_breakout_in_a_catalog_overlay_is_refused_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "d.yaml"
-    path.write_text(yaml.safe_dump({"extends": str(DESIGNS / f"{SX}.yaml"), "catalog": {"switches": {
-        "SN5600-800G": {"port_groups": [{"count": 64, "speed_gbps": 800, "breakout": {400: 3}, "connector": "osfp",
-                                         "lanes": 8, "name": "Ethernet{lane}"}]}}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(DESIGNS / f"{SX}.yaml"),
+                "catalog": {
+                    "switches": {
+                        "SN5600-800G": {
+                            "port_groups": [
+                                {
+                                    "count": 64,
+                                    "speed_gbps": 800,
+                                    "breakout": {400: 3},
+                                    "connector": "osfp",
+                                    "lanes": 8,
+                                    "name": "Ethernet{lane}",
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        )
+    )
     with pytest.raises(DesignError) as exc:
         compile_file(path)
     (p,) = exc.value.problems
@@ -419,9 +498,28 @@ def test_a_bad_breakout_in_a_catalog_overlay_is_refused_with_its_line(tmp_path: 
 def test_a_breakout_without_lanes_is_refused_with_its_line(tmp_path: Path) -> None:
     # lanes became optional for the lane-rate media rules; a split still needs them to share
     path = tmp_path / "d.yaml"
-    path.write_text(yaml.safe_dump({"extends": str(DESIGNS / f"{SX}.yaml"), "catalog": {"switches": {
-        "SN5600-800G": {"port_groups": [{"count": 64, "speed_gbps": 800, "breakout": {400: 2}, "connector": "osfp",
-                                         "name": "Ethernet{lane}"}]}}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(DESIGNS / f"{SX}.yaml"),
+                "catalog": {
+                    "switches": {
+                        "SN5600-800G": {
+                            "port_groups": [
+                                {
+                                    "count": 64,
+                                    "speed_gbps": 800,
+                                    "breakout": {400: 2},
+                                    "connector": "osfp",
+                                    "name": "Ethernet{lane}",
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        )
+    )
     with pytest.raises(DesignError) as exc:
         compile_file(path)
     (p,) = exc.value.problems

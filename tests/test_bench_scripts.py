@@ -15,8 +15,9 @@ HOST, AFTER = re.compile("^host" + _SPEED), re.compile("^host after" + _SPEED)
 
 
 def bench(script: str, *args: str) -> list[str]:
-    done = subprocess.run([sys.executable, f"bench/{script}", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, f"bench/{script}", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()
 

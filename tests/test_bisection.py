@@ -97,8 +97,12 @@ def test_spines_split_between_halves() -> None:
     plan, catalog = _fabric("h100-1024-reference")
     first_half = {f"su{u}-rail{r}-leaf" for u in (1, 2) for r in range(8)}
     for i, lk in enumerate(plan.links):
-        if lk.tier == "leaf-spine" and lk.network == "backend" and lk.a_device not in first_half \
-                and int(lk.b_device.removeprefix("spine")) > 8:
+        if (
+            lk.tier == "leaf-spine"
+            and lk.network == "backend"
+            and lk.a_device not in first_half
+            and int(lk.b_device.removeprefix("spine")) > 8
+        ):
             plan.links[i] = replace(lk, b_device=f"x{lk.b_device}")
     for name in {lk.b_device for lk in plan.links if lk.b_device.startswith("xspine")}:
         orig = plan.device(name[1:])

@@ -45,8 +45,15 @@ def _expected(plan: Plan) -> dict[str, int]:
     down = d.backend.su_size  # every server of the unit on its rail's leaf
     up = int(down / _ratio(plan))
     assert down + up <= radix, "the design's unit does not fit the leaf"
-    return {"servers": servers, "leaves": leaves, "spines": math.ceil(leaves * up / radix),
-            "server-leaf": servers * rails, "leaf-spine": leaves * up, "rails": rails, "radix": radix}
+    return {
+        "servers": servers,
+        "leaves": leaves,
+        "spines": math.ceil(leaves * up / radix),
+        "server-leaf": servers * rails,
+        "leaf-spine": leaves * up,
+        "rails": rails,
+        "radix": radix,
+    }
 
 
 @pytest.mark.parametrize("name", DESIGNS)
@@ -58,16 +65,23 @@ def test_switches_and_links_per_tier(compiled: Compiled, name: str) -> None:
     links = Counter(lk.tier for lk in plan.links if lk.network == "backend")
     assert links == {"server-leaf": want["server-leaf"], "leaf-spine": want["leaf-spine"]}
     assert sum(dv.kind == "server" for dv in plan.devices) == want["servers"]
-    assert want["servers"] * plan.catalog.servers[plan.design.compute.server].gpus == {
-        "b200-1024": 1024, "b300-xdr": 1152}[name]  # the GPU count the design is named and documented for
+    assert (
+        want["servers"] * plan.catalog.servers[plan.design.compute.server].gpus
+        == {"b200-1024": 1024, "b300-xdr": 1152}[name]
+    )  # the GPU count the design is named and documented for
 
 
 def test_b300_xdr_is_nvidias_two_su_xdr_superpod(compiled: Compiled) -> None:
     """NVIDIA's B300 XDR RA, Table 3, 2 SU: 144 nodes, 16 leaves, 8 spines, 1,152 + 1,152 cables; the
     rule-derived counts above meet the published table."""
     want = _expected(compiled("b300-xdr"))
-    assert (want["servers"], want["leaves"], want["spines"], want["server-leaf"], want["leaf-spine"]) == \
-        (144, 16, 8, 1152, 1152)
+    assert (want["servers"], want["leaves"], want["spines"], want["server-leaf"], want["leaf-spine"]) == (
+        144,
+        16,
+        8,
+        1152,
+        1152,
+    )
 
 
 @pytest.mark.parametrize("name", DESIGNS)
@@ -84,16 +98,22 @@ def test_transceivers_per_kind_and_per_cage(compiled: Compiled, name: str) -> No
     be = cat.servers[plan.design.compute.server].backend
     assert be is not None
     server_cages = want["servers"] * (len(be.cages.ports) if be.cages else want["rails"])
-    rows = [r for r in csv.DictReader(io.StringIO(rendered_files(compiled, name)["cabling/cables.csv"]))
-            if r["network"] == "backend"]
+    rows = [
+        r
+        for r in csv.DictReader(io.StringIO(rendered_files(compiled, name)["cabling/cables.csv"]))
+        if r["network"] == "backend"
+    ]
     assert all(r["a_transceiver"] and r["b_transceiver"] for r in rows)
     parts = plan.cabling.transceiver_parts if plan.cabling else {}
     twin = {p: n for p, n in parts.items() if cat.transceivers[p].ports == 2 and "osfp" in cat.transceivers[p].fits}
     single = {p: n for p, n in parts.items() if cat.transceivers[p].ports == 1}
     assert sum(twin.values()) == used_ports // ppc
     assert sum(single.values()) == server_cages
-    bom = {r["sku"]: int(r["quantity"]) for r in csv.DictReader(io.StringIO(rendered_files(compiled, name)["bom.csv"]))
-           if r["kind"] == "transceiver" and r["category"] == "backend"}
+    bom = {
+        r["sku"]: int(r["quantity"])
+        for r in csv.DictReader(io.StringIO(rendered_files(compiled, name)["bom.csv"]))
+        if r["kind"] == "transceiver" and r["category"] == "backend"
+    }
     assert bom == {**twin, **single}
 
 
@@ -133,14 +153,20 @@ def test_b300_xdr_cables_keep_to_the_xdr_rule(compiled: Compiled) -> None:
     plan = compiled("b300-xdr")
     ends = port_ends(plan, plan.catalog, plan.design)
     models = {dv.name: f"{dv.kind}:{dv.model}" for dv in plan.devices}
-    lanes = {lane_rate(ends[models[lk.a_device]][lk.a_port], ends[models[lk.b_device]][lk.b_port])
-             for lk in plan.links if lk.network == "backend"}
+    lanes = {
+        lane_rate(ends[models[lk.a_device]][lk.a_port], ends[models[lk.b_device]][lk.b_port])
+        for lk in plan.links
+        if lk.network == "backend"
+    }
     assert lanes == {200}
     found = plan.catalog.media_rule(800, 200, "infiniband")
     assert found is not None
     rule = found[1]
-    rows = [r for r in csv.DictReader(io.StringIO(rendered_files(compiled, "b300-xdr")["cabling/cables.csv"]))
-            if r["network"] == "backend"]
+    rows = [
+        r
+        for r in csv.DictReader(io.StringIO(rendered_files(compiled, "b300-xdr")["cabling/cables.csv"]))
+        if r["network"] == "backend"
+    ]
     assert len(rows) == sum(lk.network == "backend" for lk in plan.links)
     assert not {r["media"] for r in rows} & {"mmf", "aoc", "dac"}
     assert {r["media"] for r in rows} <= set(rule.media)
@@ -153,8 +179,11 @@ def test_dgx_b300_backend_is_eight_single_port_cages(compiled: Compiled) -> None
     """The DGX B300 brings each ConnectX-8 out to its own 800G OSFP (no twin system cages): eight host
     optics per DGX, each to its own rail leaf."""
     plan = compiled("b300-xdr")
-    rows = [r for r in csv.DictReader(io.StringIO(rendered_files(compiled, "b300-xdr")["cabling/cables.csv"]))
-            if r["network"] == "backend" and r["tier"] == "server-leaf"]
+    rows = [
+        r
+        for r in csv.DictReader(io.StringIO(rendered_files(compiled, "b300-xdr")["cabling/cables.csv"]))
+        if r["network"] == "backend" and r["tier"] == "server-leaf"
+    ]
     per_server = Counter(r["a_device"] for r in rows)
     assert set(per_server.values()) == {_rails(plan.catalog, "dgx-b300")} == {8}
     leaves = {(r["a_device"], r["b_device"]) for r in rows}

@@ -75,8 +75,9 @@ def test_compute_quantities_match_the_plan(compiled) -> None:
     servers = sum(d.kind == "server" for d in plan.devices)
     assert qty(bom, category="compute", part="hgx-h100") == servers == 128
     assert qty(bom, category="compute", part="xeon-8480plus") == 2 * servers
-    backend_nics = sum(lk.network == "backend" and lk.tier == "server-leaf" and lk.a_device.startswith("gpu")
-                       for lk in plan.links)
+    backend_nics = sum(
+        lk.network == "backend" and lk.tier == "server-leaf" and lk.a_device.startswith("gpu") for lk in plan.links
+    )
     assert qty(bom, category="compute", part="cx7-400g-osfp") == backend_nics == 1024
     assert qty(bom, category="compute", part="bluefield3-b3220") == 2 * servers
 
@@ -296,7 +297,7 @@ def test_bom_quantities_equal_plan_json_and_cables_csv(name: str, tmp_path: Path
     assert bom_count("transceiver") == xcvrs
     assert sum(xcvrs.values()) == sum(plan["cabling"]["transceiver_parts"].values())
 
-    cables = Counter((c["network"], sku) for c in plan["cables"] for sku in c["parts"][:c["physical"]])
+    cables = Counter((c["network"], sku) for c in plan["cables"] for sku in c["parts"][: c["physical"]])
     assert bom_count("cable") == cables
     fibers = Counter((row["network"], row["part"]) for row in rows if row["media"] in ("mmf", "smf"))
     assert fibers == Counter({k: v for k, v in cables.items() if k[1] in {p for _, p in fibers}})

@@ -73,8 +73,7 @@ def test_no_cable_longer_than_its_reach(compiled, name: str) -> None:
         stock = {s.sku: s.m for s in cat.cables[c.catalog].lengths}
         reach = c.reach_m
         if c.a_transceiver:
-            reach_x = min(cat.transceivers[c.a_transceiver].reach_m,
-                          cat.transceivers[c.b_transceiver].reach_m)
+            reach_x = min(cat.transceivers[c.a_transceiver].reach_m, cat.transceivers[c.b_transceiver].reach_m)
             assert reach <= reach_x
         assert reach <= cat.cables[c.catalog].reach_m
         one_cable = c.physical == 1  # a twin or splitter cable: one length for all its links
@@ -240,6 +239,13 @@ def test_tray_fill_is_reported_and_limited(compiled) -> None:
 def test_compile_prints_cabling_counts(cli, tmp_path) -> None:
     res = cli("compile", DESIGNS / "h100-1024-vms.yaml", "--out", tmp_path / "o")
     assert res.exit_code == 0, res.output
-    for text in ("cables: dac", "cables: mmf", "transceivers", "copper (DAC/ACC)", "fiber (AOC/MMF/SMF)",
-                 "racks: spine", "fullest tray segment"):
+    for text in (
+        "cables: dac",
+        "cables: mmf",
+        "transceivers",
+        "copper (DAC/ACC)",
+        "fiber (AOC/MMF/SMF)",
+        "racks: spine",
+        "fullest tray segment",
+    ):
         assert text in res.output

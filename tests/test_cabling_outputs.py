@@ -36,13 +36,31 @@ def test_cables_csv_has_the_issue_columns_and_one_row_per_link(compiled, files) 
     plan = compiled("h100-256")
     text = files["cabling/cables.csv"]
     assert text.splitlines()[0] == ",".join(CABLE_COLUMNS)
-    assert CABLE_COLUMNS == ["cable_id", "label", "network", "tier", "a_rack", "a_u", "a_device", "a_port",
-                             "b_rack", "b_u", "b_device", "b_port", "media", "part", "length_m", "reach_m",
-                             "a_transceiver", "b_transceiver"]
+    assert CABLE_COLUMNS == [
+        "cable_id",
+        "label",
+        "network",
+        "tier",
+        "a_rack",
+        "a_u",
+        "a_device",
+        "a_port",
+        "b_rack",
+        "b_u",
+        "b_device",
+        "b_port",
+        "media",
+        "part",
+        "length_m",
+        "reach_m",
+        "a_transceiver",
+        "b_transceiver",
+    ]
     rows = _rows(text)
     assert len(rows) == len(plan.links)
     assert {(r["a_device"], r["a_port"], r["b_device"], r["b_port"]) for r in rows} == {
-        (lk.a_device, lk.a_port, lk.b_device, lk.b_port) for lk in plan.links}
+        (lk.a_device, lk.a_port, lk.b_device, lk.b_port) for lk in plan.links
+    }
     assert {r["media"] for r in rows} <= {"dac", "acc", "aoc", "mmf", "smf", "cat6"}
     for r in rows:
         assert float(r["length_m"]) <= float(r["reach_m"])
@@ -102,8 +120,7 @@ def test_floor_svg_is_valid_svg(compiled, files) -> None:
     titles = [t.text or "" for t in root.iter(f"{SVG}title")]
     for r in plan.racks:
         assert any(t.startswith(f"{r.name}: {r.role}") for t in titles)
-    assert len([e for e in root.iter(f"{SVG}line") if e.find(f"{SVG}title") is not None]) == len(
-        plan.trays.segments)
+    assert len([e for e in root.iter(f"{SVG}line") if e.find(f"{SVG}title") is not None]) == len(plan.trays.segments)
     if shutil.which("xmllint"):
         subprocess.run(["xmllint", "--noout", "-"], input=files["floor.svg"].encode(), check=True)
 
@@ -114,8 +131,22 @@ def test_recompiling_gives_byte_identical_files(tmp_path: Path) -> None:
     for seed in ("1", "2"):
         out = tmp_path / f"o{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
-        subprocess.run([sys.executable, "-m", "generators.cli", "compile", str(DESIGNS / "h100-1024-vms.yaml"),
-                        "--out", str(out), "-q"], cwd=ROOT, env=env, check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "generators.cli",
+                "compile",
+                str(DESIGNS / "h100-1024-vms.yaml"),
+                "--out",
+                str(out),
+                "-q",
+            ],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         outs.append(out)
     a = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
     b = sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
@@ -140,7 +171,8 @@ def test_rack_sheets_print_in_headless_chromium(compiled, files, tmp_path: Path)
     busiest = max(plan.racks, key=lambda r: len(_rows(files[f"cabling/racks/{r.name}.csv"])))
     assert pages[busiest.name] >= 2
     if shutil.which("pdftotext"):
-        text = subprocess.run(["pdftotext", str(tmp_path / f"{busiest.name}.pdf"), "-"], capture_output=True,
-                              text=True, check=True).stdout
+        text = subprocess.run(
+            ["pdftotext", str(tmp_path / f"{busiest.name}.pdf"), "-"], capture_output=True, text=True, check=True
+        ).stdout
         first = _rows(files[f"cabling/racks/{busiest.name}.csv"])[0]
         assert f"Rack {busiest.name}" in text and first["label"] in text

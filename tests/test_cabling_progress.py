@@ -64,8 +64,16 @@ def expected_rows(plan: Plan, state: dict[str, str]) -> list[dict[str, Any]]:
     for row in plan.floor.rows:  # type: ignore[union-attr]
         mine = [c for c, r in rows.items() if r == row.name]
         n = Counter(state.get(c, "left") for c in mine)
-        out.append({"row": row.name, "total": len(mine), "pulled": n["pulled"], "tested": n["tested"],
-                    "faulty": n["faulty"], "left": n["left"]})
+        out.append(
+            {
+                "row": row.name,
+                "total": len(mine),
+                "pulled": n["pulled"],
+                "tested": n["tested"],
+                "faulty": n["faulty"],
+                "left": n["left"],
+            }
+        )
     return out
 
 
@@ -140,8 +148,11 @@ def test_out_of_order_marks_warn_and_a_rack_mark_only_moves_forward(cli: Cli, pl
     prog = tmp_path / "p.csv"
     rack = plan.racks[0].name
     rack_of = {d.name: d.rack for d in plan.devices}
-    on_sheet = sorted(c.id for c in plan.cables or [] if any(
-        rack in (rack_of[plan.links[k].a_device], rack_of[plan.links[k].b_device]) for k in c.links))
+    on_sheet = sorted(
+        c.id
+        for c in plan.cables or []
+        if any(rack in (rack_of[plan.links[k].a_device], rack_of[plan.links[k].b_device]) for k in c.links)
+    )
     done, bad = on_sheet[0], on_sheet[1]
     r = cli("cabling", "mark", DESIGN, done, "tested", "--progress", prog)
     assert r.exit_code == 0 and f"{done} was not marked pulled" in r.output
@@ -184,8 +195,9 @@ def test_two_technicians_marking_at_once_lose_nothing(plan: Plan, tmp_path: Path
     ids = [c.id for c in plan.cables or []][:500]
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Barrier(2)
-    procs = [ctx.Process(target=_mark_many, args=(str(prog), ids[i::2], who, start))
-             for i, who in enumerate(("ana", "bo"))]
+    procs = [
+        ctx.Process(target=_mark_many, args=(str(prog), ids[i::2], who, start)) for i, who in enumerate(("ana", "bo"))
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -215,8 +227,7 @@ def test_verify_infiniband_updates_progress(cli: Cli, plan: Plan, tmp_path: Path
     assert {c for c, e in got.items() if e.state == "faulty"} == swapped | {missing}
     assert {c for c, e in got.items() if e.state == "tested"} == set(backend) - swapped - {missing}
     assert got[fe].state == "pulled"  # not InfiniBand: not judged
-    assert all("swapped with" in got[c].note and "exchange the cables at gpu001 mlx5_0" in got[c].note
-               for c in swapped)
+    assert all("swapped with" in got[c].note and "exchange the cables at gpu001 mlx5_0" in got[c].note for c in swapped)
     assert got[missing].note.startswith("verify: missing") and got[missing].by == "railyard verify"
     assert f"{len(backend) - 3} cables marked tested, 3 faulty" in r.output
     # fixed and verified again: the three become tested, nothing else is recorded again

@@ -97,8 +97,10 @@ def test_set_reprices_like_any_override_and_says_it_has_no_source(compiled: Call
 
 def test_child_overlay_merges_over_parent_overlay(tmp_path: Path, site: Plan) -> None:
     child = tmp_path / "child.yaml"
-    child.write_text(f"extends: {SITE}\nname: child\ncatalog:\n  switches:\n    {NEW_SWITCH}:\n"
-                     "      power_w: 1800\n      price: {usd: 23900, source: renegotiated, date: 2026-12}\n")
+    child.write_text(
+        f"extends: {SITE}\nname: child\ncatalog:\n  switches:\n    {NEW_SWITCH}:\n"
+        "      power_w: 1800\n      price: {usd: 23900, source: renegotiated, date: 2026-12}\n"
+    )
     plan = compile_file(child)[0]
     sw, parent = plan.catalog.switches[NEW_SWITCH], site.catalog.switches[NEW_SWITCH]
     assert (sw.power_w, sw.price.usd, sw.price.source) == (1800, 23900, "renegotiated")
@@ -125,38 +127,72 @@ def test_diff_lists_the_overlay_with_the_catalogs_value(cli: Callable[..., Any])
     assert r.exit_code == 0, r.stderr
     changes = r.stdout.split("## Design changes", 1)[1].split("\n## ", 1)[0]
     assert f"`catalog.pdus.{REPRICED}.price.usd`: {old.usd} → {float(want['usd'])}" in changes
-    assert f"`catalog.pdus.{REPRICED}.price.source`: {json.dumps(old.source)} → \"{want['source']}\"" in changes
-    assert f"`catalog.switches.{NEW_SWITCH}.sku`: null → \"{SITE_YAML['catalog']['switches'][NEW_SWITCH]['sku']}\"" \
+    assert f'`catalog.pdus.{REPRICED}.price.source`: {json.dumps(old.source)} → "{want["source"]}"' in changes
+    assert (
+        f'`catalog.switches.{NEW_SWITCH}.sku`: null → "{SITE_YAML["catalog"]["switches"][NEW_SWITCH]["sku"]}"'
         in changes
+    )
     assert f"`{REPRICED}`" in r.stdout.split("### Bill-of-materials lines that changed", 1)[1]
 
 
 BAD = [  # (overlay lines under `catalog:`, the line to point at, field, words of the message and fix)
-    ("  switches:\n    QM9700:\n      price: {usd: lots}\n", "price:", "catalog.switches.QM9700.price.usd",
-     ["valid number"]),
-    ("  switches:\n    QM9700:\n      power_ww: 1800\n", "power_ww", "catalog.switches.QM9700.power_ww",
-     ["unknown field", "did you mean 'power_w'?"]),
-    ("  switches:\n    QM9800: {vendor: NVIDIA, rack_units: 1}\n", "QM9800:", "catalog.switches.QM9800",
-     ["a new part lacks sku", "price", "must be complete", "did you mean 'QM9700'?"]),
+    (
+        "  switches:\n    QM9700:\n      price: {usd: lots}\n",
+        "price:",
+        "catalog.switches.QM9700.price.usd",
+        ["valid number"],
+    ),
+    (
+        "  switches:\n    QM9700:\n      power_ww: 1800\n",
+        "power_ww",
+        "catalog.switches.QM9700.power_ww",
+        ["unknown field", "did you mean 'power_w'?"],
+    ),
+    (
+        "  switches:\n    QM9800: {vendor: NVIDIA, rack_units: 1}\n",
+        "QM9800:",
+        "catalog.switches.QM9800",
+        ["a new part lacks sku", "price", "must be complete", "did you mean 'QM9700'?"],
+    ),
     ("  swiches: {QM9700: {power_w: 1}}\n", "swiches", "catalog.swiches", ["unknown field", "'switches'"]),
-    ("  switches:\n    QM9700:\n      os: junos\n", "os:", "catalog.switches.QM9700.os",
-     ["no renderer", "mlnx-os"]),
-    ("  switches:\n    QM9700:\n      price: {date: 2026-11-05}\n", "price:", "catalog.switches.QM9700.price.date",
-     ['quote it: "2026-11-05"']),
-    ("  switches:\n    QM9700:\n      port_groups: [{count: 64, connector: osfp}]\n", "port_groups",
-     "catalog.switches.QM9700.port_groups.0.speed_gbps", ["Field required", "replaces a list", "complete"]),
-    ("  switches:\n    QM9700:\n      port_groups: [{count: 64, speed_gbps: 400, connector: osfp, name: \"{x}\"}]\n",
-     "port_groups", "catalog.switches.QM9700.port_groups.0.name", ["not a name pattern", "KeyError('x')"]),
-    ("  switches:\n    QM9700:\n      port_groups: [{count: 64, speed_gbps: 400, connector: osfp, name: p}]\n",
-     "port_groups", "catalog.switches.QM9700.port_groups", ["two ports are named 'p'", "{n}"]),
-    ("  servers:\n    hgx-h100:\n      backend: {nic: cx9}\n", "backend:", "catalog.servers.hgx-h100.backend.nic",
-     ["unknown NIC 'cx9'"]),
+    ("  switches:\n    QM9700:\n      os: junos\n", "os:", "catalog.switches.QM9700.os", ["no renderer", "mlnx-os"]),
+    (
+        "  switches:\n    QM9700:\n      price: {date: 2026-11-05}\n",
+        "price:",
+        "catalog.switches.QM9700.price.date",
+        ['quote it: "2026-11-05"'],
+    ),
+    (
+        "  switches:\n    QM9700:\n      port_groups: [{count: 64, connector: osfp}]\n",
+        "port_groups",
+        "catalog.switches.QM9700.port_groups.0.speed_gbps",
+        ["Field required", "replaces a list", "complete"],
+    ),
+    (
+        '  switches:\n    QM9700:\n      port_groups: [{count: 64, speed_gbps: 400, connector: osfp, name: "{x}"}]\n',
+        "port_groups",
+        "catalog.switches.QM9700.port_groups.0.name",
+        ["not a name pattern", "KeyError('x')"],
+    ),
+    (
+        "  switches:\n    QM9700:\n      port_groups: [{count: 64, speed_gbps: 400, connector: osfp, name: p}]\n",
+        "port_groups",
+        "catalog.switches.QM9700.port_groups",
+        ["two ports are named 'p'", "{n}"],
+    ),
+    (
+        "  servers:\n    hgx-h100:\n      backend: {nic: cx9}\n",
+        "backend:",
+        "catalog.servers.hgx-h100.backend.nic",
+        ["unknown NIC 'cx9'"],
+    ),
 ]
 
 
 @pytest.mark.parametrize(("overlay", "at", "field", "words"), BAD, ids=[b[2] for b in BAD])
-def test_bad_override_is_refused_at_its_line(cli: Callable[..., Any], tmp_path: Path, overlay: str, at: str,
-                                             field: str, words: list[str]) -> None:
+def test_bad_override_is_refused_at_its_line(
+    cli: Callable[..., Any], tmp_path: Path, overlay: str, at: str, field: str, words: list[str]
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(f"extends: {DESIGNS / 'h100-256.yaml'}\nname: bad\ncatalog:\n{overlay}")
     r = cli("validate", bad)
@@ -174,8 +210,10 @@ def test_bad_set_override_names_the_option(cli: Callable[..., Any]) -> None:
 
 def test_set_that_replaces_a_list_is_reported_at_the_option(cli: Callable[..., Any]) -> None:
     # the design file's lines inside the list --set replaced must not be blamed
-    item = (f"catalog.switches.{NEW_SWITCH}.port_groups=[{{count: 64, speed_gbps: 400, connector: osfp, "
-            "ports_per_cage: 2, name: p}]")
+    item = (
+        f"catalog.switches.{NEW_SWITCH}.port_groups=[{{count: 64, speed_gbps: 400, connector: osfp, "
+        "ports_per_cage: 2, name: p}]"
+    )
     r = cli("validate", SITE, "--set", item)
     assert r.exit_code == 2
     assert f": catalog.switches.{NEW_SWITCH}.port_groups: two ports are named 'p'" in r.stderr, r.stderr

@@ -55,12 +55,17 @@ def test_refuses_to_overwrite_foreign_directory(cli, tmp_path):
 
 # Each fabric invariant, broken by a design, must name the field, exit 2 and write nothing.
 BROKEN = [
-    pytest.param(["tenants=[]", "backend.su_size=64"], "backend.su_size", "needs more ports than its model QM9700",
-                 id="port-count"),
+    pytest.param(
+        ["tenants=[]", "backend.su_size=64"],
+        "backend.su_size",
+        "needs more ports than its model QM9700",
+        id="port-count",
+    ),
     pytest.param(["backend.oversubscription=3:1"], "backend.oversubscription", "measures 2.91:1", id="ratio"),
     pytest.param(["backend.rails=4"], "backend.rails", "mlx5_4 is connected 0 times", id="nic-once"),
-    pytest.param(["management.backend_attached=2"], "management.backend_attached", "is used by 2 links",
-                 id="port-twice"),
+    pytest.param(
+        ["management.backend_attached=2"], "management.backend_attached", "is used by 2 links", id="port-twice"
+    ),
     pytest.param(["storage.speed=200G"], "storage.speed", "cannot run 200G", id="speed-both-ends"),
 ]
 
@@ -102,8 +107,9 @@ def test_unknown_field_is_named_with_line(cli, tmp_path):
 
 def test_unquoted_ratio_is_not_base_60(cli, tmp_path):
     # YAML 1.1 reads 2:1 as 121; railyard reads it as the ratio it looks like
-    p = _design(tmp_path, "name: x\ncompute: {count: 64}\nbackend: {oversubscription: 2:1}\nmanagement: "
-                "{backend_attached: 0}\n")
+    p = _design(
+        tmp_path, "name: x\ncompute: {count: 64}\nbackend: {oversubscription: 2:1}\nmanagement: {backend_attached: 0}\n"
+    )
     r = cli("validate", p)
     assert r.exit_code == 0, r.stderr
 
@@ -125,8 +131,9 @@ def test_circular_extends(cli, tmp_path):
 
 
 def test_tenant_sharing_a_server_is_refused(cli):
-    r = cli("validate", REF, "--set", "tenants=[{name: a, servers: ['gpu[001-010]']}, "
-            "{name: b, servers: ['gpu[010-020]']}]")
+    r = cli(
+        "validate", REF, "--set", "tenants=[{name: a, servers: ['gpu[001-010]']}, {name: b, servers: ['gpu[010-020]']}]"
+    )
     assert r.exit_code == 2
     assert "gpu010 is rented by both 'a' and 'b'" in r.stderr
 

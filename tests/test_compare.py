@@ -131,21 +131,37 @@ def test_sites_table_reads_each_compiled_plan(cli, compiled) -> None:
         gpus = len(servers) * plan.catalog.servers[plan.design.compute.server].gpus
         backend = [d for d in plan.devices if d.kind == "switch" and d.network == "backend"]
         roles = [sum(d.role == role for d in backend) for role in ("leaf", "spine", "core")]
-        tiers = [sum(lk.network == "backend" and lk.tier == t for lk in plan.links)
-                 for t in ("server-leaf", "leaf-spine", "spine-core")]
+        tiers = [
+            sum(lk.network == "backend" and lk.tier == t for lk in plan.links)
+            for t in ("server-leaf", "leaf-spine", "spine-core")
+        ]
         others = sum(d.kind == "switch" and d.network != "backend" for d in plan.devices)
         # one transceiver per cage a fiber cable plugs into (a twin-port cage takes one for two links)
         ends = port_ends(plan, plan.catalog, plan.design)
         kind = {d.name: f"{d.kind}:{d.model}" for d in plan.devices}
-        cages = {(dev, ends[kind[dev]][port].cage)
-                 for c in plan.cables if c.a_transceiver is not None
-                 for i in c.links for dev, port in ((plan.links[i].a_device, plan.links[i].a_port),
-                                                     (plan.links[i].b_device, plan.links[i].b_port))}
+        cages = {
+            (dev, ends[kind[dev]][port].cage)
+            for c in plan.cables
+            if c.a_transceiver is not None
+            for i in c.links
+            for dev, port in (
+                (plan.links[i].a_device, plan.links[i].a_port),
+                (plan.links[i].b_device, plan.links[i].b_port),
+            )
+        }
         optics = len(cages)
         hottest = max(rk.power_kw for rk in plan.racks if rk.role == "compute")
-        assert cells[name] == [f"{len(servers):,}", f"{gpus:,}", " / ".join(f"{n:,}" for n in roles),
-                               " / ".join(f"{n:,}" for n in tiers), f"{others:,}", f"{optics:,}",
-                               f"{len(plan.racks):,}", f"{hottest:.1f}", f"${plan.bom.per_gpu_usd:,.0f}"]
+        assert cells[name] == [
+            f"{len(servers):,}",
+            f"{gpus:,}",
+            " / ".join(f"{n:,}" for n in roles),
+            " / ".join(f"{n:,}" for n in tiers),
+            f"{others:,}",
+            f"{optics:,}",
+            f"{len(plan.racks):,}",
+            f"{hottest:.1f}",
+            f"${plan.bom.per_gpu_usd:,.0f}",
+        ]
     # the 127-node SuperPOD's UFM ports are server-leaf links of their own
     assert cells["h100-1016-superpod"][3].startswith("1,018 / ")
     assert cells["h100-1024-tor"][2].endswith(" / 0")

@@ -84,7 +84,11 @@ def test_each_in_row_cdu_is_on_the_oob_switch_of_the_rack_beside_it(compiled: Co
         (lk,) = [lk for lk in plan.links if d.name in (lk.a_device, lk.b_device)]
         other = idx[lk.b_device if lk.a_device == d.name else lk.a_device]
         assert (lk.network, lk.a_port, other.network, other.role) == (
-            "oob", plan.catalog.cdus[d.model].mgmt_port, "oob", "leaf")
+            "oob",
+            plan.catalog.cdus[d.model].mgmt_port,
+            "oob",
+            "leaf",
+        )
         assert other.rack is not None and racks[other.rack].row == racks[d.rack].row  # type: ignore[index]
         assert abs(racks[other.rack].position - racks[d.rack].position) <= 2  # type: ignore[index]
 

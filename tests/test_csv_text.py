@@ -23,8 +23,10 @@ def _writer(header: list[str], rows: list[list[Any]]) -> str:
 
 
 @settings(max_examples=400, deadline=None)
-@given(header=st.lists(st.text(alphabet="ab_", max_size=3), max_size=3),
-       rows=st.lists(st.lists(_CELL, max_size=4), max_size=5))
+@given(
+    header=st.lists(st.text(alphabet="ab_", max_size=3), max_size=3),
+    rows=st.lists(st.lists(_CELL, max_size=4), max_size=5),
+)
 def test_same_bytes_as_csv_writer(header: list[str], rows: list[list[Any]]) -> None:
     assert csv_text(header, [tuple(r) for r in rows]) == _writer(header, rows)
     assert csv_text(header, iter(rows)) == _writer(header, rows)

@@ -99,8 +99,9 @@ def test_every_server_port_has_its_31_in_its_tenants_vrf(compiled: Compiled) -> 
         seen.add(str(net))
     for name, d in docs.items():
         # the tenants' /31s are known inside their VRFs only: the default VRF announces the loopback alone
-        assert list(d["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]["network"]) == \
-            [s.loopback for s in bn.switches if s.name == name]
+        assert list(d["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]["network"]) == [
+            s.loopback for s in bn.switches if s.name == name
+        ]
 
 
 def test_asn_router_id_and_loopback_are_the_plans(compiled: Compiled) -> None:
@@ -153,8 +154,11 @@ def test_roce_lossless_adaptive_routing_and_pfc_watchdog(compiled: Compiled) -> 
 def test_port_names_and_breakouts_match_the_cable_sheet(compiled: Compiled) -> None:
     plan = compiled(SX)
     docs = _docs(compiled)
-    rows = [r for r in csv.DictReader(io.StringIO(rendered_files(compiled, SX)["cabling/cables.csv"]))
-            if r["network"] == "backend"]
+    rows = [
+        r
+        for r in csv.DictReader(io.StringIO(rendered_files(compiled, SX)["cabling/cables.csv"]))
+        if r["network"] == "backend"
+    ]
     ends = {(r[f"{e}_device"], r[f"{e}_port"]) for r in rows for e in "ab" if r[f"{e}_device"] in docs}
     assert ends
     configured = {(n, p) for n, d in docs.items() for p, i in d["interface"].items() if "description" in i}
@@ -168,7 +172,8 @@ def test_port_names_and_breakouts_match_the_cable_sheet(compiled: Compiled) -> N
         parent = re.fullmatch(r"(swp\d+)s\d+", port)
         assert parent, f"{name} {port}: a split Cumulus port"
         assert docs[name]["interface"][parent.group(1)]["link"]["breakout"] == {
-            f"{split_n}x": {"lanes-per-port": group.lanes // split_n}}
+            f"{split_n}x": {"lanes-per-port": group.lanes // split_n}
+        }
 
 
 def test_cumulus_and_sonic_chassis_build_the_same_cluster(compiled: Compiled) -> None:
@@ -176,8 +181,9 @@ def test_cumulus_and_sonic_chassis_build_the_same_cluster(compiled: Compiled) ->
     apart from the switch's model key."""
     cl, sonic = compiled(SX), compiled(SX, "backend.switch=SN5600-800G")
     assert [(d.name, d.role, d.kind) for d in cl.devices] == [(d.name, d.role, d.kind) for d in sonic.devices]
-    assert [(lk.a_device, lk.b_device, lk.tier, lk.speed_gbps) for lk in cl.links] == \
-        [(lk.a_device, lk.b_device, lk.tier, lk.speed_gbps) for lk in sonic.links]
+    assert [(lk.a_device, lk.b_device, lk.tier, lk.speed_gbps) for lk in cl.links] == [
+        (lk.a_device, lk.b_device, lk.tier, lk.speed_gbps) for lk in sonic.links
+    ]
     # cable ids hash their ends' port names, which the OS renames (swp1s0 for Ethernet0): the rest is equal
     assert [(c.parts, c.routed_m) for c in cl.cables or []] == [(c.parts, c.routed_m) for c in sonic.cables or []]
     bom_cl, bom_sonic = required(cl.bom, "bom"), required(sonic.bom, "bom")
@@ -200,9 +206,29 @@ def test_the_same_design_renders_byte_identical_configs(compiled: Compiled) -> N
 
 def test_a_cumulus_switch_with_sonic_port_names_is_refused_naming_the_catalog_field(tmp_path: Path) -> None:
     path = tmp_path / "d.yaml"
-    path.write_text(yaml.safe_dump({"extends": str(DESIGNS / f"{SX}.yaml"), "catalog": {"switches": {
-        "SN5600-800G-CL": {"port_groups": [{"count": 64, "speed_gbps": 800, "breakout": {400: 2}, "connector": "osfp",
-                                            "lanes": 8, "name": "Ethernet{lane}"}]}}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(DESIGNS / f"{SX}.yaml"),
+                "catalog": {
+                    "switches": {
+                        "SN5600-800G-CL": {
+                            "port_groups": [
+                                {
+                                    "count": 64,
+                                    "speed_gbps": 800,
+                                    "breakout": {400: 2},
+                                    "connector": "osfp",
+                                    "lanes": 8,
+                                    "name": "Ethernet{lane}",
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        )
+    )
     with pytest.raises(DesignError) as exc:
         render_backend(compile_file(path)[0])
     (p,) = exc.value.problems
@@ -212,9 +238,30 @@ def test_a_cumulus_switch_with_sonic_port_names_is_refused_naming_the_catalog_fi
 
 def test_a_breakout_name_without_a_breakout_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "d.yaml"
-    path.write_text(yaml.safe_dump({"extends": str(DESIGNS / f"{SX}.yaml"), "catalog": {"switches": {
-        "SN5600-CL": {"port_groups": [{"count": 128, "speed_gbps": 400, "connector": "osfp", "ports_per_cage": 2,
-                                       "lanes": 4, "name": "swp{cage}s{s}", "breakout_name": "swp{n}"}]}}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(DESIGNS / f"{SX}.yaml"),
+                "catalog": {
+                    "switches": {
+                        "SN5600-CL": {
+                            "port_groups": [
+                                {
+                                    "count": 128,
+                                    "speed_gbps": 400,
+                                    "connector": "osfp",
+                                    "ports_per_cage": 2,
+                                    "lanes": 4,
+                                    "name": "swp{cage}s{s}",
+                                    "breakout_name": "swp{n}",
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        )
+    )
     with pytest.raises(DesignError) as exc:
         compile_file(path)
     (p,) = exc.value.problems

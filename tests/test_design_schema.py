@@ -64,8 +64,12 @@ def test_committed_schema_is_what_railyard_schema_prints(cli, schema) -> None:
 
 def test_every_field_has_its_description(schema) -> None:
     # hover text in an editor comes from the model's descriptions; a field without one shows nothing
-    missing = [f"{name}.{field}" for name, d in schema["definitions"].items()
-               for field, prop in d.get("properties", {}).items() if not prop.get("description")]
+    missing = [
+        f"{name}.{field}"
+        for name, d in schema["definitions"].items()
+        for field, prop in d.get("properties", {}).items()
+        if not prop.get("description")
+    ]
     assert not missing
     assert schema["properties"]["extends"]["description"] and schema["description"]
 
@@ -98,19 +102,28 @@ TEST_DESIGNS = [
     pytest.param(HOSTILE_BASE, id="hostile-inputs-base"),
     pytest.param("name: base\ncompute: {count: 64}\n", id="cli-extends-base"),
     pytest.param("extends: base.yaml\nname: child\ncompute:\n  count: 70\n", id="cli-extends-child"),
-    pytest.param("name: x\ncompute: {count: 64}\nbackend: {oversubscription: 2:1}\nmanagement: "
-                 "{backend_attached: 0}\n", id="cli-unquoted-ratio"),
+    pytest.param(
+        "name: x\ncompute: {count: 64}\nbackend: {oversubscription: 2:1}\nmanagement: {backend_attached: 0}\n",
+        id="cli-unquoted-ratio",
+    ),
     pytest.param("extends: f0.yaml\n", id="extends-only"),
-    pytest.param(f"extends: {SMALL}\nfrontend: &fe\n  ports_per_server: 1\nstorage:\n  <<: *fe\n"
-                 "  ports_per_server: 2\n", id="merge-keys"),
-    pytest.param(f"extends: {SMALL}\nsite:\n  rows:\n"
-                 "    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
-                 "    - {name: b, positions: 10, x_mm: 1500, y_mm: 3600}\n", id="placement-rows"),
-    pytest.param("extends: h100-1024-reference.yaml\nfrontend: {speed: 100G, oversubscription: 2}\n"
-                 "tenants:\n  - {name: acme, scalable_units: [1], pkey: 0x1001}\n"
-                 "  - {name: b, servers: ['gpu[033-040]'], pkey: 4098}\n"
-                 "software: {cluster_manager: {license: base-command-manager, term_years: 1}}\n",
-                 id="loose-types"),
+    pytest.param(
+        f"extends: {SMALL}\nfrontend: &fe\n  ports_per_server: 1\nstorage:\n  <<: *fe\n  ports_per_server: 2\n",
+        id="merge-keys",
+    ),
+    pytest.param(
+        f"extends: {SMALL}\nsite:\n  rows:\n"
+        "    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
+        "    - {name: b, positions: 10, x_mm: 1500, y_mm: 3600}\n",
+        id="placement-rows",
+    ),
+    pytest.param(
+        "extends: h100-1024-reference.yaml\nfrontend: {speed: 100G, oversubscription: 2}\n"
+        "tenants:\n  - {name: acme, scalable_units: [1], pkey: 0x1001}\n"
+        "  - {name: b, servers: ['gpu[033-040]'], pkey: 4098}\n"
+        "software: {cluster_manager: {license: base-command-manager, term_years: 1}}\n",
+        id="loose-types",
+    ),
 ]
 
 
@@ -119,21 +132,24 @@ def test_designs_the_tests_write_validate(validator, text) -> None:
     assert not errors(validator, text)
 
 
-@pytest.mark.parametrize(("text", "where", "says"), [
-    ("name: x\ncompute: {count: 64}\nbackend: {topology: mesh}\n", "$.backend.topology", "is not one of"),
-    ("name: x\ncompute:\n  count: 64\n  gpus_per_server: 8\n", "$.compute", "'gpus_per_server' was unexpected"),
-    ("extends: a.yaml\ncompute: {cuont: 3}\n", "$.compute", "'cuont' was unexpected"),
-    ("extends: a.yaml\nbackend: {switch: QM9999}\n", "$.backend.switch", "'QM9999' is not one of"),
-    ("extends: a.yaml\nfrontend: {switch: QM9700}\n", "$.frontend.switch", "'QM9700' is not one of"),  # IB
-    ("extends: a.yaml\nstorage: {license: ufm-enterprise}\n", "$.storage.license", "not valid under any"),
-    ("extends: a.yaml\nfrontend: {speed: fast}\n", "$.frontend.speed", "is not valid under any"),
-    ("extends: a.yaml\nstorage: {speed: 0G}\n", "$.storage.speed", "is not valid under any"),
-    ("extends: a.yaml\nbackend: {oversubscription: fast}\n", "$.backend.oversubscription", "is not valid"),
-    ("extends: a.yaml\ntenants: [{servers: ['gpu001']}]\n", "$.tenants[0]", "'name' is a required property"),
-    ("name: x\n", "$", "'compute' is a required property"),
-    ("name: x\ncompute: {server: hgx-h100}\n", "$.compute", "'count' is a required property"),
-    ("extends: ''\n", "$.extends", "should be non-empty"),
-])
+@pytest.mark.parametrize(
+    ("text", "where", "says"),
+    [
+        ("name: x\ncompute: {count: 64}\nbackend: {topology: mesh}\n", "$.backend.topology", "is not one of"),
+        ("name: x\ncompute:\n  count: 64\n  gpus_per_server: 8\n", "$.compute", "'gpus_per_server' was unexpected"),
+        ("extends: a.yaml\ncompute: {cuont: 3}\n", "$.compute", "'cuont' was unexpected"),
+        ("extends: a.yaml\nbackend: {switch: QM9999}\n", "$.backend.switch", "'QM9999' is not one of"),
+        ("extends: a.yaml\nfrontend: {switch: QM9700}\n", "$.frontend.switch", "'QM9700' is not one of"),  # IB
+        ("extends: a.yaml\nstorage: {license: ufm-enterprise}\n", "$.storage.license", "not valid under any"),
+        ("extends: a.yaml\nfrontend: {speed: fast}\n", "$.frontend.speed", "is not valid under any"),
+        ("extends: a.yaml\nstorage: {speed: 0G}\n", "$.storage.speed", "is not valid under any"),
+        ("extends: a.yaml\nbackend: {oversubscription: fast}\n", "$.backend.oversubscription", "is not valid"),
+        ("extends: a.yaml\ntenants: [{servers: ['gpu001']}]\n", "$.tenants[0]", "'name' is a required property"),
+        ("name: x\n", "$", "'compute' is a required property"),
+        ("name: x\ncompute: {server: hgx-h100}\n", "$.compute", "'count' is a required property"),
+        ("extends: ''\n", "$.extends", "should be non-empty"),
+    ],
+)
 def test_bad_designs_are_rejected_at_the_field(validator, text, where, says) -> None:
     found = errors(validator, text)
     assert any(e.startswith(f"{where}: ") and says in e for e in found), found
@@ -175,7 +191,8 @@ CATALOG_VALUES = {k: st.sampled_from(v) for k, v in CATALOG_KEYS.items()}
 # looseness of the loader is not the schema's to copy, so `true` is left out of the junk values
 GENERATED = {k: v.filter(lambda x: x != "true") for k, v in {**VALUES, **CATALOG_VALUES}.items()}
 sets_strategy = st.lists(st.sampled_from(sorted(GENERATED)), min_size=1, max_size=3, unique=True).flatmap(
-    lambda keys: st.tuples(*(GENERATED[k].map(lambda v, k=k: f"{k}={v}") for k in keys)))
+    lambda keys: st.tuples(*(GENERATED[k].map(lambda v, k=k: f"{k}={v}") for k in keys))
+)
 
 
 def _with_each_catalog_value(test: Any) -> Any:

@@ -41,8 +41,9 @@ def test_each_plane_has_its_own_spines(compiled: Compiled, extra: tuple[str, ...
     for lk in plan.links:
         if lk.network == "backend" and lk.tier == "leaf-spine":
             leaf = devs[lk.a_device]
-            assert spine_plane[lk.b_device] == f"plane{leaf.attrs['rail'] % planes + 1}", \
+            assert spine_plane[lk.b_device] == f"plane{leaf.attrs['rail'] % planes + 1}", (
                 f"{leaf.name} (rail {leaf.attrs['rail']}) reaches {lk.b_device} of another plane"
+            )
             uplinks[leaf.name][lk.b_device] += 1
     be = plan.networks["backend"]
     per_plane = len(spine_plane) // planes
@@ -50,8 +51,9 @@ def test_each_plane_has_its_own_spines(compiled: Compiled, extra: tuple[str, ...
         # every leaf reaches every spine of its plane, with the same number of links
         assert len(to) == per_plane and set(to.values()) == {be["uplinks_per_leaf"] // per_plane}, leaf
     # the planes are fabrics of their own: no path from one plane's leaves to another's
-    g = nx.Graph((lk.a_device, lk.b_device) for lk in plan.links
-                 if lk.network == "backend" and lk.tier != "server-leaf")
+    g = nx.Graph(
+        (lk.a_device, lk.b_device) for lk in plan.links if lk.network == "backend" and lk.tier != "server-leaf"
+    )
     parts = list(nx.connected_components(g))
     assert len(parts) == planes
     assert all(len({devs[n].attrs["rail"] % planes for n in part if devs[n].role == "leaf"}) == 1 for part in parts)
@@ -64,8 +66,9 @@ def test_planes_keep_the_shared_fabrics_counts_ratio_and_bisection(compiled: Com
     radix = plan.catalog.switches[be["switch_model"]].ports
     leaves_per_plane = be["leaves"] // plan.design.backend.planes
     # a plane is a non-blocking 2-tier fabric of its own: its leaves' uplinks fill its spines' ports
-    assert len(_spines(plan)) == plan.design.backend.planes * math.ceil(leaves_per_plane * be["uplinks_per_leaf"]
-                                                                         / radix)
+    assert len(_spines(plan)) == plan.design.backend.planes * math.ceil(
+        leaves_per_plane * be["uplinks_per_leaf"] / radix
+    )
     for key in ("leaves", "spines", "tiers", "downlinks_per_leaf", "uplinks_per_leaf"):
         assert be[key] == shared.networks["backend"][key], key
     assert Counter(lk.tier for lk in plan.links) == Counter(lk.tier for lk in shared.links)
@@ -73,6 +76,7 @@ def test_planes_keep_the_shared_fabrics_counts_ratio_and_bisection(compiled: Com
     # max-flow between the halves of the leaves: the planes are disconnected, so the total flow meets
     # the total demand only if every plane carries its own half's demand
     assert be["bisection"]["ratio"] == 1.0 and be["bisection"]["demand_gbps"] > 0
+
     # the same switches, optics, racks and servers; the same number of cables, whose lengths differ as
     # a leaf's uplinks reach other spines (the routed length picks the stock length)
     def bom(p: Plan) -> tuple[dict[str, float], Counter[str]]:
@@ -105,13 +109,17 @@ def _write(tmp_path: Path, backend: dict[str, object]) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("backend", "field", "words"), [
-    ({"spine_grouping": "shared"}, "backend.planes", "only with) spine_grouping: per_plane"),
-    ({"spine_grouping": "per_plane", "planes": None}, "backend.planes", "only with) spine_grouping: per_plane"),
-    ({"spine_grouping": "per_plane", "planes": 3}, "backend.planes", "do not split 16 rails evenly"),
-])
-def test_planes_that_do_not_fit_are_refused_naming_the_field(tmp_path: Path, backend: dict[str, object],
-                                                             field: str, words: str) -> None:
+@pytest.mark.parametrize(
+    ("backend", "field", "words"),
+    [
+        ({"spine_grouping": "shared"}, "backend.planes", "only with) spine_grouping: per_plane"),
+        ({"spine_grouping": "per_plane", "planes": None}, "backend.planes", "only with) spine_grouping: per_plane"),
+        ({"spine_grouping": "per_plane", "planes": 3}, "backend.planes", "do not split 16 rails evenly"),
+    ],
+)
+def test_planes_that_do_not_fit_are_refused_naming_the_field(
+    tmp_path: Path, backend: dict[str, object], field: str, words: str
+) -> None:
     with pytest.raises(DesignError) as exc:
         compile_file(_write(tmp_path, backend))
     (p,) = exc.value.problems

@@ -88,8 +88,11 @@ def eos_structured_configs(plan: Plan) -> dict[str, dict[str, Any]]:
     if bn is not None and plan.catalog.switches[plan.networks["backend"]["switch"]].os == "eos":
         by_switch = bn.ports_by_switch()
         out |= {f"backend/{s.name}": backend_structured_config(plan, s, by_switch[s.name]) for s in bn.switches}
-    out |= {f"oob/{n}": oob_structured_config(plan, v) for n, v in oob_views(plan).items()
-            if plan.catalog.switches[v.device.model].os == "eos"}
+    out |= {
+        f"oob/{n}": oob_structured_config(plan, v)
+        for n, v in oob_views(plan).items()
+        if plan.catalog.switches[v.device.model].os == "eos"
+    }
     return out
 
 
@@ -111,21 +114,25 @@ def _eos_designs_configs(files: dict[str, str], hosts: list[str] | None = None) 
         by_type[t] = r.validated_data
     validated = {h: by_type[t] for h, t in node_type.items()}
     facts = get_avd_facts(validated)
-    return {h: get_device_config(get_device_structured_config(h, validated[h], facts))
-            for h in (hosts if hosts is not None else list(node_type))}
+    return {
+        h: get_device_config(get_device_structured_config(h, validated[h], facts))
+        for h in (hosts if hosts is not None else list(node_type))
+    }
 
 
 def _direct(files: dict[str, str], host: str) -> str:
     """The eos.cfg railyard wrote, without its one-line header."""
     head, _, body = files[f"frontend/{host}/eos.cfg"].partition("\n")
-    assert re.fullmatch(rf"! {host}: EOS config from railyard design \S+, AVD structured config validated by pyavd",
-                        head)
+    assert re.fullmatch(
+        rf"! {host}: EOS config from railyard design \S+, AVD structured config validated by pyavd", head
+    )
     return body
 
 
 @pytest.mark.parametrize("design", ["h100-256", "h100-256-roce-eos"])
 def test_two_tier_eos_cfg_is_what_eos_designs_makes_of_the_written_avd_inputs(
-        compiled: Callable[..., Plan], design: str) -> None:
+    compiled: Callable[..., Plan], design: str
+) -> None:
     """Every frontend switch: the eos.cfg from railyard's own structured config is byte for byte the one
     AVD's eos_designs renders from frontend/avd/*.yml. Both paths agree, and fabric.yml is honest."""
     if design == "h100-256":
@@ -182,14 +189,18 @@ def test_eos_configs_follow_the_plan(compiled: Callable[..., Plan]) -> None:
     np_ = plan.netplan
     fe = [d for d in plan.devices if d.network == "frontend" and d.kind == "switch"]
     assert sorted(p for p in files if p.endswith("eos.cfg") and p.startswith("frontend/")) == sorted(
-        f"frontend/{d.name}/eos.cfg" for d in fe)
+        f"frontend/{d.name}/eos.cfg" for d in fe
+    )
     assert not [p for p in files if p.startswith("frontend/") and p.endswith(("frr.conf", "config_db.json"))]
     for d in fe:
         cfg = files[f"frontend/{d.name}/eos.cfg"]
         assert f"\nrouter bgp {np_.asn[d.name]}\n" in cfg
         assert f"ip address {np_.loopbacks[d.name]}" in cfg
-        cabled = {lk.a_port if lk.a_device == d.name else lk.b_port for lk in plan.links
-                  if lk.tier == "leaf-spine" and d.name in (lk.a_device, lk.b_device)}
+        cabled = {
+            lk.a_port if lk.a_device == d.name else lk.b_port
+            for lk in plan.links
+            if lk.tier == "leaf-spine" and d.name in (lk.a_device, lk.b_device)
+        }
         assert set(re.findall(r"neighbor interface (\S+) peer-group", cfg)) == cabled
     leaf1 = files["frontend/fe-leaf01/eos.cfg"]
     acme = next(n for n in np_.networks if n["name"] == "acme")
@@ -231,7 +242,8 @@ def test_16k_gpu_eos_frontend_compiles_in_3_tiers(compiled: Callable[..., Plan])
     fe = {d.name: d for d in plan.devices if d.kind == "switch" and d.network == "frontend"}
     assert {d.role for d in fe.values()} == {"leaf", "spine", "core"}
     assert sorted(p for p in files if p.startswith("frontend/") and not p.startswith("frontend/avd/")) == sorted(
-        f"frontend/{n}/eos.cfg" for n in fe)
+        f"frontend/{n}/eos.cfg" for n in fe
+    )
     node_type = yaml.safe_load(files["frontend/avd/hosts.yml"])
     assert {node_type[n] for n, d in fe.items() if d.role == "core"} == {"super-spine"}
     fabric = yaml.safe_load(files["frontend/avd/fabric.yml"])

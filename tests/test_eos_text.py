@@ -94,19 +94,29 @@ def _leaf() -> dict[str, Any]:
     return copy.deepcopy(validated["frontend/fe-leaf01"])
 
 
-@pytest.mark.parametrize(("change", "where", "line"), [
-    # a key railyard does not build: pyavd prints it
-    (lambda sc: sc["ethernet_interfaces"][0].update(lldp={"transmit": False}),
-     "ethernet_interfaces[0].lldp: a key this renderer does not print", "   no lldp transmit\n"),
-    # a value of a key the template knows, outside the values it prints
-    (lambda sc: sc.update(spanning_tree={"mode": "mstp"}), "spanning_tree.mode: 'mstp' is not one of 'none'",
-     "spanning-tree mode mstp\n"),
-    # a flag where a number belongs (True == 1 to Python, not to the template)
-    (lambda sc: sc["vlans"][0].update(id=True), "vlans[0].id: bool, not int", None),
-    (lambda sc: sc["router_bgp"].pop("as"), "router_bgp.as: missing", None),
-])
-def test_a_structured_config_outside_the_subset_goes_to_pyavds_templates(change: Any, where: str,
-                                                                           line: str | None) -> None:
+@pytest.mark.parametrize(
+    ("change", "where", "line"),
+    [
+        # a key railyard does not build: pyavd prints it
+        (
+            lambda sc: sc["ethernet_interfaces"][0].update(lldp={"transmit": False}),
+            "ethernet_interfaces[0].lldp: a key this renderer does not print",
+            "   no lldp transmit\n",
+        ),
+        # a value of a key the template knows, outside the values it prints
+        (
+            lambda sc: sc.update(spanning_tree={"mode": "mstp"}),
+            "spanning_tree.mode: 'mstp' is not one of 'none'",
+            "spanning-tree mode mstp\n",
+        ),
+        # a flag where a number belongs (True == 1 to Python, not to the template)
+        (lambda sc: sc["vlans"][0].update(id=True), "vlans[0].id: bool, not int", None),
+        (lambda sc: sc["router_bgp"].pop("as"), "router_bgp.as: missing", None),
+    ],
+)
+def test_a_structured_config_outside_the_subset_goes_to_pyavds_templates(
+    change: Any, where: str, line: str | None
+) -> None:
     sc = _leaf()
     assert eos_text.fits(sc)
     change(sc)

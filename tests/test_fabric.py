@@ -117,7 +117,9 @@ def test_subnet_managers_on_spare_leaf_ports(compiled):
     plan = compiled("h100-1024-optimized")
     sm = plan.networks["backend"]["subnet_manager_ports"]
     assert [(p["node"], p["leaf"], p["leaf_port"]) for p in sm] == [
-        ("mgmt01", "su4-rail0-leaf", "1/32/2"), ("mgmt02", "su4-rail1-leaf", "1/32/2")]
+        ("mgmt01", "su4-rail0-leaf", "1/32/2"),
+        ("mgmt02", "su4-rail1-leaf", "1/32/2"),
+    ]
 
 
 def test_roce_backend_on_spectrum(compiled):

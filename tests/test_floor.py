@@ -26,8 +26,10 @@ from tests.realtools import chromium_dump_dom, chromium_screenshot
 SVG = "{http://www.w3.org/2000/svg}"
 REF = "h100-1024-reference"
 EDGE = ROOT / "tests/designs/floor-edge.yaml"
-RACK_G = re.compile(r'<g class="(rack(?: hit)?)" id="rack-([^"]+)"[^>]*><title>[^<]*</title><rect[^>]*/?>'
-                    r'(?:</rect>)?<text[^>]*>([^<]+)</text></g>')
+RACK_G = re.compile(
+    r'<g class="(rack(?: hit)?)" id="rack-([^"]+)"[^>]*><title>[^<]*</title><rect[^>]*/?>'
+    r"(?:</rect>)?<text[^>]*>([^<]+)</text></g>"
+)
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +62,12 @@ def _drawn(root: ET.Element) -> list[tuple[str, tuple[float, float, float, float
             out.append((f"line {a.get('id', '')}", (min(xs) - half, min(ys) - half, max(xs) + half, max(ys) + half)))
         elif tag == "polygon":
             pts = [tuple(map(float, p.split(","))) for p in a["points"].split()]
-            out.append(("polygon", (min(p[0] for p in pts), min(p[1] for p in pts), max(p[0] for p in pts),
-                                    max(p[1] for p in pts))))
+            out.append(
+                (
+                    "polygon",
+                    (min(p[0] for p in pts), min(p[1] for p in pts), max(p[0] for p in pts), max(p[1] for p in pts)),
+                )
+            )
         elif tag == "text":
             x, y, size = float(a["x"]), float(a["y"]), float(a["font-size"])
             out.append((f"text {e.text}", (x, y - size, x, y)))
@@ -121,14 +127,24 @@ def test_floor_svg_has_a_scale_bar_the_hall_size_and_a_legend_of_every_kind_draw
     assert {f"{r.role} rack" for r in plan.racks} <= set(legend)
     assert {"column (blocks trays)", "keep-out"} <= set(legend)
     assert [x for x in legend if x and x.startswith("tray ")] == [
-        "tray empty", "tray lightly used (a tenth of its fill limit)", "tray at half its fill limit",
-        "tray at its fill limit"]
+        "tray empty",
+        "tray lightly used (a tenth of its fill limit)",
+        "tray at half its fill limit",
+        "tray at its fill limit",
+    ]
     # both keep-outs are drawn, the column solid and the other hatched, as their legend swatches
     kos = [r for r in root.iter(f"{SVG}rect") if r.attrib.get("class") == "keepout"]
     assert sorted((r.findtext(f"{SVG}title") or "").split()[-1] for r in kos) == ["col1", "crah1"]
-    swatch = {t.text: r.attrib["fill"] for g in root.iter(f"{SVG}g") if g.attrib.get("class") == "legend"
-              for r, t in zip(g.findall(f"{SVG}rect"), [t for t in g.findall(f"{SVG}text")
-                                                        if not (t.text or "").startswith("tray")], strict=False)}
+    swatch = {
+        t.text: r.attrib["fill"]
+        for g in root.iter(f"{SVG}g")
+        if g.attrib.get("class") == "legend"
+        for r, t in zip(
+            g.findall(f"{SVG}rect"),
+            [t for t in g.findall(f"{SVG}text") if not (t.text or "").startswith("tray")],
+            strict=False,
+        )
+    }
     assert {r.attrib["fill"] for r in kos} == {swatch["column (blocks trays)"], swatch["keep-out"]}
     # every row's power, the sum of its racks' (plan.racks)
     power = [t.text for t in root.iter(f"{SVG}text") if t.attrib.get("class") == "row-power"]
@@ -167,8 +183,12 @@ def test_tray_paths_run_between_the_two_racks_by_a_shortest_route(compiled) -> N
     paths = tray_paths(plan)
     g = _floor_graph(plan)
     rack_of = {d.name: d.rack for d in plan.devices}
-    tray_pairs = {tuple(sorted((rack_of[plan.links[k].a_device], rack_of[plan.links[k].b_device])))
-                  for c in plan.cables for k, kind in zip(c.links, c.route, strict=True) if kind == "tray"}
+    tray_pairs = {
+        tuple(sorted((rack_of[plan.links[k].a_device], rack_of[plan.links[k].b_device])))
+        for c in plan.cables
+        for k, kind in zip(c.links, c.route, strict=True)
+        if kind == "tray"
+    }
     assert set(paths) == tray_pairs and paths
     for (a, b), segs in paths.items():
         assert _chain_ends(plan, segs) == {_centre(plan, a), _centre(plan, b)}
@@ -192,7 +212,8 @@ def test_floor_html_is_self_contained_and_indexes_every_rack_device_and_cable(co
     html = rendered_files(compiled, REF)["floor.html"]
     # nothing fetched: no links, no external scripts, styles, fonts or images; the only URL is the SVG namespace
     assert re.findall(r"https?://[^\s\"']+", html) == ["http://www.w3.org/2000/svg"] * html.count(
-        "http://www.w3.org/2000/svg")
+        "http://www.w3.org/2000/svg"
+    )
     assert not re.search(r"<link|<img|<iframe|\ssrc=|@import|@font-face|url\((?!#)", html)
     data = _blob(html)
     assert [r[0] for r in data["racks"]] == [r.name for r in plan.racks]
@@ -200,9 +221,11 @@ def test_floor_html_is_self_contained_and_indexes_every_rack_device_and_cable(co
     assert {d[0]: (data["racks"][d[1]][0], d[2]) for d in data["devices"]} == placed
     assert [c[0] for c in data["cables"]] == [c.id for c in plan.cables]
     for c, row in zip(plan.cables, data["cables"], strict=True):
-        legs = [row[k:k + 4] for k in range(3, len(row), 4)]
-        want = [(plan.links[k].a_device, plan.links[k].a_port, plan.links[k].b_device, plan.links[k].b_port)
-                for k in c.links]
+        legs = [row[k : k + 4] for k in range(3, len(row), 4)]
+        want = [
+            (plan.links[k].a_device, plan.links[k].a_port, plan.links[k].b_device, plan.links[k].b_port)
+            for k in c.links
+        ]
         assert [(data["devices"][a][0], pa, data["devices"][b][0], pb) for a, pa, b, pb in legs] == want
         assert (data["networks"][row[1]], data["media"][row[2]]) == (c.network, c.media)
     assert data["segments"] == [s.id for s in plan.trays.segments]
@@ -230,7 +253,8 @@ def _racks_in_dom(dom: str) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.browser
 def test_floor_html_in_chromium_lists_every_rack_and_a_device_search_highlights_its_rack(
-        compiled, tmp_path: Path) -> None:
+    compiled, tmp_path: Path
+) -> None:
     plan = compiled(REF)
     _write(rendered_files(compiled, REF), tmp_path, "floor.html")
     servers = [d for d in plan.devices if d.kind == "server"]
@@ -244,8 +268,9 @@ def test_floor_html_in_chromium_lists_every_rack_and_a_device_search_highlights_
     results = dom.split('<ol id="results">')[1].split("</ol>")[0]
     assert f"<strong>{dev.name}</strong> → rack {dev.rack}, U{dev.unit}" in results
     # each of its cables is listed as a link that searches for it
-    mine = {c.id for c in plan.cables if any(dev.name in (plan.links[k].a_device, plan.links[k].b_device)
-                                             for k in c.links)}
+    mine = {
+        c.id for c in plan.cables if any(dev.name in (plan.links[k].a_device, plan.links[k].b_device) for k in c.links)
+    }
     assert set(re.findall(r'<a href="#q=(C-[0-9A-Z-]+)">', results)) == mine and mine
     # ?q= works as well as #q=, and a rack's name finds the rack alone
     dom = chromium_dump_dom(f"{page}?q={plan.racks[-1].name}")
@@ -270,8 +295,13 @@ def test_floor_html_in_chromium_draws_a_searched_cables_tray_route(compiled, tmp
     # an unbroken run from one rack's tray drop to the other's, as short as the trays allow
     assert _chain_ends(plan, segs) == {_centre(plan, a), _centre(plan, b)}
     g = _floor_graph(plan)
-    assert abs(sum(plan.trays.segments[k].length_m for k in segs)
-               - nx.shortest_path_length(g, _centre(plan, a), _centre(plan, b), weight="weight")) < 0.01
+    assert (
+        abs(
+            sum(plan.trays.segments[k].length_m for k in segs)
+            - nx.shortest_path_length(g, _centre(plan, a), _centre(plan, b), weight="weight")
+        )
+        < 0.01
+    )
     results = dom.split('<ol id="results">')[1].split("</ol>")[0]
     lk = plan.links[cab.links[0]]
     assert f"<strong>{cab.id}</strong>" in results

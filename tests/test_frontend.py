@@ -145,13 +145,16 @@ def test_ip_plan_has_no_overlap(compiled: Callable[..., Plan], name: str) -> Non
         assert n["hosts"]["members"] + 8 + 2 <= ip_network(n["hosts"]["subnet"]).num_addresses
 
 
-@pytest.mark.parametrize(("override", "field"), [
-    ("addressing.tenants=10.64.0.0/26", "addressing.tenants"),
-    ("addressing.storage=10.96.0.0/28", "addressing.storage"),
-    ("addressing.bmc=10.253.0.0/27", "addressing.bmc"),
-    ("addressing.management=10.254.0.0/26", "addressing.management"),
-    ("addressing.loopbacks=10.255.0.0/29", "addressing.loopbacks"),
-])
+@pytest.mark.parametrize(
+    ("override", "field"),
+    [
+        ("addressing.tenants=10.64.0.0/26", "addressing.tenants"),
+        ("addressing.storage=10.96.0.0/28", "addressing.storage"),
+        ("addressing.bmc=10.253.0.0/27", "addressing.bmc"),
+        ("addressing.management=10.254.0.0/26", "addressing.management"),
+        ("addressing.loopbacks=10.255.0.0/29", "addressing.loopbacks"),
+    ],
+)
 def test_pool_exhaustion_names_the_pool(override: str, field: str) -> None:
     got = problems("h100-256", override)
     assert field in [f for f, _ in got], got
@@ -185,15 +188,21 @@ def test_no_vlan_vni_vrf_shared_between_tenants(compiled: Callable[..., Plan], n
     assert audit_frontend(compiled(name), files_of(compiled, name)) == []
 
 
-@pytest.mark.parametrize(("overrides", "field", "text"), [
-    (["tenants.1.vlan=1010"], "tenants.1.vlan", "VLAN 1010 is shared by acme and globex"),
-    (["tenants.1.l3vni=50001"], "tenants.1.l3vni", "VNI 50001 is shared by acme and globex"),
-    (["tenants.1.vrf=Vrf_acme"], "tenants.1.vrf", "VRF Vrf_acme is shared by acme and globex"),
-    (["tenants.0.storage_vlan=1000"], "tenants.0.storage_vlan", "VLAN 1000 is shared by infra and acme"),
-    (["frontend.evpn.l3vni_vlan_base=1010"], "frontend.evpn.vlan_base",
-     "VLAN 1010 is shared by infra and acme (l3vni vlan and vlan, set by frontend.evpn.l3vni_vlan_base and "
-     "frontend.evpn.vlan_base)"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field", "text"),
+    [
+        (["tenants.1.vlan=1010"], "tenants.1.vlan", "VLAN 1010 is shared by acme and globex"),
+        (["tenants.1.l3vni=50001"], "tenants.1.l3vni", "VNI 50001 is shared by acme and globex"),
+        (["tenants.1.vrf=Vrf_acme"], "tenants.1.vrf", "VRF Vrf_acme is shared by acme and globex"),
+        (["tenants.0.storage_vlan=1000"], "tenants.0.storage_vlan", "VLAN 1000 is shared by infra and acme"),
+        (
+            ["frontend.evpn.l3vni_vlan_base=1010"],
+            "frontend.evpn.vlan_base",
+            "VLAN 1010 is shared by infra and acme (l3vni vlan and vlan, set by frontend.evpn.l3vni_vlan_base and "
+            "frontend.evpn.vlan_base)",
+        ),
+    ],
+)
 def test_isolation_broken_on_purpose_is_refused(overrides: list[str], field: str, text: str) -> None:
     got = problems("h100-256", *overrides)
     assert any(f == field and text in m for f, m in got), got
@@ -231,8 +240,11 @@ def test_storage_reaches_each_tenant_only_in_its_vrf(compiled: Callable[..., Pla
         for n in nets:
             vid = n["storage"]["vlan"]
             assert db["VLAN_INTERFACE"][f"Vlan{vid}"]["vrf_name"] == n["vrf"]
-            members = {k.split("|")[1] for k, v in db["VLAN_MEMBER"].items()
-                       if k.startswith(f"Vlan{vid}|") and v["tagging_mode"] == "tagged"}
+            members = {
+                k.split("|")[1]
+                for k, v in db["VLAN_MEMBER"].items()
+                if k.startswith(f"Vlan{vid}|") and v["tagging_mode"] == "tagged"
+            }
             assert len(members) == 8  # the 8 storage front-end ports of this leaf, tagged
     # compute leaves carry no storage VLAN: storage subnets reach them only as routes in the VRF
     db = json.loads(files["frontend/fe-leaf01/config_db.json"])
@@ -259,7 +271,7 @@ def test_storage_bandwidth_reported(compiled: Callable[..., Plan]) -> None:
 
 def test_storage_bandwidth_that_does_not_fit_is_an_error() -> None:
     got = problems("h100-256", "frontend.oversubscription=8:1")
-    (field, msg), = [(f, m) for f, m in got if "GB/s" in m]
+    ((field, msg),) = [(f, m) for f, m in got if "GB/s" in m]
     assert field == "frontend.oversubscription"
     assert "deliver 320 GB/s" in msg and "throughput_gbps" in msg and "carry 200 GB/s" in msg
 
@@ -268,8 +280,16 @@ def test_compile_prints_frontend_summary(cli: Callable[..., object], tmp_path: P
     r = cli("compile", DESIGNS / "h100-1024-optimized.yaml", "--out", tmp_path / "o")
     out = r.output  # type: ignore[attr-defined]
     assert r.exit_code == 0, out  # type: ignore[attr-defined]
-    for text in ("switches: leaf", "frontend", "oversubscription", "storage throughput", "320 GB/s",
-                 "NIC-limited 200 GB/s", "storage leaf uplinks", "800 GB/s"):
+    for text in (
+        "switches: leaf",
+        "frontend",
+        "oversubscription",
+        "storage throughput",
+        "320 GB/s",
+        "NIC-limited 200 GB/s",
+        "storage leaf uplinks",
+        "800 GB/s",
+    ):
         assert text in out, text
 
 
@@ -282,8 +302,12 @@ def test_every_management_port_is_planned(compiled: Callable[..., Plan], name: s
     np_ = plan.netplan
     rows = np_.oob["ports"]
     by_dev = Counter(r["device"] for r in rows)
-    want = [d.name for d in plan.devices if d.kind in ("server", "storage", "management", "pdu")
-            or (d.kind == "switch" and (d.network in ("backend", "frontend") or d.role == "spine"))]
+    want = [
+        d.name
+        for d in plan.devices
+        if d.kind in ("server", "storage", "management", "pdu")
+        or (d.kind == "switch" and (d.network in ("backend", "frontend") or d.role == "spine"))
+    ]
     assert sorted(by_dev) == sorted(want) and set(by_dev.values()) == {1}
     for r in rows:
         sn = np_.oob["subnets"][r["switch"]][r["kind"]]
@@ -330,10 +354,15 @@ def test_ip_addresses_csv_is_netbox_import_format(compiled: Callable[..., Plan],
     plan = compiled(name)
     assert tenants == {t.name for t in plan.design.tenants}
     # every planned address is in NetBox: hosts, storage VIPs, BMCs, switch management, loopbacks
-    n_expected = (len(plan.netplan.hosts) + len(plan.netplan.oob["ports"])
-                  + len(plan.netplan.loopbacks) + len(plan.netplan.vteps)
-                  + sum(len(a) for per in plan.netplan.storage_addresses.values() for a in per.values())
-                  + 2 * len(plan.netplan.networks) + 2 * len(plan.netplan.oob["subnets"]))
+    n_expected = (
+        len(plan.netplan.hosts)
+        + len(plan.netplan.oob["ports"])
+        + len(plan.netplan.loopbacks)
+        + len(plan.netplan.vteps)
+        + sum(len(a) for per in plan.netplan.storage_addresses.values() for a in per.values())
+        + 2 * len(plan.netplan.networks)
+        + 2 * len(plan.netplan.oob["subnets"])
+    )
     assert len({(r["vrf"], r["address"]) for r in rows}) == n_expected
 
 

@@ -67,23 +67,31 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
     sampled = (*LEAVES, *SPINES)
     configs = {n: files[f"frontend/{n}/frr.conf"] for n in sampled}
     dps = {n: ndp.from_config_db(n, json.loads(files[f"frontend/{n}/config_db.json"])) for n in sampled}
-    links = [(lk.a_device, lk.a_port, lk.b_device, lk.b_port) for lk in plan.links
-             if lk.network == "frontend" and lk.a_device in configs and lk.b_device in configs]
+    links = [
+        (lk.a_device, lk.a_port, lk.b_device, lk.b_port)
+        for lk in plan.links
+        if lk.network == "frontend" and lk.a_device in configs and lk.b_device in configs
+    ]
     assert len(links) == 96
     np_ = plan.netplan
     assert np_ is not None
     nets = {n["vrf"]: n for n in np_.networks}
     tenant_of = {h: np_.hosts[h]["vrf"] for h in SERVERS}
     stor = json.loads(files["storage/tenants.json"])
-    stor_addr = {t["vrf"]: next(a["address"] for a in t["frontend_addresses"]
-                                if a["server"] == STORAGE and a["port"] == "eth0") for t in stor["tenants"]}
+    stor_addr = {
+        t["vrf"]: next(a["address"] for a in t["frontend_addresses"] if a["server"] == STORAGE and a["port"] == "eth0")
+        for t in stor["tenants"]
+    }
     # (host, host port, leaf, leaf port) for the sampled servers' frontend ports on the sampled leaves
     cabled = []
     for lk in plan.links:
         if lk.network != "frontend" or lk.tier != "server-leaf":
             continue
-        host, hp, leaf, lp = ((lk.a_device, lk.a_port, lk.b_device, lk.b_port) if lk.b_device in LEAVES
-                              else (lk.b_device, lk.b_port, lk.a_device, lk.a_port))
+        host, hp, leaf, lp = (
+            (lk.a_device, lk.a_port, lk.b_device, lk.b_port)
+            if lk.b_device in LEAVES
+            else (lk.b_device, lk.b_port, lk.a_device, lk.a_port)
+        )
         if host in (*SERVERS, STORAGE) and leaf in LEAVES:
             cabled.append((host, hp, leaf, lp))
     port_on = {(h, leaf): hp for h, hp, leaf, _ in cabled}
@@ -102,8 +110,9 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
 
     t0 = time.monotonic()
     timings: dict[str, float] = {}
-    with frr_fabric(configs, links, tmp_path / "fabric", vrfs={n: list(dps[n].vrfs) for n in LEAVES},
-                    dataplane=dataplane) as fab:
+    with frr_fabric(
+        configs, links, tmp_path / "fabric", vrfs={n: list(dps[n].vrfs) for n in LEAVES}, dataplane=dataplane
+    ) as fab:
         timings["setup"] = fab.setup_seconds
         token = fab.token
         made = list(fab.created)
@@ -141,14 +150,20 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
 
         # type-3 (IMET): every L2VNI of a leaf from every other sampled leaf that has it
         vtep = {n: dps[n].vtep for n in LEAVES}
-        l2vnis = {n: {s.vni for s in dps[n].segments.values() if s.vni is not None} - set(dps[n].vrfs.values())
-                  for n in LEAVES}
+        l2vnis = {
+            n: {s.vni for s in dps[n].segments.values() if s.vni is not None} - set(dps[n].vrfs.values())
+            for n in LEAVES
+        }
 
         def imet_missing() -> list[str]:
             missing = []
             for n in LEAVES:
-                got = {(r["ip"], c.split(":")[-1]) for r in evpn_routes(fab, n, "multicast")
-                       for c in r["extendedCommunity"]["string"].split() if c.startswith("RT:")}
+                got = {
+                    (r["ip"], c.split(":")[-1])
+                    for r in evpn_routes(fab, n, "multicast")
+                    for c in r["extendedCommunity"]["string"].split()
+                    if c.startswith("RT:")
+                }
                 zebra = fab.switches[n].vtysh_json("show evpn vni json")
                 for m in LEAVES:
                     for vni in sorted(l2vnis[n] & l2vnis[m]) if m != n else ():
@@ -172,9 +187,10 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
 
         # type-2: every sampled server's MAC+IP, on every other sampled leaf (fe-leaf03 has no hosts
         # VLAN: it imports them through the tenant's L3VNI as /32 routes in the VRF)
-        host_mac = {h: json.loads(run_in(hostns[h], ["ip", "-j", "link", "show",
-                                                      port_on[(h, a)]]).stdout)[0]["address"]
-                    for h, a in SERVERS.items()}
+        host_mac = {
+            h: json.loads(run_in(hostns[h], ["ip", "-j", "link", "show", port_on[(h, a)]]).stdout)[0]["address"]
+            for h, a in SERVERS.items()
+        }
 
         def macip_missing() -> list[str]:
             missing = []
@@ -213,8 +229,9 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
             vrf = tenant_of[h]
             peers = [o for o in SERVERS if o != h and tenant_of[o] == vrf]
             for target in [np_.hosts[o]["address"].split("/")[0] for o in peers] + [stor_addr[vrf].split("/")[0]]:
-                assert wait_until(lambda h=h, t=target: ping_from(hostns[h], t), timeout=15, interval=0.5), \
+                assert wait_until(lambda h=h, t=target: ping_from(hostns[h], t), timeout=15, interval=0.5), (
                     f"{h} ({vrf}) cannot reach {target}"
+                )
 
         # isolation: nothing of another network (the other tenant, the provider's infra) answers, and
         # the tenant's VRF has no route to it
@@ -222,13 +239,21 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         for h in SERVERS:
             for other, n in nets.items():
                 if other != tenant_of[h]:
-                    foreign[(h, other)] = [n["hosts"]["gateway"], n["storage"]["gateway"],
-                                           stor_addr[other].split("/")[0]]
-                    foreign[(h, other)] += [np_.hosts[o]["address"].split("/")[0] for o in SERVERS
-                                            if tenant_of[o] == other]
+                    foreign[(h, other)] = [
+                        n["hosts"]["gateway"],
+                        n["storage"]["gateway"],
+                        stor_addr[other].split("/")[0],
+                    ]
+                    foreign[(h, other)] += [
+                        np_.hosts[o]["address"].split("/")[0] for o in SERVERS if tenant_of[o] == other
+                    ]
         answered = pings([(hostns[h], t) for (h, _), ts in foreign.items() for t in ts])
-        reached = {f"{h} ({tenant_of[h]}) -> {t} ({other})" for (h, other), ts in foreign.items() for t in ts
-                   if answered[(hostns[h], t)]}
+        reached = {
+            f"{h} ({tenant_of[h]}) -> {t} ({other})"
+            for (h, other), ts in foreign.items()
+            for t in ts
+            if answered[(hostns[h], t)]
+        }
         assert not reached, reached
         for (h, other), targets in foreign.items():
             vrf, n = tenant_of[h], nets[other]
@@ -236,10 +261,16 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
                 if vrf not in dps[leaf].vrfs:
                     continue
                 kernel = run_in(fab.switches[leaf].netns_of(vrf), ["ip", "route", "show"]).stdout
-                leaked = [s for s in (n["hosts"]["subnet"], n["storage"]["subnet"])
-                          if s in vrf_routes(fab, leaf, vrf) or s in kernel]
-                leaked += [t for t in targets if run_in(fab.switches[leaf].netns_of(vrf),
-                                                        ["ip", "route", "get", t], check=False).returncode == 0]
+                leaked = [
+                    s
+                    for s in (n["hosts"]["subnet"], n["storage"]["subnet"])
+                    if s in vrf_routes(fab, leaf, vrf) or s in kernel
+                ]
+                leaked += [
+                    t
+                    for t in targets
+                    if run_in(fab.switches[leaf].netns_of(vrf), ["ip", "route", "get", t], check=False).returncode == 0
+                ]
                 assert not leaked, f"{leaf} {vrf} has routes to {other}: {leaked}"
 
         # never transit: what a leaf advertises to a spine, in both families, it originated itself
@@ -267,8 +298,9 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         ip = np_.hosts[h]["address"].split("/")[0]
 
         def moved() -> bool:
-            mac = fab.switches[old].vtysh_json(f"show evpn mac vni {nets[tenant_of[h]]['hosts']['vni']} mac "
-                                               f"{host_mac[h]} json")
+            mac = fab.switches[old].vtysh_json(
+                f"show evpn mac vni {nets[tenant_of[h]]['hosts']['vni']} mac {host_mac[h]} json"
+            )
             route = fab.switches["fe-leaf03"].vtysh_json(f"show ip route vrf {tenant_of[h]} {ip}/32 json")
             hops = [x.get("ip") for r in route.get(f"{ip}/32", []) for x in r["nexthops"]]
             return mac.get(host_mac[h], {}).get("type") == "remote" and hops == [vtep[new]]
@@ -298,10 +330,12 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         # empties), both router MACs and the /32 via fe-leaf02 must come back, and storage answers after it
         repair_router_macs(fab, lambda _: vrf, rmac_missing, short, "fe-leaf03", REIMPORTS)
         target = stor_addr[vrf].split("/")[0]
-        assert wait_until(lambda: ping_from(ns, target), timeout=15, interval=0.5), \
-            (f"{h} -> {target} after the move; zebra's router MACs: " + "; ".join(
-                f"{n} [{' '.join(fab.switches[n].vtysh(f'show evpn rmac vni {l3vni[n]}').split())}]"
-                for n in need))
+        assert wait_until(lambda: ping_from(ns, target), timeout=15, interval=0.5), (
+            f"{h} -> {target} after the move; zebra's router MACs: "
+            + "; ".join(
+                f"{n} [{' '.join(fab.switches[n].vtysh(f'show evpn rmac vni {l3vni[n]}').split())}]" for n in need
+            )
+        )
         timings["failover"] = time.monotonic() - t0
     timings["torn_down"] = time.monotonic() - t0
     listed = subprocess.run([require("ip"), "netns", "list"], capture_output=True, text=True, check=True).stdout

@@ -30,8 +30,11 @@ def test_every_frr_conf_passes_vtysh(compiled: Callable[..., Plan], name: str, t
     files = files_of(compiled, name)
     confs = sorted(p for p in files if p.endswith("frr.conf"))
     plan = compiled(name)
-    sonic_switches = [d.name for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")
-                      and plan.catalog.switches[d.model].os == "sonic"]
+    sonic_switches = [
+        d.name
+        for d in plan.devices
+        if d.kind == "switch" and d.network in ("frontend", "oob") and plan.catalog.switches[d.model].os == "sonic"
+    ]
     assert len(confs) == len(sonic_switches)  # every SONiC switch of both networks has one
     for rel in confs:
         path = tmp_path / rel.replace("/", "_")
@@ -81,8 +84,11 @@ def test_h100_256_frontend_runs_in_namespaces(compiled: Callable[..., Plan], tmp
     files = files_of(compiled, "h100-256")
     fe = sorted(d.name for d in plan.devices if d.kind == "switch" and d.network == "frontend")
     configs = {n: files[f"frontend/{n}/frr.conf"] for n in fe}
-    links = [(lk.a_device, lk.a_port, lk.b_device, lk.b_port) for lk in plan.links
-             if lk.network == "frontend" and lk.a_device in configs and lk.b_device in configs]
+    links = [
+        (lk.a_device, lk.a_port, lk.b_device, lk.b_port)
+        for lk in plan.links
+        if lk.network == "frontend" and lk.a_device in configs and lk.b_device in configs
+    ]
     assert len(links) == 128
     lo = {n: a.split("/")[0] for n, a in plan.netplan.loopbacks.items() if n in configs}
     leaves = [n for n in fe if n.startswith("fe-leaf")]
@@ -119,8 +125,9 @@ def test_h100_256_frontend_runs_in_namespaces(compiled: Callable[..., Plan], tmp
         failed = []
         for a in leaves:
             for b in fe:
-                if a != b and not wait_until(lambda a=a, b=b: fab.switches[a].ping(lo[a], lo[b]), timeout=10,
-                                             interval=0.5):
+                if a != b and not wait_until(
+                    lambda a=a, b=b: fab.switches[a].ping(lo[a], lo[b]), timeout=10, interval=0.5
+                ):
                     failed.append(f"{a} -> {b}")
         assert not failed, failed
         timings["reachable"] = time.monotonic() - t0

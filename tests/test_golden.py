@@ -17,12 +17,15 @@ def test_compiled_output_matches_the_golden_files(name: str, tmp_path: Path) -> 
     assert (GOLDEN / name / "plan.json").is_file(), f"no golden files for {name}: run {REGEN}"
     compile_into(DESIGNS[name], tmp_path / name)
     diffs = differences(GOLDEN / name, tmp_path / name)
-    assert not diffs, f"output of {name} drifted from tests/golden/{name} (run {REGEN} and review the diff):\n" + \
-        "\n".join(diffs[:40])
+    assert not diffs, (
+        f"output of {name} drifted from tests/golden/{name} (run {REGEN} and review the diff):\n"
+        + "\n".join(diffs[:40])
+    )
 
 
-def test_one_changed_byte_in_one_renderer_fails_until_regenerated(monkeypatch: pytest.MonkeyPatch,
-                                                                  tmp_path: Path) -> None:
+def test_one_changed_byte_in_one_renderer_fails_until_regenerated(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The check is not vacuous: alter one byte of one renderer's output and the comparison names that
     file alone; regenerating (the same function the script runs) makes it pass again."""
     golden = tmp_path / "golden"

@@ -18,8 +18,7 @@ from tests.conftest import DESIGNS, EXAMPLES, ROOT
 @pytest.mark.parametrize("name", [n for n in EXAMPLES if n != "h100-16k"])
 def test_single_homed_servers_compile(cli, tmp_path, name):
     # dual-homed storage under single-homed servers once put two links on one leaf port
-    r = cli("compile", DESIGNS / f"{name}.yaml", "--set", "frontend.ports_per_server=1", "--out", tmp_path / "o",
-            "-q")
+    r = cli("compile", DESIGNS / f"{name}.yaml", "--set", "frontend.ports_per_server=1", "--out", tmp_path / "o", "-q")
     assert r.exit_code == 0, r.stderr
     plan = json.loads((tmp_path / "o" / "plan.json").read_text())
     used = [(lk[e]["device"], lk[e]["port"]) for lk in plan["links"] for e in ("a", "b")]
@@ -33,8 +32,11 @@ def test_single_homed_servers_compile(cli, tmp_path, name):
 
 SMALL = DESIGNS / "h100-256.yaml"
 BASE = "name: x\ncompute:\n  count: 64\n"
-BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)) + "name: *i\n"
+BOMB = (
+    "a: &a [x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+    + "name: *i\n"
+)
 
 
 def refused(r, *texts: str) -> str:
@@ -50,21 +52,30 @@ def refused(r, *texts: str) -> str:
 CORPUS = [
     pytest.param(BOMB, ["d.yaml:", "values after expanding aliases (an alias bomb?)"], id="alias-bomb"),
     pytest.param("a: &a [*a]\nname: x\n", ["d.yaml:1", "recursive alias"], id="recursive-alias"),
-    pytest.param("name: " + "[" * 5000 + "]" * 5000 + "\n", ["d.yaml:1", "nested more than 48 levels deep"],
-                 id="deep-nesting"),
-    pytest.param("name: !!python/object/apply:os.system [echo hi]\n", ["d.yaml:1: name:", "tag "],
-                 id="python-tag"),
+    pytest.param(
+        "name: " + "[" * 5000 + "]" * 5000 + "\n", ["d.yaml:1", "nested more than 48 levels deep"], id="deep-nesting"
+    ),
+    pytest.param("name: !!python/object/apply:os.system [echo hi]\n", ["d.yaml:1: name:", "tag "], id="python-tag"),
     pytest.param("name: !secret x\n", ["d.yaml:1: name:", "tag !secret"], id="unknown-tag"),
-    pytest.param(BASE + "x: &b {a: 1}\nbackend:\n  <<: [1]\n", ["d.yaml:6: backend.<<:", "merge key"],
-                 id="merge-of-a-scalar"),
-    pytest.param(BASE + "backend:\n  oversubscription: fast\n  <<: {}\n", ["d.yaml:5: backend.oversubscription"],
-                 id="merge-keeps-lines"),
-    pytest.param("name: x\ncompute:\n  count: 64\n  config: {nvme_tb: .inf}\n",
-                 ["d.yaml:4: compute.config.nvme_tb: .inf is not a finite number"], id="inf"),
-    pytest.param("name: x\ncompute:\n  count: 64\nstorage: {capacity_pb: .nan}\n",
-                 ["d.yaml:4: storage.capacity_pb: .nan is not a finite number"], id="nan"),
-    pytest.param("name: x\n\ncompute: \xff\n".encode("latin-1"), ["d.yaml:3", "byte 0xff is not UTF-8"],
-                 id="not-utf8"),
+    pytest.param(
+        BASE + "x: &b {a: 1}\nbackend:\n  <<: [1]\n", ["d.yaml:6: backend.<<:", "merge key"], id="merge-of-a-scalar"
+    ),
+    pytest.param(
+        BASE + "backend:\n  oversubscription: fast\n  <<: {}\n",
+        ["d.yaml:5: backend.oversubscription"],
+        id="merge-keeps-lines",
+    ),
+    pytest.param(
+        "name: x\ncompute:\n  count: 64\n  config: {nvme_tb: .inf}\n",
+        ["d.yaml:4: compute.config.nvme_tb: .inf is not a finite number"],
+        id="inf",
+    ),
+    pytest.param(
+        "name: x\ncompute:\n  count: 64\nstorage: {capacity_pb: .nan}\n",
+        ["d.yaml:4: storage.capacity_pb: .nan is not a finite number"],
+        id="nan",
+    ),
+    pytest.param("name: x\n\ncompute: \xff\n".encode("latin-1"), ["d.yaml:3", "byte 0xff is not UTF-8"], id="not-utf8"),
     pytest.param(BASE.encode("utf-16"), ["d.yaml:1", "UTF-16"], id="utf-16"),
     pytest.param(b"name: x\ncompute:\n  count: 6\x004\n", ["d.yaml:3", "NUL byte"], id="nul-byte"),
     pytest.param("- 1\n" * 300_000, ["bytes, more than the 1,048,576 allowed"], id="huge-list"),
@@ -86,8 +97,9 @@ def test_merge_keys_are_supported(cli, tmp_path):
     p = tmp_path / "d.yaml"
     p.write_text(f"extends: {SMALL}\n_defaults: &fe {{ports_per_server: 1}}\nfrontend:\n  <<: *fe\n")
     refused(cli("validate", p), "d.yaml:2: _defaults: unknown field")  # the anchor's holder is still a field
-    p.write_text(f"extends: {SMALL}\nfrontend: &fe\n  ports_per_server: 1\nstorage:\n  <<: *fe\n"
-                 "  ports_per_server: 2\n")
+    p.write_text(
+        f"extends: {SMALL}\nfrontend: &fe\n  ports_per_server: 1\nstorage:\n  <<: *fe\n  ports_per_server: 2\n"
+    )
     r = cli("validate", p)
     assert r.exit_code == 0, r.stderr  # merged key overridden by the explicit one, both accepted
 
@@ -98,16 +110,23 @@ def test_misspelt_key_gets_a_suggestion(cli):
 
 
 def test_non_finite_set_names_the_field(cli):
-    refused(cli("validate", SMALL, "--set", "storage.capacity_pb=.inf"),
-            "--set storage.capacity_pb=.inf: storage.capacity_pb: .inf is not a finite number")
+    refused(
+        cli("validate", SMALL, "--set", "storage.capacity_pb=.inf"),
+        "--set storage.capacity_pb=.inf: storage.capacity_pb: .inf is not a finite number",
+    )
 
 
-@pytest.mark.parametrize(("sets", "text"), [
-    ("storage.count=100000000", "storage.count: Input should be less than or equal to 2048"),
-    ("management.count=100000000", "management.count: Input should be less than or equal to 256"),
-    ("site.rows=[" + ",".join(f"{{name: r{i}, positions: 200}}" for i in range(1001)) + "]",
-     "site.rows: List should have at most 1000 items"),
-])
+@pytest.mark.parametrize(
+    ("sets", "text"),
+    [
+        ("storage.count=100000000", "storage.count: Input should be less than or equal to 2048"),
+        ("management.count=100000000", "management.count: Input should be less than or equal to 256"),
+        (
+            "site.rows=[" + ",".join(f"{{name: r{i}, positions: 200}}" for i in range(1001)) + "]",
+            "site.rows: List should have at most 1000 items",
+        ),
+    ],
+)
 def test_sizes_that_would_run_away_are_refused(cli, sets, text):
     # these once ran past 4 GiB and 30 s; a long --set is shortened where it is echoed
     err = refused(cli("validate", SMALL, "--set", sets), text)
@@ -165,8 +184,7 @@ sys.stderr.write(r.stderr)
 def measured(*args: object) -> tuple[int, float, int, str]:
     """(peak RSS in KiB, seconds, exit code, stderr) of `railyard ARGS` run in a fresh child."""
     cmd = [sys.executable, "-c", MEASURE, sys.executable, "-m", "generators.cli", *map(str, args)]
-    r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                       timeout=60)
+    r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     rss, secs, rc = r.stdout.split()
     return int(rss), float(secs), int(rc), r.stderr
 
@@ -174,8 +192,12 @@ def measured(*args: object) -> tuple[int, float, int, str]:
 @pytest.fixture(scope="module")
 def topology(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("c") / "out"
-    subprocess.run([sys.executable, "-m", "generators.cli", "compile", str(SMALL), "--out", str(out), "-q"],
-                   check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    subprocess.run(
+        [sys.executable, "-m", "generators.cli", "compile", str(SMALL), "--out", str(out), "-q"],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     return out / "infiniband" / "topology.net"
 
 
@@ -235,5 +257,5 @@ def test_verify_malformed_guid(cli, topology, tmp_path):
     text = topology.read_text()
     i = text.index("\n[1](") + 5
     bad = tmp_path / "bad.net"
-    bad.write_text(text[:i] + "1x2" + text[text.index(")", i):])
+    bad.write_text(text[:i] + "1x2" + text[text.index(")", i) :])
     refused(cli("verify", SMALL, "--ibnetdiscover", bad), "--ibnetdiscover:", "is not hexadecimal", "line ")

@@ -172,9 +172,14 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
     rows = {name: i for i, name in enumerate(sorted({r.row for r in plan.racks}))}
     racks = []
     for r in sorted(plan.racks, key=lambda r: (r.row, r.position)):
-        mine = sorted((d for d in plan.devices if d.rack == r.name and d.kind != "pdu"
-                       and not (d.network == "oob" and d.role == "leaf")),
-                      key=lambda d: d.unit)
+        mine = sorted(
+            (
+                d
+                for d in plan.devices
+                if d.rack == r.name and d.kind != "pdu" and not (d.network == "oob" and d.role == "leaf")
+            ),
+            key=lambda d: d.unit,
+        )
         layout = "bottom" if r.role in ("compute", "storage", "management") else "centre"
         rk = Rack(r.role, [Item(d.name, *placement.device_size(catalog, d)) for d in mine], layout=layout)
         rk.name, rk.row, rk.position = r.name, rows[r.row], r.position
@@ -193,10 +198,12 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
     before, after = slots(groups), slots(again)
     assert victim.name in before and victim.name not in after
     # the devices above it in its own rack slide down a unit and a port; the other racks keep theirs
-    own = {it.name for it in first.items} | {placement._pdu_name(first.name, k)
-                                             for k in range(placement.pdus_per_rack(design, catalog, first.role))}
+    own = {it.name for it in first.items} | {
+        placement._pdu_name(first.name, k) for k in range(placement.pdus_per_rack(design, catalog, first.role))
+    }
     assert {k: v for k, v in after.items() if k not in own} == {
-        k: v for k, v in before.items() if k not in own and k != victim.name}
+        k: v for k, v in before.items() if k not in own and k != victim.name
+    }
     assert all(after[k][0] == gi for k in own)
 
 

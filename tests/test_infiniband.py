@@ -115,9 +115,11 @@ def test_sm_host_is_the_first_node(compiled: Compiled) -> None:
 
 
 def test_root_guids_are_the_top_tier(compiled: Compiled) -> None:
-    for name, roots in (("h100-1024-reference", [f"spine{i:02d}" for i in range(1, 17)]),
-                        ("h100-256", ["spine01", "spine02"]),
-                        ("h100-16k", [f"core{i:03d}" for i in range(1, 257)])):
+    for name, roots in (
+        ("h100-1024-reference", [f"spine{i:02d}" for i in range(1, 17)]),
+        ("h100-256", ["spine01", "spine02"]),
+        ("h100-16k", [f"core{i:03d}" for i in range(1, 257)]),
+    ):
         f = files(compiled(name))
         nodes = {n.desc: n for n in parse_net(f["infiniband/topology.net"]).values()}
         lines = [ln for ln in f["infiniband/root_guids"].splitlines() if not ln.startswith("#")]
@@ -151,11 +153,16 @@ def test_reference_partitions(compiled: Compiled) -> None:
     guids = _port_guids(plan)
     assert list(parts) == ["Default", "acme", "globex", "initech"]
     sn = subnet(plan)
-    assert parts["Default"] == (0x7FFF, "ipoib, defmember=limited",
-                                ["ALL", "SELF=full", f"0x{sn.guid['spine01']:016x}=full",
-                                 f"0x{sn.guid['spine02']:016x}=full"])
-    for name, pkey, hosts in (("acme", 0x1001, range(1, 65)), ("globex", 0x1002, range(65, 97)),
-                              ("initech", 0x1003, range(97, 113))):
+    assert parts["Default"] == (
+        0x7FFF,
+        "ipoib, defmember=limited",
+        ["ALL", "SELF=full", f"0x{sn.guid['spine01']:016x}=full", f"0x{sn.guid['spine02']:016x}=full"],
+    )
+    for name, pkey, hosts in (
+        ("acme", 0x1001, range(1, 65)),
+        ("globex", 0x1002, range(65, 97)),
+        ("initech", 0x1003, range(97, 113)),
+    ):
         key, flags, members = parts[name]
         assert key == pkey and "defmember=full" in flags
         # every rail of every rented server, nothing else
@@ -175,8 +182,10 @@ def test_backend_attached_sm_nodes_are_full_default_members(compiled: Compiled) 
 
 def test_switch_embedded_sm_is_documented(compiled: Compiled) -> None:
     f = files(compiled("h100-1024-reference"))
-    assert "embedded in the managed switches spine01, spine02 (management.backend_attached: 0)" in f[
-        "infiniband/opensm.conf"]
+    assert (
+        "embedded in the managed switches spine01, spine02 (management.backend_attached: 0)"
+        in f["infiniband/opensm.conf"]
+    )
     assert "its port is the\n# switch management port 0" in f["infiniband/partitions.conf"]
     big = files(compiled("h100-16k"))["infiniband/opensm.conf"]
     assert "WARNING: 17664 nodes exceed the ~2,000 NVIDIA states for a switch-embedded SM" in big
@@ -201,12 +210,18 @@ def test_ufm_bodies_match_partitions(compiled: Compiled) -> None:
     parts = parse_partitions(f["infiniband/partitions.conf"])
     requests = json.loads(f["infiniband/ufm/requests.json"])
     assert [(r["path"], r["body"]) for r in requests[:2]] == [
-        ("/ufmRest/resources/pkeys/add", "acme-create.json"), ("/ufmRest/resources/pkeys", "acme-members.json")]
+        ("/ufmRest/resources/pkeys/add", "acme-create.json"),
+        ("/ufmRest/resources/pkeys", "acme-members.json"),
+    ]
     for name in ("acme", "globex", "initech"):
         create = json.loads(f[f"infiniband/ufm/{name}-create.json"])
         members = json.loads(f[f"infiniband/ufm/{name}-members.json"])
-        assert create == {"pkey": f"0x{parts[name][0]:04x}", "partition_name": name, "index0": False,
-                          "ip_over_ib": True}
+        assert create == {
+            "pkey": f"0x{parts[name][0]:04x}",
+            "partition_name": name,
+            "index0": False,
+            "ip_over_ib": True,
+        }
         assert members["membership"] == "full" and members["pkey"] == create["pkey"]
         assert ["0x" + g for g in members["guids"]] == parts[name][2]
         assert all(len(g) == 16 for g in members["guids"])  # UFM wants 16-20 hex digits
@@ -220,11 +235,16 @@ def test_roce_backend_has_no_infiniband_files(compiled: Compiled) -> None:
 
 def test_plan_records_keys_and_subnet_managers(compiled: Compiled) -> None:
     ib = compiled("h100-1024-optimized").infiniband
-    assert ib.subnet_managers == [SubnetManager(device="mgmt01", node="mgmt01 mlx5_0", on_switch=False),
-                                  SubnetManager(device="mgmt02", node="mgmt02 mlx5_0", on_switch=False)]
+    assert ib.subnet_managers == [
+        SubnetManager(device="mgmt01", node="mgmt01 mlx5_0", on_switch=False),
+        SubnetManager(device="mgmt02", node="mgmt02 mlx5_0", on_switch=False),
+    ]
     assert [(p.name, p.pkey, p.servers) for p in ib.partitions] == [
-        ("Default", "0x7fff", ""), ("acme", "0x1001", "gpu[001-064]"), ("globex", "0x1002", "gpu[065-096]"),
-        ("initech", "0x1003", "gpu[097-112]")]
+        ("Default", "0x7fff", ""),
+        ("acme", "0x1001", "gpu[001-064]"),
+        ("globex", "0x1002", "gpu[065-096]"),
+        ("initech", "0x1003", "gpu[097-112]"),
+    ]
 
 
 # --- tenant isolation, broken on purpose ----------------------------------------------------------------
@@ -245,8 +265,9 @@ def test_two_tenants_sharing_a_key_is_refused(cli: Callable[..., object], tmp_pa
     out = tmp_path / "out"
     r = cli("compile", REF, "-o", out, "--set", "tenants.0.pkey=0x1005", "--set", "tenants.2.pkey=0x1005")
     assert r.exit_code == 2  # type: ignore[attr-defined]
-    assert ("tenants.2.pkey: tenants 'acme' and 'initech' share partition key 0x1005: their servers would "
-            "reach each other") in r.output  # type: ignore[attr-defined]
+    assert (
+        "tenants.2.pkey: tenants 'acme' and 'initech' share partition key 0x1005: their servers would reach each other"
+    ) in r.output  # type: ignore[attr-defined]
     assert not out.exists()
 
 
@@ -279,8 +300,11 @@ def test_renderer_refuses_tenants_that_overlap_behind_validation(compiled: Compi
 
 def _parts() -> tuple[list[Partition], dict[str, str]]:
     m = [Member(f"h{i} mlx5_0", f"h{i}", 0x10 * i + 1, True) for i in range(1, 5)]
-    parts = [Partition("Default", 0x7FFF, [Member("sm mlx5_0", "sm", 0x1001, True)]),
-             Partition("a", 0x1001, m[:2], 0, ["h1", "h2"]), Partition("b", 0x1002, m[2:], 1, ["h3", "h4"])]
+    parts = [
+        Partition("Default", 0x7FFF, [Member("sm mlx5_0", "sm", 0x1001, True)]),
+        Partition("a", 0x1001, m[:2], 0, ["h1", "h2"]),
+        Partition("b", 0x1002, m[2:], 1, ["h3", "h4"]),
+    ]
     return parts, {"h1": "a", "h2": "a", "h3": "b", "h4": "b"}
 
 
@@ -293,7 +317,8 @@ def test_isolation_problems_shared_key() -> None:
     parts, owner = _parts()
     parts[2].pkey = 0x1001
     assert [(p.field, p.message) for p in isolation_problems(parts, owner)] == [
-        ("tenants.1.pkey", "tenants 'a' and 'b' share partition key 0x1001: their servers would reach each other")]
+        ("tenants.1.pkey", "tenants 'a' and 'b' share partition key 0x1001: their servers would reach each other")
+    ]
 
 
 def test_isolation_problems_foreign_port_and_full_default() -> None:
@@ -303,5 +328,6 @@ def test_isolation_problems_foreign_port_and_full_default() -> None:
     messages = [p.message for p in isolation_problems(parts, owner)]
     assert "partition 'a' (0x1001) holds h3 mlx5_0, a port of h3, which 'a' does not rent (owner: b)" in messages
     assert "port h3 mlx5_0 (0x0000000000000031) is a member of both 'a' and 'b': the two tenants share it" in messages
-    assert ("h4 mlx5_0 is a full member of the default partition: as a full member it could reach every tenant"
-            in messages)
+    assert (
+        "h4 mlx5_0 is a full member of the default partition: as a full member it could reach every tenant" in messages
+    )

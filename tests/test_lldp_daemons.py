@@ -23,9 +23,9 @@ from tests.realtools import require
 pytestmark = pytest.mark.daemons
 
 
-def test_verify_lldp_on_real_lldpd_finds_two_swapped_and_one_missing(compiled: Callable[..., Plan],
-                                                                     cli: Callable[..., Any],
-                                                                     tmp_path: Path) -> None:
+def test_verify_lldp_on_real_lldpd_finds_two_swapped_and_one_missing(
+    compiled: Callable[..., Plan], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     plan = compiled("h100-256")
     idx = plan.index()
     switches = sorted(d.name for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob"))
@@ -45,6 +45,7 @@ def test_verify_lldp_on_real_lldpd_finds_two_swapped_and_one_missing(compiled: C
     expect = {d: sum(1 for e in w if e[0] == d) for d in switches}
     t0 = time.monotonic()
     with lldp_fabric(switches, wires) as nodes:
+
         def heard(d: str) -> int:
             doc = json.loads(lldpctl_json0(nodes[d]))
             return sum(len(b.get("interface", [])) for b in doc["lldp"])
@@ -75,15 +76,23 @@ def test_verify_lldp_on_real_lldpd_finds_two_swapped_and_one_missing(compiled: C
 
     assert {ends(lk) for lk in s["planned"]} == planned_pair
     assert ends(m) == gone_link
-    labels = {frozenset(((plan.links[k].a_device, plan.links[k].a_port), (plan.links[k].b_device,
-                                                                          plan.links[k].b_port))): (c.id, label)
-              for c in plan.cables or [] for k, label in zip(c.links, c.labels, strict=True)}
+    labels = {
+        frozenset(((plan.links[k].a_device, plan.links[k].a_port), (plan.links[k].b_device, plan.links[k].b_port))): (
+            c.id,
+            label,
+        )
+        for c in plan.cables or []
+        for k, label in zip(c.links, c.labels, strict=True)
+    }
     for lk in (*s["planned"], m):
         assert (lk["cable_id"], lk["label"]) == labels[ends(lk)]
         for end in (lk["a"], lk["b"]):
             assert (end["rack"], end["unit"]) == (idx[end["device"]].rack, idx[end["device"]].unit)
-    servers = sum(1 for lk in plan.links if lk.network in ("frontend", "oob")
-                  and not (lk.a_device in switches and lk.b_device in switches))
+    servers = sum(
+        1
+        for lk in plan.links
+        if lk.network in ("frontend", "oob") and not (lk.a_device in switches and lk.b_device in switches)
+    )
     assert rep["not_covered"] == servers
     text = cli("verify", DESIGNS / "h100-256.yaml", *files).output
     assert "1 swapped pair, 1 missing, 0 extra" in text and f"label {m['label']!r}" in text

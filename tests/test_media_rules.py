@@ -65,24 +65,41 @@ def test_xdr_fabric_cables_keep_to_the_xdr_rule(compiled) -> None:
     assert ("server-leaf", "smf") in by_tier and ("leaf-spine", "acc") in by_tier
 
 
-def test_xdr_rule_wins_over_cheaper_multimode_and_passive_copper(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_xdr_rule_wins_over_cheaper_multimode_and_passive_copper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Give the catalog 800G multimode optics and passive copper far cheaper than the XDR parts: without
     the rule the chooser takes them, with it not one backend cable is mmf or dac."""
     data = catalog_data()
     est = {"source": "estimate: test part", "date": "2026-12"}
     for key, ports in (("TEST-2X800-SR8", 2), ("TEST-800-SR4", 1)):
         data["transceivers"][key] = {
-            "description": "test 800G multimode", "fits": ["osfp"], "ports": ports, "protocols": ["infiniband"],
-            "speeds_gbps": [800], "media": "mmf", "fiber_connector": "mpo12-apc", "reach_m": 50, "power_w": 10,
-            "price": {"usd": 50, **est}}
+            "description": "test 800G multimode",
+            "fits": ["osfp"],
+            "ports": ports,
+            "protocols": ["infiniband"],
+            "speeds_gbps": [800],
+            "media": "mmf",
+            "fiber_connector": "mpo12-apc",
+            "reach_m": 50,
+            "power_w": 10,
+            "price": {"usd": 50, **est},
+        }
     data["cables"]["ndr-mmf-mpo"]["speeds_gbps"].append(800)
     for key, legs, b_ports in (("test-xdr-dac-twin", 1, 2), ("test-xdr-dac-splitter", 2, 1)):
         data["cables"][key] = {
-            "description": "test 800G passive copper", "media": "dac", "kind": "direct", "protocols": ["infiniband"],
-            "speeds_gbps": [800], "reach_m": 5, "diameter_mm": 6.0, "a_end": {"fits": ["osfp"], "ports": 2},
-            "b_end": {"fits": ["osfp"], "ports": b_ports}, "legs": legs,
-            "lengths": [{"m": m, "sku": f"{key}-{m}", "price": {"usd": 10, **est}} for m in (1, 2, 3, 4, 5)]}
+            "description": "test 800G passive copper",
+            "media": "dac",
+            "kind": "direct",
+            "protocols": ["infiniband"],
+            "speeds_gbps": [800],
+            "reach_m": 5,
+            "diameter_mm": 6.0,
+            "a_end": {"fits": ["osfp"], "ports": 2},
+            "b_end": {"fits": ["osfp"], "ports": b_ports},
+            "legs": legs,
+            "lengths": [{"m": m, "sku": f"{key}-{m}", "price": {"usd": 10, **est}} for m in (1, 2, 3, 4, 5)],
+        }
     ruled = compiled_rows(write_catalog(tmp_path, data), *XDR)
     assert {r["media"] for r in ruled} <= {"smf", "acc"}
     with monkeypatch.context() as m:  # a chooser that ignores the rule is caught by the separate check
@@ -97,8 +114,14 @@ def test_xdr_rule_wins_over_cheaper_multimode_and_passive_copper(tmp_path: Path,
 
 
 def ndr_rule(media: list[str], max_dac_m: float | None = None) -> dict[str, Any]:
-    rule: dict[str, Any] = {"description": "test NDR rule", "protocols": ["infiniband"], "lane_gbps": [100],
-                            "media": media, "source": "test", "date": "2026-12"}
+    rule: dict[str, Any] = {
+        "description": "test NDR rule",
+        "protocols": ["infiniband"],
+        "lane_gbps": [100],
+        "media": media,
+        "source": "test",
+        "date": "2026-12",
+    }
     if max_dac_m is not None:
         rule["max_dac_m"] = max_dac_m
     return rule
@@ -136,10 +159,13 @@ def test_rule_and_knobs_together_are_both_named(tmp_path: Path) -> None:
     assert p.field == "cabling.forbidden_media"  # lifting the knobs alone finds parts the rule allows
 
 
-@pytest.mark.parametrize(("rule", "words"), [
-    ({"media": ["acc"], "max_dac_m": 1}, "dac is not among the allowed media"),
-    ({"media": ["plasma"]}, "media"),
-])
+@pytest.mark.parametrize(
+    ("rule", "words"),
+    [
+        ({"media": ["acc"], "max_dac_m": 1}, "dac is not among the allowed media"),
+        ({"media": ["plasma"]}, "media"),
+    ],
+)
 def test_bad_rules_are_refused_with_the_field(tmp_path: Path, rule: dict[str, Any], words: str) -> None:
     data = catalog_data()
     data["media_rules"]["bad"] = {**ndr_rule(["smf"]), **rule}
@@ -158,8 +184,12 @@ def test_two_rules_for_one_speed_are_refused(tmp_path: Path) -> None:
 
 
 # ConnectX-8 run at 400G: XDR on two of its four 200G lanes (a design overlay, as a site would write it)
-XDR_400 = (*XDR, "catalog.nics.cx8-800g-osfp.speed_gbps=400", "catalog.nics.cx8-800g-osfp.lanes=2",
-           "catalog.nics.cx8-800g-osfp.speeds_gbps=[]")
+XDR_400 = (
+    *XDR,
+    "catalog.nics.cx8-800g-osfp.speed_gbps=400",
+    "catalog.nics.cx8-800g-osfp.lanes=2",
+    "catalog.nics.cx8-800g-osfp.speeds_gbps=[]",
+)
 
 
 def test_xdr_at_400g_keeps_to_the_xdr_rule_by_lane_rate(compiled) -> None:

@@ -41,8 +41,9 @@ def _refers_to(endpoint: str, objects: list[NbObject]) -> set[str]:
 
     out: set[str] = set()
     # a port's VLANs go with its mode, which no file carries (NOT_IN_CSV)
-    skipped = set(NOT_IN_CSV.get(endpoint, {})) | ({"untagged_vlan", "tagged_vlans"}
-                                                   if endpoint == "dcim/interfaces" else set())
+    skipped = set(NOT_IN_CSV.get(endpoint, {})) | (
+        {"untagged_vlan", "tagged_vlans"} if endpoint == "dcim/interfaces" else set()
+    )
 
     def walk(v: object) -> None:
         if isinstance(v, Ref):
@@ -84,18 +85,27 @@ def test_every_inventory_object_is_in_exactly_one_row(compiled: Callable[..., Pl
     def rows(endpoint: str) -> list[dict[str, str]]:
         return _rows(files[STEP_OF[endpoint].path])
 
-    for endpoint, key in (("tenancy/tenants", "name"), ("dcim/sites", "name"), ("dcim/racks", "name"),
-                          ("dcim/manufacturers", "name"), ("dcim/device-roles", "name"),
-                          ("dcim/devices", "name"), ("ipam/rirs", "name"), ("ipam/vrfs", "name")):
+    for endpoint, key in (
+        ("tenancy/tenants", "name"),
+        ("dcim/sites", "name"),
+        ("dcim/racks", "name"),
+        ("dcim/manufacturers", "name"),
+        ("dcim/device-roles", "name"),
+        ("dcim/devices", "name"),
+        ("ipam/rirs", "name"),
+        ("ipam/vrfs", "name"),
+    ):
         got = Counter(r[key] for r in rows(endpoint))
         assert got == Counter(str(o.fields[key]) for o in by[endpoint]), endpoint
         assert max(got.values()) == 1, endpoint
     assert Counter((r["site"], r["name"]) for r in rows("dcim/locations")) == Counter(
-        (o.key.split("/")[0], o.fields["name"]) for o in by["dcim/locations"])
+        (o.key.split("/")[0], o.fields["name"]) for o in by["dcim/locations"]
+    )
     assert Counter(r["asn"] for r in rows("ipam/asns")) == Counter(str(o.fields["asn"]) for o in by["ipam/asns"])
     assert Counter(r["vid"] for r in rows("ipam/vlans")) == Counter(str(o.fields["vid"]) for o in by["ipam/vlans"])
     assert Counter(f"{r['vrf'] or 'global'}/{r['prefix']}" for r in rows("ipam/prefixes")) == Counter(
-        o.key for o in by["ipam/prefixes"])
+        o.key for o in by["ipam/prefixes"]
+    )
 
     # device types with their templates nested: every template once, under its own type
     docs = list(yaml.safe_load_all(files[STEP_OF["dcim/device-types"].path]))
@@ -117,26 +127,40 @@ def test_every_inventory_object_is_in_exactly_one_row(compiled: Callable[..., Pl
         return tuple(zip(devs * len(names) if len(devs) == 1 else devs, names, strict=True))
 
     got_cables = Counter((ends("a", r), ends("b", r), r["label"]) for r in rows("dcim/cables"))
-    want_cables = Counter((tuple(tuple(t.interface.key.split(":", 1)) for t in o.fields["a_terminations"]),
-                           tuple(tuple(t.interface.key.split(":", 1)) for t in o.fields["b_terminations"]),
-                           o.fields["label"]) for o in by["dcim/cables"])
+    want_cables = Counter(
+        (
+            tuple(tuple(t.interface.key.split(":", 1)) for t in o.fields["a_terminations"]),
+            tuple(tuple(t.interface.key.split(":", 1)) for t in o.fields["b_terminations"]),
+            o.fields["label"],
+        )
+        for o in by["dcim/cables"]
+    )
     assert got_cables == want_cables
 
     # every address once per device, bound to the interface the inventory binds it to
     got_ips = Counter((r["vrf"], r["address"], r["device"], r["interface"]) for r in rows("ipam/ip-addresses"))
-    want_ips = Counter((o.key.split("/", 1)[0].replace("global", ""), o.fields["address"],
-                        *(o.fields["assigned_object_id"].key.split(":", 1) if "assigned_object_id" in o.fields
-                          else ("", ""))) for o in by["ipam/ip-addresses"])
+    want_ips = Counter(
+        (
+            o.key.split("/", 1)[0].replace("global", ""),
+            o.fields["address"],
+            *(o.fields["assigned_object_id"].key.split(":", 1) if "assigned_object_id" in o.fields else ("", "")),
+        )
+        for o in by["ipam/ip-addresses"]
+    )
     assert got_ips == want_ips
     # the devices' primary and OOB addresses (the push's second pass) are the rows' is_primary / is_oob
     ip_rows = rows("ipam/ip-addresses")
     primaries = {(r["device"], r["address"]) for r in ip_rows if r["is_primary"] == "true"}
     oobs = {(r["device"], r["address"]) for r in ip_rows if r["is_oob"] == "true"}
     key_to_ip = {o.key: o for o in by["ipam/ip-addresses"]}
-    assert primaries == {(d.key, key_to_ip[d.late["primary_ip4"].key].fields["address"])
-                         for d in by["dcim/devices"] if "primary_ip4" in d.late}
-    assert oobs == {(d.key, key_to_ip[d.late["oob_ip"].key].fields["address"])
-                    for d in by["dcim/devices"] if "oob_ip" in d.late}
+    assert primaries == {
+        (d.key, key_to_ip[d.late["primary_ip4"].key].fields["address"])
+        for d in by["dcim/devices"]
+        if "primary_ip4" in d.late
+    }
+    assert oobs == {
+        (d.key, key_to_ip[d.late["oob_ip"].key].fields["address"]) for d in by["dcim/devices"] if "oob_ip" in d.late
+    }
 
 
 @pytest.mark.parametrize("name", DESIGNS_)

@@ -52,8 +52,7 @@ class Browser:
         """-> (the URL it ended on after redirects, the page)."""
         self.get(path)  # the page sets the CSRF cookie, as loading the form does in a browser
         body = urllib.parse.urlencode({"csrfmiddlewaretoken": self.csrf(), **form}).encode()
-        req = urllib.request.Request(self.url + path, data=body, method="POST",
-                                     headers={"Referer": self.url + path})
+        req = urllib.request.Request(self.url + path, data=body, method="POST", headers={"Referer": self.url + path})
         with self.opener.open(req, timeout=600) as r:
             return r.geturl(), r.read().decode()
 
@@ -112,8 +111,7 @@ def _rows(files: dict[str, str], path: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(files[path])))
 
 
-def test_every_file_imports_in_the_documented_order(imported: dict[str, float],
-                                                     compiled: Callable[..., Plan]) -> None:
+def test_every_file_imports_in_the_documented_order(imported: dict[str, float], compiled: Callable[..., Plan]) -> None:
     readme = rendered_files(compiled, DESIGN)["netbox/README.md"]
     positions = [readme.index(f"`{p.split('/', 1)[1]}`") for p in imported]
     assert positions == sorted(positions), "the README lists the files in import order"
@@ -121,7 +119,8 @@ def test_every_file_imports_in_the_documented_order(imported: dict[str, float],
 
 
 def test_racks_devices_cables_and_addresses_are_all_there(
-        imported: dict[str, float], fresh_netbox: tuple[NetBox, Any], compiled: Callable[..., Plan]) -> None:
+    imported: dict[str, float], fresh_netbox: tuple[NetBox, Any], compiled: Callable[..., Plan]
+) -> None:
     nb, _ = fresh_netbox
     plan = compiled(DESIGN)
     files = rendered_files(compiled, DESIGN)
@@ -148,18 +147,29 @@ def test_racks_devices_cables_and_addresses_are_all_there(
     assert len(cables) == len(cable_rows) == sum(c.physical for c in plan.cables or [])
     joined = set()
     for c in cables:
-        joined.add(frozenset((t["object"]["device"]["name"], t["object"]["name"])
-                             for side in ("a_terminations", "b_terminations") for t in c[side]))
+        joined.add(
+            frozenset(
+                (t["object"]["device"]["name"], t["object"]["name"])
+                for side in ("a_terminations", "b_terminations")
+                for t in c[side]
+            )
+        )
     for lk in plan.links:
         assert any({(lk.a_device, lk.a_port), (lk.b_device, lk.b_port)} <= e for e in joined), lk
-    assert sum(len(c["a_terminations"]) + len(c["b_terminations"]) > 2 for c in cables) == sum(
-        "," in r["side_a_name"] + r["side_b_name"] for r in cable_rows) > 0
+    assert (
+        sum(len(c["a_terminations"]) + len(c["b_terminations"]) > 2 for c in cables)
+        == sum("," in r["side_a_name"] + r["side_b_name"] for r in cable_rows)
+        > 0
+    )
 
     ip_rows = _rows(files, "netbox/16-ip-addresses.csv")
     ips = _all(nb, "ipam/ip-addresses")
     assert len(ips) == len(ip_rows)
-    bound = {(ip["address"], ip["assigned_object"]["device"]["name"], ip["assigned_object"]["name"])
-             for ip in ips if ip["assigned_object_type"] == "dcim.interface"}
+    bound = {
+        (ip["address"], ip["assigned_object"]["device"]["name"], ip["assigned_object"]["name"])
+        for ip in ips
+        if ip["assigned_object_type"] == "dcim.interface"
+    }
     assert bound == {(r["address"], r["device"], r["interface"]) for r in ip_rows if r["device"]}
     for r in ip_rows:
         if r["is_primary"] == "true":
@@ -168,14 +178,21 @@ def test_racks_devices_cables_and_addresses_are_all_there(
             assert (devices[r["device"]]["oob_ip"] or {}).get("address") == r["address"], r
     assert any(r["is_primary"] == "true" for r in ip_rows) and any(r["is_oob"] == "true" for r in ip_rows)
 
-    for path, endpoint in (("netbox/15-prefixes.csv", "ipam/prefixes"), ("netbox/14-vlans.csv", "ipam/vlans"),
-                           ("netbox/13-vrfs.csv", "ipam/vrfs"), ("netbox/12-asns.csv", "ipam/asns"),
-                           ("netbox/03-locations.csv", "dcim/locations"), ("netbox/01-tenants.csv", "tenancy/tenants")):
+    for path, endpoint in (
+        ("netbox/15-prefixes.csv", "ipam/prefixes"),
+        ("netbox/14-vlans.csv", "ipam/vlans"),
+        ("netbox/13-vrfs.csv", "ipam/vrfs"),
+        ("netbox/12-asns.csv", "ipam/asns"),
+        ("netbox/03-locations.csv", "dcim/locations"),
+        ("netbox/01-tenants.csv", "tenancy/tenants"),
+    ):
         assert _count(nb, endpoint) == len(_rows(files, path)), endpoint
     types = {t["model"]: t for t in _all(nb, "dcim/device-types")}
     assert sum(t["interface_template_count"] for t in types.values()) == sum(
-        o.endpoint == "dcim/interface-templates" for o in objects)
+        o.endpoint == "dcim/interface-templates" for o in objects
+    )
     prefixes = _all(nb, "ipam/prefixes")
     assert all(p["scope_type"] == "dcim.site" and p["scope"]["name"] == plan.floor.site for p in prefixes)
-    assert sum(p["vlan"] is not None for p in prefixes) == sum(bool(r["vlan"]) for r in
-                                                               _rows(files, "netbox/15-prefixes.csv"))
+    assert sum(p["vlan"] is not None for p in prefixes) == sum(
+        bool(r["vlan"]) for r in _rows(files, "netbox/15-prefixes.csv")
+    )

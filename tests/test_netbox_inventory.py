@@ -124,12 +124,14 @@ def test_one_netbox_cable_per_physical_cable(case: tuple[Plan, list[NbObject]]) 
     cables = by(inv, "dcim/cables")
     assert plan.cables is not None and plan.cabling is not None
     assert len(cables) == sum(c.physical for c in plan.cables) == sum(plan.cabling.cables.values())
-    ends = Counter(t.interface.key for o in cables.values()
-                   for t in o.fields["a_terminations"] + o.fields["b_terminations"])
+    ends = Counter(
+        t.interface.key for o in cables.values() for t in o.fields["a_terminations"] + o.fields["b_terminations"]
+    )
     assert [k for k, n in ends.items() if n > 1] == []  # an interface takes one cable
     # every link's two ports are the two sides of one cable
-    side = {t.interface.key: (o.key, s) for o in cables.values() for s in ("a", "b")
-            for t in o.fields[f"{s}_terminations"]}
+    side = {
+        t.interface.key: (o.key, s) for o in cables.values() for s in ("a", "b") for t in o.fields[f"{s}_terminations"]
+    }
     for lk in plan.links:
         (ka, sa), (kb, sb) = side[f"{lk.a_device}:{lk.a_port}"], side[f"{lk.b_device}:{lk.b_port}"]
         assert ka == kb and sa != sb

@@ -54,7 +54,7 @@ def _interfaces(nb: Client) -> dict[str, dict[str, Any]]:
     ids = sorted(o["id"] for o in _mine(nb, "dcim/devices").values())
     out: dict[str, dict[str, Any]] = {}
     for i in range(0, len(ids), 50):
-        for o in nb.all("dcim/interfaces", device_id=ids[i:i + 50]):
+        for o in nb.all("dcim/interfaces", device_id=ids[i : i + 50]):
             out[f"{o['device']['name']}:{o['name']}"] = o
     return out
 
@@ -84,8 +84,11 @@ def test_a_fresh_netbox_gets_every_device_interface_and_cable(first_push: Any, n
     # every planned link's two ports are joined by a NetBox cable
     joined = set()
     for c in cables.values():
-        ends = frozenset((t["object"]["device"]["name"], t["object"]["name"])
-                         for side in ("a_terminations", "b_terminations") for t in c[side])
+        ends = frozenset(
+            (t["object"]["device"]["name"], t["object"]["name"])
+            for side in ("a_terminations", "b_terminations")
+            for t in c[side]
+        )
         joined.add(ends)
     for lk in plan.links:
         assert any({(lk.a_device, lk.a_port), (lk.b_device, lk.b_port)} <= e for e in joined), lk
@@ -95,20 +98,28 @@ def test_a_fresh_netbox_gets_every_device_interface_and_cable(first_push: Any, n
     for key, o in want_if.items():
         got = interfaces[key]
         assert (got["type"]["value"], got["speed"], got["description"]) == (
-            o.fields["type"], o.fields.get("speed"), o.fields.get("description", "")), key
+            o.fields["type"],
+            o.fields.get("speed"),
+            o.fields.get("description", ""),
+        ), key
         mode = o.fields.get("mode")
         assert (got["mode"] and got["mode"]["value"]) == mode, key
         if mode == "access":
             assert got["untagged_vlan"]["vid"] == int(o.fields["untagged_vlan"].key.split("/")[1]), key
         elif mode == "tagged":
             assert sorted(v["vid"] for v in got["tagged_vlans"]) == sorted(
-                int(r.key.split("/")[1]) for r in o.fields["tagged_vlans"]), key
+                int(r.key.split("/")[1]) for r in o.fields["tagged_vlans"]
+            ), key
         # railyard tags what it set something on (a cabled port, a bond, a loopback), no more
-        assert (TAG in {t["slug"] for t in got["tags"]}) == bool(o.fields.get("description") or mode or o.fields[
-            "type"] in ("virtual", "lag")), key
+        assert (TAG in {t["slug"] for t in got["tags"]}) == bool(
+            o.fields.get("description") or mode or o.fields["type"] in ("virtual", "lag")
+        ), key
     ips = nb.all("ipam/ip-addresses", tag=TAG)
-    assert ips and all(ip["assigned_object_type"] == "dcim.interface" and ip["assigned_object_id"] for ip in ips
-                       if ip["role"] is None or ip["role"]["value"] not in ("anycast", "vip"))
+    assert ips and all(
+        ip["assigned_object_type"] == "dcim.interface" and ip["assigned_object_id"]
+        for ip in ips
+        if ip["role"] is None or ip["role"]["value"] not in ("anycast", "vip")
+    )
     assert "railyard did create" in first_push.output
 
 
@@ -121,7 +132,8 @@ def test_a_second_push_changes_nothing(first_push: Any, netbox: Any, env: dict[s
 
 
 def test_two_to_one_removes_exactly_the_dropped_spines_and_their_cables(
-        first_push: Any, netbox: Any, env: dict[str, str], nb: Client, compiled: Any) -> None:
+    first_push: Any, netbox: Any, env: dict[str, str], nb: Client, compiled: Any
+) -> None:
     endpoints = ("dcim/devices", "dcim/cables", "ipam/ip-addresses")
     before = {e: _mine(nb, e) for e in endpoints}
     before["dcim/interfaces"] = _interfaces(nb)
@@ -159,7 +171,8 @@ def test_two_to_one_removes_exactly_the_dropped_spines_and_their_cables(
 
 
 def test_pull_reports_a_cable_deleted_in_netbox_with_both_ends(
-        first_push: Any, netbox: Any, env: dict[str, str], nb: Client, compiled: Any) -> None:
+    first_push: Any, netbox: Any, env: dict[str, str], nb: Client, compiled: Any
+) -> None:
     sets = HEAD
     push = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *sets)  # whatever the tests before left
     assert push.exit_code == 0, push.output

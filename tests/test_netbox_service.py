@@ -39,19 +39,28 @@ def test_the_api_wants_the_bearer_token(netbox: NetBox) -> None:
 
 def test_site_round_trips(netbox: NetBox) -> None:
     slug = f"railyard-smoke-{uuid.uuid4().hex[:8]}"
-    created = netbox.request("POST", "/api/dcim/sites/", {
-        "name": slug, "slug": slug, "status": "planned", "description": "railyard smoke test"})
+    created = netbox.request(
+        "POST",
+        "/api/dcim/sites/",
+        {"name": slug, "slug": slug, "status": "planned", "description": "railyard smoke test"},
+    )
     got = netbox.request("GET", f"/api/dcim/sites/{created['id']}/")
     assert (got["name"], got["slug"], got["status"]["value"], got["description"]) == (
-        slug, slug, "planned", "railyard smoke test")
+        slug,
+        slug,
+        "planned",
+        "railyard smoke test",
+    )
     found = netbox.request("GET", f"/api/dcim/sites/?slug={slug}")
     assert [s["id"] for s in found["results"]] == [created["id"]]
 
 
 def test_one_list_post_creates_200_objects(netbox: NetBox) -> None:
     run = uuid.uuid4().hex[:8]
-    tags = [{"name": f"batch-{run}-{i:03d}", "slug": f"batch-{run}-{i:03d}", "description": f"batch {run}"}
-            for i in range(200)]
+    tags = [
+        {"name": f"batch-{run}-{i:03d}", "slug": f"batch-{run}-{i:03d}", "description": f"batch {run}"}
+        for i in range(200)
+    ]
     created = netbox.request("POST", "/api/extras/tags/", tags)
     assert [t["slug"] for t in created] == [t["slug"] for t in tags]
     assert len({t["id"] for t in created}) == 200
@@ -61,8 +70,9 @@ def test_one_list_post_creates_200_objects(netbox: NetBox) -> None:
     assert {t["slug"] for t in listed["results"]} == {t["slug"] for t in tags}
 
     # A change to many objects is one list PATCH by id, as a re-push after an edit would send it.
-    patched = netbox.request("PATCH", "/api/extras/tags/", [
-        {"id": t["id"], "description": f"batch {run} changed"} for t in created])
+    patched = netbox.request(
+        "PATCH", "/api/extras/tags/", [{"id": t["id"], "description": f"batch {run} changed"} for t in created]
+    )
     assert {t["description"] for t in patched} == {f"batch {run} changed"}
     again = netbox.request("GET", f"/api/extras/tags/?description=batch {run} changed&limit=1000".replace(" ", "%20"))
     assert again["count"] == 200

@@ -26,8 +26,14 @@ def test_a_service_leaf_reads_back_as_the_plan_built_it(compiled: Callable[..., 
     dp = ndp.from_config_db("fe-leaf03", config_db(compiled, "fe-leaf03"))
     assert dp.vtep == np_.loopbacks["fe-leaf03"].split("/")[0]
     assert dp.vrfs == {n["vrf"]: n["l3vni"] for n in np_.networks}
-    storage_ports = sorted(lk.b_port for lk in plan.links if lk.network == "frontend" and lk.tier == "server-leaf"
-                           and lk.b_device == "fe-leaf03" and lk.a_device.startswith("stor"))
+    storage_ports = sorted(
+        lk.b_port
+        for lk in plan.links
+        if lk.network == "frontend"
+        and lk.tier == "server-leaf"
+        and lk.b_device == "fe-leaf03"
+        and lk.a_device.startswith("stor")
+    )
     assert storage_ports
     for n in np_.networks:
         seg = dp.segments[n["storage"]["vlan"]]
@@ -36,8 +42,7 @@ def test_a_service_leaf_reads_back_as_the_plan_built_it(compiled: Callable[..., 
         assert sorted(seg.tagged) == storage_ports and not seg.untagged  # a trunk to every storage server
         l3 = dp.segments[n["l3vni_vlan"]]
         assert (l3.vrf, l3.vni, l3.addresses, l3.mac) == (n["vrf"], n["l3vni"], (), None)  # the system MAC
-    assert {s for s, _ in dp.memberships(storage_ports[0])} == {dp.segments[n["storage"]["vlan"]]
-                                                               for n in np_.networks}
+    assert {s for s, _ in dp.memberships(storage_ports[0])} == {dp.segments[n["storage"]["vlan"]] for n in np_.networks}
 
 
 def test_a_release_with_sag_gives_the_sag_gateway_mac(compiled: Callable[..., Plan]) -> None:
@@ -66,8 +71,11 @@ def test_what_it_cannot_build_is_refused_by_name(compiled: Callable[..., Plan]) 
 def test_routed_ports_in_a_vrf_read_back(compiled: Callable[..., Plan]) -> None:
     """oob.uplink: frontend makes OOB uplinks routed ports of the infra VRF on the service leaves."""
     plan = compiled("h100-256", "oob.uplink=frontend")
-    uplinks = sorted(lk.b_port if lk.b_device == "fe-leaf03" else lk.a_port for lk in plan.links
-                     if lk.tier == "access-leaf" and "fe-leaf03" in (lk.a_device, lk.b_device))
+    uplinks = sorted(
+        lk.b_port if lk.b_device == "fe-leaf03" else lk.a_port
+        for lk in plan.links
+        if lk.tier == "access-leaf" and "fe-leaf03" in (lk.a_device, lk.b_device)
+    )
     assert uplinks
     dp = ndp.from_config_db("fe-leaf03", config_db(compiled, "fe-leaf03", "oob.uplink=frontend"))
     infra = next(n["vrf"] for n in (plan.netplan.networks if plan.netplan else []) if n["index"] == 0)

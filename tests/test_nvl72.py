@@ -45,8 +45,7 @@ def _refused(name: str, *sets: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("name", [GB200, GB300])
-def test_each_system_rack_holds_its_fixed_contents_and_draws_the_systems_power(compiled: Compiled,
-                                                                               name: str) -> None:
+def test_each_system_rack_holds_its_fixed_contents_and_draws_the_systems_power(compiled: Compiled, name: str) -> None:
     plan = compiled(name)
     rs, cat = _system(plan), plan.catalog
     by_rack: dict[str, list] = defaultdict(list)
@@ -55,15 +54,20 @@ def test_each_system_rack_holds_its_fixed_contents_and_draws_the_systems_power(c
             by_rack[d.rack].append(d)
     nvl = {r.name: r for r in plan.racks or [] if any(d.network == "nvlink" for d in by_rack[r.name])}
     assert len(nvl) == plan.design.compute.racks
-    want_kw = (cat.servers[rs.tray].power_kw * rs.trays + cat.switches[rs.nvlink_switch].power_w / 1000
-               * rs.nvlink_switches + cat.switches[rs.mgmt_switch].power_w / 1000 * rs.mgmt_switches)
+    want_kw = (
+        cat.servers[rs.tray].power_kw * rs.trays
+        + cat.switches[rs.nvlink_switch].power_w / 1000 * rs.nvlink_switches
+        + cat.switches[rs.mgmt_switch].power_w / 1000 * rs.mgmt_switches
+    )
     for rack in nvl.values():
         devs = by_rack[rack.name]
         kinds = Counter((d.kind, d.role, d.model) for d in devs)
-        assert kinds == {("server", "compute", rs.tray): rs.trays,
-                         ("switch", "nvlink", rs.nvlink_switch): rs.nvlink_switches,
-                         ("pdu", "power-shelf", rs.power_shelf): rs.power_shelves,
-                         ("switch", "leaf", rs.mgmt_switch): rs.mgmt_switches}, rack.name
+        assert kinds == {
+            ("server", "compute", rs.tray): rs.trays,
+            ("switch", "nvlink", rs.nvlink_switch): rs.nvlink_switches,
+            ("pdu", "power-shelf", rs.power_shelf): rs.power_shelves,
+            ("switch", "leaf", rs.mgmt_switch): rs.mgmt_switches,
+        }, rack.name
         assert rack.power_kw == pytest.approx(want_kw)
         assert rack.power_kw <= plan.design.site.rack.power_kw
         assert rack.pdus == 0  # the power shelves feed the busbar
@@ -72,7 +76,7 @@ def test_each_system_rack_holds_its_fixed_contents_and_draws_the_systems_power(c
     # a rack is one NVLink domain: its trays are consecutive servers, the same ones the Slurm block holds
     servers = [d.name for d in plan.devices if d.kind == "server"]
     assert len(servers) == rs.trays * plan.design.compute.racks
-    first_rack = {d.rack for d in plan.devices if d.name in servers[:rs.trays]}
+    first_rack = {d.rack for d in plan.devices if d.name in servers[: rs.trays]}
     assert len(first_rack) == 1
 
 
@@ -118,7 +122,7 @@ def test_every_tray_is_a_slurm_node_with_its_gpus_and_one_block_per_rack(compile
     assert all(len(b) == rs.trays and len({rack_of[h] for h in b}) == 1 for b in blocks)
     sizes = [int(s) for s in next(ln for ln in block if ln.startswith("BlockSizes=")).split("=")[1].split(",")]
     racks = plan.design.compute.racks
-    assert sizes == [rs.trays * 2 ** k for k in range(int(math.log2(racks)) + 1)]
+    assert sizes == [rs.trays * 2**k for k in range(int(math.log2(racks)) + 1)]
 
 
 def test_a_block_that_splits_a_rack_or_loses_a_node_is_refused(compiled: Compiled) -> None:
@@ -183,8 +187,9 @@ def test_backend_counts_per_tier_follow_the_rules(compiled: Compiled, name: str,
     assert roles == {"leaf": leaves, "spine": _spines(leaves, up, radix)}
     assert tiers == {"server-leaf": nics, "leaf-spine": leaves * up}
     # every NIC once (each tray's NIC i on a rail-i leaf of its unit), ratio and bisection measured
-    per_port = Counter((lk.a_device, lk.a_port) for lk in plan.links if lk.tier == "server-leaf"
-                       and lk.network == "backend")
+    per_port = Counter(
+        (lk.a_device, lk.a_port) for lk in plan.links if lk.tier == "server-leaf" and lk.network == "backend"
+    )
     assert len(per_port) == nics and set(per_port.values()) == {1}
     assert net["oversubscription"]["measured"] == "1:1" and net["bisection"]["ratio"] == 1.0
 
@@ -192,23 +197,26 @@ def test_backend_counts_per_tier_follow_the_rules(compiled: Compiled, name: str,
 # ------------------------------------------------------------------------------------- refusals
 
 
-@pytest.mark.parametrize(("sets", "field"), [
-    (("compute.count=288",), "compute.count"),
-    (("compute.server=hgx-b200",), "compute.server"),
-    (("compute.system=gb200-nvl36",), "compute.system"),
-    (("site.rack.power_kw=120",), "site.rack.power_kw"),
-    (("site.rack.units=42",), "site.rack.units"),
-    (("backend.su_size=100",), "backend.su_size"),
-    (("oob.switch=AS4630-54TE",), "oob.switch"),
-    (("site.rack.servers_per_rack=9",), "site.rack.servers_per_rack"),
-])
+@pytest.mark.parametrize(
+    ("sets", "field"),
+    [
+        (("compute.count=288",), "compute.count"),
+        (("compute.server=hgx-b200",), "compute.server"),
+        (("compute.system=gb200-nvl36",), "compute.system"),
+        (("site.rack.power_kw=120",), "site.rack.power_kw"),
+        (("site.rack.units=42",), "site.rack.units"),
+        (("backend.su_size=100",), "backend.su_size"),
+        (("oob.switch=AS4630-54TE",), "oob.switch"),
+        (("site.rack.servers_per_rack=9",), "site.rack.servers_per_rack"),
+    ],
+)
 def test_a_rack_system_design_that_cannot_stand_is_refused_at_the_field(sets: tuple[str, ...], field: str) -> None:
     assert field in [f for f, _ in _refused(GB200, *sets)]
 
 
 def test_a_compute_tray_alone_is_not_a_server_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
     problems = _refused("h100-256", "compute.server=gb200-compute-tray")
-    assert ("compute.server" in [f for f, _ in problems])
+    assert "compute.server" in [f for f, _ in problems]
     assert any("compute.system: gb200-nvl72" in m or "gb200-nvl72" in m for _, m in problems)
 
 
@@ -244,8 +252,12 @@ def test_topology_yaml_holds_the_tree_as_default_and_the_racks_as_blocks(compile
     nodes = [d.name for d in plan.devices if d.kind == "server"]
     assert check_topology_yaml(doc, nodes) == []
     tree, block = doc
-    assert (tree["topology"], tree["cluster_default"], block["topology"], block["cluster_default"]) == \
-        ("fabric", True, "nvlink", False)
+    assert (tree["topology"], tree["cluster_default"], block["topology"], block["cluster_default"]) == (
+        "fabric",
+        True,
+        "nvlink",
+        False,
+    )
     conf = [ln for ln in files["slurm/topology-block.conf"].splitlines() if ln.startswith("BlockName=")]
     assert [f"BlockName={b['block']} Nodes={b['nodes']}" for b in block["block"]["blocks"]] == conf
     leaves = [ln for ln in files["slurm/topology.conf"].splitlines() if ln.startswith("SwitchName=")]
@@ -253,14 +265,17 @@ def test_topology_yaml_holds_the_tree_as_default_and_the_racks_as_blocks(compile
     assert "slurm/topology.yaml" not in rendered_files(compiled, "h100-256")
 
 
-@pytest.mark.parametrize(("breaks", "says"), [
-    (lambda d: d[0].pop("cluster_default"), "cluster_default"),
-    (lambda d: d[1]["block"]["blocks"][1].update(nodes=d[1]["block"]["blocks"][0]["nodes"]), "more than one block"),
-    (lambda d: d[1]["block"].update(block_sizes=[18, 54]), "power of two"),
-    (lambda d: d[1].update(blocks=[]), "unknown attributes"),
-    (lambda d: d[0]["tree"]["switches"][0].update(children="x"), "`children` or `nodes`"),
-    (lambda d: d.append({"cluster_default": False, "topology": "x", "flat": True}), "first attribute"),
-])
+@pytest.mark.parametrize(
+    ("breaks", "says"),
+    [
+        (lambda d: d[0].pop("cluster_default"), "cluster_default"),
+        (lambda d: d[1]["block"]["blocks"][1].update(nodes=d[1]["block"]["blocks"][0]["nodes"]), "more than one block"),
+        (lambda d: d[1]["block"].update(block_sizes=[18, 54]), "power of two"),
+        (lambda d: d[1].update(blocks=[]), "unknown attributes"),
+        (lambda d: d[0]["tree"]["switches"][0].update(children="x"), "`children` or `nodes`"),
+        (lambda d: d.append({"cluster_default": False, "topology": "x", "flat": True}), "first attribute"),
+    ],
+)
 def test_a_topology_yaml_broken_on_purpose_is_caught(compiled: Compiled, breaks, says: str) -> None:  # type: ignore[no-untyped-def]
     plan = compiled(GB200)
     doc = yaml.safe_load(rendered_files(compiled, GB200)["slurm/topology.yaml"])

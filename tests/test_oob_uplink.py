@@ -51,9 +51,11 @@ def test_oob_access_switches_uplink_into_the_frontend_service_leaves(compiled: C
 def test_the_cable_plan_and_bom_follow_the_frontend_uplink(compiled: Callable[..., Plan]) -> None:
     plan = compiled("h100-256", *FRONTEND)
     assert plan.cables is not None and plan.bom is not None
-    cabled = {tuple(sorted([(plan.links[i].a_device, plan.links[i].a_port), (plan.links[i].b_device,
-                                                                            plan.links[i].b_port)]))
-              for c in plan.cables for i in c.links}
+    cabled = {
+        tuple(sorted([(plan.links[i].a_device, plan.links[i].a_port), (plan.links[i].b_device, plan.links[i].b_port)]))
+        for c in plan.cables
+        for i in c.links
+    }
     for sw, port, leaf, leaf_port in _uplinks(plan):
         assert tuple(sorted([(sw, port), (leaf, leaf_port)])) in cabled
     rows = rendered_files(compiled, "h100-256", *FRONTEND)["cabling/cables.csv"].splitlines()
@@ -64,8 +66,9 @@ def test_the_cable_plan_and_bom_follow_the_frontend_uplink(compiled: Callable[..
 
     def oob_switches(p: Plan) -> Counter[str]:
         assert p.bom is not None
-        return Counter({ln.part: int(ln.quantity) for ln in p.bom.lines
-                        if ln.category == "oob" and ln.kind == "switch"})
+        return Counter(
+            {ln.part: int(ln.quantity) for ln in p.bom.lines if ln.category == "oob" and ln.kind == "switch"}
+        )
 
     assert oob_switches(default)[agg_model] == default.networks["oob"]["aggregation_switches"] > 0
     assert oob_switches(plan) == Counter(d.model for d in plan.devices if d.kind == "switch" and d.network == "oob")
@@ -106,7 +109,8 @@ def test_the_frontend_leaf_configs_route_the_uplinks_in_the_infra_vrf(compiled: 
 
 
 def test_the_default_keeps_the_aggregation_pair_and_slurm_does_not_see_the_difference(
-        compiled: Callable[..., Plan]) -> None:
+    compiled: Callable[..., Plan],
+) -> None:
     default = compiled("h100-256")
     assert default.design.oob.uplink == "aggregation"
     assert not _uplinks(default)
@@ -118,8 +122,16 @@ def test_the_default_keeps_the_aggregation_pair_and_slurm_does_not_see_the_diffe
 
 
 def test_too_few_free_leaf_ports_is_refused_with_the_field(cli) -> None:
-    r = cli("validate", DESIGNS / "h100-1024-reference.yaml", "--set", "oob.uplink=frontend",
-            "--set", "oob.uplinks_per_switch=4", "--set", "oob.racks_per_switch=1")
+    r = cli(
+        "validate",
+        DESIGNS / "h100-1024-reference.yaml",
+        "--set",
+        "oob.uplink=frontend",
+        "--set",
+        "oob.uplinks_per_switch=4",
+        "--set",
+        "oob.racks_per_switch=1",
+    )
     assert r.exit_code == 2
     assert "oob.uplink: the frontend service leaves have too few free 100G ports" in r.output
     assert "set oob.uplink: aggregation" in r.output
@@ -127,8 +139,10 @@ def test_too_few_free_leaf_ports_is_refused_with_the_field(cli) -> None:
 
 def test_frontend_uplink_needs_a_sonic_frontend_and_no_aggregation_model(cli, tmp_path: Path) -> None:
     p = tmp_path / "d.yaml"
-    p.write_text(f"extends: {DESIGNS / 'h100-256.yaml'}\nfrontend:\n  vendor: eos\n  switch: DCS-7060DX5-64S\n"
-                 "oob:\n  uplink: frontend\n  aggregation_switch: SN4600\n")
+    p.write_text(
+        f"extends: {DESIGNS / 'h100-256.yaml'}\nfrontend:\n  vendor: eos\n  switch: DCS-7060DX5-64S\n"
+        "oob:\n  uplink: frontend\n  aggregation_switch: SN4600\n"
+    )
     r = cli("validate", p)
     assert r.exit_code == 2
     assert f"{p.name}:6: oob.uplink: frontend needs a SONiC frontend" in r.output

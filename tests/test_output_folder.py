@@ -41,8 +41,12 @@ def test_stray_plan_json_in_a_clone_deletes_nothing(tmp_path, monkeypatch):
     before = tree(clone)
     monkeypatch.chdir(clone)
     # the real console script, as a user runs it: exit 2, every file (.git included) still there
-    r = subprocess.run([sys.executable, "-m", "generators.cli", "compile", str(SMALL), "--out", str(clone)],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = subprocess.run(
+        [sys.executable, "-m", "generators.cli", "compile", str(SMALL), "--out", str(clone)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert r.returncode == 2, r.stderr
     assert "it holds .git (a git work tree)" in r.stderr and "Traceback" not in r.stderr
     assert tree(clone) == before
@@ -53,8 +57,7 @@ def test_old_output_without_manifest_is_refused_and_force_keeps_user_files(cli, 
     out.mkdir()
     (out / "plan.json").write_text("{}\n")  # looks like railyard's, but nothing says so
     (out / "notes.md").write_text("mine\n")
-    refused(cli("compile", SMALL, "--out", out), "it is not empty and railyard did not write it",
-            f"--force {out}")
+    refused(cli("compile", SMALL, "--out", out), "it is not empty and railyard did not write it", f"--force {out}")
     assert tree(out) == {"plan.json": b"{}\n", "notes.md": b"mine\n"}
     # --force must name the folder itself
     refused(cli("compile", SMALL, "--out", out, "--force", tmp_path), "did not write it")
@@ -161,11 +164,14 @@ def test_demo_layout_out_subfolder_of_a_work_tree_is_allowed(cli, tmp_path):
         assert r.exit_code == 0, r.stderr
 
 
-@pytest.mark.parametrize(("make", "text"), [
-    pytest.param(lambda t: t / "afile" / "out", "Not a directory", id="parent-is-a-file"),
-    pytest.param(lambda t: t / ("n" * 300), "File name too long", id="name-too-long"),
-    pytest.param(lambda t: Path("/sys/railyard-out"), "/sys/railyard-out", id="unwritable-location"),
-])
+@pytest.mark.parametrize(
+    ("make", "text"),
+    [
+        pytest.param(lambda t: t / "afile" / "out", "Not a directory", id="parent-is-a-file"),
+        pytest.param(lambda t: t / ("n" * 300), "File name too long", id="name-too-long"),
+        pytest.param(lambda t: Path("/sys/railyard-out"), "/sys/railyard-out", id="unwritable-location"),
+    ],
+)
 def test_os_errors_exit_2_with_the_path(cli, tmp_path, make, text):
     (tmp_path / "afile").write_text("x")
     r = cli("compile", SMALL, "--out", make(tmp_path), "-q")
@@ -192,8 +198,7 @@ def test_write_config_names_its_option(cli, tmp_path):
     (out / "x").write_text("mine")
     r = cli("compile", SMALL, "--out", tmp_path / "c", "-q")
     assert r.exit_code == 0
-    r = cli("verify", SMALL, "--ibnetdiscover", tmp_path / "c" / "infiniband" / "topology.net", "--write-config",
-            out)
+    r = cli("verify", SMALL, "--ibnetdiscover", tmp_path / "c" / "infiniband" / "topology.net", "--write-config", out)
     refused(r, "--write-config: refusing to write into")
     assert "--out" not in r.stderr
 
@@ -244,8 +249,12 @@ def test_a_write_that_fails_midway_leaves_the_folder_as_it_was(cli, tmp_path):
     assert cli("compile", SMALL, "--out", out, "-q").exit_code == 0
     before = tree(out)
     # plan.json of the second design is larger than the file size limit: the OS refuses mid-write
-    r = subprocess.run([sys.executable, "-c", FSIZE, "compile", str(OTHER), "--out", str(out), "-q"],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = subprocess.run(
+        [sys.executable, "-c", FSIZE, "compile", str(OTHER), "--out", str(out), "-q"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert r.returncode == 2, r.stderr
     assert f"--out: cannot write {out}" in r.stderr and "File too large" in r.stderr and "ulimit" in r.stderr
     assert "Traceback" not in r.stderr

@@ -81,12 +81,11 @@ def test_racks_stand_on_the_floor_without_overlap(compiled) -> None:
     xs = [p[0] for p in floor.outline_mm]
     ys = [p[1] for p in floor.outline_mm]
     room = box(min(xs), min(ys), max(xs), max(ys))
-    shapes = [box(r.x_mm, r.y_mm, r.x_mm + r.width_mm, r.y_mm + r.depth_mm)
-              for r in plan.racks]
+    shapes = [box(r.x_mm, r.y_mm, r.x_mm + r.width_mm, r.y_mm + r.depth_mm) for r in plan.racks]
     for s in shapes:
         assert room.contains(s)
     for i, a in enumerate(shapes):
-        for b in shapes[i + 1:]:
+        for b in shapes[i + 1 :]:
             assert a.intersection(b).area == 0
 
 
@@ -97,12 +96,12 @@ def _row_positions(plan: Plan, role: str) -> list[tuple[str, int]]:
 def test_strategies_put_network_racks_where_the_playbook_says(compiled) -> None:
     # reference: leaf racks and the spine rack are separate (not neighbours)
     ref = compiled("h100-1024-reference")
-    (srow, spos), = _row_positions(ref, "spine")
+    ((srow, spos),) = _row_positions(ref, "spine")
     leaves = _row_positions(ref, "leaf")
     assert all(row != srow or abs(pos - spos) > 1 for row, pos in leaves)
     # virtual modular switch: the spine rack mid-row with a leaf rack on either side
     vms = compiled("h100-1024-vms")
-    (srow, spos), = _row_positions(vms, "spine")
+    ((srow, spos),) = _row_positions(vms, "spine")
     assert _row_positions(vms, "leaf") == [(srow, spos - 1), (srow, spos + 1)]
     row_len = next(r.positions for r in vms.floor.rows if r.name == srow)
     assert abs(spos - (row_len + 1) / 2) <= 1.5
@@ -201,12 +200,15 @@ def test_too_few_pdus_named() -> None:
 
 # NVIDIA's reference: 3 PDUs per compute rack, 2 per other rack (3 x 10.2 kW HGX per rack, so feed B's
 # one 34.5 kW PDU carries a compute rack)
-RA_PDUS = ("site.rack.servers_per_rack=3",
-           "site.rack.pdus={compute: 3, leaf: 2, spine: 2, core: 2, frontend: 2, storage: 2, management: 2}")
+RA_PDUS = (
+    "site.rack.servers_per_rack=3",
+    "site.rack.pdus={compute: 3, leaf: 2, spine: 2, core: 2, frontend: 2, storage: 2, management: 2}",
+)
 
 
 def test_pdus_per_rack_role(compiled) -> None:
     from generators.handover.netbox_inventory import inventory
+
     plan = compiled("h100-256", *RA_PDUS)
     pdus = [d for d in plan.devices if d.kind == "pdu"]
     per_rack = Counter(d.rack for d in pdus)
@@ -256,24 +258,30 @@ def test_rows_off_the_floor_or_overlapping_are_errors(tmp_path: Path) -> None:
         p.write_text(f"extends: {DESIGNS / 'h100-256.yaml'}\nsite:\n  rows:\n{rows}{floor}")
         return p
 
-    ok = write("    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
-               "    - {name: b, positions: 10, x_mm: 1500, y_mm: 3600}\n"
-               "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n"
-               "    - {name: spare, positions: 10, x_mm: 1500, y_mm: 8400}\n")
+    ok = write(
+        "    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
+        "    - {name: b, positions: 10, x_mm: 1500, y_mm: 3600}\n"
+        "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n"
+        "    - {name: spare, positions: 10, x_mm: 1500, y_mm: 8400}\n"
+    )
     plan, _, _ = compile_file(ok)
     assert {r.row for r in plan.racks} == {"a", "b", "c"}
     assert [r.name for r in plan.floor.rows] == ["a", "b", "c", "spare"]
     assert plan.racks[0].x_mm == 1500 and plan.racks[0].y_mm == 1200
-    overlap = write("    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
-                    "    - {name: b, positions: 10, x_mm: 1500, y_mm: 2000}\n"
-                    "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n")
+    overlap = write(
+        "    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
+        "    - {name: b, positions: 10, x_mm: 1500, y_mm: 2000}\n"
+        "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n"
+    )
     with pytest.raises(DesignError) as exc:
         compile_file(overlap)
     assert any(p.field == "site.rows.1" and "overlaps row a" in p.message for p in exc.value.problems)
-    off = write("    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
-                "    - {name: b, positions: 10, x_mm: 1500, y_mm: 3600}\n"
-                "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n",
-                "  floor: {width_mm: 6000, depth_mm: 9000}\n")
+    off = write(
+        "    - {name: a, positions: 10, x_mm: 1500, y_mm: 1200}\n"
+        "    - {name: b, positions: 10, x_mm: 1500, y_mm: 3600}\n"
+        "    - {name: c, positions: 10, x_mm: 1500, y_mm: 6000}\n",
+        "  floor: {width_mm: 6000, depth_mm: 9000}\n",
+    )
     with pytest.raises(DesignError) as exc:
         compile_file(off)
     assert {p.field for p in exc.value.problems} == {"site.rows.0", "site.rows.1", "site.rows.2"}
@@ -289,15 +297,16 @@ def test_keepouts_block_rack_positions(compiled) -> None:
     row = base.floor.rows[0]
     # a 1 m column over the third and fourth positions of the first row
     x = row.x_mm + 2 * 600 + 100
-    ko = (f"site.floor.keepouts=[{{name: col1, x_mm: {x}, y_mm: {row.y_mm + 300}, width_mm: 1000, "
-          "depth_mm: 600, blocks_trays: true}]")
+    ko = (
+        f"site.floor.keepouts=[{{name: col1, x_mm: {x}, y_mm: {row.y_mm + 300}, width_mm: 1000, "
+        "depth_mm: 600, blocks_trays: true}]"
+    )
     plan = compiled("h100-1024-reference", ko)
     col = box(x, row.y_mm + 300, x + 1000, row.y_mm + 900)
     first = next(r for r in plan.floor.rows if r.name == row.name)
     assert first.blocked == [3, 4]
     for r in plan.racks:
-        assert box(r.x_mm, r.y_mm, r.x_mm + r.width_mm, r.y_mm + r.depth_mm).intersection(
-            col).area == 0
+        assert box(r.x_mm, r.y_mm, r.x_mm + r.width_mm, r.y_mm + r.depth_mm).intersection(col).area == 0
     # the column cuts the overhead tray above it: no tray segment crosses it
     for s in plan.trays.segments:
         (xa, ya), (xb, yb) = s.a_mm, s.b_mm

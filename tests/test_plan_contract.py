@@ -30,14 +30,17 @@ def test_plan_json_reads_back_to_the_same_bytes(written: str) -> None:
     assert dumps(plan) == written
 
 
-@pytest.mark.parametrize(("section", "edit", "message"), [
-    ("cables", lambda d: d["cables"][3].update(colour="blue"), "cables[3]: unknown keys ['colour']"),
-    ("racks", lambda d: d["racks"][0].pop("units_used"), "racks[0]: missing keys ['units_used']"),
-    ("trays", lambda d: d["trays"]["segments"][0].pop("a_mm"), "trays.segments[0]: missing keys ['a_mm']"),
-    ("bom", lambda d: d["bom"]["lines"][0].update(qty=1), "bom.lines[0]: unknown keys ['qty']"),
-    ("floor", lambda d: d.update(floor=[]), "floor: expected an object, got list"),
-    ("extra", lambda d: d.update(wiring={}), "unknown sections ['wiring']"),
-])
+@pytest.mark.parametrize(
+    ("section", "edit", "message"),
+    [
+        ("cables", lambda d: d["cables"][3].update(colour="blue"), "cables[3]: unknown keys ['colour']"),
+        ("racks", lambda d: d["racks"][0].pop("units_used"), "racks[0]: missing keys ['units_used']"),
+        ("trays", lambda d: d["trays"]["segments"][0].pop("a_mm"), "trays.segments[0]: missing keys ['a_mm']"),
+        ("bom", lambda d: d["bom"]["lines"][0].update(qty=1), "bom.lines[0]: unknown keys ['qty']"),
+        ("floor", lambda d: d.update(floor=[]), "floor: expected an object, got list"),
+        ("extra", lambda d: d.update(wiring={}), "unknown sections ['wiring']"),
+    ],
+)
 def test_a_section_of_another_shape_is_refused_naming_it(written: str, section: str, edit, message: str) -> None:
     d = json.loads(written)
     edit(d)

@@ -54,7 +54,8 @@ VALUES: dict[str, st.SearchStrategy[str]] = {
     "compute.cuont": st.just("3"),  # a misspelt key
 }
 overrides = st.lists(st.sampled_from(sorted(VALUES)), min_size=1, max_size=2, unique=True).flatmap(
-    lambda keys: st.tuples(*(VALUES[k].map(lambda v, k=k: f"{k}={v}") for k in keys)))
+    lambda keys: st.tuples(*(VALUES[k].map(lambda v, k=k: f"{k}={v}") for k in keys))
+)
 as_yaml = st.booleans()  # the same overrides as --set, or written into a design that extends the base
 
 
@@ -104,8 +105,11 @@ def check_invariants(plan: dict) -> None:
     assert nx.is_connected(g), "the backend is not connected"
     if be["topology"] == "rail_optimized":
         for leaf in (n for n, d in devices.items() if d.get("network") == "backend" and d.get("role") == "leaf"):
-            rails = {lk["a"]["port"] for lk in backend if lk["b"]["device"] == leaf
-                     and devices[lk["a"]["device"]]["kind"] == "server"}
+            rails = {
+                lk["a"]["port"]
+                for lk in backend
+                if lk["b"]["device"] == leaf and devices[lk["a"]["device"]]["kind"] == "server"
+            }
             assert len(rails) <= 1, f"{leaf} mixes rails {rails}"
     for net, exact in (("backend", True), ("frontend", False)):
         want = ratio(plan["networks"][net]["oversubscription"]["requested"])
@@ -113,11 +117,21 @@ def check_invariants(plan: dict) -> None:
             if d.get("network") != net or d.get("role") != "leaf":
                 continue
             # backend: GPU servers' bandwidth (subnet-manager ports carry no job traffic); frontend: all
-            down = sum(lk["speed_gbps"] for lk in plan["links"] if lk["network"] == net and lk["tier"] ==
-                       "server-leaf" and leaf in (lk["a"]["device"], lk["b"]["device"])
-                       and (not exact or devices[lk["a"]["device"]]["kind"] == "server"))
-            up = sum(lk["speed_gbps"] for lk in plan["links"] if lk["network"] == net and lk["tier"] ==
-                     "leaf-spine" and leaf in (lk["a"]["device"], lk["b"]["device"]))
+            down = sum(
+                lk["speed_gbps"]
+                for lk in plan["links"]
+                if lk["network"] == net
+                and lk["tier"] == "server-leaf"
+                and leaf in (lk["a"]["device"], lk["b"]["device"])
+                and (not exact or devices[lk["a"]["device"]]["kind"] == "server")
+            )
+            up = sum(
+                lk["speed_gbps"]
+                for lk in plan["links"]
+                if lk["network"] == net
+                and lk["tier"] == "leaf-spine"
+                and leaf in (lk["a"]["device"], lk["b"]["device"])
+            )
             if down and up:
                 assert Fraction(down, up) <= want, f"{leaf}: {down}/{up} above {want}"
 
@@ -147,8 +161,13 @@ def test_mutated_design_compiles_soundly_or_names_a_field(sets: tuple[str, ...],
         if r.exit_code == 0:
             check_invariants(json.loads((out / "plan.json").read_text(), parse_constant=not_json))
         else:
-            named = [m.group(1) for line in err.splitlines() if not line.startswith((" ", "error:"))
-                     for m in [FIELD_LINE.search(line)] if m]
+            named = [
+                m.group(1)
+                for line in err.splitlines()
+                if not line.startswith((" ", "error:"))
+                for m in [FIELD_LINE.search(line)]
+                if m
+            ]
             assert named and all(f in FIELDS for f in named), err
             assert not out.exists(), "a refused compile wrote output"
 

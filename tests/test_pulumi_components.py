@@ -31,7 +31,9 @@ class Recorder(mocks.MockMonitor):
     def RegisterResource(self, request):
         resp = super().RegisterResource(request)
         self.registered[resp.urn] = {
-            "type": request.type, "name": request.name, "parent": request.parent,
+            "type": request.type,
+            "name": request.name,
+            "parent": request.parent,
             "object": json.loads(json.dumps(_struct(request.object))),
             "secret_outputs": list(request.additionalSecretOutputs),
             "aliases": [a.urn for a in request.aliases] + list(request.aliasURNs),
@@ -133,8 +135,9 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     assert "frontend" not in groups, "every frontend file is a switch's, in its row's group"
     rack_of = {d.name: d.rack for d in plan.devices}
     row_of = {r.name: r.row for r in plan.racks}
-    switch_files = [p for p in files if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2
-                    and p.split("/")[1] in rack_of]
+    switch_files = [
+        p for p in files if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2 and p.split("/")[1] in rack_of
+    ]
     assert len(switch_files) >= 2 * sum(d.kind == "switch" and d.network == "frontend" for d in plan.devices)
     for path in switch_files:
         section, device = path.split("/")[:2]
@@ -152,8 +155,12 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     obj = reg[groups["slurm"][0]]["object"]
     obj.pop("__provider")
     slurm = {p: t for p, t in files.items() if p.startswith("slurm/")}
-    assert obj == {"dir": str(tmp_path), "group": "slurm", "mode": "0644",
-                   "files": {p: entry_text(summary(t)) for p, t in slurm.items()}}
+    assert obj == {
+        "dir": str(tmp_path),
+        "group": "slurm",
+        "mode": "0644",
+        "files": {p: entry_text(summary(t)) for p, t in slurm.items()},
+    }
     text = files["slurm/topology.conf"]
     assert (tmp_path / BLOBS / sha256_text(text)).read_text() == text
     assert reg[groups["slurm"][0]]["secret_outputs"] == []
@@ -175,7 +182,8 @@ def test_aliases_cover_the_other_section_type(monitor, compiled, h100_256_files,
     assert monitor.registered[groups[rack][0]]["aliases"] == [f"urn:pulumi:unit::railyard::{chain}::{rack}"]
     assert monitor.registered[groups["oob"][0]]["aliases"] == [
         "urn:pulumi:unit::railyard::railyard:site:Site$railyard:site:Folder$pulumi-python:dynamic/railyard:FileGroup"
-        "::oob"]
+        "::oob"
+    ]
     assert monitor.registered[groups["."][0]]["aliases"] == []
 
 
@@ -215,6 +223,7 @@ def test_rack_index_follows_placement(compiled):
     assert racks == {r.name: r.row for r in plan.racks} and len(racks) == 14 and len(set(racks.values())) > 1
     placed = [d for d in plan.devices if d.rack is not None]
     assert len(placed) == len(where) > 100 and all(where[d.name] == d.rack for d in placed)
+
 
 def test_stack_outputs_from_the_real_program(monitor, tmp_path, monkeypatch):
     exported = {}
@@ -263,8 +272,11 @@ def test_cable_and_cost_outputs_come_from_the_plan(monitor, compiled, h100_256_f
 def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):
     """A file that embeds a secret is in its component's `#secret` group: the whole map (hash, size,
     line count) is encrypted, in and out, mode 0600; the other files' group stays readable."""
-    files = {"oob/snmp.conf": f"community {placeholder('snmp_community')}\n", "oob/kea.conf": "{}\n",
-             "plan.json": "{}\n"}
+    files = {
+        "oob/snmp.conf": f"community {placeholder('snmp_community')}\n",
+        "oob/kea.conf": "{}\n",
+        "plan.json": "{}\n",
+    }
     values = {"snmp_community": pulumi.Output.secret("c0mmunity-x")}
     run(lambda: Site("s", site_layout(compiled("h100-256"), files), str(tmp_path), values))
     groups = _by_name(monitor, GROUP_T)
@@ -283,8 +295,6 @@ def test_secret_artifacts_are_secret(monitor, compiled, tmp_path):
     assert plain["object"]["files"] == {"oob/kea.conf": entry_text(summary("{}\n"))} and plain["secret_outputs"] == []
 
 
-
-
 def test_missing_secret_names_the_config_key(monitor, compiled, tmp_path):
     files = {"frontend/fe-leaf01/frr.conf": f"neighbor x password {placeholder('bgp_password')}\n"}
     with pytest.raises(Exception, match=r"railyard:bgpPassword: secret is not set.*frr.conf"):
@@ -295,9 +305,13 @@ def test_missing_secret_names_the_config_key(monitor, compiled, tmp_path):
 
 def test_bad_design_is_a_clean_run_error(monitor, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    pulumi.runtime.set_all_config({"railyard:design": "designs/h100-256.yaml",
-                                   "railyard:outDir": str(tmp_path),
-                                   "railyard:overrides": json.dumps(["backend.oversubscription=1:2"])})
+    pulumi.runtime.set_all_config(
+        {
+            "railyard:design": "designs/h100-256.yaml",
+            "railyard:outDir": str(tmp_path),
+            "railyard:overrides": json.dumps(["backend.oversubscription=1:2"]),
+        }
+    )
     with pytest.raises(pulumi.RunError, match=r"backend\.oversubscription"):
         run(program.main)
 

@@ -136,8 +136,9 @@ def test_design_change_touches_exactly_the_affected_artifacts(tmp_path):
     assert st.up_ops() == planned
     after = snapshot(out)
     assert {p: c for p, (c, _, _) in after.items()} == head
-    changed_on_disk = {p for p in set(before) | set(after)
-                       if p not in before or p not in after or before[p][0] != after[p][0]}
+    changed_on_disk = {
+        p for p in set(before) | set(after) if p not in before or p not in after or before[p][0] != after[p][0]
+    }
     assert changed_on_disk == affected
     rewritten = {p for p in set(before) & set(after) if before[p][1:] != after[p][1:]}
     assert rewritten <= affected, f"unchanged files were rewritten: {sorted(rewritten - affected)}"
@@ -145,7 +146,8 @@ def test_design_change_touches_exactly_the_affected_artifacts(tmp_path):
     outputs = st.outputs()
     plan = compile_file(ROOT / "designs/h100-1024-reference.yaml", ["backend.oversubscription=2:1"])[0]
     assert outputs["switchesByNetwork"]["backend"] == sum(
-        d.kind == "switch" and d.network == "backend" for d in plan.devices)
+        d.kind == "switch" and d.network == "backend" for d in plan.devices
+    )
     st.run("destroy", "--yes", "--skip-preview")
     assert snapshot(out) == {}
 
@@ -154,9 +156,17 @@ def test_two_thousand_files_secrets_and_regrouping(tmp_path):
     out = tmp_path / "site"
     password = "Bmc-pa55word-7f3a9c"
     count = 2000
-    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out),
-                          "railyard:count": count, "railyard:racked": "true", "railyard:bmcPassword": Secret(password)},
-               main=ROOT / "tests" / "engine_program")
+    st = Stack(
+        tmp_path,
+        {
+            "railyard:design": "designs/h100-256.yaml",
+            "railyard:outDir": str(out),
+            "railyard:count": count,
+            "railyard:racked": "true",
+            "railyard:bmcPassword": Secret(password),
+        },
+        main=ROOT / "tests" / "engine_program",
+    )
     st.up()
     files = snapshot(out)
     synthetic = [p for p in files if p.startswith("synthetic/")]
@@ -205,9 +215,16 @@ def test_two_thousand_files_secrets_and_regrouping(tmp_path):
 
 def test_missing_secret_fails_before_writing(tmp_path):
     out = tmp_path / "site"
-    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out),
-                          "railyard:count": 1, "railyard:racked": "false"},
-               main=ROOT / "tests" / "engine_program")
+    st = Stack(
+        tmp_path,
+        {
+            "railyard:design": "designs/h100-256.yaml",
+            "railyard:outDir": str(out),
+            "railyard:count": 1,
+            "railyard:racked": "false",
+        },
+        main=ROOT / "tests" / "engine_program",
+    )
     proc = st.run("up", "--yes", "--skip-preview", check=False)
     assert proc.returncode != 0
     assert "railyard:bmcPassword: secret is not set" in proc.stdout + proc.stderr
@@ -218,15 +235,26 @@ def test_real_project_file_runs_with_the_venv(tmp_path):
     """The repository's own Pulumi.yaml (virtualenv .venv from scripts/setup.sh), unmodified."""
     venv = ROOT / ".venv" / "bin" / "python"
     assert venv.exists(), "run scripts/setup.sh first: Pulumi.yaml runs the program in .venv"
-    env = {**os.environ, "PATH": f"{engine_bin()}{os.pathsep}{os.environ['PATH']}",
-           "PULUMI_HOME": str(tmp_path / "home"), "PULUMI_BACKEND_URL": (tmp_path / "state").as_uri(),
-           "PULUMI_CONFIG_PASSPHRASE": "x", "PULUMI_SKIP_UPDATE_CHECK": "true"}
+    env = {
+        **os.environ,
+        "PATH": f"{engine_bin()}{os.pathsep}{os.environ['PATH']}",
+        "PULUMI_HOME": str(tmp_path / "home"),
+        "PULUMI_BACKEND_URL": (tmp_path / "state").as_uri(),
+        "PULUMI_CONFIG_PASSPHRASE": "x",
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+    }
     (tmp_path / "state").mkdir()
     import subprocess
 
     def pulumi(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["pulumi", *args, "--non-interactive", "--cwd", str(ROOT)], env=env, capture_output=True,
-                              text=True, timeout=600, check=False)
+        return subprocess.run(
+            ["pulumi", *args, "--non-interactive", "--cwd", str(ROOT)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
 
     # stack config goes to stacks/Pulumi.<stack>.yaml in the repository: use a throwaway name, clean up
     name = f"pytest-{os.getpid()}"
@@ -258,11 +286,12 @@ def by_type(st: Stack) -> dict[str, dict[str, dict]]:
 def assert_racked(tree: dict[str, dict[str, dict]], plan) -> None:
     """Every switch's config files are in the FileGroup `<network>/<row>` of the row of the rack placement
     put the switch in, a child of its network's component; every rack's printed sheets in `cabling/<row>`."""
-    site, = tree[SITE_T].values()
+    (site,) = tree[SITE_T].values()
     nets, folders, groups = tree[NETWORK_T], tree[FOLDER_T], tree[GROUP_T]
     assert RACK_T not in tree, "a rack is its FileGroup, not a component holding one"
-    held = {p: name for name, g in groups.items() if SECRET_KEY not in g["outputs"]["files"]
-            for p in g["outputs"]["files"]}
+    held = {
+        p: name for name, g in groups.items() if SECRET_KEY not in g["outputs"]["files"] for p in g["outputs"]["files"]
+    }
     switch_files = [p for p in held if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
     switches = {d.name: d for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")}
     assert {p.split("/")[1] for p in switch_files} == set(switches), "every frontend/oob switch renders files"
@@ -375,8 +404,12 @@ def test_stack_of_one_resource_per_file_moves_to_groups_untouched(tmp_path):
     run today's FileArtifactProvider, which leaves alone each path the owners record gives a group.
     Then a no-change `up` and `preview --expect-no-changes` pass, and a change still deploys."""
     out = tmp_path / "site"
-    st = Stack(tmp_path, {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)},
-               main=BEFORE_GROUPS, pythonpath=BEFORE_GROUPS)
+    st = Stack(
+        tmp_path,
+        {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)},
+        main=BEFORE_GROUPS,
+        pythonpath=BEFORE_GROUPS,
+    )
     st.up()
     old = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources(ARTIFACT_T)}
     assert set(old) == set(rendered("h100-256")) and not st.resources(), "the frozen program is the per-file one"
@@ -390,8 +423,9 @@ def test_stack_of_one_resource_per_file_moves_to_groups_untouched(tmp_path):
     ops = st.up_ops()
     assert set(ops.values()) == {"create"} and set(ops) == set(grouping("h100-256").values())
     after = snapshot(out, store=True)
-    assert unchanged({p: v for p, v in files.items() if not p.startswith(".railyard/")}, after) == [], \
+    assert unchanged({p: v for p, v in files.items() if not p.startswith(".railyard/")}, after) == [], (
         "a deployed file was rewritten or removed"
+    )
     assert {p for p in after if not p.startswith(".railyard/")} == {p for p in files if not p.startswith(".railyard/")}
     assert st.resources(ARTIFACT_T) == [] and st.held() == grouping("h100-256")
     assert len(st.run("stack", "export").stdout) < state_before / 2
@@ -414,8 +448,12 @@ def test_stack_created_with_content_in_the_state_moves_to_groups_untouched(tmp_p
     rewritten, and afterwards no content in the state. Then a real change still deploys and the blob
     store is pruned to the head's contents."""
     out = tmp_path / "site"
-    st = Stack(tmp_path, {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)},
-               main=BEFORE_HASH, pythonpath=BEFORE_HASH)
+    st = Stack(
+        tmp_path,
+        {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)},
+        main=BEFORE_HASH,
+        pythonpath=BEFORE_HASH,
+    )
     st.up()
     old = st.resources(ARTIFACT_T)
     assert old and all("content" in r["inputs"] for r in old), "the frozen program must be the content-input one"
@@ -448,9 +486,18 @@ def test_a_secret_file_made_with_content_in_the_state_moves_to_its_secret_group(
     out = tmp_path / "site"
     password = "Bmc-pa55word-91c2e4"
     program = ROOT / "tests" / "engine_program"
-    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out),
-                          "railyard:count": 3, "railyard:racked": "true", "railyard:bmcPassword": Secret(password)},
-               main=program, pythonpath=BEFORE_HASH)
+    st = Stack(
+        tmp_path,
+        {
+            "railyard:design": "designs/h100-256.yaml",
+            "railyard:outDir": str(out),
+            "railyard:count": 3,
+            "railyard:racked": "true",
+            "railyard:bmcPassword": Secret(password),
+        },
+        main=program,
+        pythonpath=BEFORE_HASH,
+    )
     st.up()
     creds = "oob/bmc-credentials.env"
     old = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources(ARTIFACT_T)}
@@ -494,8 +541,12 @@ def test_state_holds_no_content_and_refresh_finds_a_hand_edit(tmp_path):
     slurm = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}["slurm"]
     text = expected["slurm/topology.conf"]
     topo_in, topo_out = (slurm[k]["files"]["slurm/topology.conf"] for k in ("inputs", "outputs"))
-    assert topo_in == topo_out == entry_text(summary(text)) == (
-        f"{hashlib.sha256(text.encode()).hexdigest()} {len(text.encode())} bytes {text.count(chr(10))} lines")
+    assert (
+        topo_in
+        == topo_out
+        == entry_text(summary(text))
+        == (f"{hashlib.sha256(text.encode()).hexdigest()} {len(text.encode())} bytes {text.count(chr(10))} lines")
+    )
 
     victim = out / "slurm/topology.conf"
     others = snapshot(out)
@@ -550,8 +601,11 @@ def test_an_unchanged_design_deploys_from_the_site_cache(tmp_path):
     again = st.run("up", "--yes", "--skip-preview")
     assert "site cache" in again.stdout and "unchanged" in again.stdout and "updated" not in again.stdout
     # the line the README quotes
-    assert re.search(r"railyard: h100-256\.yaml with this catalog and railyard is in the site cache "
-                     r"\([0-9a-f]{12}\): nothing compiled \(RAILYARD_SITE_CACHE=off compiles\)", again.stdout)
+    assert re.search(
+        r"railyard: h100-256\.yaml with this catalog and railyard is in the site cache "
+        r"\([0-9a-f]{12}\): nothing compiled \(RAILYARD_SITE_CACHE=off compiles\)",
+        again.stdout,
+    )
     assert snapshot(out) == files
     st.run("preview", "--expect-no-changes")
 

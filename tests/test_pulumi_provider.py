@@ -41,8 +41,14 @@ def test_create_writes_file_and_returns_hash(tmp_path):
     f = tmp_path / "frontend/fe-leaf01/frr.conf"
     assert f.read_text() == "hostname fe-leaf01\n"
     assert res.id == str(f)
-    assert res.outs == {"dir": str(tmp_path), "path": "frontend/fe-leaf01/frr.conf", "mode": "0644",
-                        "sha256": hashlib.sha256(b"hostname fe-leaf01\n").hexdigest(), "size": 19, "lines": 1}
+    assert res.outs == {
+        "dir": str(tmp_path),
+        "path": "frontend/fe-leaf01/frr.conf",
+        "mode": "0644",
+        "sha256": hashlib.sha256(b"hostname fe-leaf01\n").hexdigest(),
+        "size": 19,
+        "lines": 1,
+    }
     assert f"{f.stat().st_mode & 0o777:04o}" == "0644"
     assert not [p for p in f.parent.iterdir() if p.name != "frr.conf"], "temp file left behind"
 
@@ -120,11 +126,24 @@ def test_read_detects_hand_edit_and_deletion(tmp_path):
     assert P.read(outs.id, state).id == ""  # gone: refresh drops it from the state
 
 
-@pytest.mark.parametrize("bad", [
-    {"path": "/etc/passwd"}, {"path": "../x"}, {"path": "a/../../x"}, {"path": "a//b"}, {"path": ""},
-    {"dir": "relative/dir"}, {"mode": "0777"}, {"sha256": "abc"}, {"sha256": "A" * 64}, {"size": -1},
-    {"lines": 1.5}, {"size": "12"}, {"path": ".railyard/blobs/x"},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"path": "/etc/passwd"},
+        {"path": "../x"},
+        {"path": "a/../../x"},
+        {"path": "a//b"},
+        {"path": ""},
+        {"dir": "relative/dir"},
+        {"mode": "0777"},
+        {"sha256": "abc"},
+        {"sha256": "A" * 64},
+        {"size": -1},
+        {"lines": 1.5},
+        {"size": "12"},
+        {"path": ".railyard/blobs/x"},
+    ],
+)
 def test_check_rejects_bad_inputs(tmp_path, bad):
     res = P.check({}, {**props(tmp_path, store=False), **bad})
     assert [f.property for f in res.failures] == list(bad)
@@ -299,8 +318,11 @@ def test_read_reports_size_and_lines_from_disk(tmp_path):
 # --- FileGroup: one resource per folder component, a map path -> {sha256, size, lines} ---------------
 
 G = FileGroupProvider()
-RACK = {"frontend/fe-leaf01/frr.conf": "hostname fe-leaf01\n", "frontend/fe-leaf01/interfaces": "auto lo\n",
-        "frontend/fe-leaf02/frr.conf": "hostname fe-leaf02\n"}
+RACK = {
+    "frontend/fe-leaf01/frr.conf": "hostname fe-leaf01\n",
+    "frontend/fe-leaf01/interfaces": "auto lo\n",
+    "frontend/fe-leaf02/frr.conf": "hostname fe-leaf02\n",
+}
 
 
 def entry(text: str, **changes) -> str:
@@ -417,7 +439,8 @@ def test_group_read_rehashes_each_path(tmp_path):
     assert drift.id == res.id
     assert drift.outs["files"] == {
         "frontend/fe-leaf01/frr.conf": entry("hostname fe-leaf01\nrouter bgp 65000\n"),
-        "frontend/fe-leaf01/interfaces": entry("auto lo\n", mode="0666")}
+        "frontend/fe-leaf01/interfaces": entry("auto lo\n", mode="0666"),
+    }
     assert drift.outs["files"]["frontend/fe-leaf01/interfaces"].endswith(" 8 bytes 1 lines mode 0666")
     # the next up diffs the refreshed outputs against the design and puts each file back
     assert G.diff(res.id, drift.outs, group(tmp_path)).changes is True
@@ -427,13 +450,23 @@ def test_group_read_rehashes_each_path(tmp_path):
     assert G.read(res.id, res.outs).outs == res.outs
 
 
-@pytest.mark.parametrize("bad", [
-    {"files": {"/etc/passwd": entry("x")}}, {"files": {"../x": entry("x")}},
-    {"files": {f"{STORE}/blobs/x": entry("x")}}, {"files": {"a": entry("x", sha256="abc")}},
-    {"files": {"a": entry("x", size=-1)}}, {"files": {"a": "text"}}, {"files": {"a": summary("x")}},
-    {"files": {"a": entry("x", mode="0644")}}, {"files": ["a"]},
-    {"group": ""}, {"mode": "0777"}, {"dir": "relative"},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"files": {"/etc/passwd": entry("x")}},
+        {"files": {"../x": entry("x")}},
+        {"files": {f"{STORE}/blobs/x": entry("x")}},
+        {"files": {"a": entry("x", sha256="abc")}},
+        {"files": {"a": entry("x", size=-1)}},
+        {"files": {"a": "text"}},
+        {"files": {"a": summary("x")}},
+        {"files": {"a": entry("x", mode="0644")}},
+        {"files": ["a"]},
+        {"group": ""},
+        {"mode": "0777"},
+        {"dir": "relative"},
+    ],
+)
 def test_group_check_rejects_bad_inputs(tmp_path, bad):
     res = G.check({}, {**group(tmp_path), **bad})
     assert [f.property for f in res.failures] == list(bad)

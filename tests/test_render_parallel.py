@@ -48,6 +48,7 @@ def _replace(monkeypatch, **by_index) -> None:
 def _failing(name: str, exc: Exception):
     def r(plan):
         raise exc
+
     r.__name__ = name
     return r
 
@@ -61,8 +62,9 @@ def test_the_queue_takes_the_costliest_first_then_the_rest_in_order() -> None:
 
 
 @pytest.mark.parametrize("where", range(4))
-def test_the_first_failing_renderer_wins_whichever_process_ran_it(plan, tmp_path: Path, monkeypatch,
-                                                                  where: int) -> None:
+def test_the_first_failing_renderer_wins_whichever_process_ran_it(
+    plan, tmp_path: Path, monkeypatch, where: int
+) -> None:
     """Two renderers fail; which process takes which is up to the queue and the scheduler, and the error
     raised is the one of the earlier in RENDERERS, as in one process. The later one is taken first (it
     is costlier), and a third renderer, last in RENDERERS, fails too."""
@@ -70,9 +72,14 @@ def test_the_first_failing_renderer_wins_whichever_process_ran_it(plan, tmp_path
     later = renderers.RENDERERS.index(renderers.render_cabling)
     last = len(renderers.RENDERERS) - 1
     assert first < later < last
-    _replace(monkeypatch, **{f"i{first}": _failing("render_slurm", ZeroDivisionError("first")),
-                             f"i{later}": _failing("render_cabling", KeyError("later")),
-                             f"i{last}": _failing(renderers.RENDERERS[last].__name__, ValueError("last"))})
+    _replace(
+        monkeypatch,
+        **{
+            f"i{first}": _failing("render_slurm", ZeroDivisionError("first")),
+            f"i{later}": _failing("render_cabling", KeyError("later")),
+            f"i{last}": _failing(renderers.RENDERERS[last].__name__, ValueError("last")),
+        },
+    )
     for parallel in (False, True):
         with pytest.raises(ZeroDivisionError, match="first"):
             renderers.render_into(plan, _dir(tmp_path / str(parallel)), parallel=parallel)

@@ -21,8 +21,9 @@ SUPERPOD = "h100-1016-superpod"  # REF with count 127, reserved_slots 1, backend
 
 def _backend_ports(plan: Plan, device: str) -> dict[str, tuple[str, str]]:
     """device's backend links: its port -> (leaf, leaf port)."""
-    return {lk.a_port: (lk.b_device, lk.b_port) for lk in plan.links
-            if lk.network == "backend" and lk.a_device == device}
+    return {
+        lk.a_port: (lk.b_device, lk.b_port) for lk in plan.links if lk.network == "backend" and lk.a_device == device
+    }
 
 
 def test_the_last_unit_has_one_server_fewer(compiled: Compiled) -> None:
@@ -48,12 +49,16 @@ def test_ufm_hosts_take_the_removed_servers_leaf_ports(compiled: Compiled) -> No
     # one port per rail, rails in order: mgmt01 on the rail-0 leaf, mgmt02 on the rail-1 leaf
     assert [leaf for leaf, _ in taken] == [slot["mlx5_0"][0], slot["mlx5_1"][0]]
     # and nobody else uses any of the removed server's ports
-    others = {(lk.b_device, lk.b_port) for lk in plan.links if lk.network == "backend"
-              and lk.a_device not in ("mgmt01", "mgmt02")}
+    others = {
+        (lk.b_device, lk.b_port)
+        for lk in plan.links
+        if lk.network == "backend" and lk.a_device not in ("mgmt01", "mgmt02")
+    }
     assert not others & set(slot.values())
     assert plan.networks["backend"]["subnet_manager_ports"] == [
         {"node": n, "port": "mlx5_0", "leaf": lf, "leaf_port": p}
-        for n, (lf, p) in zip(("mgmt01", "mgmt02"), taken, strict=True)]
+        for n, (lf, p) in zip(("mgmt01", "mgmt02"), taken, strict=True)
+    ]
 
 
 def test_cable_sheet_lists_the_ufm_links_at_the_slots_leaf_ports(compiled: Compiled) -> None:
@@ -62,16 +67,23 @@ def test_cable_sheet_lists_the_ufm_links_at_the_slots_leaf_ports(compiled: Compi
     plan = compiled(SUPERPOD)
     sm_ports = plan.networks["backend"]["subnet_manager_ports"]
     want = {(sm["node"], sm["port"], sm["leaf"], sm["leaf_port"]) for sm in sm_ports}
-    got = {(r["a_device"], r["a_port"], r["b_device"], r["b_port"]) for r in rows
-           if r["a_device"].startswith("mgmt") and r["network"] == "backend"}
+    got = {
+        (r["a_device"], r["a_port"], r["b_device"], r["b_port"])
+        for r in rows
+        if r["a_device"].startswith("mgmt") and r["network"] == "backend"
+    }
     assert got == want
 
 
 def test_slurm_sees_127_nodes_and_no_ufm_host(compiled: Compiled) -> None:
     files = rendered_files(compiled, SUPERPOD)
     for name in ("slurm/topology.conf", "slurm/topology-block.conf"):
-        nodes = [h for line in files[name].splitlines() if not line.startswith("#") and "Nodes=" in line
-                 for h in hostlist.expand_hostlist(line.split("Nodes=")[1].split()[0])]
+        nodes = [
+            h
+            for line in files[name].splitlines()
+            if not line.startswith("#") and "Nodes=" in line
+            for h in hostlist.expand_hostlist(line.split("Nodes=")[1].split()[0])
+        ]
         assert len(nodes) == len(set(nodes)) == 127, name
         assert not any(h.startswith("mgmt") for h in nodes)
     block = files["slurm/topology-block.conf"]
@@ -83,8 +95,7 @@ def test_slurm_sees_127_nodes_and_no_ufm_host(compiled: Compiled) -> None:
 def test_subnet_managers_are_the_ufm_hosts(compiled: Compiled) -> None:
     plan = compiled(SUPERPOD)
     assert plan.infiniband is not None
-    assert [(s.device, s.on_switch) for s in plan.infiniband.subnet_managers] == [("mgmt01", False),
-                                                                                ("mgmt02", False)]
+    assert [(s.device, s.on_switch) for s in plan.infiniband.subnet_managers] == [("mgmt01", False), ("mgmt02", False)]
     files = rendered_files(compiled, SUPERPOD)
     assert "mgmt01 mlx5_0" in files["infiniband/node-name-map"]
     assert "mgmt01 mlx5_0 (subnet manager)" in files["infiniband/partitions.conf"]
@@ -135,13 +146,17 @@ def _design(tmp_path: Path, compute: str) -> Path:
     return p
 
 
-@pytest.mark.parametrize(("compute", "line", "field", "text"), [
-    ("  count: 127\n", 5, "compute.count", "compute.reserved_slots: 1"),
-    ("  count: 96\n  reserved_slots: 32\n", 6, "compute.reserved_slots", "reserve fewer than backend.su_size"),
-    ("  count: 126\n  reserved_slots: 1\n", 5, "compute.count", "set compute.count to 127"),
-])
-def test_bad_slots_name_field_and_line(cli: Callable[..., object], tmp_path: Path, compute: str, line: int,
-                                       field: str, text: str) -> None:
+@pytest.mark.parametrize(
+    ("compute", "line", "field", "text"),
+    [
+        ("  count: 127\n", 5, "compute.count", "compute.reserved_slots: 1"),
+        ("  count: 96\n  reserved_slots: 32\n", 6, "compute.reserved_slots", "reserve fewer than backend.su_size"),
+        ("  count: 126\n  reserved_slots: 1\n", 5, "compute.count", "set compute.count to 127"),
+    ],
+)
+def test_bad_slots_name_field_and_line(
+    cli: Callable[..., object], tmp_path: Path, compute: str, line: int, field: str, text: str
+) -> None:
     r = cli("validate", _design(tmp_path, compute))
     assert r.exit_code == 2  # type: ignore[attr-defined]
     err = r.stderr  # type: ignore[attr-defined]

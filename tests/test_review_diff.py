@@ -26,8 +26,11 @@ def test_cli_diff_reference_vs_optimized(cli, compiled):
     assert spines == [16, 8]  # 2:1 halves the spines
     assert "| `backend/spine` | 16 × QM9700 | 8 × QM9700 | -8 (-50.0%) |" in md
     # the resolved designs differ in their name, description and oversubscription (after extends:)
-    fields = [ln.split("`")[1] for ln in md.split("## Design changes")[1].split("## Summary")[0].splitlines()
-              if ln.startswith("- `")]
+    fields = [
+        ln.split("`")[1]
+        for ln in md.split("## Design changes")[1].split("## Summary")[0].splitlines()
+        if ln.startswith("- `")
+    ]
     assert "backend.oversubscription" in fields and "name" in fields
     base_files = render_all(ref)
     head_files = render_all(opt)
@@ -51,8 +54,13 @@ def test_diff_of_a_design_with_itself_is_empty(cli, compiled, tmp_path):
 
 
 def test_diff_with_set_overrides(cli):
-    res = cli("diff", DESIGNS / "h100-1024-reference.yaml", DESIGNS / "h100-1024-reference.yaml",
-              "--head-set", "backend.oversubscription=2:1")
+    res = cli(
+        "diff",
+        DESIGNS / "h100-1024-reference.yaml",
+        DESIGNS / "h100-1024-reference.yaml",
+        "--head-set",
+        "backend.oversubscription=2:1",
+    )
     assert res.exit_code == 0, res.output
     assert "--set backend.oversubscription=2:1" in res.output
     assert "| `backend/spine` | 16 × QM9700 | 8 × QM9700 |" in res.output
@@ -60,8 +68,15 @@ def test_diff_with_set_overrides(cli):
 
 def test_bad_design_exits_2_and_writes_nothing(cli, tmp_path):
     out = tmp_path / "review.md"
-    res = cli("diff", DESIGNS / "h100-256.yaml", DESIGNS / "h100-256.yaml", "--head-set",
-              "backend.oversubscription=1:2", "--out", out)
+    res = cli(
+        "diff",
+        DESIGNS / "h100-256.yaml",
+        DESIGNS / "h100-256.yaml",
+        "--head-set",
+        "backend.oversubscription=1:2",
+        "--out",
+        out,
+    )
     assert res.exit_code == 2
     assert "backend.oversubscription" in res.output
     assert not out.exists()
@@ -80,8 +95,10 @@ def test_cables_and_cost_by_category(compiled):
     mmf = (fb["cables_by_network_medium"]["backend/mmf"], fh["cables_by_network_medium"]["backend/mmf"])
     assert f"| `backend/mmf` | {mmf[0]:,} | {mmf[1]:,} | +{mmf[1] - mmf[0]:,}" in md
     delta = fh["cost_by_category"]["backend"] - fb["cost_by_category"]["backend"]
-    assert f"| `backend` | ${fb['cost_by_category']['backend']:,.0f} | ${fh['cost_by_category']['backend']:,.0f} | " \
-           f"+${delta:,.0f}" in md
+    assert (
+        f"| `backend` | ${fb['cost_by_category']['backend']:,.0f} | ${fh['cost_by_category']['backend']:,.0f} | "
+        f"+${delta:,.0f}" in md
+    )
     # the leaf-spine cables keep their ids (same ports) but their media changed, and the spine rack
     # moved to the row's end, so they are listed as moved, with the new medium
     assert "## Cables" in md and "Moved (" in md and "medium dac → mmf" in md
@@ -130,8 +147,11 @@ VMS_2TO1 = "backend.oversubscription=2:1"
 
 def _server_cables(plan):
     servers = {d.name for d in plan.devices if d.kind == "server"}
-    return {c.id: c.labels for c in plan.cables
-            if any({plan.links[k].a_device, plan.links[k].b_device} & servers for k in c.links)}
+    return {
+        c.id: c.labels
+        for c in plan.cables
+        if any({plan.links[k].a_device, plan.links[k].b_device} & servers for k in c.links)
+    }
 
 
 def test_server_cables_keep_their_id_and_label_when_the_spines_change(compiled):
@@ -155,8 +175,9 @@ def test_the_review_of_1to1_to_2to1_leads_with_the_field_and_counts_only_spine_c
     # the BoM lines that explain the cost: fewer spines, fewer leaf-spine DACs
     bom = md.split("### Bill-of-materials lines that changed")[1].split("## Cables")[0]
     for part in ("QM9700", "MCP4Y10-N002", "MCP4Y10-N01A"):
-        qty = [sum(ln.quantity for ln in p.bom.lines if ln.part == part and ln.category == "backend")
-               for p in (base, head)]
+        qty = [
+            sum(ln.quantity for ln in p.bom.lines if ln.part == part and ln.category == "backend") for p in (base, head)
+        ]
         assert f"| `{part}` (backend " in bom and f" | {qty[0]:,} | {qty[1]:,} | " in bom
     # the backend's cable changes are exactly the leaf-spine cables that differ
     r = review(base, {}, head, {})
@@ -169,8 +190,11 @@ def test_the_review_of_1to1_to_2to1_leads_with_the_field_and_counts_only_spine_c
         assert spines & {lk.a_device, lk.b_device}, c
     b_ls = {c.id: c for c in base.cables if c.network == "backend"}
     h_ls = {c.id: c for c in head.cables if c.network == "backend"}
-    really = {i for i in set(b_ls) | set(h_ls)
-              if i not in b_ls or i not in h_ls or (b_ls[i].labels, b_ls[i].parts) != (h_ls[i].labels, h_ls[i].parts)}
+    really = {
+        i
+        for i in set(b_ls) | set(h_ls)
+        if i not in b_ls or i not in h_ls or (b_ls[i].labels, b_ls[i].parts) != (h_ls[i].labels, h_ls[i].parts)
+    }
     assert {c.id for c in backend} == really and len(really) > 0
     counts = Counter(c.change for c in backend)
     assert f"| `backend` | {counts['added']} | {counts['removed']} | {counts['moved']} | {counts['changed']} |" in md
@@ -178,8 +202,19 @@ def test_the_review_of_1to1_to_2to1_leads_with_the_field_and_counts_only_spine_c
 
 def test_review_json_carries_every_item_and_full_report_is_linked(cli, tmp_path, compiled):
     out, full = tmp_path / "review.json", tmp_path / "review-full.json"
-    res = cli("diff", DESIGNS / "h100-1024-vms.yaml", DESIGNS / "h100-1024-vms.yaml", "--head-set", VMS_2TO1,
-              "--format", "json", "--out", out, "--full", full)
+    res = cli(
+        "diff",
+        DESIGNS / "h100-1024-vms.yaml",
+        DESIGNS / "h100-1024-vms.yaml",
+        "--head-set",
+        VMS_2TO1,
+        "--format",
+        "json",
+        "--out",
+        out,
+        "--full",
+        full,
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert doc["schema"] == "railyard.review/1" and doc["full_report"] == "review-full.json"
@@ -188,15 +223,29 @@ def test_review_json_carries_every_item_and_full_report_is_linked(cli, tmp_path,
     assert len(doc["cables"]) == len(r.cables) > 2 * 15  # json is never cut short
     # markdown with --full: the comment is cut short and says where the rest is
     md, mdfull = tmp_path / "review.md", tmp_path / "full.md"
-    assert cli("diff", DESIGNS / "h100-1024-vms.yaml", DESIGNS / "h100-1024-vms.yaml", "--head-set", VMS_2TO1,
-               "--out", md, "--full", mdfull).exit_code == 0
+    assert (
+        cli(
+            "diff",
+            DESIGNS / "h100-1024-vms.yaml",
+            DESIGNS / "h100-1024-vms.yaml",
+            "--head-set",
+            VMS_2TO1,
+            "--out",
+            md,
+            "--full",
+            mdfull,
+        ).exit_code
+        == 0
+    )
     assert "more removed cables: the full list is in `full.md`" in md.read_text()
     removed = sum(c.change == "removed" for c in r.cables)
     assert f"<summary>Removed ({removed})</summary>" in mdfull.read_text()
     assert mdfull.read_text().count("\n- `C-") == len(r.cables)
     # a second run may replace its own json review, but not a file that is not one
-    assert cli("diff", DESIGNS / "h100-256.yaml", DESIGNS / "h100-256.yaml", "--format", "json",
-               "--out", out).exit_code == 0
+    assert (
+        cli("diff", DESIGNS / "h100-256.yaml", DESIGNS / "h100-256.yaml", "--format", "json", "--out", out).exit_code
+        == 0
+    )
     other = tmp_path / "notes.json"
     other.write_text('{"mine": 1}\n')
     res = cli("diff", DESIGNS / "h100-256.yaml", DESIGNS / "h100-256.yaml", "--format", "json", "--out", other)

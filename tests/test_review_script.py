@@ -24,9 +24,15 @@ def env() -> dict[str, str]:
     except EngineMissing as exc:
         pytest.fail(f"the Pulumi engine is required: {exc}")
     e = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_") and k != "PYTHONPATH"}
-    return {**e, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "RAILYARD_PYTHON": sys.executable,
-            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return {
+        **e,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "RAILYARD_PYTHON": sys.executable,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +53,15 @@ def repo(tmp_path_factory, env) -> Path:
 
 
 def review(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", str(SCRIPT), *args], cwd=repo, env=env, capture_output=True, text=True,
-                          timeout=900, check=False)
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args], cwd=repo, env=env, capture_output=True, text=True, timeout=900, check=False
+    )
 
 
 def worktrees(repo: Path) -> list[str]:
-    return subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True,
-                          check=True).stdout.splitlines()
+    return subprocess.run(
+        ["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
 
 
 def test_the_comment_has_the_design_diff_and_the_bounded_preview(repo, env, tmp_path):
@@ -105,11 +113,14 @@ def test_no_design_change_says_so(repo, env):
     assert "No design differs between the refs" in proc.stdout and "<details>" not in proc.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (("no-such-ref", "HEAD"), "'no-such-ref' is not a commit"),
-    (("HEAD",), "need BASE_REF and HEAD_REF"),
-    (("--max-lines", "0", "HEAD", "HEAD"), "--max-lines must be a positive whole number"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("no-such-ref", "HEAD"), "'no-such-ref' is not a commit"),
+        (("HEAD",), "need BASE_REF and HEAD_REF"),
+        (("--max-lines", "0", "HEAD", "HEAD"), "--max-lines must be a positive whole number"),
+    ],
+)
 def test_bad_arguments_exit_2_with_a_message(repo, env, args, message):
     proc = review(repo, env, *args)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr

@@ -49,8 +49,10 @@ def test_every_backend_switch_has_an_rfc7938_asn(compiled: Compiled, design: tup
     assert not set(by_role["leaf"]) & (set(by_role["spine"]) | set(by_role["core"]))
     loopbacks = [s.loopback for s in bn.switches]
     assert len(set(loopbacks)) == len(loopbacks)
-    assert all(IPv4Interface(lo) in plan.design.addressing.backend or
-               IPv4Interface(lo).ip in plan.design.addressing.backend for lo in loopbacks)
+    assert all(
+        IPv4Interface(lo) in plan.design.addressing.backend or IPv4Interface(lo).ip in plan.design.addressing.backend
+        for lo in loopbacks
+    )
 
 
 @pytest.mark.parametrize("design", ROCE)
@@ -75,7 +77,7 @@ def test_every_server_port_has_a_31_in_its_rails_block(compiled: Compiled, desig
         seen.add(str(sw.network))
     assert len(seen) == len(hosts), "no /31 is used twice"
     rails = list(blocks.values())
-    assert not any(a.overlaps(b) for i, a in enumerate(rails) for b in rails[i + 1:])
+    assert not any(a.overlaps(b) for i, a in enumerate(rails) for b in rails[i + 1 :])
 
 
 @pytest.mark.parametrize("design", ROCE)
@@ -114,8 +116,9 @@ def test_a_backend_pool_too_small_names_the_field(compiled: Compiled) -> None:
 def test_roce_fields_on_an_infiniband_backend_are_refused(compiled: Compiled, field: str) -> None:
     with pytest.raises(DesignError) as e:
         compiled("h100-256", field)
-    assert [p.field for p in e.value.problems] == [field.split("=")[0].rsplit(".", 1)[0]
-                                                   if "network." in field else field.split("=")[0]]
+    assert [p.field for p in e.value.problems] == [
+        field.split("=")[0].rsplit(".", 1)[0] if "network." in field else field.split("=")[0]
+    ]
 
 
 # --------------------------------------------------------------------------------- what users get
@@ -136,6 +139,8 @@ def test_a_leaf_with_two_tenants_keeps_each_port_in_its_own_vrf(compiled: Compil
     for p in bn.ports:
         if not p.fabric:
             assert p.vrf is not None and tenant_of_vrf[p.vrf] == owner.get(p.peer)
+
+
 SONIC_CABLE_CLASSES = (5, 40, 300)  # SONiC's pg_profile_lookup.ini cable lengths
 
 
@@ -159,8 +164,10 @@ def _switch_ports(plan: Plan) -> dict[str, dict[str, tuple[int, float, str, str]
     for k, lk in enumerate(plan.links):
         if lk.network != "backend":
             continue
-        for me, port, peer, peer_port in ((lk.a_device, lk.a_port, lk.b_device, lk.b_port),
-                                          (lk.b_device, lk.b_port, lk.a_device, lk.a_port)):
+        for me, port, peer, peer_port in (
+            (lk.a_device, lk.a_port, lk.b_device, lk.b_port),
+            (lk.b_device, lk.b_port, lk.a_device, lk.a_port),
+        ):
             if devs[me].kind == "switch":
                 out[me][port] = (lk.speed_gbps, metres[k], peer, peer_port)
     return out
@@ -209,6 +216,7 @@ def test_every_used_port_is_lossless_for_its_speed_and_cable_class(compiled: Com
 
 def test_headroom_grows_with_the_cable() -> None:
     from generators.vendors.sonic import lossless_profile
+
     xoff = [int(lossless_profile(400, m, 9100)[1]["xoff"]) for m in SONIC_CABLE_CLASSES]
     assert xoff == sorted(xoff) and len(set(xoff)) == 3
     assert int(lossless_profile(800, 40, 9100)[1]["xoff"]) > int(lossless_profile(400, 40, 9100)[1]["xoff"])
@@ -233,8 +241,9 @@ def test_hosts_addresses_and_routes_match_their_leaf(compiled: Compiled, name: t
     for s in (d.name for d in plan.devices if d.kind == "server"):
         net = yaml.safe_load(files[f"hosts/{s}/netplan.yaml"])["network"]
         assert net["version"] == 2
-        mine = sorted(((p, v) for (h, p), v in leaf_addr.items() if h == s),
-                      key=lambda x: devs[x[1][0]].attrs.get("rail", 0))
+        mine = sorted(
+            ((p, v) for (h, p), v in leaf_addr.items() if h == s), key=lambda x: devs[x[1][0]].attrs.get("rail", 0)
+        )
         assert len(net["ethernets"]) == len(mine)
         tables = set()
         for port, (leaf, addr) in mine:
@@ -259,9 +268,12 @@ def test_hosts_addresses_and_routes_match_their_leaf(compiled: Compiled, name: t
             tables.add(rule["table"])
         assert len(tables) == len(mine), "a routing table per NIC"
         blocks = [ip_network(n["routes"][0]["to"]) for n in net["ethernets"].values()]
-        assert not any(x.overlaps(y) for i, x in enumerate(blocks) for y in blocks[i + 1:])
-        env = dict(line.split("=", 1) for line in files[f"hosts/{s}/nccl.env"].splitlines()
-                   if line and not line.startswith("#"))
+        assert not any(x.overlaps(y) for i, x in enumerate(blocks) for y in blocks[i + 1 :])
+        env = dict(
+            line.split("=", 1)
+            for line in files[f"hosts/{s}/nccl.env"].splitlines()
+            if line and not line.startswith("#")
+        )
         assert env["NCCL_IB_HCA"] == "=" + ",".join(f"{p}:1" for p, _ in mine)
         assert env["NCCL_IB_GID_INDEX"] == "3" and env["NCCL_IB_TC"] == str(26 << 2)
 
@@ -307,8 +319,10 @@ def test_frr_runs_the_planned_asn_and_each_vrfs_own_route_target(compiled: Compi
 
 def test_a_roce_server_without_interface_names_is_refused(tmp_path: Path) -> None:
     d = tmp_path / "d.yaml"
-    d.write_text(f"extends: {DESIGNS / 'h100-512-roce.yaml'}\ncatalog:\n  servers:\n    hgx-h100:\n"
-                 "      backend: {netdev: null}\n")
+    d.write_text(
+        f"extends: {DESIGNS / 'h100-512-roce.yaml'}\ncatalog:\n  servers:\n    hgx-h100:\n"
+        "      backend: {netdev: null}\n"
+    )
     with pytest.raises(DesignError) as e:
         compile_file(d, [])
     [p] = [p for p in e.value.problems if p.field == "compute.server"]
@@ -348,10 +362,13 @@ def test_netplan_accepts_every_hosts_backend_netplan(compiled: Compiled, tmp_pat
 IB_WORDS = ("subnet", "SM ", "SM)", "UFM", "OpenSM", "InfiniBand", "partition")
 
 
-@pytest.mark.parametrize(("name", "override", "field"), [
-    ("b300-spectrumx", "management.backend_attached=2", "management.backend_attached"),
-    ("h100-512-roce", "compute.count=60", "compute.count"),
-])
+@pytest.mark.parametrize(
+    ("name", "override", "field"),
+    [
+        ("b300-spectrumx", "management.backend_attached=2", "management.backend_attached"),
+        ("h100-512-roce", "compute.count=60", "compute.count"),
+    ],
+)
 def test_ethernet_errors_use_no_infiniband_words(compiled: Compiled, name: str, override: str, field: str) -> None:
     with pytest.raises(DesignError) as e:
         compiled(name, override)
@@ -362,8 +379,9 @@ def test_ethernet_errors_use_no_infiniband_words(compiled: Compiled, name: str, 
         assert "management nodes" in p.message + p.hint
 
 
-def test_the_summary_says_what_a_roce_backend_gets_and_what_not(compiled: Compiled, cli: Callable[..., object],
-                                                                tmp_path: Path) -> None:
+def test_the_summary_says_what_a_roce_backend_gets_and_what_not(
+    compiled: Compiled, cli: Callable[..., object], tmp_path: Path
+) -> None:
     plan = compiled("h100-512-roce")
     rows = {what: value for what, net, value in backend_net.summary_rows(plan) if net == "backend"}
     assert rows["backend configs"].startswith("SONiC (config_db.json + frr.conf), release 202605")

@@ -102,8 +102,10 @@ def overlay_state(sw: Switch, dp: ndp.SwitchDataplane, vrf: str, far_vtep: str) 
     fdb = run_in(ns, ["bridge", "fdb", "show", "dev", seg.vxlan], check=False).stdout.strip()
     # zebra's own view: whether it learned the far VTEP's router MAC (then the kernel lacks what it holds)
     rmac = " ".join(sw.vtysh(f"show evpn rmac vni {seg.vni}").split())
-    return (f"{dp.name}: underlay ping to {far_vtep} {'ok' if under else 'FAILED'}; neigh [{neigh}]; fdb [{fdb}]; "
-            f"zebra [{rmac}]")
+    return (
+        f"{dp.name}: underlay ping to {far_vtep} {'ok' if under else 'FAILED'}; neigh [{neigh}]; fdb [{fdb}]; "
+        f"zebra [{rmac}]"
+    )
 
 
 def ping_src(netns: str, src: str, dst: str) -> bool:
@@ -123,8 +125,11 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
     sampled = (*leaves, *SPINES)
     configs = {n: files[f"backend/{n}/frr.conf"] for n in sampled}
     dps = {n: ndp.from_config_db(n, json.loads(files[f"backend/{n}/config_db.json"])) for n in sampled}
-    links = [(lk.a_device, lk.a_port, lk.b_device, lk.b_port) for lk in plan.links
-             if lk.network == "backend" and lk.a_device in configs and lk.b_device in configs]
+    links = [
+        (lk.a_device, lk.a_port, lk.b_device, lk.b_port)
+        for lk in plan.links
+        if lk.network == "backend" and lk.a_device in configs and lk.b_device in configs
+    ]
     assert len(links) == len(leaves) * len(SPINES) * 8
     vrf_of = {s.name: s.vrfs for s in bn.switches}
     assert all(len(vrf_of[n]) == 1 for n in leaves), "a unit's leaves carry its one tenant here"
@@ -141,13 +146,18 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
         for h in sorted(h for h, ps in server_ports.items() if ps[0].vrf == vrf)[:PER_TENANT]:
             hosts[h] = vrf
     assert len(hosts) == PER_TENANT * len(tenants)
-    nic: dict[tuple[str, int], BackendPort] = {(h, p.rail): p for h in hosts for p in server_ports[h]
-                                               if p.rail is not None}
+    nic: dict[tuple[str, int], BackendPort] = {
+        (h, p.rail): p for h in hosts for p in server_ports[h] if p.rail is not None
+    }
     assert set(nic) == {(h, r) for h in hosts for r in RAILS}
     netplan = {h: yaml.safe_load(files[f"hosts/{h}/netplan.yaml"]) for h in hosts}
     # the host side is named as its netplan names the NIC that holds the /31's odd address
-    ifname = {(h, r): next(n for n, e in netplan[h]["network"]["ethernets"].items()
-                           if p.peer_address in e.get("addresses", [])) for (h, r), p in nic.items()}
+    ifname = {
+        (h, r): next(
+            n for n, e in netplan[h]["network"]["ethernets"].items() if p.peer_address in e.get("addresses", [])
+        )
+        for (h, r), p in nic.items()
+    }
     hostns: dict[str, str] = {}
 
     def dataplane(fab: Fabric) -> None:
@@ -157,15 +167,17 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
             hostns[h] = fab.add_netns(h)
             run_in(hostns[h], ["sysctl", "-qw", "net.ipv4.ip_forward=0"])  # a host never routes between rails
         for (h, r), p in sorted(nic.items()):
-            assert ndp.attach(fab.switches[p.switch], dps[p.switch], p.port, hostns[h], ifname[(h, r)]) == \
-                [ifname[(h, r)]]
+            assert ndp.attach(fab.switches[p.switch], dps[p.switch], p.port, hostns[h], ifname[(h, r)]) == [
+                ifname[(h, r)]
+            ]
         for h in hosts:
             ndp.apply_netplan(hostns[h], netplan[h], [ifname[(h, r)] for r in RAILS])
 
     t0 = time.monotonic()
     timings: dict[str, float] = {}
-    with frr_fabric(configs, links, tmp_path / "fabric", vrfs={n: list(dps[n].vrfs) for n in leaves},
-                    dataplane=dataplane) as fab:
+    with frr_fabric(
+        configs, links, tmp_path / "fabric", vrfs={n: list(dps[n].vrfs) for n in leaves}, dataplane=dataplane
+    ) as fab:
         timings["setup"] = fab.setup_seconds
         token = fab.token
         made = list(fab.created)
@@ -192,8 +204,9 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
             missing = []
             for n in leaves:
                 [vrf] = vrf_of[n]
-                have = {(r["prefix"], r["nexthops"][0]["ip"]) for r in evpn_routes(fab, n, "prefix")
-                        if r.get("nexthops")}
+                have = {
+                    (r["prefix"], r["nexthops"][0]["ip"]) for r in evpn_routes(fab, n, "prefix") if r.get("nexthops")
+                }
                 routes = vrf_routes(fab, n, vrf)
                 for (h, _), p in nic.items():
                     if hosts[h] != vrf:
@@ -218,8 +231,12 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
 
         def vtep_hops(n: str, m: str) -> list[str]:
             doc = fab.switches[n].vtysh_json(f"show ip route {vtep[m]}/32 json")
-            return [spine_port.get((n, x.get("interfaceName", "")), f"not an uplink: {x}")
-                    for e in doc.get(f"{vtep[m]}/32", []) for x in e["nexthops"] if x.get("active")]
+            return [
+                spine_port.get((n, x.get("interfaceName", "")), f"not an uplink: {x}")
+                for e in doc.get(f"{vtep[m]}/32", [])
+                for x in e["nexthops"]
+                if x.get("active")
+            ]
 
         def underlay_done(n: str, m: str) -> bool:
             hops = vtep_hops(n, m)
@@ -227,8 +244,9 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
 
         for n in leaves:
             for m in (m for m in leaves if m != n and vrf_of[m] == vrf_of[n]):
-                assert wait_until(lambda n=n, m=m: underlay_done(n, m), timeout=20), \
+                assert wait_until(lambda n=n, m=m: underlay_done(n, m), timeout=20), (
                     f"{n} -> {m}'s VTEP via {sorted(vtep_hops(n, m))} (want {wired[n]} paths over {SPINES})"
+                )
         timings["underlay"] = time.monotonic() - t0
 
         # zebra must hold the router MAC of every other VTEP of the leaf's tenant (the kernel's neighbour
@@ -248,8 +266,9 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
             return out
 
         def short() -> dict[str, object]:
-            out: dict[str, list[str]] = {n: [f"router MAC of {v}" for v in sorted(lost)]
-                                         for n, lost in rmac_missing().items()}
+            out: dict[str, list[str]] = {
+                n: [f"router MAC of {v}" for v in sorted(lost)] for n, lost in rmac_missing().items()
+            }
             for m in prefix_missing():
                 leaf, what = m.split(": ", 1)
                 out.setdefault(leaf, []).append(what)
@@ -268,15 +287,18 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                     src, dst = _ip(me.peer_address), _ip(them.peer_address)
                     # same rail: out NIC r to its own leaf, which holds the peer's /31 itself
                     got = route_get(hostns[h], dst, src)
-                    assert got is not None and got["dev"] == ifname[(h, r)] and got.get("gateway") == _ip(me.address), \
+                    assert got is not None and got["dev"] == ifname[(h, r)] and got.get("gateway") == _ip(me.address), (
                         f"{h} {src} -> {dst}: {got}"
+                    )
                     assert me.switch == them.switch, "a unit's rail-r NICs share its rail-r leaf"
                     leaf = fab.switches[me.switch]
                     hop = route_get(leaf.netns_of(vrf), dst)
-                    assert hop is not None and hop["dev"] == them.port and "gateway" not in hop, \
+                    assert hop is not None and hop["dev"] == them.port and "gateway" not in hop, (
                         f"{me.switch} -> {dst}: {hop} (not its port {them.port} to {o})"
-                    assert wait_until(lambda s=src, d=dst, h=h: ping_src(hostns[h], s, d), timeout=15,
-                                      interval=0.5), f"{h} {src} -> {o} {dst} (rail {r})"
+                    )
+                    assert wait_until(lambda s=src, d=dst, h=h: ping_src(hostns[h], s, d), timeout=15, interval=0.5), (
+                        f"{h} {src} -> {o} {dst} (rail {r})"
+                    )
                     # another rail: still out NIC r (netplan's table r), then routed by the tenant's VRF to the
                     # other rail's leaf, over VXLAN, whose underlay path is the spines
                     s = next(x for x in RAILS if x != r)
@@ -291,24 +313,25 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
                     # underlay was waited for); a failure says both directions' state and each leaf's kernel
                     # and zebra view
                     back = fab.switches[far.switch]
-                    assert wait_until(lambda s=src, d=fdst, h=h: ping_src(hostns[h], s, d), timeout=45,
-                                      interval=0.5), (f"{h} {src} -> {o} {fdst} (rail {r} -> {s}); underlay to "
-                                                      f"{vtep[far.switch]}: {route_get(leaf.netns, vtep[far.switch])}"
-                                                      f"; back from {far.switch}: underlay to {vtep[me.switch]}: "
-                                                      f"{route_get(back.netns, vtep[me.switch])}, {vrf} to {src}: "
-                                                      f"{route_get(back.netns_of(vrf), src)}; sessions not "
-                                                      f"established: {not_established()}; "
-                                                      f"{overlay_state(leaf, dps[me.switch], vrf, vtep[far.switch])}; "
-                                                      f"{overlay_state(back, dps[far.switch], vrf, vtep[me.switch])}")
+                    assert wait_until(lambda s=src, d=fdst, h=h: ping_src(hostns[h], s, d), timeout=45, interval=0.5), (
+                        f"{h} {src} -> {o} {fdst} (rail {r} -> {s}); underlay to "
+                        f"{vtep[far.switch]}: {route_get(leaf.netns, vtep[far.switch])}"
+                        f"; back from {far.switch}: underlay to {vtep[me.switch]}: "
+                        f"{route_get(back.netns, vtep[me.switch])}, {vrf} to {src}: "
+                        f"{route_get(back.netns_of(vrf), src)}; sessions not "
+                        f"established: {not_established()}; "
+                        f"{overlay_state(leaf, dps[me.switch], vrf, vtep[far.switch])}; "
+                        f"{overlay_state(back, dps[far.switch], vrf, vtep[me.switch])}"
+                    )
         timings["rails"] = time.monotonic() - t0
 
         # isolation: nothing of the other tenant answers, from any NIC, and neither the tenant's VRF
         # (FRR, kernel) nor the underlay (a leaf's default VRF, the spines) has a route to it
-        foreign = {h: [_ip(p.peer_address) for (o, _), p in nic.items() if hosts[o] != vrf]
-                   for h, vrf in hosts.items()}
+        foreign = {h: [_ip(p.peer_address) for (o, _), p in nic.items() if hosts[o] != vrf] for h, vrf in hosts.items()}
         answered = pings([(hostns[h], t) for h, ts in foreign.items() for t in ts])
-        reached = sorted(f"{h} ({hosts[h]}) -> {t}" for (ns, t), ok in answered.items() if ok
-                         for h in hosts if hostns[h] == ns)
+        reached = sorted(
+            f"{h} ({hosts[h]}) -> {t}" for (ns, t), ok in answered.items() if ok for h in hosts if hostns[h] == ns
+        )
         assert not reached, reached
         for n in leaves:
             [vrf] = vrf_of[n]
@@ -316,12 +339,18 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
             kernel = run_in(fab.switches[n].netns_of(vrf), ["ip", "route", "show"]).stdout
             frr = vrf_routes(fab, n, vrf)
             leaked = [_net(p.address) for p in others if _net(p.address) in frr or _net(p.address) in kernel]
-            leaked += [_ip(p.peer_address) for p in others
-                       if route_get(fab.switches[n].netns_of(vrf), _ip(p.peer_address)) is not None]
+            leaked += [
+                _ip(p.peer_address)
+                for p in others
+                if route_get(fab.switches[n].netns_of(vrf), _ip(p.peer_address)) is not None
+            ]
             assert not leaked, f"{n} {vrf} has routes to the other tenant: {leaked}"
         for n in sampled:
-            underlay = [_ip(p.peer_address) for p in nic.values()
-                        if route_get(fab.switches[n].netns, _ip(p.peer_address)) is not None]
+            underlay = [
+                _ip(p.peer_address)
+                for p in nic.values()
+                if route_get(fab.switches[n].netns, _ip(p.peer_address)) is not None
+            ]
             assert not underlay, f"{n}'s underlay routes tenant NICs: {underlay}"
 
         # never transit: what a leaf advertises to a spine, in both families, it originated itself (one

@@ -42,7 +42,7 @@ def _block(cfg: str, header: str) -> list[str]:
     lines = cfg.splitlines()
     start = lines.index(header)
     out: list[str] = []
-    for ln in lines[start + 1:]:
+    for ln in lines[start + 1 :]:
         if ln == "!" or not ln.startswith(" "):
             break
         out.append(ln.strip())
@@ -54,21 +54,21 @@ def _bgp_vrf(cfg: str, vrf: str) -> list[str]:
     body = _block(cfg, next(ln for ln in cfg.splitlines() if ln.startswith("router bgp ")))
     start = body.index(f"vrf {vrf}")
     out: list[str] = []
-    for ln in body[start + 1:]:
+    for ln in body[start + 1 :]:
         if ln == "!":
             break
         out.append(ln)
     return out
 
 
-def test_every_backend_switch_gets_one_eos_cfg_and_every_artifact_is_written(plan: Plan,
-                                                                            files: dict[str, str]) -> None:
+def test_every_backend_switch_gets_one_eos_cfg_and_every_artifact_is_written(plan: Plan, files: dict[str, str]) -> None:
     switches = [d.name for d in plan.devices if d.kind == "switch" and d.network == "backend"]
     assert switches
     assert sorted(p for p in files if p.startswith("backend/")) == sorted(f"backend/{s}/eos.cfg" for s in switches)
     for s in switches:
         assert files[f"backend/{s}/eos.cfg"].startswith(
-            f"! {s}: EOS config from railyard design {plan.design.name}, AVD structured config validated by pyavd\n")
+            f"! {s}: EOS config from railyard design {plan.design.name}, AVD structured config validated by pyavd\n"
+        )
         assert f"\nhostname {s}\n" in files[f"backend/{s}/eos.cfg"]
     # the rest of the design is there too: the EOS frontend, the hosts' backend files, cable sheets
     servers = {d.name for d in plan.devices if d.kind == "server"}
@@ -192,8 +192,7 @@ def test_avd_validation_of_the_backend_is_not_a_formality(plan: Plan, monkeypatc
 def test_a_switch_os_that_cannot_do_roce_is_still_refused_by_name(tmp_path: Path) -> None:
     d = tmp_path / "d.yaml"
     # an Ethernet Spectrum-4 run by MLNX-OS (Onyx): railyard has no RoCE rendering for that OS
-    d.write_text(f"extends: {DESIGNS / 'h100-512-roce.yaml'}\ncatalog:\n  switches:\n    SN5600:\n"
-                 "      os: mlnx-os\n")
+    d.write_text(f"extends: {DESIGNS / 'h100-512-roce.yaml'}\ncatalog:\n  switches:\n    SN5600:\n      os: mlnx-os\n")
     with pytest.raises(DesignError) as e:
         compile_file(d, [])
     [p] = [p for p in e.value.problems if p.field == "backend.switch"]

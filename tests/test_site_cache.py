@@ -122,8 +122,11 @@ def test_a_damaged_or_foreign_record_is_a_miss(cache, tmp_path, monkeypatch):
     out = tmp_path / "out"
     first = registered(False, build(out))
     (record,) = cache.glob("*.json")
-    for damage in (b"{not json", json.dumps({"format": "railyard.site-cache/0"}).encode(),
-                   record.read_bytes().replace(b' bytes ', b' octets ')):
+    for damage in (
+        b"{not json",
+        json.dumps({"format": "railyard.site-cache/0"}).encode(),
+        record.read_bytes().replace(b" bytes ", b" octets "),
+    ):
         record.write_bytes(damage)
         calls = []
         real = program.compile_loaded

@@ -32,8 +32,9 @@ def expected_tree(plan: Plan) -> dict[str, tuple[int, list[str], list[str]]]:
         for su in range(1, be["scalable_units"] + 1):
             out[f"su{su:0{w}d}"] = (0, [], [d.name for d in servers if d.attrs["su"] == su])
     else:
-        leaf_of = {lk.a_device: lk.b_device for lk in plan.links
-                   if lk.network == "backend" and lk.tier == "server-leaf"}
+        leaf_of = {
+            lk.a_device: lk.b_device for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"
+        }
         for d in servers:
             out.setdefault(leaf_of[d.name], (0, [], []))[2].append(d.name)
     leaves = list(out)
@@ -58,8 +59,9 @@ def as_dict(tree: list[SlurmSwitch]) -> dict[str, tuple[int, list[str], list[str
     return {sw.name: (sw.level, sw.switches, below(sw)) for sw in tree}
 
 
-@pytest.mark.parametrize("name", ["h100-1024-reference", "h100-1024-optimized", "h100-256", "h100-1024-tor",
-                                  "h100-16k"])
+@pytest.mark.parametrize(
+    "name", ["h100-1024-reference", "h100-1024-optimized", "h100-256", "h100-1024-tor", "h100-16k"]
+)
 def test_tree_matches_the_fabric(compiled: Compiled, name: str) -> None:
     plan = compiled(name)
     tree = slurm_tree(plan)
@@ -164,8 +166,16 @@ def test_compile_refuses_a_node_in_two_leaves(compiled: Compiled) -> None:
 # --- blocks ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("base", "n", "sizes"), [(32, 1, [32]), (32, 4, [32, 64, 128]), (32, 5, [32, 64, 128]),
-                                                  (32, 64, [32, 64, 128, 256, 512, 1024, 2048]), (16, 2, [16, 32])])
+@pytest.mark.parametrize(
+    ("base", "n", "sizes"),
+    [
+        (32, 1, [32]),
+        (32, 4, [32, 64, 128]),
+        (32, 5, [32, 64, 128]),
+        (32, 64, [32, 64, 128, 256, 512, 1024, 2048]),
+        (16, 2, [16, 32]),
+    ],
+)
 def test_block_sizes_are_powers_of_two_times_the_base(base: int, n: int, sizes: list[int]) -> None:
     assert block_sizes(base, n) == sizes
 
@@ -188,8 +198,13 @@ def test_one_block_per_scalable_unit(compiled: Compiled, name: str) -> None:
 def test_reference_block_file(compiled: Compiled) -> None:
     text = render_slurm(compiled("h100-1024-reference"))["slurm/topology-block.conf"]
     body = [ln for ln in text.splitlines() if not ln.startswith("#")]
-    assert body == ["BlockName=su1 Nodes=gpu[001-032]", "BlockName=su2 Nodes=gpu[033-064]",
-                    "BlockName=su3 Nodes=gpu[065-096]", "BlockName=su4 Nodes=gpu[097-128]", "BlockSizes=32,64,128"]
+    assert body == [
+        "BlockName=su1 Nodes=gpu[001-032]",
+        "BlockName=su2 Nodes=gpu[033-064]",
+        "BlockName=su3 Nodes=gpu[065-096]",
+        "BlockName=su4 Nodes=gpu[097-128]",
+        "BlockSizes=32,64,128",
+    ]
 
 
 def test_check_blocks_rejects_what_slurm_rejects() -> None:
@@ -210,12 +225,16 @@ def test_check_blocks_rejects_what_slurm_rejects() -> None:
 def test_nodes_from_catalog_and_configuration(compiled: Compiled) -> None:
     ref = render_slurm(compiled("h100-1024-reference"))["slurm/nodes.conf"]
     # OEM default quote: 2 x Xeon 8480+ (56 cores), 2 TB; 97% of 2048 GiB = 1986 GiB
-    assert ("NodeName=gpu[001-032] CPUs=112 Boards=1 SocketsPerBoard=2 CoresPerSocket=56 ThreadsPerCore=1 "
-            f"RealMemory={1986 * 1024} Gres=gpu:8 Feature=hgx-h100,su1") in ref
+    assert (
+        "NodeName=gpu[001-032] CPUs=112 Boards=1 SocketsPerBoard=2 CoresPerSocket=56 ThreadsPerCore=1 "
+        f"RealMemory={1986 * 1024} Gres=gpu:8 Feature=hgx-h100,su1"
+    ) in ref
     opt = render_slurm(compiled("h100-256"))["slurm/nodes.conf"]
     # optimized chassis: 2 x 8462Y+ (32 cores), 1 TB
-    assert (f"NodeName=gpu[001-032] CPUs=64 Boards=1 SocketsPerBoard=2 CoresPerSocket=32 ThreadsPerCore=1 "
-            f"RealMemory={993 * 1024} Gres=gpu:8 Feature=hgx-h100,su1") in opt
+    assert (
+        f"NodeName=gpu[001-032] CPUs=64 Boards=1 SocketsPerBoard=2 CoresPerSocket=32 ThreadsPerCore=1 "
+        f"RealMemory={993 * 1024} Gres=gpu:8 Feature=hgx-h100,su1"
+    ) in opt
 
 
 def test_a_partition_per_tenant_plus_default(compiled: Compiled) -> None:
@@ -249,10 +268,10 @@ def test_slurm_files_are_deterministic(compiled: Compiled) -> None:
     assert a == b and len(a) >= 10
 
 
-def test_plan_and_summary_carry_the_slurm_shape(compiled: Compiled, cli: Callable[..., object],
-                                                tmp_path: Path) -> None:
+def test_plan_and_summary_carry_the_slurm_shape(compiled: Compiled, cli: Callable[..., object], tmp_path: Path) -> None:
     assert compiled("h100-16k").slurm == SlurmFacts(
-        switches_per_level=[64, 16, 1], blocks=64, block_sizes=[32, 64, 128, 256, 512, 1024, 2048])
+        switches_per_level=[64, 16, 1], blocks=64, block_sizes=[32, 64, 128, 256, 512, 1024, 2048]
+    )
     r = cli("compile", DESIGNS / "h100-1024-reference.yaml", "-o", tmp_path / "out")
     assert r.exit_code == 0  # type: ignore[attr-defined]
     out = r.output  # type: ignore[attr-defined]

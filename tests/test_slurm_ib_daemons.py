@@ -34,8 +34,8 @@ IB_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized"
 # generated nodes.conf declares real nodes; the test only adds this default in front of it.
 CLOUD_NODES = "NodeName=DEFAULT State=CLOUD"
 SLURM_TOPOLOGY_WARNINGS = re.compile(
-    r"Multiple leaf switches|switches lack access|Invalid hostnames|no switch can reach")
-
+    r"Multiple leaf switches|switches lack access|Invalid hostnames|no switch can reach"
+)
 
 
 def rendered(compiled: Compiled, name: str) -> dict[str, str]:
@@ -58,8 +58,10 @@ def test_slurmctld_takes_the_topology(compiled: Compiled, name: str, tmp_path: P
     conf, extra = slurm_conf_for_test(rendered(compiled, name))
     r = run_slurmctld(tmp_path, conf, extra)
 
-    want = {sw: {"level": lvl, "link_speed": 1, "switches": kids, "nodes": sorted(nodes)}
-            for sw, (lvl, kids, nodes) in expected_tree(plan).items()}
+    want = {
+        sw: {"level": lvl, "link_speed": 1, "switches": kids, "nodes": sorted(nodes)}
+        for sw, (lvl, kids, nodes) in expected_tree(plan).items()
+    }
     got = {sw: {**info, "nodes": sorted(info["nodes"])} for sw, info in r.topology_parsed.items()}
     assert got == want
     assert [w for w in r.warnings if SLURM_TOPOLOGY_WARNINGS.search(w)] == [], r.log
@@ -78,9 +80,9 @@ def test_slurmctld_takes_the_topology(compiled: Compiled, name: str, tmp_path: P
     parts = r.partitions_parsed
     assert parts["all"]["Default"] == "YES" and parts["all"]["TotalNodes"] == str(len(servers))
     for t in plan.design.tenants:
-        expected = {h for h in (d.name for d in servers) if any(
-            h in hostlist.expand_hostlist(e) for e in t.servers)} | {
-            d.name for d in servers if d.attrs["su"] in t.scalable_units}
+        expected = {
+            h for h in (d.name for d in servers) if any(h in hostlist.expand_hostlist(e) for e in t.servers)
+        } | {d.name for d in servers if d.attrs["su"] in t.scalable_units}
         assert set(hostlist.expand_hostlist(parts[t.name]["Nodes"])) == expected
         assert parts[t.name]["AllowAccounts"] == t.name
 
@@ -89,14 +91,16 @@ def test_slurmctld_and_railyard_agree_on_a_broken_tree(compiled: Compiled, tmp_p
     """Drop gpu001 from its unit: slurmctld only logs a WARNING and runs on; railyard's check names it."""
     plan = compiled("h100-256")
     conf, extra = slurm_conf_for_test(rendered(compiled, "h100-256"))
-    extra["topology.conf"] = extra["topology.conf"].replace("SwitchName=su1 Nodes=gpu[001-032]",
-                                                            "SwitchName=su1 Nodes=gpu[002-032]")
+    extra["topology.conf"] = extra["topology.conf"].replace(
+        "SwitchName=su1 Nodes=gpu[001-032]", "SwitchName=su1 Nodes=gpu[002-032]"
+    )
     r = run_slurmctld(tmp_path, conf, extra)
     assert any("WARNING: switches lack access to 1 nodes: gpu001" in w for w in r.warnings), r.log
     tree = slurm_tree(plan)
     tree[0].nodes.remove("gpu001")
     assert [p.message for p in check_tree(tree, [d.name for d in plan.devices if d.kind == "server"])] == [
-        "1 nodes are under no switch: gpu001"]
+        "1 nodes are under no switch: gpu001"
+    ]
 
 
 # ------------------------------------------------------------------------------------- ibsim + OpenSM
@@ -175,8 +179,12 @@ def expected_keys(plan: Plan) -> dict[str, set[int]]:
         for h in hostlist.expand_hostlist(p.servers):
             key_of[h] = 0x8000 | int(p.pkey, 16)
     rails = plan.networks["backend"]["rails"]
-    out = {f"{d.name} mlx5_{r}": {0x7FFF} | ({key_of[d.name]} if d.name in key_of else set())
-           for d in plan.devices if d.kind == "server" for r in range(rails)}
+    out = {
+        f"{d.name} mlx5_{r}": {0x7FFF} | ({key_of[d.name]} if d.name in key_of else set())
+        for d in plan.devices
+        if d.kind == "server"
+        for r in range(rails)
+    }
     for sm in ib.subnet_managers:
         out[sm.node] = {0xFFFF}
     for d in plan.devices:
@@ -212,8 +220,11 @@ def observed_keys(fab: IbFabric, ports: list[str]) -> dict[str, set[int]]:
 
 
 def isolation_violations(observed: dict[str, set[int]], expected: dict[str, set[int]]) -> list[str]:
-    return [f"{port}: has {sorted(hex(k) for k in keys)}, should have {sorted(hex(k) for k in expected[port])}"
-            for port, keys in observed.items() if keys != expected[port]]
+    return [
+        f"{port}: has {sorted(hex(k) for k in keys)}, should have {sorted(hex(k) for k in expected[port])}"
+        for port, keys in observed.items()
+        if keys != expected[port]
+    ]
 
 
 def test_each_tenants_key_only_on_its_servers(sim: Sim) -> None:
@@ -243,8 +254,9 @@ def test_verify_round_trip_through_ibnetdiscover(sim: Sim, cli: Callable[..., ob
     discovered = tmp_path / "discovered.net"
     discovered.write_text(sim.fab.ibnetdiscover())
     out = tmp_path / "as-built"
-    r = cli("verify", DESIGNS / f"{sim.name}.yaml", "--ibnetdiscover", discovered, "--speed", "4xHDR",
-            "--write-config", out)
+    r = cli(
+        "verify", DESIGNS / f"{sim.name}.yaml", "--ibnetdiscover", discovered, "--speed", "4xHDR", "--write-config", out
+    )
     assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
     assert "OK: the discovered fabric matches the plan" in r.output  # type: ignore[attr-defined]
     # the simulated hardware carries the planned GUIDs, so the as-built SM files are the generated ones
@@ -254,8 +266,9 @@ def test_verify_round_trip_through_ibnetdiscover(sim: Sim, cli: Callable[..., ob
 
 
 @pytest.mark.parametrize("name", IB_DESIGNS)
-def test_verify_reports_exactly_the_faults_made(compiled: Compiled, name: str, cli: Callable[..., object],
-                                                tmp_path: Path) -> None:
+def test_verify_reports_exactly_the_faults_made(
+    compiled: Compiled, name: str, cli: Callable[..., object], tmp_path: Path
+) -> None:
     """Cross two rails at gpu001 and pull one leaf-spine cable in a copy of topology.net, load it into
     ibsim, discover it with ibnetdiscover: verify reports that swapped pair and that missing link, nothing else."""
     files = rendered(compiled, name)
@@ -282,7 +295,9 @@ def test_verify_reports_exactly_the_faults_made(compiled: Compiled, name: str, c
     (s,) = rep["swapped"]
     assert [end(p) for p in s["at"]] == [("gpu001", "mlx5_0"), ("gpu001", "mlx5_1")]
     assert [(end(lk["a"]), end(lk["b"])) for lk in s["planned"]] == [
-        (("gpu001", "mlx5_0"), ("su1-rail0-leaf", "1/1/1")), (("gpu001", "mlx5_1"), ("su1-rail1-leaf", "1/1/1"))]
+        (("gpu001", "mlx5_0"), ("su1-rail0-leaf", "1/1/1")),
+        (("gpu001", "mlx5_1"), ("su1-rail1-leaf", "1/1/1")),
+    ]
     (m,) = rep["missing"]
     assert m["a"]["device"] == "su1-rail2-leaf" and m["a"]["ib_port"] == up
     assert (m["b"]["device"], m["b"]["ib_port"]) == spine_end
@@ -290,8 +305,10 @@ def test_verify_reports_exactly_the_faults_made(compiled: Compiled, name: str, c
     assert re.search(r"SWAPPED  exchange the cables at gpu001 mlx5_0 \[rack \S+ U\d+\] and gpu001 mlx5_1 \[rack", text)
     # a leaf-spine twin DAC names its plug ("one plug with 1/17/2, twin cable C-..."); fibers do not
     plug = f" ({m['a']['plug']})" if m["a"]["plug"] else ""
-    assert f"MISSING  su1-rail2-leaf {m['a']['port']} (IB port {up}) [rack {m['a']['rack']} U{m['a']['unit']}]" \
-           f"{plug} <-> {spine_end[0]}" in text
+    assert (
+        f"MISSING  su1-rail2-leaf {m['a']['port']} (IB port {up}) [rack {m['a']['rack']} U{m['a']['unit']}]"
+        f"{plug} <-> {spine_end[0]}" in text
+    )
     # the technician's view of that fault: both racks and units, and the label printed on the cable
     assert m["a"]["rack"] and m["b"]["rack"] and m["a"]["unit"] and m["b"]["unit"] and m["label"] and m["cable_id"]
     assert f"label '{m['label']}'" in text
@@ -307,16 +324,20 @@ def test_a_leaked_key_fails_the_isolation_check(compiled: Compiled, tmp_path: Pa
         fab.opensm(routing="ftree")  # LIDs first
         intruder = [f"0x{fab.port_guid(f'gpu017 mlx5_{r}'):016x}" for r in range(8)]
         text = (ib / "partitions.conf").read_text()
-        leaked = text.replace("acme=0x1001, ipoib, mtu=5, defmember=full :",
-                              f"acme=0x1001, ipoib, mtu=5, defmember=full :\n  {', '.join(intruder)},")
+        leaked = text.replace(
+            "acme=0x1001, ipoib, mtu=5, defmember=full :",
+            f"acme=0x1001, ipoib, mtu=5, defmember=full :\n  {', '.join(intruder)},",
+        )
         assert leaked != text
         (ib / "leaked.conf").write_text(leaked)
         r = fab.opensm(routing="ftree", root_guids=ib / "root_guids", partitions=ib / "leaked.conf")
         assert r.parse_errors == [] and r.fat_tree_identified, r.log
         got = observed_keys(fab, ["gpu001 mlx5_0", "gpu017 mlx5_0", "gpu017 mlx5_7", "gpu025 mlx5_0"])
         violations = isolation_violations(got, expected_keys(plan))
-        assert violations == ["gpu017 mlx5_0: has ['0x7fff', '0x9001', '0x9002'], should have ['0x7fff', '0x9002']",
-                              "gpu017 mlx5_7: has ['0x7fff', '0x9001', '0x9002'], should have ['0x7fff', '0x9002']"]
+        assert violations == [
+            "gpu017 mlx5_0: has ['0x7fff', '0x9001', '0x9002'], should have ['0x7fff', '0x9002']",
+            "gpu017 mlx5_7: has ['0x7fff', '0x9001', '0x9002'], should have ['0x7fff', '0x9002']",
+        ]
 
         # and a root GUID file naming a leaf makes ftree give up: the file opensm.conf names is really read
         leaf_root = ib / "root_guids"
@@ -358,8 +379,13 @@ def test_opensm_runs_the_storage_fabric_as_a_subnet_of_its_own(compiled: Compile
         tenants = {h for p in plan.infiniband.partitions[1:] for h in hostlist.expand_hostlist(p.servers)}
         free = [d.name for d in plan.devices if d.kind == "server" and d.name not in tenants]
         ports = plan.catalog.servers[plan.design.compute.server].storage_ports
-        want = {f"{rented} {ports[0]}": {0x7FFF, key}, f"{rented} {ports[-1]}": {0x7FFF, key},
-                f"{free[0]} {ports[0]}": {0x7FFF}, "stor01 eth0": {0xFFFF}, "stor16 eth1": {0xFFFF}}
+        want = {
+            f"{rented} {ports[0]}": {0x7FFF, key},
+            f"{rented} {ports[-1]}": {0x7FFF, key},
+            f"{free[0]} {ports[0]}": {0x7FFF},
+            "stor01 eth0": {0xFFFF},
+            "stor16 eth1": {0xFFFF},
+        }
         assert isolation_violations(observed_keys(fab, list(want)), want) == []
         # a DGX reaches a storage server through its leaf pair and the spines: leaf, spine, leaf
         trace = fab.ibtracert(fab.lid(f"{rented} {ports[0]}"), fab.lid("stor01 eth0"))

@@ -87,28 +87,42 @@ def test_master_renders_sag_and_no_warning(compiled: Callable[..., Plan]) -> Non
 
 def test_oob_on_202405_uses_a_device_type_it_knows(compiled: Callable[..., Plan]) -> None:
     plan = compiled("h100-256", "oob.sonic_release=202405")
-    types = {name: _db(plan, f"oob/{name}/config_db.json")["DEVICE_METADATA"]["localhost"]["type"]
-             for name in ("oob-agg1", "oob01")}
+    types = {
+        name: _db(plan, f"oob/{name}/config_db.json")["DEVICE_METADATA"]["localhost"]["type"]
+        for name in ("oob-agg1", "oob01")
+    }
     assert types == {"oob-agg1": "LeafRouter", "oob01": "MgmtToRRouter"}
 
 
 def test_unquoted_release_reads_as_the_branch(tmp_path: Path) -> None:
     # YAML reads 202511 as a number; the user means the branch
     d = tmp_path / "d.yaml"
-    d.write_text(f"extends: {DESIGNS / 'h100-256.yaml'}\nfrontend:\n  sonic_release: 202511\n"
-                 "oob:\n  sonic_release: 202405\n")
+    d.write_text(
+        f"extends: {DESIGNS / 'h100-256.yaml'}\nfrontend:\n  sonic_release: 202511\noob:\n  sonic_release: 202405\n"
+    )
     design = compile_file(d, [])[0].design
     assert (design.frontend.sonic_release, design.oob.sonic_release) == ("202511", "202405")
 
 
-@pytest.mark.parametrize(("name", "overrides", "field", "words"), [
-    ("h100-256", ["frontend.sonic_release=202405"], "frontend.sonic_release",
-     "SONiC 202405 models neither a static anycast gateway"),
-    ("h100-256", ["frontend.sonic_release=202406"], "frontend.sonic_release", "202405"),
-    # the reference's OOB access switches run Cumulus, and uplinked into the frontend it has no other
-    ("h100-1024-reference", ["oob.uplink=frontend", "oob.sonic_release=202511"], "oob.sonic_release",
-     "no out-of-band switch runs SONiC"),
-])
+@pytest.mark.parametrize(
+    ("name", "overrides", "field", "words"),
+    [
+        (
+            "h100-256",
+            ["frontend.sonic_release=202405"],
+            "frontend.sonic_release",
+            "SONiC 202405 models neither a static anycast gateway",
+        ),
+        ("h100-256", ["frontend.sonic_release=202406"], "frontend.sonic_release", "202405"),
+        # the reference's OOB access switches run Cumulus, and uplinked into the frontend it has no other
+        (
+            "h100-1024-reference",
+            ["oob.uplink=frontend", "oob.sonic_release=202511"],
+            "oob.sonic_release",
+            "no out-of-band switch runs SONiC",
+        ),
+    ],
+)
 def test_a_release_railyard_cannot_serve_is_refused(name: str, overrides: list[str], field: str, words: str) -> None:
     with pytest.raises(DesignError) as exc:
         compile_file(DESIGNS / f"{name}.yaml", overrides)
@@ -189,8 +203,9 @@ def _write(files: dict[str, str], root: Path) -> list[Path]:
 
 @pytest.mark.daemons
 @pytest.mark.parametrize(("release", "overrides"), [(DEFAULT_SONIC_RELEASE, ()), ("master", MASTER)])
-def test_every_shipped_design_loads_in_sonic(compiled: Callable[..., Plan], tmp_path: Path, release: str,
-                                             overrides: tuple[str, ...]) -> None:
+def test_every_shipped_design_loads_in_sonic(
+    compiled: Callable[..., Plan], tmp_path: Path, release: str, overrides: tuple[str, ...]
+) -> None:
     """check.sh with MERGE_PORTS=auto (each file over its platform's port_config.ini, as `config load` onto a
     factory CONFIG_DB), one call for all designs: 0 errors. Fails, never skips, without the checker."""
     dirs: dict[str, list[Path]] = {"auto": []}  # MERGE_PORTS value -> folders
@@ -218,8 +233,11 @@ def test_the_check_catches_what_a_release_lacks(compiled: Callable[..., Plan], t
     """The same check is not one that cannot fail: master's SAG output is refused by the default release,
     and the old AS4630-54TE name of its second 100G uplink (Ethernet53) by any release."""
     plan = compiled("h100-256", *MASTER)
-    files = {k: v for k, v in _sonic_files(plan).items()
-             if k in ("plan.json", "frontend/fe-leaf01/config_db.json", "oob/oob01/config_db.json")}
+    files = {
+        k: v
+        for k, v in _sonic_files(plan).items()
+        if k in ("plan.json", "frontend/fe-leaf01/config_db.json", "oob/oob01/config_db.json")
+    }
     files["oob/oob01/config_db.json"] = files["oob/oob01/config_db.json"].replace("Ethernet56", "Ethernet53")
     r = sonic_yang_check(DEFAULT_SONIC_RELEASE, _write(files, tmp_path))
     assert r.files == 2

@@ -38,8 +38,12 @@ def test_200g_hosts_on_an_ndr_leaf_take_splitter_fibers(compiled) -> None:
     hosts = {d.name for d in plan.devices if d.kind in ("server", "management")}
     host_rows = [r for r in _rows(compiled, SPLIT) if r["network"] == "backend" and r["a_device"] in hosts]
     assert host_rows and {plan.links[0].speed_gbps} == {200}
-    cage_of = {(d.name, p.name): p.cage for d in plan.devices if d.kind == "switch"
-               for p in port_table(catalog.switches[d.model])}
+    cage_of = {
+        (d.name, p.name): p.cage
+        for d in plan.devices
+        if d.kind == "switch"
+        for p in port_table(catalog.switches[d.model])
+    }
     legs: dict[str, list[dict[str, str]]] = defaultdict(list)
     for r in host_rows:
         assert r["part"] in splitters, r
@@ -55,8 +59,13 @@ def test_200g_hosts_on_an_ndr_leaf_take_splitter_fibers(compiled) -> None:
     bom = _bom(compiled, SPLIT)
     assert sum(n for sku, n in bom.items() if sku in splitters) == len(legs) == len(cages)
     twin_sku, single_sku = host_rows[0]["b_transceiver"], host_rows[0]["a_transceiver"]
-    leaf_spine_twins = sum(1 for r in _rows(compiled, SPLIT) if r["network"] == "backend"
-                           and r["a_device"] not in hosts and twin_sku in (r["a_transceiver"], r["b_transceiver"]))
+    leaf_spine_twins = sum(
+        1
+        for r in _rows(compiled, SPLIT)
+        if r["network"] == "backend"
+        and r["a_device"] not in hosts
+        and twin_sku in (r["a_transceiver"], r["b_transceiver"])
+    )
     assert leaf_spine_twins == 0, "leaf-spine links of this design are copper; the twin count would be mixed"
     assert bom[twin_sku] == len(cages)
     assert bom[single_sku] == len(host_rows)

@@ -100,8 +100,9 @@ def test_storage_servers_leave_the_frontend_for_the_storage_fabric(compiled: Com
     assert not [lk for lk in plan.links if lk.network == "frontend" and lk.a_device in storage]
     on_fabric = Counter(lk.a_device for lk in _links(plan, "storage", "server-leaf") if lk.a_device in storage)
     assert on_fabric == dict.fromkeys(storage, plan.design.storage.ports_per_server)
-    assert all(devs[lk.b_device].attrs["service"] for lk in _links(plan, "storage", "server-leaf")
-               if lk.a_device in storage)
+    assert all(
+        devs[lk.b_device].attrs["service"] for lk in _links(plan, "storage", "server-leaf") if lk.a_device in storage
+    )
     # the frontend still dual-homes every DGX on ports the storage fabric does not take
     fe = {lk.a_port for lk in plan.links if lk.network == "frontend" and devs[lk.a_device].kind == "server"}
     assert fe and not fe & set(plan.catalog.servers[plan.design.compute.server].storage_ports)
@@ -137,8 +138,12 @@ def test_storage_transceivers_one_per_port_at_the_hosts_and_per_cage_at_the_swit
     plan = compiled(SUPERPOD)
     catalog = plan.catalog
     devs = plan.index()
-    cage = {(d.name, p.name): p.cage for d in plan.devices if d.kind == "switch" for p in
-            port_table(catalog.switches[d.model])}
+    cage = {
+        (d.name, p.name): p.cage
+        for d in plan.devices
+        if d.kind == "switch"
+        for p in port_table(catalog.switches[d.model])
+    }
     host_end: dict[tuple[str, str], str] = {}
     switch_end: dict[tuple[str, int], str] = {}
     assert plan.cables is not None
@@ -147,8 +152,10 @@ def test_storage_transceivers_one_per_port_at_the_hosts_and_per_cage_at_the_swit
             lk = plan.links[k]
             if lk.network != "storage":
                 continue
-            for dev, port, part in ((lk.a_device, lk.a_port, c.a_transceiver), (lk.b_device, lk.b_port,
-                                                                               c.b_transceiver)):
+            for dev, port, part in (
+                (lk.a_device, lk.a_port, c.a_transceiver),
+                (lk.b_device, lk.b_port, c.b_transceiver),
+            ):
                 if not part:
                     continue
                 if devs[dev].kind == "switch":
@@ -165,8 +172,9 @@ def test_storage_transceivers_one_per_port_at_the_hosts_and_per_cage_at_the_swit
     bom = {ln.part: ln.quantity for ln in plan_bom(plan).lines if ln.category == "storage" and ln.kind == "transceiver"}
     assert bom == dict(want)
     switches = Counter(d.model for d in plan.devices if d.kind == "switch" and d.network == "storage")
-    assert {ln.part: ln.quantity for ln in plan_bom(plan).lines
-            if ln.category == "storage" and ln.kind == "switch"} == dict(switches)
+    assert {
+        ln.part: ln.quantity for ln in plan_bom(plan).lines if ln.category == "storage" and ln.kind == "switch"
+    } == dict(switches)
 
 
 def test_racks_pdus_and_power(compiled: Compiled) -> None:
@@ -239,21 +247,32 @@ def _parent_line(text: str) -> int:
     return next(i for i, ln in enumerate(lines, 1) if ln.strip() == text)
 
 
-@pytest.mark.parametrize(("body", "line", "field", "text"), [
-    ("storage:\n  fabric:\n    switch: SN4600\n", 5, "storage.fabric.switch", "is an ethernet switch"),
-    ("storage:\n  fabric:\n    ports_per_server: 3\n", 5, "storage.fabric.ports_per_server",
-     "has 2 storage ports"),
-    ("compute:\n  server: hgx-h100\n  config: {frontend_nic: bluefield3-b3220}\nstorage:\n  network: dedicated\n",
-     7, "storage.network", "no storage ports"),
-    ("compute:\n  config: {frontend_nic_count: 1}\n", 4, "compute.config.frontend_nic_count", "is not one of its"),
-    # the contradiction is at the storage servers' speed, which the child design did not write
-    ("storage:\n  fabric:\n    speed: 100G\n", "speed: 200G", "storage.speed", "set storage.speed to 100G"),
-    ("storage:\n  fabric:\n    technology: ethernet\n", "switch: QM9700", "storage.fabric.switch",
-     "is an infiniband switch"),
-])
-def test_a_bad_storage_fabric_is_refused_at_its_field_and_line(cli: Callable[..., object], tmp_path: Path,
-                                                               body: str, line: int | str, field: str,
-                                                               text: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "line", "field", "text"),
+    [
+        ("storage:\n  fabric:\n    switch: SN4600\n", 5, "storage.fabric.switch", "is an ethernet switch"),
+        ("storage:\n  fabric:\n    ports_per_server: 3\n", 5, "storage.fabric.ports_per_server", "has 2 storage ports"),
+        (
+            "compute:\n  server: hgx-h100\n  config: {frontend_nic: bluefield3-b3220}\n"
+            "storage:\n  network: dedicated\n",
+            7,
+            "storage.network",
+            "no storage ports",
+        ),
+        ("compute:\n  config: {frontend_nic_count: 1}\n", 4, "compute.config.frontend_nic_count", "is not one of its"),
+        # the contradiction is at the storage servers' speed, which the child design did not write
+        ("storage:\n  fabric:\n    speed: 100G\n", "speed: 200G", "storage.speed", "set storage.speed to 100G"),
+        (
+            "storage:\n  fabric:\n    technology: ethernet\n",
+            "switch: QM9700",
+            "storage.fabric.switch",
+            "is an infiniband switch",
+        ),
+    ],
+)
+def test_a_bad_storage_fabric_is_refused_at_its_field_and_line(
+    cli: Callable[..., object], tmp_path: Path, body: str, line: int | str, field: str, text: str
+) -> None:
     r = cli("validate", _design(tmp_path, body))
     assert r.exit_code == 2  # type: ignore[attr-defined]
     err = r.stderr  # type: ignore[attr-defined]
@@ -262,10 +281,13 @@ def test_a_bad_storage_fabric_is_refused_at_its_field_and_line(cli: Callable[...
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize(("body", "text"), [
-    ("storage:\n  network: frontend\n", "storage.fabric: is set, but storage.network is frontend"),
-    ("storage:\n  network: dedicated\n  fabric: null\n", "storage.fabric: storage.network: dedicated needs"),
-])
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ("storage:\n  network: frontend\n", "storage.fabric: is set, but storage.network is frontend"),
+        ("storage:\n  network: dedicated\n  fabric: null\n", "storage.fabric: storage.network: dedicated needs"),
+    ],
+)
 def test_network_and_fabric_must_agree(cli: Callable[..., object], tmp_path: Path, body: str, text: str) -> None:
     r = cli("validate", _design(tmp_path, body))
     assert r.exit_code == 2  # type: ignore[attr-defined]
@@ -282,8 +304,9 @@ def test_storage_bandwidth_is_measured_on_the_storage_fabric(compiled: Compiled)
     bw = plan.networks["frontend"]["storage_bandwidth"]
     assert bw["throughput_gbytes"] == st.count * model.throughput_gbps
     assert bw["uplink_gbytes"] == leaves * up * st.speed / 8
-    assert [p["leaves"] for p in bw["pairs"]] == [sorted(d.name for d in plan.devices if d.network == "storage"
-                                                         and d.role == "leaf" and d.attrs["service"])]
+    assert [p["leaves"] for p in bw["pairs"]] == [
+        sorted(d.name for d in plan.devices if d.network == "storage" and d.role == "leaf" and d.attrs["service"])
+    ]
 
 
 def test_netbox_gets_the_storage_fabric_from_the_plan(compiled: Compiled) -> None:
@@ -296,8 +319,11 @@ def test_netbox_gets_the_storage_fabric_from_the_plan(compiled: Compiled) -> Non
     assert all(role[d.name] == f"storage-{d.role}" for d in switches)
     cables = list(csv.DictReader(io.StringIO(files["netbox/10-cables.csv"])))
     # a twin cable lists its two interfaces at each end, in the same order
-    ends = {(c["side_a_device"], a, c["side_b_device"], b) for c in cables
-            for a, b in zip(c["side_a_name"].split(","), c["side_b_name"].split(","), strict=True)}
+    ends = {
+        (c["side_a_device"], a, c["side_b_device"], b)
+        for c in cables
+        for a, b in zip(c["side_a_name"].split(","), c["side_b_name"].split(","), strict=True)
+    }
     storage = [lk for lk in plan.links if lk.network == "storage"]
     assert all((lk.a_device, lk.a_port, lk.b_device, lk.b_port) in ends for lk in storage)
     # the DGX's storage ports are InfiniBand interfaces in its device type, its frontend ports Ethernet

@@ -24,11 +24,19 @@ DGX = ("h100-256", "compute.server=dgx-h100")
 # (MMA1Z00-NS400: https://docs.nvidia.com/networking/display/MMA1Z00NS400T/Overview)
 DUAL_CATALOG = {
     "servers": {"hgx-h100": {"backend": {"nic": "cx7-2x200g-qsfp112", "count": 4}}},
-    "transceivers": {"MMA1Z00-NS400": {
-        "description": "NVIDIA LinkX single-port 400G SR4 multimode QSFP112, flat top (ConnectX-7/BlueField-3)",
-        "fits": ["qsfp112"], "protocols": ["infiniband", "ethernet"], "speeds_gbps": [400, 200],
-        "media": "mmf", "fiber_connector": "mpo12-apc", "reach_m": 50, "power_w": 8,
-        "price": {"usd": 900, "source": "estimate: as the OSFP MMA4Z00-NS400", "date": "2026-12"}}},
+    "transceivers": {
+        "MMA1Z00-NS400": {
+            "description": "NVIDIA LinkX single-port 400G SR4 multimode QSFP112, flat top (ConnectX-7/BlueField-3)",
+            "fits": ["qsfp112"],
+            "protocols": ["infiniband", "ethernet"],
+            "speeds_gbps": [400, 200],
+            "media": "mmf",
+            "fiber_connector": "mpo12-apc",
+            "reach_m": 50,
+            "power_w": 8,
+            "price": {"usd": 900, "source": "estimate: as the OSFP MMA4Z00-NS400", "date": "2026-12"},
+        }
+    },
 }
 
 
@@ -36,8 +44,13 @@ def _system_cages(plan: Plan) -> dict[tuple[str, str], tuple[str, int]]:
     """(server, backend port) -> (server, cage index), from the catalog entry the design uses."""
     be = plan.catalog.servers[plan.design.compute.server].backend
     assert be is not None and be.cages is not None
-    return {(d.name, be.name.format(i=i)): (d.name, c) for d in plan.devices if d.kind == "server"
-            for c, cage in enumerate(be.cages.ports) for i in cage}
+    return {
+        (d.name, be.name.format(i=i)): (d.name, c)
+        for d in plan.devices
+        if d.kind == "server"
+        for c, cage in enumerate(be.cages.ports)
+        for i in cage
+    }
 
 
 def _optics_per_end(plan: Plan) -> tuple[Counter[str], Counter[str]]:
@@ -58,8 +71,10 @@ def _optics_per_end(plan: Plan) -> tuple[Counter[str], Counter[str]]:
             lk = plan.links[k]
             if lk.network != "backend" or lk.a_device not in servers:  # not the management nodes' links
                 continue
-            for dev, port, part in ((lk.a_device, lk.a_port, c.a_transceiver), (lk.b_device, lk.b_port,
-                                                                               c.b_transceiver)):
+            for dev, port, part in (
+                (lk.a_device, lk.a_port, c.a_transceiver),
+                (lk.b_device, lk.b_port, c.b_transceiver),
+            ):
                 if (dev, port) in sys_cage and part:
                     server_side[sys_cage[(dev, port)]] = part
                 elif (dev, port) in switch_cage and part:
@@ -81,8 +96,11 @@ def test_dgx_counts_one_flat_top_twin_transceiver_per_system_cage(compiled: Call
         x = plan.catalog.transceivers[part]
         assert x.ports == 2 and "osfp" in x.fits and be.cages.connector not in x.fits  # finned
     # the switch side is still one twin per leaf cage: two server ports per cage
-    server_leaf = [lk for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"
-                   and lk.a_device in {s.name for s in servers}]
+    server_leaf = [
+        lk
+        for lk in plan.links
+        if lk.network == "backend" and lk.tier == "server-leaf" and lk.a_device in {s.name for s in servers}
+    ]
     assert sum(at_switches.values()) == len(server_leaf) // 2
 
 
@@ -91,8 +109,11 @@ def test_dgx_twin_transceiver_fibers_go_to_the_two_rails_nvidia_wires(compiled: 
     be = plan.catalog.servers["dgx-h100"].backend
     assert be is not None and be.cages is not None
     devs = plan.index()
-    leaf_of = {(lk.a_device, lk.a_port): lk.b_device for lk in plan.links
-               if lk.network == "backend" and lk.tier == "server-leaf"}
+    leaf_of = {
+        (lk.a_device, lk.a_port): lk.b_device
+        for lk in plan.links
+        if lk.network == "backend" and lk.tier == "server-leaf"
+    }
     cable_of = {}
     assert plan.cables is not None
     for c in plan.cables:
@@ -144,8 +165,7 @@ def test_a_dual_port_backend_nic_is_two_rails_for_invariants_and_cabling(tmp_pat
     servers = {d.name for d in plan.devices if d.kind == "server"}
     used = Counter(lk.a_device for lk in plan.links if lk.network == "backend" and lk.a_device in servers)
     assert set(used.values()) == {per_server}
-    ports = Counter((lk.a_device, lk.a_port) for lk in plan.links if lk.a_device in servers
-                    and lk.network == "backend")
+    ports = Counter((lk.a_device, lk.a_port) for lk in plan.links if lk.a_device in servers and lk.network == "backend")
     assert {p for _, p in ports} == {f"mlx5_{i}" for i in range(per_server)} and set(ports.values()) == {1}
 
 
@@ -158,17 +178,24 @@ def test_dual_port_backend_rails_set_to_every_port_compiles(tmp_path: Path) -> N
     assert nics.quantity == servers * DUAL_CATALOG["servers"]["hgx-h100"]["backend"]["count"]
 
 
-@pytest.mark.parametrize(("ports", "says"), [
-    ([[0, 1], [2, 3], [4, 5], [6, 6]], "exactly once"),
-    ([[0, 1], [2, 3], [4, 5], [6], [7]], "same number of ports"),
-])
+@pytest.mark.parametrize(
+    ("ports", "says"),
+    [
+        ([[0, 1], [2, 3], [4, 5], [6, 6]], "exactly once"),
+        ([[0, 1], [2, 3], [4, 5], [6], [7]], "same number of ports"),
+    ],
+)
 def test_bad_system_cages_are_refused_at_the_field(tmp_path: Path, ports: list[list[int]], says: str) -> None:
     design = tmp_path / "d.yaml"
-    design.write_text(yaml.safe_dump({
-        "extends": str(DESIGNS / "h100-256.yaml"),
-        "compute": {"server": "dgx-h100"},
-        "catalog": {"servers": {"dgx-h100": {"backend": {"cages": {"connector": "osfp-rhs", "ports": ports}}}}},
-    }))
+    design.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(DESIGNS / "h100-256.yaml"),
+                "compute": {"server": "dgx-h100"},
+                "catalog": {"servers": {"dgx-h100": {"backend": {"cages": {"connector": "osfp-rhs", "ports": ports}}}}},
+            }
+        )
+    )
     with pytest.raises(DesignError) as exc:
         compile_file(design)
     (p,) = exc.value.problems

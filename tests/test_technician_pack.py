@@ -45,8 +45,11 @@ def test_label_files_hold_two_labels_per_link_matching_cables_csv(compiled, file
         text = files[f"cabling/labels/{r.name}.csv"]
         assert text.splitlines()[0] == ",".join(LABEL_COLUMNS)
         labels[r.name] = _rows(text)
-    got = Counter((rack, x["cable_id"], x["end"], x["this_end"], x["far_end"], x["qr"])
-                  for rack, rows in labels.items() for x in rows)
+    got = Counter(
+        (rack, x["cable_id"], x["end"], x["this_end"], x["far_end"], x["qr"])
+        for rack, rows in labels.items()
+        for x in rows
+    )
     want: Counter[tuple[str, ...]] = Counter()
     for lk in links:
         a, b = lk["label"].split(" -- ")
@@ -68,9 +71,12 @@ def test_zebra_labels_are_the_csv_labels_with_a_qr_code(compiled, files) -> None
         assert len(labels) == len(csv_labels) and zpl.count("^XA") == len(labels)
         for text, x in zip(labels, csv_labels, strict=True):
             # ^FH_: _XX is a hex byte, as the printer reads it
-            fields = [bytes.fromhex("".join(f"{ord(c):02x}" if len(c) == 1 else c[1:] for c in
-                                            re.findall(r"_[0-9A-F]{2}|.", f, re.S))).decode()
-                      for f in re.findall(r"\^FD(.*?)\^FS", text)]
+            fields = [
+                bytes.fromhex(
+                    "".join(f"{ord(c):02x}" if len(c) == 1 else c[1:] for c in re.findall(r"_[0-9A-F]{2}|.", f, re.S))
+                ).decode()
+                for f in re.findall(r"\^FD(.*?)\^FS", text)
+            ]
             assert "^BQN,2," in text and fields[0] == f"MA,{x['qr']}"
             assert fields[1:4] == [f"{x['cable_id']} {x['end']}", x["this_end"], f"to {x['far_end']}"]
 
@@ -86,8 +92,9 @@ def test_row_bills_sum_to_the_cable_plan(compiled, files) -> None:
         for b in bill:
             total[b["part"]] += int(b["cables"])
         html = files[f"cabling/rows/{row}.html"]
-        assert all(f"<td>{r.name}</td>" in html and f"cabling/racks/{r.name}<" in html
-                   for r in plan.racks if r.row == row)
+        assert all(
+            f"<td>{r.name}</td>" in html and f"cabling/racks/{r.name}<" in html for r in plan.racks if r.row == row
+        )
     assert dict(total) == plan.cabling.cable_parts
     # every row stages something: the example has cables leaving each row
     assert all(sum(int(b["cables"]) for b in _rows(files[f"cabling/rows/{row}.csv"])) > 0 for row in rows)
@@ -155,12 +162,14 @@ def test_pack_cli_writes_html_only_without_chromium(cli, tmp_path: Path) -> None
 
 
 def _decode(pdf: Path, tmp: Path) -> list[str]:
-    subprocess.run([require("pdftoppm"), "-r", "150", "-png", str(pdf), str(tmp / pdf.stem)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [require("pdftoppm"), "-r", "150", "-png", str(pdf), str(tmp / pdf.stem)], check=True, capture_output=True
+    )
     found: list[str] = []
     for page in sorted(tmp.glob(f"{pdf.stem}-*.png")):
-        r = subprocess.run([require("zbarimg"), "-q", "--raw", "-Sqrcode.enable", str(page)], capture_output=True,
-                           text=True)
+        r = subprocess.run(
+            [require("zbarimg"), "-q", "--raw", "-Sqrcode.enable", str(page)], capture_output=True, text=True
+        )
         assert r.returncode in (0, 4), r.stderr  # 4: no code on that page
         found += r.stdout.split()
     return found
@@ -175,10 +184,13 @@ def test_pack_pdfs_carry_a_qr_per_cable_that_decodes_to_its_id(compiled, pack, t
     ends = {r.name: _rows(pack[f"cabling/racks/{r.name}.csv"]) for r in plan.racks}
     # two racks keep Chromium and zbar to ~15 s (a leaf rack is 70 pages): the compute rack with the most
     # twin legs, and the smallest switch rack (its far ends are everywhere)
-    legs = max((r for r in plan.racks if r.role == "compute"),
-               key=lambda r: (len(ends[r.name]) - len({x["cable_id"] for x in ends[r.name]}), r.name))
-    switches = min((r for r in plan.racks if r.role != "compute" and ends[r.name]),
-                   key=lambda r: (len(ends[r.name]), r.name))
+    legs = max(
+        (r for r in plan.racks if r.role == "compute"),
+        key=lambda r: (len(ends[r.name]) - len({x["cable_id"] for x in ends[r.name]}), r.name),
+    )
+    switches = min(
+        (r for r in plan.racks if r.role != "compute" and ends[r.name]), key=lambda r: (len(ends[r.name]), r.name)
+    )
     assert len(ends[legs.name]) > len({x["cable_id"] for x in ends[legs.name]})
     for name in (legs.name, switches.name):
         pdf = chromium_print_pdf(tmp_path / f"cabling/racks/{name}.html", tmp_path / f"{name}.pdf")
@@ -213,8 +225,11 @@ def test_a_splitter_is_one_cable_on_the_bill_with_its_legs_under_it(tmp_path: Pa
         rack = plan.device(plan.links[cab.links[0]].a_device).rack
         html = files[f"cabling/racks/{rack}.html"]
         block = html.split(f'<tbody class="cable" id="{cab.id}">')[1].split("</tbody>")[0]
-        here = [j for j, k in enumerate(cab.links) if rack in (plan.device(plan.links[k].a_device).rack,
-                                                              plan.device(plan.links[k].b_device).rack)]
+        here = [
+            j
+            for j, k in enumerate(cab.links)
+            if rack in (plan.device(plan.links[k].a_device).rack, plan.device(plan.links[k].b_device).rack)
+        ]
         assert block.count("<tr") == len(here) and f'rowspan="{len(here)}"' in block
         assert all(cab.labels[j] in block for j in here)
 
@@ -228,7 +243,8 @@ def test_railyard_cabling_pack_prints_every_sheet(cli, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     pdfs = {p.relative_to(out).as_posix() for p in out.rglob("*.pdf")}
     assert pdfs == {f"cabling/racks/{r.name}.pdf" for r in plan.racks} | {
-        f"cabling/rows/{row.name}.pdf" for row in plan.floor.rows}
+        f"cabling/rows/{row.name}.pdf" for row in plan.floor.rows
+    }
     assert all(pdf_page_count(out / p) >= 1 for p in pdfs)
     # no trace of the folder Chromium printed from (a link would be an absolute file:// URI)
     assert not [p for p in pdfs if b"railyard-pack" in (out / p).read_bytes()]

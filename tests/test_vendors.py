@@ -50,8 +50,13 @@ def _catalog_with(tmp_path: Path, model: str, os_: str) -> Path:
 def test_switch_os_without_renderer_is_refused_naming_the_field(cli, tmp_path: Path, command: str) -> None:
     cat = _catalog_with(tmp_path, "SN2201", "junos")
     out = tmp_path / "out"
-    r = cli(command, DESIGNS / "h100-1024-reference.yaml", "--catalog", cat, *(["--out", out] if command == "compile"
-                                                                                 else []))
+    r = cli(
+        command,
+        DESIGNS / "h100-1024-reference.yaml",
+        "--catalog",
+        cat,
+        *(["--out", out] if command == "compile" else []),
+    )
     assert r.exit_code == 2, r.output
     assert "switches.SN2201.os: no renderer for switch OS 'junos'" in r.output
     assert "use one of the registered network OSes: " + ", ".join(VENDORS) in r.output
@@ -69,25 +74,35 @@ def test_shipped_catalog_through_the_option_compiles_the_same(cli, tmp_path: Pat
 def test_switch_in_a_role_its_os_cannot_serve_is_refused(cli, tmp_path: Path) -> None:
     r = cli("validate", DESIGNS / "h100-256.yaml", "--set", "oob.switch=DCS-7060DX5-64S")
     assert r.exit_code == 2, r.output
-    assert ("oob.switch: DCS-7060DX5-64S runs eos, which railyard cannot configure as an out-of-band access "
-            "switch") in r.output
+    assert (
+        "oob.switch: DCS-7060DX5-64S runs eos, which railyard cannot configure as an out-of-band access switch"
+    ) in r.output
     assert "pick a switch model running sonic or cumulus" in r.output
     r = cli("validate", DESIGNS / "h100-256.yaml", "--catalog", _catalog_with(tmp_path, "QM9700", "sonic"))
     assert r.exit_code == 2, r.output
-    assert "backend.switch: QM9700 runs sonic, which railyard cannot configure as an InfiniBand backend switch" \
-        in r.output
+    assert (
+        "backend.switch: QM9700 runs sonic, which railyard cannot configure as an InfiniBand backend switch" in r.output
+    )
     # a RoCE backend on a SONiC switch stays allowed (no vendor renders RoCE switch configs yet)
-    assert cli("validate", DESIGNS / "h100-256.yaml", "--set", "backend.technology=roce",
-               "--set", "backend.switch=SN5600").exit_code == 0
+    assert (
+        cli(
+            "validate", DESIGNS / "h100-256.yaml", "--set", "backend.technology=roce", "--set", "backend.switch=SN5600"
+        ).exit_code
+        == 0
+    )
 
 
-@pytest.mark.parametrize(("name", "overrides", "oses"), [
-    ("h100-256", (), {"sonic"}),
-    ("h100-1024-reference", (), {"sonic", "cumulus"}),  # SN2201 access, SN4600 aggregation
-    ("h100-256", EOS, {"sonic", "eos"}),  # AS4630 access, EOS aggregation (the frontend spine model)
-])
-def test_each_switch_is_rendered_once_by_its_own_vendor(compiled: Callable[..., Plan], name: str,
-                                                        overrides: tuple[str, ...], oses: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("name", "overrides", "oses"),
+    [
+        ("h100-256", (), {"sonic"}),
+        ("h100-1024-reference", (), {"sonic", "cumulus"}),  # SN2201 access, SN4600 aggregation
+        ("h100-256", EOS, {"sonic", "eos"}),  # AS4630 access, EOS aggregation (the frontend spine model)
+    ],
+)
+def test_each_switch_is_rendered_once_by_its_own_vendor(
+    compiled: Callable[..., Plan], name: str, overrides: tuple[str, ...], oses: set[str]
+) -> None:
     plan = compiled(name, *overrides)
     files = rendered_files(compiled, name, *overrides)
     catalog = load_catalog()

@@ -55,19 +55,27 @@ def test_rails_crossed_at_a_server(plan256: Plan, fabric: dict[str, NetNode]) ->
     (s,) = rep.swapped
     assert [(p.device, p.port) for p in s.at] == [("gpu001", "mlx5_0"), ("gpu001", "mlx5_1")]
     assert [(lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in s.planned] == [
-        ("gpu001", "mlx5_0", "su1-rail0-leaf", "1/1/1"), ("gpu001", "mlx5_1", "su1-rail1-leaf", "1/1/1")]
+        ("gpu001", "mlx5_0", "su1-rail0-leaf", "1/1/1"),
+        ("gpu001", "mlx5_1", "su1-rail1-leaf", "1/1/1"),
+    ]
     assert sorted((lk.a.device, lk.a.port, lk.b.device, lk.b.port) for lk in s.found) == [
-        ("gpu001", "mlx5_0", "su1-rail1-leaf", "1/1/1"), ("gpu001", "mlx5_1", "su1-rail0-leaf", "1/1/1")]
+        ("gpu001", "mlx5_0", "su1-rail1-leaf", "1/1/1"),
+        ("gpu001", "mlx5_1", "su1-rail0-leaf", "1/1/1"),
+    ]
     assert rep.faulty_links == 2
-    assert ("SWAPPED  exchange the cables at gpu001 mlx5_0 [rack r01-01 U1] and gpu001 mlx5_1 [rack r01-01 U1]"
-            in rep.text())
+    assert (
+        "SWAPPED  exchange the cables at gpu001 mlx5_0 [rack r01-01 U1] and gpu001 mlx5_1 [rack r01-01 U1]"
+        in rep.text()
+    )
 
 
 def test_two_servers_crossed_at_a_leaf(plan256: Plan, fabric: dict[str, NetNode]) -> None:
     swap(fabric, ("su1-rail3-leaf", 1), ("su1-rail3-leaf", 2))
     (s,) = verify_fabric(plan256, text(fabric)).swapped
-    assert sorted((p.device, p.port, p.ib_port) for p in s.at) == [("su1-rail3-leaf", "1/1/1", 1),
-                                                                   ("su1-rail3-leaf", "1/1/2", 2)]
+    assert sorted((p.device, p.port, p.ib_port) for p in s.at) == [
+        ("su1-rail3-leaf", "1/1/1", 1),
+        ("su1-rail3-leaf", "1/1/2", 2),
+    ]
 
 
 def test_missing_link_names_both_ends(plan256: Plan, fabric: dict[str, NetNode]) -> None:
@@ -82,8 +90,10 @@ def test_missing_link_names_both_ends(plan256: Plan, fabric: dict[str, NetNode])
     label = "r02-08.U26.1/21/1 -- r02-09.U25.1/9/1"
     (cid,) = [c.id for c in plan256.cables or [] if label in c.labels]
     # leaf-spine is a twin DAC here: one plug carries 1/21/1 and 1/21/2, and the report says so
-    assert (f"MISSING  su1-rail2-leaf 1/21/1 (IB port 41) [rack r02-08 U26] (one plug with 1/21/2, twin cable "
-            f"{cid}) <-> spine02") in rep.text()
+    assert (
+        f"MISSING  su1-rail2-leaf 1/21/1 (IB port 41) [rack r02-08 U26] (one plug with 1/21/2, twin cable "
+        f"{cid}) <-> spine02"
+    ) in rep.text()
     assert re.fullmatch(r"C-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}", cid)
     assert f"cable {cid} label '{label}'" in rep.text()
 
@@ -97,7 +107,8 @@ def test_cable_in_the_wrong_port_is_missing_plus_extra(plan256: Plan, fabric: di
     rep = verify_fabric(plan256, text(fabric))
     assert [(m.a.device, m.b.port) for m in rep.missing] == [("gpu005", "1/3/1")]
     assert [(e.a.device, e.a.port, e.b.device, e.b.port, e.b.ib_port) for e in rep.extra] == [
-        ("gpu005", "mlx5_0", "su1-rail0-leaf", "1/30/2", 60)]
+        ("gpu005", "mlx5_0", "su1-rail0-leaf", "1/30/2", 60)
+    ]
     assert rep.extra[0].note == "gpu005 mlx5_0 was planned to su1-rail0-leaf 1/3/1 (IB port 5) [rack r02-08 U24]"
 
 
@@ -152,8 +163,9 @@ def test_a_removed_link_is_reported_with_rack_unit_and_label_at_both_ends(tmp_pa
     drop(nodes, ("gpu017 mlx5_3", 1))
     discovered = tmp_path / "discovered.net"
     discovered.write_text(format_net(nodes.values()))
-    r = subprocess.run([*run, "verify", str(design), "--ibnetdiscover", str(discovered), "--json"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [*run, "verify", str(design), "--ibnetdiscover", str(discovered), "--json"], capture_output=True, text=True
+    )
     assert r.returncode == 1, r.stderr
     rep = json.loads(r.stdout)
     (lk,) = rep["missing"]
@@ -179,9 +191,14 @@ def test_swapped_cables_name_both_planned_labels(plan256: Plan, fabric: dict[str
     swap(fabric, ("gpu001 mlx5_0", 1), ("gpu001 mlx5_1", 1))
     (s,) = verify_fabric(plan256, text(fabric)).swapped
     labels = {lk.label for lk in s.planned}
-    want = {lab for c in plan256.cables for k, lab in zip(c.links, c.labels, strict=True)
-            if plan256.links[k].a_device == "gpu001" and plan256.links[k].a_port in ("mlx5_0", "mlx5_1")}
+    want = {
+        lab
+        for c in plan256.cables
+        for k, lab in zip(c.links, c.labels, strict=True)
+        if plan256.links[k].a_device == "gpu001" and plan256.links[k].a_port in ("mlx5_0", "mlx5_1")
+    }
     assert labels == want and len(want) == 2 and all(lk.cable_id for lk in s.planned)
+
 
 def test_verify_cli(cli: Callable[..., object], plan256: Plan, fabric: dict[str, NetNode], tmp_path: Path) -> None:
     design = DESIGNS / "h100-256.yaml"
@@ -207,8 +224,9 @@ def test_verify_cli(cli: Callable[..., object], plan256: Plan, fabric: dict[str,
     assert r.exit_code == 2 and "cannot read" in r.output  # type: ignore[attr-defined]
 
 
-def test_write_config_with_the_hardware_guids(cli: Callable[..., object], fabric: dict[str, NetNode],
-                                              tmp_path: Path) -> None:
+def test_write_config_with_the_hardware_guids(
+    cli: Callable[..., object], fabric: dict[str, NetNode], tmp_path: Path
+) -> None:
     """After discovery the SM files get the real GUIDs: node GUIDs from the records, HCA port GUIDs as printed
     (mlx5 HCAs report a port GUID equal to the node GUID, not node + 1 as ibsim does)."""
     from generators.asbuilt.ibnetdiscover import NetLink
@@ -230,7 +248,8 @@ def test_write_config_with_the_hardware_guids(cli: Callable[..., object], fabric
     assert f"0x{by_desc(fabric, 'spine02').guid:016x}  # spine02" in roots
     written = parse_net((out / "infiniband/topology.net").read_text())
     assert {n.desc: (n.guid, n.port_guid(1)) for n in written.values()} == {
-        n.desc: (n.guid, n.port_guid(1)) for n in fabric.values()}
+        n.desc: (n.guid, n.port_guid(1)) for n in fabric.values()
+    }
     assert (out / "plan.json").exists()
     members = json.loads((out / "infiniband/ufm/acme-members.json").read_text())["guids"]
     assert members[0] == f"{by_desc(fabric, 'gpu001 mlx5_0').guid:016x}"
@@ -246,12 +265,21 @@ def test_write_config_with_the_hardware_guids(cli: Callable[..., object], fabric
     assert not (tmp_path / "x").exists()
 
 
-def test_verify_needs_an_infiniband_backend(cli: Callable[..., object], fabric: dict[str, NetNode],
-                                            tmp_path: Path) -> None:
+def test_verify_needs_an_infiniband_backend(
+    cli: Callable[..., object], fabric: dict[str, NetNode], tmp_path: Path
+) -> None:
     f = tmp_path / "f.net"
     f.write_text(text(fabric))
-    r = cli("verify", DESIGNS / "h100-256.yaml", "--set", "backend.technology=roce", "--set", "backend.switch=SN5600",
-            "--ibnetdiscover", f)
+    r = cli(
+        "verify",
+        DESIGNS / "h100-256.yaml",
+        "--set",
+        "backend.technology=roce",
+        "--set",
+        "backend.switch=SN5600",
+        "--ibnetdiscover",
+        f,
+    )
     assert r.exit_code == 2  # type: ignore[attr-defined]
     assert "backend.technology: verify reads ibnetdiscover output: the backend is not InfiniBand" in r.output  # type: ignore
     r = cli("verify", DESIGNS / "h100-256.yaml", "--ibnetdiscover", f, "--speed", "fast")

@@ -39,8 +39,10 @@ def test_lldpctl_json0_real_output() -> None:
     macs = {i["name"]: i["port"][0]["id"][0]["value"] for i in doc["lldp"][0]["interface"]}
     assert fmt == "lldpctl json0"
     # fe-spine01 ran `portidsubtype ifname` (name as id); gpu001 sent lldpd's default, its MAC as id
-    assert got == {("Ethernet0", "fe-spine01", ("Ethernet8", "Ethernet8")),
-                   ("Ethernet4", "gpu001.cluster.example", (macs["Ethernet4"], "eth0"))}
+    assert got == {
+        ("Ethernet0", "fe-spine01", ("Ethernet8", "Ethernet8")),
+        ("Ethernet4", "gpu001.cluster.example", (macs["Ethernet4"], "eth0")),
+    }
 
 
 def test_lldpctl_json_changes_shape_with_one_interface_and_reads_the_same() -> None:
@@ -62,8 +64,10 @@ def test_nvue_interfaces() -> None:
     fmt, got = neighbours("sw-nvue.nvue.json")
     assert fmt == "NVUE"
     # lo and the unplugged swp2 hear nothing; the rest name system, port id and description
-    assert got == {("eth0", "oob01", ("Ethernet2",)),
-                   ("swp1", "fe-spine01.cluster.example", ("60:22:32:00:00:46", "Ethernet8"))}
+    assert got == {
+        ("eth0", "oob01", ("Ethernet2",)),
+        ("swp1", "fe-spine01.cluster.example", ("60:22:32:00:00:46", "Ethernet8")),
+    }
 
 
 @pytest.mark.parametrize("name", ["sw-eos.eos.json", "sw-eapi.eos-eapi.json"])
@@ -71,14 +75,26 @@ def test_eos_neighbors_detail(name: str) -> None:
     fmt, got = neighbours(name)
     assert fmt == "EOS"
     # interfaceId is quoted in the JSON; the bare name is what the peer calls its port
-    assert got == {("Ethernet3", "fe-spine01", ("swp52", "fe-leaf01:Et3")),
-                   ("Ethernet4", "gpu001", ("0a:f2:32:dc:a5:01", "eth0"))}
+    assert got == {
+        ("Ethernet3", "fe-spine01", ("swp52", "fe-leaf01:Et3")),
+        ("Ethernet4", "gpu001", ("0a:f2:32:dc:a5:01", "eth0")),
+    }
 
 
-@pytest.mark.parametrize("text", ["", "{", "[1, 2]", '{"interfaces": 3}', '"lldp"',
-                                  '{"lldp": [{"interface": [{"name": "e0", "chassis": "x"}]}]}',
-                                  '{"lldp": {"interface": [3]}}', '{"lldpNeighbors": {"e1": {"lldpNeighborInfo": 5}}}',
-                                  '{"swp1": {"lldp": {"neighbor": {"x": []}}}}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "{",
+        "[1, 2]",
+        '{"interfaces": 3}',
+        '"lldp"',
+        '{"lldp": [{"interface": [{"name": "e0", "chassis": "x"}]}]}',
+        '{"lldp": {"interface": [3]}}',
+        '{"lldpNeighbors": {"e1": {"lldpNeighborInfo": 5}}}',
+        '{"swp1": {"lldp": {"neighbor": {"x": []}}}}',
+    ],
+)
 def test_not_a_table_is_refused(text: str) -> None:
     with pytest.raises(LldpParseError):
         parse_lldp(text)
@@ -120,8 +136,12 @@ def ends(lk: LinkReport) -> set[tuple[str, str]]:
 def silent_links(plan: Plan) -> int:
     """Planned Ethernet links no table can see: an out-of-band port of a PDU or of a host's BMC."""
     idx = plan.index()
-    return sum(1 for lk in plan.links if lk.network == "oob"
-               and {idx[lk.a_device].kind, idx[lk.b_device].kind} & {"pdu", "server", "storage", "management"})
+    return sum(
+        1
+        for lk in plan.links
+        if lk.network == "oob"
+        and {idx[lk.a_device].kind, idx[lk.b_device].kind} & {"pdu", "server", "storage", "management"}
+    )
 
 
 def test_the_plan_verifies_from_its_own_tables(plan256: Plan) -> None:
@@ -132,8 +152,10 @@ def test_the_plan_verifies_from_its_own_tables(plan256: Plan) -> None:
     # BMCs and PDUs send no LLDP: their links are counted as not covered, never as missing
     assert rep.not_covered == silent_links(plan256) > 0
     assert rep.discovered_links == len(eth) - rep.not_covered
-    assert "Ethernet (frontend, oob)" in rep.text() and "OK: the discovered fabric matches the plan where covered" \
-        in rep.text()
+    assert (
+        "Ethernet (frontend, oob)" in rep.text()
+        and "OK: the discovered fabric matches the plan where covered" in rep.text()
+    )
     # switch management ports are eth0 in the tables and "mgmt" in the plan
     assert any(lk.tier == "mgmt-access" and plan256.index()[lk.a_device].kind == "switch" for lk in eth)
 
@@ -259,8 +281,11 @@ def test_ib_crossed_splitters_are_fixed_at_the_servers_not_the_leaf(compiled: Co
     cabs = splitters_of(plan)
     c1 = cabs[0]
     l1 = plan.links[c1.links[0]]
-    c2 = next(c for c in cabs[1:] if plan.links[c.links[0]].b_device == l1.b_device
-              and plan.links[c.links[0]].a_device != l1.a_device)
+    c2 = next(
+        c
+        for c in cabs[1:]
+        if plan.links[c.links[0]].b_device == l1.b_device and plan.links[c.links[0]].a_device != l1.a_device
+    )
     l2 = plan.links[c2.links[0]]
     nodes = parse_net(render_infiniband(plan)["infiniband/topology.net"])
     ib_swap(nodes, (f"{l1.a_device} {l1.a_port}", 1), (f"{l2.a_device} {l2.a_port}", 1))
@@ -272,8 +297,10 @@ def test_ib_crossed_splitters_are_fixed_at_the_servers_not_the_leaf(compiled: Co
     assert s.advice is not None and f"not at {l1.b_device}" in s.advice
     assert f"one plug with {plan.links[c1.links[1]].b_port}, splitter {c1.id}" in s.advice
     text = rep.text()
-    assert f"exchange the cables at {l1.a_device} {l1.a_port}" in text or \
-        f"exchange the cables at {l2.a_device} {l2.a_port}" in text
+    assert (
+        f"exchange the cables at {l1.a_device} {l1.a_port}" in text
+        or f"exchange the cables at {l2.a_device} {l2.a_port}" in text
+    )
     assert f"exchange the cables at {l1.b_device}" not in text
 
 
@@ -285,8 +312,10 @@ def test_ib_legs_of_one_splitter_crossed_at_one_server(compiled: Compiled) -> No
     nodes = parse_net(render_infiniband(plan)["infiniband/topology.net"])
     ib_swap(nodes, (f"{l1.a_device} {l1.a_port}", 1), (f"{l2.a_device} {l2.a_port}", 1))
     (s,) = verify_fabric(plan, format_net(nodes.values())).swapped
-    assert {(p.device, p.port, p.plug) for p in s.at} == {(l1.a_device, l1.a_port, f"leg 1 of splitter {cab.id}"),
-                                                          (l2.a_device, l2.a_port, f"leg 2 of splitter {cab.id}")}
+    assert {(p.device, p.port, p.plug) for p in s.at} == {
+        (l1.a_device, l1.a_port, f"leg 1 of splitter {cab.id}"),
+        (l2.a_device, l2.a_port, f"leg 2 of splitter {cab.id}"),
+    }
     assert s.advice is None
 
 
@@ -294,8 +323,11 @@ def test_twin_cables_crossed_say_to_move_whole_plugs(plan256: Plan) -> None:
     """h100-256 leaf-spine runs on twin DACs: every end is a plug carrying two ports."""
     twins = [c for c in plan256.cables or [] if c.network == "backend" and c.shape == "straight" and c.physical == 1]
     a = plan256.links[twins[0].links[0]]
-    b = next(plan256.links[c.links[0]] for c in twins[1:] if plan256.links[c.links[0]].a_device == a.a_device
-             and plan256.links[c.links[0]].b_device != a.b_device)
+    b = next(
+        plan256.links[c.links[0]]
+        for c in twins[1:]
+        if plan256.links[c.links[0]].a_device == a.a_device and plan256.links[c.links[0]].b_device != a.b_device
+    )
     nodes = parse_net(render_infiniband(plan256)["infiniband/topology.net"])
     from generators.stages.infiniband import switch_port_numbers
 

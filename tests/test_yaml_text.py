@@ -18,25 +18,88 @@ DUMPERS = [yaml.SafeDumper, *([yaml.CSafeDumper] if hasattr(yaml, "CSafeDumper")
 # names and addresses as railyard writes them, and the strings that read back as something else
 # (PyYAML quotes those, so the fast path must refuse them)
 words = st.one_of(
-    st.sampled_from(["eth0", "backend7", "accept-ra", "routing-policy", "10.0.0.1/31", "10.128.0.0", "yes", "on",
-                     "null", "true", "0x1f", "1_000", "1.5", "2024-01-01", "12:30", "a b", "-x", "x:", "#c", "",
-                     "~", ".inf", "é", "a" * 90, "0777", "1e3", "NaN"]),
-    st.from_regex(r"[A-Za-z0-9_.:/ -]{1,12}", fullmatch=True))
-scalars = st.one_of(st.booleans(), st.integers(-10**6, 10**6), words, st.none(), st.floats(allow_nan=False))
-docs = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                     st.dictionaries(words, inner, max_size=4)), max_leaves=30)
+    st.sampled_from(
+        [
+            "eth0",
+            "backend7",
+            "accept-ra",
+            "routing-policy",
+            "10.0.0.1/31",
+            "10.128.0.0",
+            "yes",
+            "on",
+            "null",
+            "true",
+            "0x1f",
+            "1_000",
+            "1.5",
+            "2024-01-01",
+            "12:30",
+            "a b",
+            "-x",
+            "x:",
+            "#c",
+            "",
+            "~",
+            ".inf",
+            "é",
+            "a" * 90,
+            "0777",
+            "1e3",
+            "NaN",
+        ]
+    ),
+    st.from_regex(r"[A-Za-z0-9_.:/ -]{1,12}", fullmatch=True),
+)
+scalars = st.one_of(st.booleans(), st.integers(-(10**6), 10**6), words, st.none(), st.floats(allow_nan=False))
+docs = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(words, inner, max_size=4)),
+    max_leaves=30,
+)
 
 # documents of what the fast path writes, nested as the host files and NVUE's and deeper: most take it
-plain = st.one_of(st.booleans(), st.integers(-10**6, 10**6), st.from_regex(r"[a-z][a-z0-9_./-]{0,10}", fullmatch=True),
-                  st.from_regex(r"(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?:/[0-9]{1,2})?", fullmatch=True),
-                  st.sampled_from(["on", "off", "yes", "no", "true", "null", "1_000", "0777", "2024-01-01", "1.5",
-                                   "pdu-r01-01-a1:net", "a:b", "x:", "12:30", "a::b", "1:2:3"]),
-                  st.just({}), st.just([]))
-keys = st.one_of(st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True), st.sampled_from(["on", "1", "10.0.0.1"]),
-                 st.integers(0, 4094), st.booleans())
-plain_docs = st.recursive(plain, lambda inner: st.one_of(st.lists(inner, min_size=1, max_size=4),
-                                                         st.dictionaries(keys, inner, min_size=1, max_size=4)),
-                          max_leaves=40)
+plain = st.one_of(
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.from_regex(r"[a-z][a-z0-9_./-]{0,10}", fullmatch=True),
+    st.from_regex(r"(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?:/[0-9]{1,2})?", fullmatch=True),
+    st.sampled_from(
+        [
+            "on",
+            "off",
+            "yes",
+            "no",
+            "true",
+            "null",
+            "1_000",
+            "0777",
+            "2024-01-01",
+            "1.5",
+            "pdu-r01-01-a1:net",
+            "a:b",
+            "x:",
+            "12:30",
+            "a::b",
+            "1:2:3",
+        ]
+    ),
+    st.just({}),
+    st.just([]),
+)
+keys = st.one_of(
+    st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True),
+    st.sampled_from(["on", "1", "10.0.0.1"]),
+    st.integers(0, 4094),
+    st.booleans(),
+)
+plain_docs = st.recursive(
+    plain,
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=1, max_size=4), st.dictionaries(keys, inner, min_size=1, max_size=4)
+    ),
+    max_leaves=40,
+)
 
 
 @settings(max_examples=600, deadline=None)
@@ -65,7 +128,7 @@ def test_every_host_file_is_written_fast_and_as_pyyaml_would(compiled):
         assert hosts
         for h, ports in hosts.items():
             text = netplan_yaml(plan, h, devs[h].model, ports)
-            body = text[text.index("network:"):]
+            body = text[text.index("network:") :]
             doc = yaml.safe_load(body)
             assert block_yaml(doc) == body == yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
 
@@ -80,7 +143,7 @@ def test_every_nvue_startup_yaml_is_written_fast_and_as_pyyaml_would(compiled):
         for path, text in rendered_files(compiled, name).items():
             if not path.endswith("/startup.yaml"):
                 continue
-            body = text[text.index("- set:"):]
+            body = text[text.index("- set:") :]
             doc = yaml.safe_load(body)
             for dumper in DUMPERS:
                 assert body == yaml.dump(doc, Dumper=dumper, sort_keys=True, default_flow_style=False), path

@@ -24,8 +24,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 # Per-lane signalling names InfiniBand uses for a 4x port's total speed (what ibnetdiscover prints).
-IB_SPEED_NAMES: dict[int, str] = {800: "XDR", 400: "NDR", 200: "HDR", 100: "EDR", 56: "FDR", 40: "QDR", 20: "DDR",
-                                  10: "SDR"}
+IB_SPEED_NAMES: dict[int, str] = {
+    800: "XDR",
+    400: "NDR",
+    200: "HDR",
+    100: "EDR",
+    56: "FDR",
+    40: "QDR",
+    20: "DDR",
+    10: "SDR",
+}
 # ibsim 0.10 parses speeds up to HDR; faster links are simulated at HDR (routing does not care).
 IBSIM_MAX_SPEED_GBPS = 200
 
@@ -78,8 +86,12 @@ Record = tuple[str, int, list[tuple[int, str, int, str | None]]]
 NodeInfo = tuple[str, str, int, str]  # (kind, quoted id, node GUID, description)
 
 
-def format_records(records: Iterable[Record], info: Mapping[str, NodeInfo], header: Iterable[str] = (),
-                   port_guids: Mapping[tuple[str, int], int] | None = None) -> str:
+def format_records(
+    records: Iterable[Record],
+    info: Mapping[str, NodeInfo],
+    header: Iterable[str] = (),
+    port_guids: Mapping[tuple[str, int], int] | None = None,
+) -> str:
     """Write records in the given order; every peer must be in `info`. Plain tuples rather than NetNode
     objects, so a 65k-HCA fabric is written without building an object per port. HCA port GUIDs come
     from `port_guids` ((key, port) -> GUID) when given, else node GUID + port."""
@@ -105,8 +117,9 @@ def format_records(records: Iterable[Record], info: Mapping[str, NodeInfo], head
             out.append(f'{kind}\t{nports} "{ident}"\t\t# "{desc}"')
             for port, peer, peer_port, speed in links:
                 _, pid, _, pdesc = info[peer]
-                out.append(f'[{port}]({pg(key, guid, port):x}) \t"{pid}"[{peer_port}]\t\t'
-                           f'# lid 0 lmc 0 "{pdesc}" lid 0 {speed}')
+                out.append(
+                    f'[{port}]({pg(key, guid, port):x}) \t"{pid}"[{peer_port}]\t\t# lid 0 lmc 0 "{pdesc}" lid 0 {speed}'
+                )
         out.append("")
     return "\n".join(out)
 
@@ -115,8 +128,7 @@ def format_net(nodes: Iterable[NetNode], header: Iterable[str] = ()) -> str:
     """Write NetNode records in the given order. Peers must be among `nodes`."""
     nodes = list(nodes)
     info = {n.ident: (n.kind, n.ident, n.guid, n.desc) for n in nodes}
-    records = [(n.ident, n.nports, [(p, lk.peer, lk.peer_port, lk.speed) for p, lk in n.links.items()])
-               for n in nodes]
+    records = [(n.ident, n.nports, [(p, lk.peer, lk.peer_port, lk.speed) for p, lk in n.links.items()]) for n in nodes]
     port_guids = {(n.ident, p): lk.port_guid for n in nodes for p, lk in n.links.items() if lk.port_guid is not None}
     return format_records(records, info, header, port_guids)
 
@@ -152,8 +164,7 @@ def parse_net(text: str) -> dict[str, NetNode]:
             ident = m.group(3)
             if ident in nodes:
                 raise NetParseError(f"line {lineno}: node {ident} appears twice")
-            node = NetNode(m.group(1), ident, guid, int(m.group(2)),
-                           m.group(4) if m.group(4) is not None else ident)
+            node = NetNode(m.group(1), ident, guid, int(m.group(2)), m.group(4) if m.group(4) is not None else ident)
             nodes[ident] = node
             guid = None
             continue
@@ -167,8 +178,9 @@ def parse_net(text: str) -> dict[str, NetNode]:
                 raise NetParseError(f"line {lineno}: port GUID {m.group(2)!r} is not hexadecimal") from None
             if int(m.group(1)) in node.links:
                 raise NetParseError(f"line {lineno}: port {m.group(1)} of {node.ident} appears twice")
-            node.links[int(m.group(1))] = NetLink(int(m.group(1)), m.group(3), int(m.group(4)),
-                                                  speed.group(1) if speed else None, pguid)
+            node.links[int(m.group(1))] = NetLink(
+                int(m.group(1)), m.group(3), int(m.group(4)), speed.group(1) if speed else None, pguid
+            )
             continue
         raise NetParseError(f"line {lineno}: not ibnetdiscover topology output: {line[:80]!r}")
     for n in nodes.values():
@@ -197,5 +209,9 @@ def links_of(nodes: dict[str, NetNode]) -> list[tuple[NetNode, int, NetNode, int
 def one_sided(nodes: dict[str, NetNode]) -> list[tuple[NetNode, int, NetNode, int, str | None]]:
     """Every port line whose peer does not report the link back (a corrupt or hand-edited file, or a
     fabric that changed while ibnetdiscover walked it): (node, port, peer, peer_port, speed)."""
-    return [(n, p, nodes[lk.peer], lk.peer_port, lk.speed)
-            for n in nodes.values() for p, lk in n.links.items() if not _confirmed(nodes, n, p, lk)]
+    return [
+        (n, p, nodes[lk.peer], lk.peer_port, lk.speed)
+        for n in nodes.values()
+        for p, lk in n.links.items()
+        if not _confirmed(nodes, n, p, lk)
+    ]

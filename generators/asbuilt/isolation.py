@@ -64,8 +64,10 @@ def audit_frontend(plan: Plan, files: Mapping[str, str]) -> list[str]:
             if db["VLAN_MEMBER"][key]["tagging_mode"] == "untagged" and peer in vrf_of_host:
                 got = svi_vrf.get(vlan_name)
                 if got != vrf_of_host[peer]:
-                    findings.append(f"{sw} {port} ({peer}): access VLAN {vid} is in {got}, but {peer} belongs to "
-                                    f"{vrf_of_host[peer]}")
+                    findings.append(
+                        f"{sw} {port} ({peer}): access VLAN {vid} is in {got}, but {peer} belongs to "
+                        f"{vrf_of_host[peer]}"
+                    )
     for vid, vrfs in sorted(vlan_vrf.items()):
         if len(vrfs) > 1:
             findings.append(f"VLAN {vid} is bound to several VRFs: {sorted(vrfs)}")

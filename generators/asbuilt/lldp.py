@@ -61,8 +61,10 @@ def parse_lldp(text: str) -> tuple[str, list[Neighbour]]:
 
 def _format_of(doc: Any) -> tuple[str, Callable[[], list[Neighbour]]]:
     if isinstance(doc, list) and doc and all(isinstance(r, dict) and "result" in r for r in doc):
-        doc = next((r["result"] for r in doc if isinstance(r["result"], dict) and "lldpNeighbors" in r["result"]),
-                   doc[0]["result"])
+        doc = next(
+            (r["result"] for r in doc if isinstance(r["result"], dict) and "lldpNeighbors" in r["result"]),
+            doc[0]["result"],
+        )
     if isinstance(doc, dict) and "lldp" in doc:
         lldp = doc["lldp"]
         if isinstance(lldp, list):
@@ -73,8 +75,10 @@ def _format_of(doc: Any) -> tuple[str, Callable[[], list[Neighbour]]]:
         return "EOS", lambda: _eos(doc["lldpNeighbors"])
     if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()):
         return "NVUE", lambda: _nvue(doc)
-    raise LldpParseError("not an LLDP neighbour table: expected the JSON of `lldpctl -f json0` (or -f json), "
-                         "NVUE `nv show interface --output json` or EOS `show lldp neighbors detail | json`")
+    raise LldpParseError(
+        "not an LLDP neighbour table: expected the JSON of `lldpctl -f json0` (or -f json), "
+        "NVUE `nv show interface --output json` or EOS `show lldp neighbors detail | json`"
+    )
 
 
 def _value(items: Any) -> str | None:
@@ -94,9 +98,14 @@ def _json0(lldp: list[Any]) -> list[Neighbour]:
             chassis = (itf.get("chassis") or [{}])[0]
             port = (itf.get("port") or [{}])[0]
             pid = port.get("id") or [{}]
-            out.append(Neighbour(str(itf["name"]), _value(chassis.get("name")),
-                                 str(pid[0]["value"]) if pid[0].get("value") is not None else None,
-                                 _value(port.get("descr"))))
+            out.append(
+                Neighbour(
+                    str(itf["name"]),
+                    _value(chassis.get("name")),
+                    str(pid[0]["value"]) if pid[0].get("value") is not None else None,
+                    _value(port.get("descr")),
+                )
+            )
     return out
 
 
@@ -113,8 +122,14 @@ def _json(lldp: dict[str, Any]) -> list[Neighbour]:
         port = itf.get("port", {}) if isinstance(itf, dict) else {}
         pid = port.get("id", {})
         descr = port.get("descr")
-        out.append(Neighbour(str(name), system, str(pid["value"]) if isinstance(pid, dict) and "value" in pid else None,
-                             str(descr) if descr else None))
+        out.append(
+            Neighbour(
+                str(name),
+                system,
+                str(pid["value"]) if isinstance(pid, dict) and "value" in pid else None,
+                str(descr) if descr else None,
+            )
+        )
     return out
 
 
@@ -124,8 +139,14 @@ def _nvue(doc: dict[str, Any]) -> list[Neighbour]:
         neigh = itf.get("lldp", {}).get("neighbor", {}) if isinstance(itf.get("lldp"), dict) else {}
         for key, n in (neigh or {}).items():
             chassis, port = n.get("chassis", {}) or {}, n.get("port", {}) or {}
-            out.append(Neighbour(str(name), chassis.get("system-name") or key, port.get("name") or None,
-                                 port.get("description") or None))
+            out.append(
+                Neighbour(
+                    str(name),
+                    chassis.get("system-name") or key,
+                    port.get("name") or None,
+                    port.get("description") or None,
+                )
+            )
     return out
 
 

@@ -69,15 +69,26 @@ class PullReport:
         return not self.findings
 
     def to_dict(self) -> dict[str, Any]:
-        return {"site": self.site, "planned": self.planned, "found": self.found, "connected": self.connected,
-                "ok": self.ok, "findings": [asdict(f) for f in self.findings]}
+        return {
+            "site": self.site,
+            "planned": self.planned,
+            "found": self.found,
+            "connected": self.connected,
+            "ok": self.ok,
+            "findings": [asdict(f) for f in self.findings],
+        }
 
     def text(self) -> str:
-        lines = [f"NetBox site {self.site}: {self.found:,} cables found, {self.planned:,} planned, "
-                 f"{self.connected:,} marked connected"]
+        lines = [
+            f"NetBox site {self.site}: {self.found:,} cables found, {self.planned:,} planned, "
+            f"{self.connected:,} marked connected"
+        ]
         lines += [f.text() for f in self.findings]
-        lines.append("as-built matches the plan" if self.ok else
-                     f"{len(self.findings)} difference{'s' if len(self.findings) != 1 else ''} from the plan")
+        lines.append(
+            "as-built matches the plan"
+            if self.ok
+            else f"{len(self.findings)} difference{'s' if len(self.findings) != 1 else ''} from the plan"
+        )
         return "\n".join(lines) + "\n"
 
 
@@ -105,8 +116,11 @@ def _wanted(objects: Iterable[NbObject]) -> tuple[list[_Want], str]:
         terms = [t for side in ("a_terminations", "b_terminations") for t in o.fields.get(side, [])]
         ends = frozenset(_port(t.interface.key) for t in terms if isinstance(t, Termination))
         length = o.fields.get("length")
-        cables.append(_Want(o.key, ends, o.fields.get("label"), o.fields.get("type"),
-                            float(length) if length is not None else None))
+        cables.append(
+            _Want(
+                o.key, ends, o.fields.get("label"), o.fields.get("type"), float(length) if length is not None else None
+            )
+        )
     return cables, site
 
 
@@ -144,12 +158,16 @@ def pull(plan: Plan, objects: list[NbObject], client: Client) -> PullReport:
         c = by_ends.get(w.ends)
         if c is None and w.key in by_key:
             now = _found_ends(by_key[w.key])
-            findings.append(CableFinding("moved", w.key, w.label, ends(w.ends), ends(now),
-                                         "re-terminate it on the planned ports"))
+            findings.append(
+                CableFinding("moved", w.key, w.label, ends(w.ends), ends(now), "re-terminate it on the planned ports")
+            )
             continue
         if c is None:
-            findings.append(CableFinding("missing", w.key, w.label, ends(w.ends),
-                                         detail="not in NetBox: pull it, or restore the record"))
+            findings.append(
+                CableFinding(
+                    "missing", w.key, w.label, ends(w.ends), detail="not in NetBox: pull it, or restore the record"
+                )
+            )
             continue
         wrong = []
         if w.type and _value(c.get("type")) and _value(c.get("type")) != w.type:
@@ -165,7 +183,14 @@ def pull(plan: Plan, objects: list[NbObject], client: Client) -> PullReport:
         key = (c.get("custom_fields") or {}).get(KEY_FIELD)
         if e in planned_ends or (key in known):
             continue
-        findings.append(CableFinding("extra", key, c.get("label") or None, ends(e),
-                                     detail=f"NetBox cable #{c['id']} joins ports no planned cable joins"))
+        findings.append(
+            CableFinding(
+                "extra",
+                key,
+                c.get("label") or None,
+                ends(e),
+                detail=f"NetBox cable #{c['id']} joins ports no planned cable joins",
+            )
+        )
     connected = sum(_value(c.get("status")) == "connected" for c in found)
     return PullReport(slug, len(wanted), len(found), connected, findings)

@@ -79,8 +79,11 @@ def _holds(was: Event | None, m: Mark) -> bool:
         return m.state == "cleared"
     if (was.state, was.note) == (m.state, m.note):
         return True
-    return m.forward_only and m.state != "cleared" and (
-        was.state == "faulty" or _ORDER.get(was.state, 0) >= _ORDER.get(m.state, 0))
+    return (
+        m.forward_only
+        and m.state != "cleared"
+        and (was.state == "faulty" or _ORDER.get(was.state, 0) >= _ORDER.get(m.state, 0))
+    )
 
 
 @dataclass(slots=True)
@@ -107,9 +110,11 @@ def check_path(path: Path, option: str) -> None:
         raise DesignError.one(option, f"{path} is a folder", f"name a file, e.g. {option} {path / 'site.progress.csv'}")
     for d in Path(os.path.abspath(path)).parents:
         if (d / MANIFEST).exists():
-            raise DesignError.one(option, f"{path} is inside {d}, an output folder railyard writes (it holds "
-                                  f"{MANIFEST})", "keep the progress file beside the design, e.g. the default "
-                                  "<design>.progress.csv")
+            raise DesignError.one(
+                option,
+                f"{path} is inside {d}, an output folder railyard writes (it holds {MANIFEST})",
+                "keep the progress file beside the design, e.g. the default <design>.progress.csv",
+            )
 
 
 def _parse(text: str, path: Path, option: str) -> list[Event]:
@@ -117,18 +122,30 @@ def _parse(text: str, path: Path, option: str) -> list[Event]:
     if not lines:
         return []
     if lines[0] != ",".join(COLUMNS):
-        raise DesignError.one(option, f"{path} is not a railyard progress file: its first line is not "
-                              f"{','.join(COLUMNS)!r}", "pass the file `railyard cabling mark` wrote, or a new one",
-                              where=f"{path}:1")
+        raise DesignError.one(
+            option,
+            f"{path} is not a railyard progress file: its first line is not {','.join(COLUMNS)!r}",
+            "pass the file `railyard cabling mark` wrote, or a new one",
+            where=f"{path}:1",
+        )
     events: list[Event] = []
     for n, row in enumerate(csv.reader(io.StringIO(text)), 1):
         if n == 1 or not row:
             continue
         if len(row) != len(COLUMNS) or not row[1] or row[2] not in STATES:
-            what = (f"{len(row)} fields, not {len(COLUMNS)}" if len(row) != len(COLUMNS)
-                    else "no cable id" if not row[1] else f"state {row[2]!r} is not one of {', '.join(STATES)}")
-            raise DesignError.one(option, f"{path} line {n}: {what}", "fix or remove that line (git diff shows "
-                                  "what changed)", where=f"{path}:{n}")
+            what = (
+                f"{len(row)} fields, not {len(COLUMNS)}"
+                if len(row) != len(COLUMNS)
+                else "no cable id"
+                if not row[1]
+                else f"state {row[2]!r} is not one of {', '.join(STATES)}"
+            )
+            raise DesignError.one(
+                option,
+                f"{path} line {n}: {what}",
+                "fix or remove that line (git diff shows what changed)",
+                where=f"{path}:{n}",
+            )
         events.append(Event(*row))
     return events
 
@@ -172,8 +189,7 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def record(path: Path, marks: Sequence[Mark], by: str, option: str = "--progress", when: str | None = None
-           ) -> Recorded:
+def record(path: Path, marks: Sequence[Mark], by: str, option: str = "--progress", when: str | None = None) -> Recorded:
     """Append the marks that change a cable's state or note, under the lock; the others are unchanged."""
     path = Path(path)
     check_path(path, option)
@@ -222,8 +238,11 @@ def sheet_cables(plan: Plan, rack: str) -> list[str]:
     """The cables on a rack's sheet (an end in the rack), in cable-id order."""
     rack_of = {d.name: d.rack for d in plan.devices}
     links = plan.links
-    return [c.id for c in plan.cables or []
-            if any(rack in (rack_of[links[k].a_device], rack_of[links[k].b_device]) for k in c.links)]
+    return [
+        c.id
+        for c in plan.cables or []
+        if any(rack in (rack_of[links[k].a_device], rack_of[links[k].b_device]) for k in c.links)
+    ]
 
 
 def closest(name: str, known: Sequence[str], n: int = 3) -> list[str]:
@@ -277,8 +296,13 @@ class Counts:
             setattr(self, state, getattr(self, state) + 1)
 
     def to_dict(self) -> dict[str, int]:
-        return {"total": self.total, "pulled": self.pulled, "tested": self.tested, "faulty": self.faulty,
-                "left": self.left}
+        return {
+            "total": self.total,
+            "pulled": self.pulled,
+            "tested": self.tested,
+            "faulty": self.faulty,
+            "left": self.left,
+        }
 
     def bar(self, width: int = 30) -> str:
         """`[###==!....]`: tested #, pulled =, faulty !, left . (largest remainder, so it is always `width`
@@ -288,7 +312,7 @@ class Counts:
         parts = [self.tested, self.pulled, self.faulty, self.left]
         exact = [p * width / self.total for p in parts]
         cells = [int(x) for x in exact]
-        for i in sorted(range(4), key=lambda i: (-(exact[i] - cells[i]), i))[:width - sum(cells)]:
+        for i in sorted(range(4), key=lambda i: (-(exact[i] - cells[i]), i))[: width - sum(cells)]:
             cells[i] += 1
         # one faulty cable in a thousand still shows: a cell taken from the widest part
         for i in (2, 0, 1, 3):
@@ -319,18 +343,28 @@ class Status:
             if by_rack:
                 d["racks"] = [{"rack": k, **c.to_dict()} for k, c in r.racks]
             rows.append(d)
-        return {"schema": "railyard.progress/1", "design": self.design, "rows": rows, "site": self.site.to_dict(),
-                "not_in_plan": self.not_in_plan}
+        return {
+            "schema": "railyard.progress/1",
+            "design": self.design,
+            "rows": rows,
+            "site": self.site.to_dict(),
+            "not_in_plan": self.not_in_plan,
+        }
 
     def text(self, by_rack: bool) -> str:
         head = f"{'':<12}{'cables':>8}{'pulled':>8}{'tested':>8}{'faulty':>8}{'left':>8}"
-        lines = [f"cabling progress of {self.design} (states are exclusive: pulled = pulled, not yet tested; "
-                 "bar: # tested, = pulled, ! faulty, . left)", head]
+        lines = [
+            f"cabling progress of {self.design} (states are exclusive: pulled = pulled, not yet tested; "
+            "bar: # tested, = pulled, ! faulty, . left)",
+            head,
+        ]
 
         def line(name: str, c: Counts, indent: str = "") -> str:
             pct = f"{100 * c.tested // c.total if c.total else 100:>3}%"
-            return (f"{indent + name:<12}{c.total:>8}{c.pulled:>8}{c.tested:>8}{c.faulty:>8}{c.left:>8}  "
-                    f"{c.bar()} {pct} tested")
+            return (
+                f"{indent + name:<12}{c.total:>8}{c.pulled:>8}{c.tested:>8}{c.faulty:>8}{c.left:>8}  "
+                f"{c.bar()} {pct} tested"
+            )
 
         for r in self.rows:
             lines.append(line(f"row {r.row}", r.counts))
@@ -338,8 +372,10 @@ class Status:
                 lines += [line(k, c, "  ") for k, c in r.racks]
         lines.append(line("site", self.site))
         if self.not_in_plan:
-            lines.append(f"warning: {len(self.not_in_plan)} cable ids in the progress file are not in the plan (the "
-                         f"design changed since they were marked), e.g. {self.not_in_plan[0]}; they are not counted")
+            lines.append(
+                f"warning: {len(self.not_in_plan)} cable ids in the progress file are not in the plan (the "
+                f"design changed since they were marked), e.g. {self.not_in_plan[0]}; they are not counted"
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -373,16 +409,22 @@ def check_row(plan: Plan, row: str, option: str = "--row") -> None:
     names = [r.name for r in required(plan.floor, "floor").rows]
     if row not in names:
         near = closest(row, names)
-        raise DesignError.one(option, f"no row {row!r} in {plan.design.name}",
-                              f"did you mean {' or '.join(near)}?" if near else f"rows: {', '.join(names)}")
+        raise DesignError.one(
+            option,
+            f"no row {row!r} in {plan.design.name}",
+            f"did you mean {' or '.join(near)}?" if near else f"rows: {', '.join(names)}",
+        )
 
 
 def check_rack(plan: Plan, rack: str, option: str = "--rack") -> None:
     names = [r.name for r in plan.racks]
     if rack not in names:
         near = closest(rack, names)
-        raise DesignError.one(option, f"no rack {rack!r} in {plan.design.name}",
-                              f"did you mean {' or '.join(near)}?" if near else "rack names are on the floor map")
+        raise DesignError.one(
+            option,
+            f"no rack {rack!r} in {plan.design.name}",
+            f"did you mean {' or '.join(near)}?" if near else "rack names are on the floor map",
+        )
 
 
 # ------------------------------------------------------------------------------------------- verify
@@ -400,13 +442,18 @@ def verify_marks(plan: Plan, report: VerifyReport) -> list[Mark]:
 
     for s in report.swapped:
         for mine, other in ((s.planned[0], s.planned[1]), (s.planned[1], s.planned[0])):
-            fault(mine.cable_id, f"verify: swapped with {other.cable_id or other.label or 'another cable'}: "
-                  f"exchange the cables at {s.at[0].text()} and {s.at[1].text()}")
+            fault(
+                mine.cable_id,
+                f"verify: swapped with {other.cable_id or other.label or 'another cable'}: "
+                f"exchange the cables at {s.at[0].text()} and {s.at[1].text()}",
+            )
     for lk in report.missing:
         fault(lk.cable_id, "verify: missing: not cabled, or the link is down (check and clean both ends)")
     for lk in report.slow:
-        fault(lk.cable_id, f"verify: slow: up at {lk.found_speed}, planned {lk.planned_speed} "
-              "(clean or replace the optics/cable)")
+        fault(
+            lk.cable_id,
+            f"verify: slow: up at {lk.found_speed}, planned {lk.planned_speed} (clean or replace the optics/cable)",
+        )
     for lk in report.one_sided:
         fault(lk.cable_id, f"verify: one-sided: {lk.note}")
     links = plan.links
@@ -415,8 +462,9 @@ def verify_marks(plan: Plan, report: VerifyReport) -> list[Mark]:
         if c.id in faults:
             marks.append(Mark(c.id, "faulty", "; ".join(faults[c.id])))
             continue
-        keys = [frozenset(((links[k].a_device, links[k].a_port), (links[k].b_device, links[k].b_port)))
-                for k in c.links]
+        keys = [
+            frozenset(((links[k].a_device, links[k].a_port), (links[k].b_device, links[k].b_port))) for k in c.links
+        ]
         if all(k in report.covered for k in keys):
             marks.append(Mark(c.id, "tested"))
     return marks

@@ -179,8 +179,7 @@ class VerifyReport:
     @property
     def faulty_links(self) -> int:
         """Planned links that are not as planned: a swapped pair counts as its two links."""
-        return (len(self.missing) + len(self.extra) + 2 * len(self.swapped) + len(self.slow)
-                + len(self.one_sided))
+        return len(self.missing) + len(self.extra) + 2 * len(self.swapped) + len(self.slow) + len(self.one_sided)
 
     @property
     def ok(self) -> bool:
@@ -194,21 +193,28 @@ class VerifyReport:
         return d
 
     def text(self) -> str:
-        lines = [f"railyard verify: {self.design}: {self.planned_links} planned {self.scope} links, "
-                 f"{self.discovered_links} discovered ({self.source})"]
+        lines = [
+            f"railyard verify: {self.design}: {self.planned_links} planned {self.scope} links, "
+            f"{self.discovered_links} discovered ({self.source})"
+        ]
         if self.not_covered:
-            shown = ", ".join(self.no_table[:12]) + (f" and {len(self.no_table) - 12} more"
-                                                     if len(self.no_table) > 12 else "")
-            lines.append(f"NOT COVERED: {self.not_covered} planned links (no table from a device that would see "
-                         f"them); no table from: {shown}")
+            shown = ", ".join(self.no_table[:12]) + (
+                f" and {len(self.no_table) - 12} more" if len(self.no_table) > 12 else ""
+            )
+            lines.append(
+                f"NOT COVERED: {self.not_covered} planned links (no table from a device that would see "
+                f"them); no table from: {shown}"
+            )
         if self.ok:
             lines.append("OK: the discovered fabric matches the plan" + (" where covered" if self.not_covered else ""))
             return printable("\n".join(lines)) + "\n"
         pairs = f"{len(self.swapped)} swapped pair{'' if len(self.swapped) == 1 else 's'}"
         slow = f", {len(self.slow)} slow" if self.checks_speed else "; speeds not checked: LLDP carries none"
-        lines.append(f"FAULTS: {self.faulty_links} links ({pairs}, {len(self.missing)} "
-                     f"missing, {len(self.extra)} extra{slow}"
-                     f"{f', {len(self.one_sided)} one-sided' if self.one_sided else ''})")
+        lines.append(
+            f"FAULTS: {self.faulty_links} links ({pairs}, {len(self.missing)} "
+            f"missing, {len(self.extra)} extra{slow}"
+            f"{f', {len(self.one_sided)} one-sided' if self.one_sided else ''})"
+        )
         for lk in self.one_sided:
             lines.append(f"ONE-SIDED {lk.text()}: {lk.note}")
         for s in self.swapped:
@@ -222,8 +228,10 @@ class VerifyReport:
         for lk in self.extra:
             lines.append(f"EXTRA    {lk.text()}: not in the plan{f' ({lk.note})' if lk.note else ''}")
         for lk in self.slow:
-            lines.append(f"SLOW     {lk.text()}: up at {lk.found_speed}, planned {lk.planned_speed} "
-                         "(clean or replace the optics/cable)")
+            lines.append(
+                f"SLOW     {lk.text()}: up at {lk.found_speed}, planned {lk.planned_speed} "
+                "(clean or replace the optics/cable)"
+            )
         if self.unknown_nodes:
             lines.append(f"unknown devices (description not in the plan): {', '.join(self.unknown_nodes)}")
         # descriptions come from the discovered file: never let it drive the terminal
@@ -306,8 +314,15 @@ class _Namer:
         # unknown devices may share a description (factory defaults): the GUID keeps them apart
         return (f"{desc} (GUID 0x{n.guid:016x})", f"port {p}"), False
 
-    def report(self, a: End, b: End, known_a: bool = True, known_b: bool = True, speed: str | None = None,
-               planned_speed: str | None = None) -> LinkReport:
+    def report(
+        self,
+        a: End,
+        b: End,
+        known_a: bool = True,
+        known_b: bool = True,
+        speed: str | None = None,
+        planned_speed: str | None = None,
+    ) -> LinkReport:
         # planned links are written server/lower tier first; keep that order in reports
         ca = self.locate.cable(a, b)
         pa = self.port(a[0], a[1], self.ib_found.get(a) if not known_a else self.ib_of(a), known_a)
@@ -341,8 +356,9 @@ class _Diff:
         return cls(planned, found, missing_keys, extra_keys, missing_by_end, set(missing_keys), set(extra_keys))
 
 
-def verify_fabric(plan: Plan, discovered: str, *, expect_speed: str | None = None,
-                  node_names: Mapping[int, str] | None = None) -> VerifyReport:
+def verify_fabric(
+    plan: Plan, discovered: str, *, expect_speed: str | None = None, node_names: Mapping[int, str] | None = None
+) -> VerifyReport:
     """Compare ibnetdiscover output to the plan's backend. `expect_speed` (e.g. '4xHDR') replaces the
     planned link speed, for a rehearsal on a simulator that cannot run the real one."""
     namer = _Namer(plan, node_names)
@@ -424,11 +440,17 @@ def _report_swaps(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
         diff.extra_set -= {k, frozenset((x1, y1))}
         diff.missing_set -= {m1, m2}
         pa, pb = diff.planned[m1], diff.planned[m2]
-        rep.swapped.append(SwapReport(
-            planned=(namer.report(pa[0], pa[1]), namer.report(pb[0], pb[1])),
-            found=(namer.report(*namer.shown(x, y)), namer.report(*namer.shown(x1, y1))),
-            at=(namer.port(at[0][0], at[0][1], namer.ib_of(at[0])),
-                namer.port(at[1][0], at[1][1], namer.ib_of(at[1]))), advice=advice))
+        rep.swapped.append(
+            SwapReport(
+                planned=(namer.report(pa[0], pa[1]), namer.report(pb[0], pb[1])),
+                found=(namer.report(*namer.shown(x, y)), namer.report(*namer.shown(x1, y1))),
+                at=(
+                    namer.port(at[0][0], at[0][1], namer.ib_of(at[0])),
+                    namer.port(at[1][0], at[1][1], namer.ib_of(at[1])),
+                ),
+                advice=advice,
+            )
+        )
 
 
 def _swap_at(locate: PlanLocator, xs: tuple[End, End], ys: tuple[End, End]) -> tuple[tuple[End, End], str | None]:
@@ -448,8 +470,10 @@ def _swap_at(locate: PlanLocator, xs: tuple[End, End], ys: tuple[End, End]) -> t
     if movable(other):
         return other, why
     cables = sorted({c for e in (*first, *other) if (c := locate.shared(e))})
-    return first, (f"every end of these links is a shared plug (cables {', '.join(cables)}): move whole plugs "
-                   "only if all their links are crossed, else the cable is faulty: replace it")
+    return first, (
+        f"every end of these links is a shared plug (cables {', '.join(cables)}): move whole plugs "
+        "only if all their links are crossed, else the cable is faulty: replace it"
+    )
 
 
 def _report_missing(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
@@ -472,8 +496,9 @@ def _report_extra(rep: VerifyReport, namer: _Namer, diff: _Diff) -> None:
                 for m in diff.missing_by_end.get(e, []):
                     if m in diff.missing_set:
                         (other,) = m - {e}
-                        notes.append(f"{e[0]} {e[1]} was planned to "
-                                     f"{namer.port(other[0], other[1], namer.ib_of(other)).text()}")
+                        notes.append(
+                            f"{e[0]} {e[1]} was planned to {namer.port(other[0], other[1], namer.ib_of(other)).text()}"
+                        )
             rep.extra.append(replace(lk, note="; ".join(notes) or None))
 
 
@@ -490,39 +515,54 @@ def _report_one_sided(rep: VerifyReport, namer: _Namer, lopsided: list[_Lopsided
         namer.ib_found.setdefault(a, p)
         namer.ib_found.setdefault(b, pp)
         lk = namer.report(a, b, ka, kb)
-        rep.one_sided.append(replace(lk, note=f"{a[0]} reports this link but {b[0]} reports {says} on that port "
-                                     "(discover again; if it stays, check both ends of the cable)"))
+        rep.one_sided.append(
+            replace(
+                lk,
+                note=f"{a[0]} reports this link but {b[0]} reports {says} on that port "
+                "(discover again; if it stays, check both ends of the cable)",
+            )
+        )
 
 
-def run_verify(plan: Plan, discovered: Path, speed: str | None = None, node_name_map: Path | None = None
-               ) -> VerifyReport:
+def run_verify(
+    plan: Plan, discovered: Path, speed: str | None = None, node_name_map: Path | None = None
+) -> VerifyReport:
     """`railyard verify`: read the files, turn unreadable input into a DesignError naming the option."""
     if plan.networks.get("backend", {}).get("technology") != "infiniband":
-        raise DesignError.one("backend.technology", "verify reads ibnetdiscover output: the backend is not "
-                              "InfiniBand", "use it on InfiniBand designs")
+        raise DesignError.one(
+            "backend.technology",
+            "verify reads ibnetdiscover output: the backend is not InfiniBand",
+            "use it on InfiniBand designs",
+        )
     if speed is not None and not re.fullmatch(r"\d+x[A-Z]+", speed):
         raise DesignError.one("--speed", f"{speed!r} is not an InfiniBand link speed", "write e.g. 4xNDR or 4xHDR")
     text, names = read_discovery(discovered, node_name_map)
     try:
         return verify_fabric(plan, text, expect_speed=speed, node_names=names)
     except NetParseError as exc:
-        raise DesignError.one("--ibnetdiscover", f"{discovered}: {exc}",
-                              "pass the unmodified output of `ibnetdiscover`") from None
+        raise DesignError.one(
+            "--ibnetdiscover", f"{discovered}: {exc}", "pass the unmodified output of `ibnetdiscover`"
+        ) from None
 
 
 def read_discovery(discovered: Path, node_name_map: Path | None = None) -> tuple[str, dict[int, str] | None]:
     """The --ibnetdiscover text and the --node-name-map, read bounded (regular files only)."""
-    text = read_bytes(discovered, "--ibnetdiscover", DISCOVERY_LIMIT, "the file ibnetdiscover wrote"
-                      ).decode("utf-8", errors="replace")
+    text = read_bytes(discovered, "--ibnetdiscover", DISCOVERY_LIMIT, "the file ibnetdiscover wrote").decode(
+        "utf-8", errors="replace"
+    )
     names = None
     if node_name_map is not None:
-        names = parse_node_name_map(read_bytes(node_name_map, "--node-name-map", DISCOVERY_LIMIT,
-                                               "an ibnetdiscover node-name map").decode("utf-8", errors="replace"))
+        names = parse_node_name_map(
+            read_bytes(node_name_map, "--node-name-map", DISCOVERY_LIMIT, "an ibnetdiscover node-name map").decode(
+                "utf-8", errors="replace"
+            )
+        )
     return text, names
 
 
-def as_built_guids(plan: Plan, discovered: str, node_names: Mapping[int, str] | None = None
-                   ) -> tuple[dict[str, int], dict[str, int]]:
+def as_built_guids(
+    plan: Plan, discovered: str, node_names: Mapping[int, str] | None = None
+) -> tuple[dict[str, int], dict[str, int]]:
     """(node description -> node GUID, HCA description -> port GUID) of the plan's devices in a discovered
     fabric, for rendering the SM files with the hardware's GUIDs. Raises DesignError when a plan node was
     not discovered (its GUID is unknown) or a description appears twice (two devices claim one name)."""
@@ -546,13 +586,22 @@ def as_built_guids(plan: Plan, discovered: str, node_names: Mapping[int, str] | 
             twice.add(name)
         guids[name] = n.guid
     if twice:
-        raise DesignError.one("--ibnetdiscover", f"{len(twice)} node descriptions belong to several devices, e.g. "
-                              f"{sorted(twice)[0]!r}", "give every switch and host its planned name")
+        raise DesignError.one(
+            "--ibnetdiscover",
+            f"{len(twice)} node descriptions belong to several devices, e.g. {sorted(twice)[0]!r}",
+            "give every switch and host its planned name",
+        )
     return guids, ports
 
 
-def write_as_built(plan: Plan, discovered: Path, out: Path, node_name_map: Path | None = None,
-                   force: Path | None = None, design: Path | None = None) -> Written:
+def write_as_built(
+    plan: Plan,
+    discovered: Path,
+    out: Path,
+    node_name_map: Path | None = None,
+    force: Path | None = None,
+    design: Path | None = None,
+) -> Written:
     """`verify --write-config DIR`: plan.json and infiniband/ with the discovered GUIDs, under the output
     folder contract of generators.output."""
     from generators.model.plan import dumps
@@ -562,14 +611,18 @@ def write_as_built(plan: Plan, discovered: Path, out: Path, node_name_map: Path 
     try:
         guids, ports = as_built_guids(plan, text, node_names)
     except NetParseError as exc:
-        raise DesignError.one("--ibnetdiscover", f"{discovered}: {exc}",
-                              "pass the unmodified output of `ibnetdiscover`") from None
+        raise DesignError.one(
+            "--ibnetdiscover", f"{discovered}: {exc}", "pass the unmodified output of `ibnetdiscover`"
+        ) from None
     try:
         files = {"plan.json": dumps(plan), **render_infiniband(plan, guids, ports)}
     except DesignError as exc:
         if exc.problems and exc.problems[0].field == "--guids":
-            raise DesignError.one("--write-config", exc.problems[0].message.replace("have no GUID", "were not "
-                                  "discovered"), "cable and power them, then discover again") from None
+            raise DesignError.one(
+                "--write-config",
+                exc.problems[0].message.replace("have no GUID", "were not discovered"),
+                "cable and power them, then discover again",
+            ) from None
         raise
     return write_tree(files, out, "--write-config", force, design)
 
@@ -633,17 +686,30 @@ def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str =
             judged[k] = v
         else:
             uncovered.update(e[0] for e, s in zip((a, b), sees, strict=True) if not s and e not in blind)
-    rep = VerifyReport(plan.design.name, len(planned), len(found), scope=f"Ethernet ({', '.join(nets)})",
-                       source=source, not_covered=len(planned) - len(judged), no_table=sorted(uncovered),
-                       checks_speed=False, covered=set(judged))
+    rep = VerifyReport(
+        plan.design.name,
+        len(planned),
+        len(found),
+        scope=f"Ethernet ({', '.join(nets)})",
+        source=source,
+        not_covered=len(planned) - len(judged),
+        no_table=sorted(uncovered),
+        checks_speed=False,
+        covered=set(judged),
+    )
     diff = _Diff.of(judged, found)
     _report_swaps(rep, namer, diff)
     _report_missing(rep, namer, diff)
     _report_extra(rep, namer, diff)
     for a, b in sorted(lopsided):
         lk = namer.report(*namer.shown(a, b))
-        rep.one_sided.append(replace(lk, note=f"{a[0]} hears {b[0]} {b[1]}, but {b[0]} hears nothing on that port "
-                                     "(one direction is down: clean or replace the optics/cable)"))
+        rep.one_sided.append(
+            replace(
+                lk,
+                note=f"{a[0]} hears {b[0]} {b[1]}, but {b[0]} hears nothing on that port "
+                "(one direction is down: clean or replace the optics/cable)",
+            )
+        )
     rep.unknown_nodes = sorted(namer.unknown)
     return rep
 
@@ -660,8 +726,9 @@ def _plan_port(ports_of: Mapping[str, set[str]], mgmt: Mapping[str, str], dev: s
     return names[0] if names else "?"
 
 
-def _lldp_peer(namer: _Namer, ports_of: Mapping[str, set[str]], mgmt: Mapping[str, str], n: Neighbour,
-               local: End) -> tuple[End, bool]:
+def _lldp_peer(
+    namer: _Namer, ports_of: Mapping[str, set[str]], mgmt: Mapping[str, str], n: Neighbour, local: End
+) -> tuple[End, bool]:
     """The plan's (device, port) for what a port hears, and whether the plan knows the device. The system
     name may be a FQDN; the port name is in the port id or in the description (lldpd sends the MAC as
     id and the interface name as description by default; SONiC the other way round)."""
@@ -690,17 +757,23 @@ def run_verify_lldp(plan: Plan, files: list[Path]) -> VerifyReport:
     for path in files:
         dev = lldp_device(path)
         if dev not in idx:
-            raise DesignError.one("--lldp", f"{path}: no device {dev!r} in the plan (the file's name, up to the "
-                                  "first dot, names the device the table was collected on)",
-                                  "name each file after its device, e.g. fe-leaf01.json")
+            raise DesignError.one(
+                "--lldp",
+                f"{path}: no device {dev!r} in the plan (the file's name, up to the "
+                "first dot, names the device the table was collected on)",
+                "name each file after its device, e.g. fe-leaf01.json",
+            )
         if dev in tables:
             raise DesignError.one("--lldp", f"{path}: a second table for {dev}", "give one file per device")
         text = read_bytes(path, "--lldp", DISCOVERY_LIMIT, "an LLDP neighbour table").decode("utf-8", errors="replace")
         try:
             fmt, neighbours = parse_lldp(text)
         except LldpParseError as exc:
-            raise DesignError.one("--lldp", f"{path}: {exc}", "pass the unmodified JSON output, e.g. "
-                                  "`lldpctl -f json0 > $(hostname).json`") from None
+            raise DesignError.one(
+                "--lldp",
+                f"{path}: {exc}",
+                "pass the unmodified JSON output, e.g. `lldpctl -f json0 > $(hostname).json`",
+            ) from None
         formats.add(fmt)
         tables[dev] = neighbours
     return verify_lldp(plan, tables, f"LLDP: {len(tables)} tables, {', '.join(sorted(formats))}")

@@ -43,20 +43,45 @@ from generators.stages.ports import End, port_ends
 
 # The NetBox 4.x interface type slugs railyard uses (dcim.choices.InterfaceTypeChoices), checked
 # against NetBox's choice list; the tests hold every interface to this set.
-INTERFACE_TYPES: frozenset[str] = frozenset({
-    "virtual", "lag", "1000base-t", "10gbase-t", "10gbase-x-sfpp", "25gbase-x-sfp28", "40gbase-x-qsfpp",
-    "100gbase-x-qsfp28", "200gbase-x-qsfp56", "400gbase-x-qsfp112", "400gbase-x-qsfpdd", "400gbase-x-osfp",
-    "800gbase-x-osfp", "infiniband-hdr", "infiniband-ndr", "infiniband-xdr", "other",
-})
+INTERFACE_TYPES: frozenset[str] = frozenset(
+    {
+        "virtual",
+        "lag",
+        "1000base-t",
+        "10gbase-t",
+        "10gbase-x-sfpp",
+        "25gbase-x-sfp28",
+        "40gbase-x-qsfpp",
+        "100gbase-x-qsfp28",
+        "200gbase-x-qsfp56",
+        "400gbase-x-qsfp112",
+        "400gbase-x-qsfpdd",
+        "400gbase-x-osfp",
+        "800gbase-x-osfp",
+        "infiniband-hdr",
+        "infiniband-ndr",
+        "infiniband-xdr",
+        "other",
+    }
+)
 # Ethernet: NetBox types name a cage and a speed. QSFP112 exists only as 400GE (ConnectX-7's
 # 2 x 200G cards use that cage), so the cage wins there and the interface's speed says 200G.
-_ETHERNET = {("rj45", 1): "1000base-t", ("rj45", 10): "10gbase-t", ("sfp28", 10): "10gbase-x-sfpp",
-             ("sfp28", 25): "25gbase-x-sfp28", ("qsfp28", 40): "40gbase-x-qsfpp",
-             ("qsfp28", 100): "100gbase-x-qsfp28", ("qsfp56", 200): "200gbase-x-qsfp56",
-             ("qsfp112", 200): "400gbase-x-qsfp112", ("qsfp112", 400): "400gbase-x-qsfp112",
-             ("qsfp-dd", 400): "400gbase-x-qsfpdd", ("osfp", 400): "400gbase-x-osfp",
-             ("osfp", 800): "800gbase-x-osfp", ("osfp-rhs", 400): "400gbase-x-osfp",
-             ("osfp-rhs", 800): "800gbase-x-osfp"}  # osfp-rhs: a flat-top (riding heat sink) OSFP cage
+_ETHERNET = {
+    ("rj45", 1): "1000base-t",
+    ("rj45", 10): "10gbase-t",
+    ("sfp28", 10): "10gbase-x-sfpp",
+    ("sfp28", 25): "25gbase-x-sfp28",
+    ("qsfp28", 40): "40gbase-x-qsfpp",
+    ("qsfp28", 100): "100gbase-x-qsfp28",
+    ("qsfp56", 200): "200gbase-x-qsfp56",
+    ("qsfp112", 200): "400gbase-x-qsfp112",
+    ("qsfp112", 400): "400gbase-x-qsfp112",
+    ("qsfp-dd", 400): "400gbase-x-qsfpdd",
+    ("osfp", 400): "400gbase-x-osfp",
+    ("osfp", 800): "800gbase-x-osfp",
+    ("osfp-rhs", 400): "400gbase-x-osfp",
+    ("osfp-rhs", 800): "800gbase-x-osfp",
+}  # osfp-rhs: a flat-top (riding heat sink) OSFP cage
 # InfiniBand: NetBox types name the generation (per-lane rate), which the 4x port speed gives
 _INFINIBAND = {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
 GENERIC_MANUFACTURER = "Generic"  # catalog servers, storage and PDUs name no vendor
@@ -101,7 +126,7 @@ def _role_color(d: Device) -> str:
 
 
 def _device_type_keys(maps: dict[str, dict[str, End]]) -> dict[str, str]:
-    """"kind:model" -> device-type key: the catalog key, unless one model serves two kinds with
+    """ "kind:model" -> device-type key: the catalog key, unless one model serves two kinds with
     different ports (a server model as compute and as management node with another frontend NIC),
     which then gives a type per kind, since a NetBox device type has one set of interfaces."""
     kinds: dict[str, list[str]] = defaultdict(list)
@@ -128,29 +153,60 @@ def inventory(plan: Plan) -> list[NbObject]:
     def add(endpoint: str, key: str, fields: dict[str, Any], late: dict[str, Ref] | None = None) -> None:
         out[endpoint].append(NbObject(endpoint, key, fields, late or NO_LATE))
 
-    add("extras/tags", TAG, {"name": TAG, "slug": TAG, "color": "ff5722",
-                             "description": "made by railyard: a push updates and removes only what carries it"})
+    add(
+        "extras/tags",
+        TAG,
+        {
+            "name": TAG,
+            "slug": TAG,
+            "color": "ff5722",
+            "description": "made by railyard: a push updates and removes only what carries it",
+        },
+    )
 
     # ---- tenancy, site, floor
     for t in tenant_rows(plan):
         add("tenancy/tenants", t["name"], {"name": t["name"], "slug": slug(t["slug"]), "description": t["description"]})
     tenant_of_vrf = {n["vrf"]: n["tenant"] for n in np_.networks}
 
-    add("dcim/sites", site, {"name": site, "slug": slug(site), "status": STATUS,
-                             "description": f"railyard design {plan.design.name}"})
+    add(
+        "dcim/sites",
+        site,
+        {"name": site, "slug": slug(site), "status": STATUS, "description": f"railyard design {plan.design.name}"},
+    )
     for row in floor.rows:
-        add("dcim/locations", f"{site}/{row.name}", {
-            "name": row.name, "slug": slug(row.name), "site": site_ref, "status": STATUS,
-            "description": f"rack row {row.name}: {row.positions} positions from x {row.x_mm:g} mm, y {row.y_mm:g} mm"})
+        add(
+            "dcim/locations",
+            f"{site}/{row.name}",
+            {
+                "name": row.name,
+                "slug": slug(row.name),
+                "site": site_ref,
+                "status": STATUS,
+                "description": f"rack row {row.name}: {row.positions} positions"
+                f" from x {row.x_mm:g} mm, y {row.y_mm:g} mm",
+            },
+        )
     rack_row = {}
     for r in plan.racks:
         rack_row[r.name] = r.row
-        add("dcim/racks", r.name, {
-            "name": r.name, "site": site_ref, "location": Ref("dcim/locations", f"{site}/{r.row}"), "status": STATUS,
-            "u_height": r.units, "width": 19, "outer_width": round(r.width_mm), "outer_depth": round(r.depth_mm),
-            "outer_unit": "mm",
-            "description": f"{r.role} rack, row {r.row} position {r.position}, front-left corner at "
-                           f"x {r.x_mm:g} mm, y {r.y_mm:g} mm; {r.power_kw:g} of {r.power_budget_kw:g} kW"})
+        add(
+            "dcim/racks",
+            r.name,
+            {
+                "name": r.name,
+                "site": site_ref,
+                "location": Ref("dcim/locations", f"{site}/{r.row}"),
+                "status": STATUS,
+                "u_height": r.units,
+                "width": 19,
+                "outer_width": round(r.width_mm),
+                "outer_depth": round(r.depth_mm),
+                "outer_unit": "mm",
+                "description": f"{r.role} rack, row {r.row} position {r.position}, front-left corner at "
+                f"x {r.x_mm:g} mm, y {r.y_mm:g} mm; {r.power_kw:g} of {r.power_budget_kw:g} kW",
+            },
+        )
 
     # ---- manufacturers, roles, device types and their interfaces
     maps = port_ends(plan, catalog, plan.design)
@@ -168,15 +224,26 @@ def inventory(plan: Plan) -> list[NbObject]:
         height = device_size(catalog, d)[0]
         fields: dict[str, Any] = {
             "manufacturer": Ref("dcim/manufacturers", _manufacturer(plan, d)),
-            "model": key, "slug": slug(key), "u_height": height, "is_full_depth": height > 0,
-            "description": _description(plan, d)}
+            "model": key,
+            "slug": slug(key),
+            "u_height": height,
+            "is_full_depth": height > 0,
+            "description": _description(plan, d),
+        }
         if d.kind == "switch":
             fields["part_number"] = catalog.switches[d.model].sku
         add("dcim/device-types", key, fields)
         for port, end in maps[f"{d.kind}:{d.model}"].items():
-            add("dcim/interface-templates", f"{key}:{port}", {
-                "device_type": Ref("dcim/device-types", key), "name": port, "type": interface_type(end),
-                "mgmt_only": end.mgmt})
+            add(
+                "dcim/interface-templates",
+                f"{key}:{port}",
+                {
+                    "device_type": Ref("dcim/device-types", key),
+                    "name": port,
+                    "type": interface_type(end),
+                    "mgmt_only": end.mgmt,
+                },
+            )
 
     # ---- devices and interfaces
     addrs = addresses(plan)
@@ -185,15 +252,18 @@ def inventory(plan: Plan) -> list[NbObject]:
     primary: dict[str, str] = {}
     for a in addrs:
         for dev, port in a.on:
-            if port == HOST_BOND or (a.role == "loopback"
-                                     and port == loopback_name(catalog.switches[devs[dev].model].os)):
+            if port == HOST_BOND or (
+                a.role == "loopback" and port == loopback_name(catalog.switches[devs[dev].model].os)
+            ):
                 primary[dev] = _ip_key(a.vrf, a.address, a.role, dev)
     oob = {r["device"]: _ip_key("", r["address"], "", r["device"]) for r in np_.oob["ports"]}
     for d in plan.devices:
         placed: dict[str, Any] = {}
         if d.rack is not None:
-            placed = {"location": Ref("dcim/locations", f"{site}/{rack_row[d.rack]}"),
-                      "rack": Ref("dcim/racks", d.rack)}
+            placed = {
+                "location": Ref("dcim/locations", f"{site}/{rack_row[d.rack]}"),
+                "rack": Ref("dcim/racks", d.rack),
+            }
             if d.unit is not None:
                 placed |= {"position": float(d.unit), "face": "front"}
         late = {}
@@ -202,10 +272,20 @@ def inventory(plan: Plan) -> list[NbObject]:
         if d.name in oob:
             late["oob_ip"] = Ref("ipam/ip-addresses", oob[d.name])
         host = np_.hosts.get(d.name)
-        add("dcim/devices", d.name, {
-            "name": d.name, "role": Ref("dcim/device-roles", _role_key(d)),
-            "device_type": Ref("dcim/device-types", type_key[f"{d.kind}:{d.model}"]), "site": site_ref,
-            **placed, "status": STATUS, **_tenant(tenant_of_vrf.get(host["vrf"]) if host else None)}, late)
+        add(
+            "dcim/devices",
+            d.name,
+            {
+                "name": d.name,
+                "role": Ref("dcim/device-roles", _role_key(d)),
+                "device_type": Ref("dcim/device-types", type_key[f"{d.kind}:{d.model}"]),
+                "site": site_ref,
+                **placed,
+                "status": STATUS,
+                **_tenant(tenant_of_vrf.get(host["vrf"]) if host else None),
+            },
+            late,
+        )
 
     peer: dict[tuple[str, str], tuple[str, str, int]] = {}
     for lk in plan.links:
@@ -233,9 +313,15 @@ def inventory(plan: Plan) -> list[NbObject]:
         for port, end in ports.items():
             # speed, peer and VLANs are always named, so a port whose link the design drops is
             # cleared (an unconnected port then matches what NetBox made from the template)
-            fields = {"device": device, "name": port, "type": interface_type(end),
-                      "mgmt_only": end.mgmt, "speed": None, "description": "",
-                      **vlan_use.get((d.name, port), _NO_VLANS)}
+            fields = {
+                "device": device,
+                "name": port,
+                "type": interface_type(end),
+                "mgmt_only": end.mgmt,
+                "speed": None,
+                "description": "",
+                **vlan_use.get((d.name, port), _NO_VLANS),
+            }
             late = {}
             p = peer.get((d.name, port))
             if p is not None:
@@ -248,8 +334,11 @@ def inventory(plan: Plan) -> list[NbObject]:
                     late["lag"] = _iface(d.name, HOST_BOND)
             add("dcim/interfaces", interface_key(d.name, port), fields, late)
         for port, kind in virtual.get(d.name, {}).items():
-            add("dcim/interfaces", interface_key(d.name, port),
-                {"device": device, "name": port, "type": kind, "mgmt_only": False})
+            add(
+                "dcim/interfaces",
+                interface_key(d.name, port),
+                {"device": device, "name": port, "type": kind, "mgmt_only": False},
+            )
 
     for o in [*_cables(plan, cables), *_ipam(plan, site_ref, addrs)]:
         out[o.endpoint].append(o)
@@ -266,20 +355,35 @@ def _cables(plan: Plan, cables: list[Cable]) -> Iterator[NbObject]:
             for j, k in enumerate(cab.links):
                 lk = links[k]
                 key = cab.id if cab.physical == 1 else f"{cab.id}.{j + 1}"
-                yield NbObject("dcim/cables", key, {
-                    "a_terminations": [Termination(_iface(lk.a_device, lk.a_port))],
-                    "b_terminations": [Termination(_iface(lk.b_device, lk.b_port))],
-                    **common, "label": cab.labels[j], "length": cab.length_m[j]})
+                yield NbObject(
+                    "dcim/cables",
+                    key,
+                    {
+                        "a_terminations": [Termination(_iface(lk.a_device, lk.a_port))],
+                        "b_terminations": [Termination(_iface(lk.b_device, lk.b_port))],
+                        **common,
+                        "label": cab.labels[j],
+                        "length": cab.length_m[j],
+                    },
+                )
         else:
             # a twin or splitter cable: one cable whose side(s) with several ports get several terminations
             a_side = list(dict.fromkeys((links[k].a_device, links[k].a_port) for k in cab.links))
             b_side = list(dict.fromkeys((links[k].b_device, links[k].b_port) for k in cab.links))
-            yield NbObject("dcim/cables", cab.id, {
-                "a_terminations": [Termination(_iface(*e)) for e in a_side],
-                "b_terminations": [Termination(_iface(*e)) for e in b_side],
-                # the label of a cable with several legs is its id, as the rack sheets print it on
-                # every leg's row; the legs' own labels go in the description
-                **common, "label": cab.id, "description": "; ".join(cab.labels), "length": cab.length_m[0]})
+            yield NbObject(
+                "dcim/cables",
+                cab.id,
+                {
+                    "a_terminations": [Termination(_iface(*e)) for e in a_side],
+                    "b_terminations": [Termination(_iface(*e)) for e in b_side],
+                    # the label of a cable with several legs is its id, as the rack sheets print it on
+                    # every leg's row; the legs' own labels go in the description
+                    **common,
+                    "label": cab.id,
+                    "description": "; ".join(cab.labels),
+                    "length": cab.length_m[0],
+                },
+            )
 
 
 def _ipam(plan: Plan, site_ref: Ref, addrs: list[Address]) -> Iterator[NbObject]:
@@ -289,48 +393,99 @@ def _ipam(plan: Plan, site_ref: Ref, addrs: list[Address]) -> Iterator[NbObject]
     for sw, asn in np_.asn.items():
         by_asn[asn].append(sw)
     if by_asn:
-        yield NbObject("ipam/rirs", PRIVATE_ASNS, {
-            "name": PRIVATE_ASNS, "slug": slug(PRIVATE_ASNS), "is_private": True,
-            "description": "4-byte private ASNs (64512-65534, 4200000000-4294967294)"})
+        yield NbObject(
+            "ipam/rirs",
+            PRIVATE_ASNS,
+            {
+                "name": PRIVATE_ASNS,
+                "slug": slug(PRIVATE_ASNS),
+                "is_private": True,
+                "description": "4-byte private ASNs (64512-65534, 4200000000-4294967294)",
+            },
+        )
     for asn, sws in sorted(by_asn.items()):
         who = ", ".join(sws[:4]) + (f" and {len(sws) - 4} more" if len(sws) > 4 else "")
-        yield NbObject("ipam/asns", str(asn), {"asn": asn, "rir": Ref("ipam/rirs", PRIVATE_ASNS),
-                                               "sites": [site_ref], "description": who})
+        yield NbObject(
+            "ipam/asns",
+            str(asn),
+            {"asn": asn, "rir": Ref("ipam/rirs", PRIVATE_ASNS), "sites": [site_ref], "description": who},
+        )
     for v in vrf_rows(plan):
-        yield NbObject("ipam/vrfs", v["name"], {"name": v["name"], "rd": v["rd"], "enforce_unique": True,
-                                                "description": v["description"], **_tenant(v["tenant"])})
+        yield NbObject(
+            "ipam/vrfs",
+            v["name"],
+            {
+                "name": v["name"],
+                "rd": v["rd"],
+                "enforce_unique": True,
+                "description": v["description"],
+                **_tenant(v["tenant"]),
+            },
+        )
     for n in np_.networks:
         for seg in ("hosts", "storage"):
             s = n[seg]
-            yield NbObject("ipam/vlans", f"frontend/{s['vlan']}", {
-                "vid": s["vlan"], "name": f"{n['name']}-{seg}", "site": site_ref, "status": "active",
-                "description": f"{n['vrf']} {seg}, L2VNI {s['vni']}", **_tenant(n["tenant"])})
+            yield NbObject(
+                "ipam/vlans",
+                f"frontend/{s['vlan']}",
+                {
+                    "vid": s["vlan"],
+                    "name": f"{n['name']}-{seg}",
+                    "site": site_ref,
+                    "status": "active",
+                    "description": f"{n['vrf']} {seg}, L2VNI {s['vni']}",
+                    **_tenant(n["tenant"]),
+                },
+            )
     oob_vlans: dict[int, str] = {}
     for sn in np_.oob["subnets"].values():
         for kind in ("bmc", "mgmt"):
             oob_vlans.setdefault(sn[kind]["vlan"], kind)
     for vid, kind in oob_vlans.items():
-        yield NbObject("ipam/vlans", f"oob/{vid}", {
-            "vid": vid, "name": f"oob-{kind}", "site": site_ref, "status": "active",
-            "description": f"out-of-band {kind} VLAN of every access switch"})
+        yield NbObject(
+            "ipam/vlans",
+            f"oob/{vid}",
+            {
+                "vid": vid,
+                "name": f"oob-{kind}",
+                "site": site_ref,
+                "status": "active",
+                "description": f"out-of-band {kind} VLAN of every access switch",
+            },
+        )
     for x in prefixes(plan):
-        fields = {"prefix": x.prefix, "status": x.status, "is_pool": False, "description": x.description,
-                  "scope_type": "dcim.site", "scope_id": site_ref, **_tenant(x.tenant)}
+        fields = {
+            "prefix": x.prefix,
+            "status": x.status,
+            "is_pool": False,
+            "description": x.description,
+            "scope_type": "dcim.site",
+            "scope_id": site_ref,
+            **_tenant(x.tenant),
+        }
         if x.vrf:
             fields["vrf"] = Ref("ipam/vrfs", x.vrf)
         if x.vlan is not None:
             fields["vlan"] = Ref("ipam/vlans", f"{x.vlan[0]}/{x.vlan[1]}")
         yield NbObject("ipam/prefixes", f"{x.vrf or 'global'}/{x.prefix}", fields)
     for a in addrs:
-        base = {"address": a.address, "status": "active", "dns_name": a.dns_name, "description": a.description,
-                **_tenant(a.tenant)}
+        base = {
+            "address": a.address,
+            "status": "active",
+            "dns_name": a.dns_name,
+            "description": a.description,
+            **_tenant(a.tenant),
+        }
         if a.vrf:
             base["vrf"] = Ref("ipam/vrfs", a.vrf)
         if a.role:
             base["role"] = a.role
         for dev, port in a.on:
-            yield NbObject("ipam/ip-addresses", _ip_key(a.vrf, a.address, a.role, dev), {
-                **base, "assigned_object_type": "dcim.interface", "assigned_object_id": _iface(dev, port)})
+            yield NbObject(
+                "ipam/ip-addresses",
+                _ip_key(a.vrf, a.address, a.role, dev),
+                {**base, "assigned_object_type": "dcim.interface", "assigned_object_id": _iface(dev, port)},
+            )
         if not a.on:  # an anycast gateway no leaf carries yet: planned, but bound to nothing
             yield NbObject("ipam/ip-addresses", _ip_key(a.vrf, a.address, a.role, ""), base)
 
@@ -341,8 +496,11 @@ _NO_VLANS: dict[str, Any] = {"mode": None, "untagged_vlan": None, "tagged_vlans"
 def _vlan_fields(network: str, use: PortUse) -> dict[str, Any]:
     """An 802.1Q port as NetBox records it: access with its VLAN, or a trunk of tagged VLANs."""
     if use.tagged:
-        return {"mode": "tagged", "untagged_vlan": None,
-                "tagged_vlans": [Ref("ipam/vlans", f"{network}/{v}") for v in use.tagged]}
+        return {
+            "mode": "tagged",
+            "untagged_vlan": None,
+            "tagged_vlans": [Ref("ipam/vlans", f"{network}/{v}") for v in use.tagged],
+        }
     if use.untagged is not None:
         return {"mode": "access", "untagged_vlan": Ref("ipam/vlans", f"{network}/{use.untagged}"), "tagged_vlans": []}
     return _NO_VLANS

@@ -44,12 +44,23 @@ PAGE = 1000  # objects per GET page (NetBox's default MAX_PAGE_SIZE)
 
 # which NetBox object type (for the custom field) each endpoint holds
 OBJECT_TYPES = {
-    "tenancy/tenants": "tenancy.tenant", "dcim/sites": "dcim.site", "dcim/locations": "dcim.location",
-    "dcim/racks": "dcim.rack", "dcim/manufacturers": "dcim.manufacturer", "dcim/device-roles": "dcim.devicerole",
-    "dcim/device-types": "dcim.devicetype", "dcim/interface-templates": "dcim.interfacetemplate",
-    "dcim/devices": "dcim.device", "dcim/interfaces": "dcim.interface", "dcim/cables": "dcim.cable",
-    "ipam/rirs": "ipam.rir", "ipam/asns": "ipam.asn", "ipam/vrfs": "ipam.vrf", "ipam/vlans": "ipam.vlan",
-    "ipam/prefixes": "ipam.prefix", "ipam/ip-addresses": "ipam.ipaddress",
+    "tenancy/tenants": "tenancy.tenant",
+    "dcim/sites": "dcim.site",
+    "dcim/locations": "dcim.location",
+    "dcim/racks": "dcim.rack",
+    "dcim/manufacturers": "dcim.manufacturer",
+    "dcim/device-roles": "dcim.devicerole",
+    "dcim/device-types": "dcim.devicetype",
+    "dcim/interface-templates": "dcim.interfacetemplate",
+    "dcim/devices": "dcim.device",
+    "dcim/interfaces": "dcim.interface",
+    "dcim/cables": "dcim.cable",
+    "ipam/rirs": "ipam.rir",
+    "ipam/asns": "ipam.asn",
+    "ipam/vrfs": "ipam.vrf",
+    "ipam/vlans": "ipam.vlan",
+    "ipam/prefixes": "ipam.prefix",
+    "ipam/ip-addresses": "ipam.ipaddress",
 }
 # endpoints whose objects carry no tags or custom fields: found through their railyard parent
 UNTAGGED = frozenset({"dcim/interface-templates"})
@@ -77,8 +88,9 @@ class Client:
     """A small JSON client over kept-alive connections, one per thread (stdlib only: no extra
     dependency). `parallel` runs up to `workers` requests at once, each on its own connection."""
 
-    def __init__(self, url: str, token: str, timeout: float = 600.0, verify_tls: bool = True,
-                 workers: int = WORKERS) -> None:
+    def __init__(
+        self, url: str, token: str, timeout: float = 600.0, verify_tls: bool = True, workers: int = WORKERS
+    ) -> None:
         u = urlsplit(url.rstrip("/"))
         if u.scheme not in ("http", "https") or not u.hostname:
             raise NetBoxError(f"not an http(s) URL: {url!r}")
@@ -93,8 +105,11 @@ class Client:
         self._conns: list[http.client.HTTPConnection] = []
         # v2 tokens (NetBox >= 4.5, `nbt_<key>.<secret>`) go as Bearer, legacy v1 tokens as Token
         scheme = "Bearer" if token.startswith("nbt_") else "Token"
-        self.headers = {"Authorization": f"{scheme} {token}", "Accept": "application/json",
-                        "Content-Type": "application/json"}
+        self.headers = {
+            "Authorization": f"{scheme} {token}",
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+        }
         self.requests = 0
         self.seconds: Counter[str] = Counter()  # "<METHOD> <endpoint>" -> time spent, for the report
         self.calls: Counter[str] = Counter()
@@ -137,15 +152,18 @@ class Client:
                 # never retried: NetBox may still be applying a POST, and a second one would
                 # duplicate it (its bulk requests are transactions, so a push again picks up)
                 self._drop()
-                raise NetBoxError(f"NetBox at {self.origin}{full} did not answer {method} within "
-                                  f"{self._conn_args[3]:g} s (it may still apply it: push again when it is "
-                                  "idle, or lower --workers)") from None
+                raise NetBoxError(
+                    f"NetBox at {self.origin}{full} did not answer {method} within "
+                    f"{self._conn_args[3]:g} s (it may still apply it: push again when it is "
+                    "idle, or lower --workers)"
+                ) from None
             except (ConnectionError, http.client.HTTPException, OSError) as exc:
                 self._drop()
                 # one retry when a kept-alive connection was closed by the server while idle: the
                 # request never reached a worker
-                stale = reused and isinstance(exc, http.client.RemoteDisconnected | BrokenPipeError
-                                              | ConnectionResetError)
+                stale = reused and isinstance(
+                    exc, http.client.RemoteDisconnected | BrokenPipeError | ConnectionResetError
+                )
                 if attempt == 2 or not stale:
                     raise NetBoxError(f"cannot reach NetBox at {self.origin}{full}: {exc}") from None
         parts = full.removeprefix(self.base + "/api/").split("?")[0].strip("/").split("/")
@@ -213,8 +231,9 @@ class PushReport:
     def totals(self) -> Counter[str]:
         c: Counter[str] = Counter()
         for p in self.endpoints.values():
-            c.update(create=len(p.create), update=len(p.update) + len(p.adopt), delete=len(p.delete),
-                     unchanged=p.unchanged)
+            c.update(
+                create=len(p.create), update=len(p.update) + len(p.adopt), delete=len(p.delete), unchanged=p.unchanged
+            )
         return c
 
     def changes(self) -> int:
@@ -226,11 +245,14 @@ class PushReport:
         rows = [f"{'endpoint':28} {'create':>7} {'update':>7} {'delete':>7} {'same':>7}"]
         for ep, p in self.endpoints.items():
             if p.create or p.update or p.adopt or p.delete or p.unchanged:
-                rows.append(f"{ep:28} {len(p.create):7,} {len(p.update) + len(p.adopt):7,} {len(p.delete):7,} "
-                            f"{p.unchanged:7,}")
+                rows.append(
+                    f"{ep:28} {len(p.create):7,} {len(p.update) + len(p.adopt):7,} {len(p.delete):7,} {p.unchanged:7,}"
+                )
         t = self.totals()
-        rows.append(f"railyard {verb} create {t['create']:,}, update {t['update']:,} and delete {t['delete']:,} "
-                    f"NetBox objects ({t['unchanged']:,} unchanged)")
+        rows.append(
+            f"railyard {verb} create {t['create']:,}, update {t['update']:,} and delete {t['delete']:,} "
+            f"NetBox objects ({t['unchanged']:,} unchanged)"
+        )
         if not self.dry_run:
             objs = t["create"] + t["update"] + t["delete"] + t["unchanged"]
             rate = objs / self.seconds if self.seconds else math.inf
@@ -294,8 +316,10 @@ class _Ids:
             try:
                 return self.ids[(v.endpoint, v.key)]
             except KeyError:
-                raise NetBoxError(f"{where}: refers to {v.endpoint} {v.key!r}, which railyard did not push "
-                                  "(a railyard bug: please report it)") from None
+                raise NetBoxError(
+                    f"{where}: refers to {v.endpoint} {v.key!r}, which railyard did not push "
+                    "(a railyard bug: please report it)"
+                ) from None
         if isinstance(v, Termination):
             return {"object_type": "dcim.interface", "object_id": self.resolve(v.interface, where)}
         if isinstance(v, list):
@@ -341,7 +365,7 @@ def _diff(body: dict[str, Any], have: dict[str, Any]) -> list[str]:
 
 def _chunks(items: list[Any], n: int = BATCH) -> Iterator[list[Any]]:
     for i in range(0, len(items), n):
-        yield items[i:i + n]
+        yield items[i : i + n]
 
 
 def _send(c: Client, method: str, endpoint: str, rows: list[Any]) -> list[Any]:
@@ -363,19 +387,34 @@ def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
     elif dry_run:
         tag_id = -1
     else:
-        tag_id = c.request("POST", "extras/tags/", {"name": TAG, "slug": TAG, "color": "2196f3",
-                                                   "description": "written by railyard: do not edit by hand"})["id"]
+        tag_id = c.request(
+            "POST",
+            "extras/tags/",
+            {"name": TAG, "slug": TAG, "color": "2196f3", "description": "written by railyard: do not edit by hand"},
+        )["id"]
     types = sorted(t for e, t in OBJECT_TYPES.items() if e not in UNTAGGED)
     fields_ = c.all("extras/custom-fields", name=KEY_FIELD)
     if not fields_:
         if not dry_run:
-            c.request("POST", "extras/custom-fields/", {
-                "name": KEY_FIELD, "label": "railyard id", "type": "text", "object_types": types,
-                "description": "railyard's stable key of this object (its design compiles to it)",
-                "ui_editable": "no", "filter_logic": "exact"})
+            c.request(
+                "POST",
+                "extras/custom-fields/",
+                {
+                    "name": KEY_FIELD,
+                    "label": "railyard id",
+                    "type": "text",
+                    "object_types": types,
+                    "description": "railyard's stable key of this object (its design compiles to it)",
+                    "ui_editable": "no",
+                    "filter_logic": "exact",
+                },
+            )
     elif set(types) - set(fields_[0].get("object_types", [])) and not dry_run:
-        c.request("PATCH", f"extras/custom-fields/{fields_[0]['id']}/",
-                  {"object_types": sorted(set(types) | set(fields_[0].get("object_types", [])))})
+        c.request(
+            "PATCH",
+            f"extras/custom-fields/{fields_[0]['id']}/",
+            {"object_types": sorted(set(types) | set(fields_[0].get("object_types", [])))},
+        )
     return tag_id
 
 
@@ -486,8 +525,16 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
                 late.append((e, m["id"], o))
         # devices that move within or between racks first leave their units: NetBox checks each
         # new position against the rack as it is, so two switches trading units would collide
-        _send(c, "PATCH", e, [{"id": i, "position": None, "face": ""} for i, _, changed in p.update
-                              if e == "dcim/devices" and {"position", "rack", "face"} & set(changed)])
+        _send(
+            c,
+            "PATCH",
+            e,
+            [
+                {"id": i, "position": None, "face": ""}
+                for i, _, changed in p.update
+                if e == "dcim/devices" and {"position", "rack", "face"} & set(changed)
+            ],
+        )
         patches = [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o, _ in p.update]
         patches += [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o in p.adopt]
         _send(c, "PATCH", e, patches)
@@ -495,8 +542,9 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
     return PushReport(plans, dry_run, c.requests - requests, time.monotonic() - start)
 
 
-def _natural_index(c: Client, endpoint: str, want: dict[str, NbObject], have: dict[str, dict[str, Any]],
-                   ids: _Ids) -> dict[str, dict[str, Any]]:
+def _natural_index(
+    c: Client, endpoint: str, want: dict[str, NbObject], have: dict[str, dict[str, Any]], ids: _Ids
+) -> dict[str, dict[str, Any]]:
     """Objects NetBox holds without railyard's key that are the ones railyard wants: the site's own
     manufacturers/roles/RIRs/tenants/sites of the same slug, and the interfaces NetBox made from
     railyard's device types when it created railyard's devices."""
@@ -523,8 +571,14 @@ def _natural_index(c: Client, endpoint: str, want: dict[str, NbObject], have: di
     return out
 
 
-def _apply_late(c: Client, late: list[tuple[str, int, NbObject]], have: dict[str, dict[str, dict[str, Any]]],
-                ids: _Ids, plans: dict[str, EndpointPlan], dry_run: bool) -> None:
+def _apply_late(
+    c: Client,
+    late: list[tuple[str, int, NbObject]],
+    have: dict[str, dict[str, dict[str, Any]]],
+    ids: _Ids,
+    plans: dict[str, EndpointPlan],
+    dry_run: bool,
+) -> None:
     """Fields that point at objects made after this one (a device's primary and OOB address)."""
     by_ep: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e, oid, obj in late:

@@ -66,7 +66,8 @@ class PortGroup(_Strict):
     # ones (Cumulus: swp1 splits into swp1s0 and swp1s1); omitted, split ports follow `name` (SONiC's
     # Ethernet{lane} names both). Left out of the dump when unset, so entries without one dump as before
     breakout_name: _pattern("n", "i", "cage", "sub", "s", "lane") | None = Field(
-        default=None, exclude_if=lambda v: v is None)
+        default=None, exclude_if=lambda v: v is None
+    )
     role: Literal["any", "down", "up"] = "any"
     # speed -> logical ports one port splits into at that speed, its lanes shared evenly (SN5600 at 800G:
     # {400: 2} gives 2 x 400G per OSFP). Left out of the dump when empty, so entries without one dump as before
@@ -75,25 +76,33 @@ class PortGroup(_Strict):
     @model_validator(mode="after")
     def _breakout_splits_lanes(self) -> PortGroup:
         if self.breakout_name is not None and not self.breakout:
-            raise ValueError("breakout_name: names split ports, but the group has no breakout; remove it or "
-                             "add the breakout")
+            raise ValueError(
+                "breakout_name: names split ports, but the group has no breakout; remove it or add the breakout"
+            )
         if self.breakout and self.lanes is None:
             # the split ports' names and lane rates come from the lanes each one keeps
-            raise ValueError("breakout: needs lanes (the port's SerDes lanes at its native speed), which the "
-                             "split shares evenly")
+            raise ValueError(
+                "breakout: needs lanes (the port's SerDes lanes at its native speed), which the split shares evenly"
+            )
         for sp, n in self.breakout.items():
             assert self.lanes is not None
             if n < 2 or self.lanes % n or sp >= self.speed_gbps:
-                raise ValueError(f"breakout.{sp}: {n} ports of {self.lanes} lanes each below the native "
-                                 f"{self.speed_gbps}G: the split must be at least 2 and divide the lanes, and the "
-                                 "speed below the native one")
+                raise ValueError(
+                    f"breakout.{sp}: {n} ports of {self.lanes} lanes each below the native "
+                    f"{self.speed_gbps}G: the split must be at least 2 and divide the lanes, and the "
+                    "speed below the native one"
+                )
             if sp in self.speeds_gbps:
-                raise ValueError(f"breakout.{sp}: {sp}G is also in speeds_gbps; a speed is reached one way, "
-                                 "either a whole port set to it or a breakout")
+                raise ValueError(
+                    f"breakout.{sp}: {sp}G is also in speeds_gbps; a speed is reached one way, "
+                    "either a whole port set to it or a breakout"
+                )
             if self.ports_per_cage * n > 2:
                 # the cable plan knows single and twin-port plugs (Transceiver.ports, CableEnd.ports)
-                raise ValueError(f"breakout.{sp}: {self.ports_per_cage * n} ports per cage; railyard's cable plan "
-                                 "has plugs for 1 or 2 ports per cage, so split a single-port cage in 2 at most")
+                raise ValueError(
+                    f"breakout.{sp}: {self.ports_per_cage * n} ports per cage; railyard's cable plan "
+                    "has plugs for 1 or 2 ports per cage, so split a single-port cage in 2 at most"
+                )
         return self
 
     @property
@@ -105,10 +114,16 @@ class PortGroup(_Strict):
         """This group with every port split for `speed`: more, narrower ports sharing each cage."""
         n = self.breakout[speed]
         assert self.lanes is not None  # a group with a breakout names its lanes (_breakout_splits_lanes)
-        return PortGroup(count=self.count * n, speed_gbps=speed,
-                         speeds_gbps=[s for s in self.speeds_gbps if s < speed], connector=self.connector,
-                         ports_per_cage=self.ports_per_cage * n, lanes=self.lanes // n,
-                         name=self.breakout_name or self.name, role=self.role)
+        return PortGroup(
+            count=self.count * n,
+            speed_gbps=speed,
+            speeds_gbps=[s for s in self.speeds_gbps if s < speed],
+            connector=self.connector,
+            ports_per_cage=self.ports_per_cage * n,
+            lanes=self.lanes // n,
+            name=self.breakout_name or self.name,
+            role=self.role,
+        )
 
 
 # The network OSes railyard renders: one module each in generators.vendors, whose registry asserts
@@ -140,8 +155,16 @@ class Switch(_Strict):
         n = lane = base = 0
         for g in self.port_groups:
             for i in range(g.count):
-                out.append(g.name.format(n=n + 1, i=n, cage=base + i // g.ports_per_cage + 1,
-                                         sub=i % g.ports_per_cage + 1, s=i % g.ports_per_cage, lane=lane))
+                out.append(
+                    g.name.format(
+                        n=n + 1,
+                        i=n,
+                        cage=base + i // g.ports_per_cage + 1,
+                        sub=i % g.ports_per_cage + 1,
+                        s=i % g.ports_per_cage,
+                        lane=lane,
+                    )
+                )
                 n += 1
                 lane += g.lanes or 1
             base += g.count // g.ports_per_cage
@@ -156,16 +179,19 @@ class Switch(_Strict):
         same chassis, SKU and price; port names follow the lanes, as the NOS renames split ports)."""
         groups = [g.broken_out(speed) if speed in g.breakout else g for g in self.port_groups]
         n = self.breakout_for(speed)
-        return self.model_copy(update={"port_groups": groups,
-                                       "description": f"{self.description} (ports split {n} x {speed}G)"})
+        return self.model_copy(
+            update={"port_groups": groups, "description": f"{self.description} (ports split {n} x {speed}G)"}
+        )
 
     @model_validator(mode="after")
     def _unique_ports(self) -> Switch:
         names = self.port_names()
         if len(set(names)) != len(names):
             dup = next(x for i, x in enumerate(names) if x in names[:i])
-            raise ValueError(f"port_groups: two ports are named {dup!r}; the name patterns must tell every port "
-                             "apart (use {n}, {i}, {lane}, or {cage} with {sub} or {s})")
+            raise ValueError(
+                f"port_groups: two ports are named {dup!r}; the name patterns must tell every port "
+                "apart (use {n}, {i}, {lane}, or {cage} with {sub} or {s})"
+            )
         return self
 
 
@@ -423,8 +449,11 @@ class MediaRule(_Strict):
         return self
 
     def matches(self, speed: int, lane: int | None, protocol: str) -> bool:
-        return (protocol in self.protocols and (not self.speeds_gbps or speed in self.speeds_gbps)
-                and (not self.lane_gbps or lane in self.lane_gbps))
+        return (
+            protocol in self.protocols
+            and (not self.speeds_gbps or speed in self.speeds_gbps)
+            and (not self.lane_gbps or lane in self.lane_gbps)
+        )
 
     def allows(self, media: str, longest_m: float) -> bool:
         """Whether a cable of this medium, its longest stocked length `longest_m`, keeps to the rule (the
@@ -463,8 +492,10 @@ class RackSystem(_Strict):
     def power_kw(self, catalog: Catalog) -> float:
         """The rack's draw: its trays, NVLink switch trays and management switches (the shelves convert)."""
         tray = catalog.servers[self.tray].power_kw * self.trays
-        sw = (catalog.switches[self.nvlink_switch].power_w * self.nvlink_switches
-              + catalog.switches[self.mgmt_switch].power_w * self.mgmt_switches)
+        sw = (
+            catalog.switches[self.nvlink_switch].power_w * self.nvlink_switches
+            + catalog.switches[self.mgmt_switch].power_w * self.mgmt_switches
+        )
         return round(tray + sw / 1000, 3)
 
     def liquid_kw(self, catalog: Catalog) -> float:
@@ -474,10 +505,12 @@ class RackSystem(_Strict):
         return round(self.power_kw(catalog) - self.liquid_kw(catalog), 3)
 
     def units_used(self, catalog: Catalog) -> int:
-        return (catalog.servers[self.tray].rack_units * self.trays
-                + catalog.switches[self.nvlink_switch].rack_units * self.nvlink_switches
-                + catalog.pdus[self.power_shelf].rack_units * self.power_shelves
-                + catalog.switches[self.mgmt_switch].rack_units * self.mgmt_switches)
+        return (
+            catalog.servers[self.tray].rack_units * self.trays
+            + catalog.switches[self.nvlink_switch].rack_units * self.nvlink_switches
+            + catalog.pdus[self.power_shelf].rack_units * self.power_shelves
+            + catalog.switches[self.mgmt_switch].rack_units * self.mgmt_switches
+        )
 
 
 class Catalog(_Strict):
@@ -519,25 +552,32 @@ class Catalog(_Strict):
         derived = self.switch_at(key, speed)
         if derived == key or derived in self.switches:
             return self
-        return self.model_copy(update={"switches": {**self.switches,
-                                                    derived: self.switches[key].broken_out(speed)}})
+        return self.model_copy(update={"switches": {**self.switches, derived: self.switches[key].broken_out(speed)}})
 
     @model_validator(mode="after")
     def _references_exist(self) -> Catalog:
         rules = list(self.media_rules.items())
         for n, (key, r) in enumerate(rules):
             for other, o in rules[:n]:
-                if _overlap(r.protocols, o.protocols) and _overlap(r.speeds_gbps, o.speeds_gbps, True) \
-                        and _overlap(r.lane_gbps, o.lane_gbps, True):
-                    raise ValueError(f"media_rules.{key}: links it governs are already governed by media_rules."
-                                     f"{other} (the same protocol, and speeds and lane rates that meet); one "
-                                     "rule per speed, lane rate and protocol")
+                if (
+                    _overlap(r.protocols, o.protocols)
+                    and _overlap(r.speeds_gbps, o.speeds_gbps, True)
+                    and _overlap(r.lane_gbps, o.lane_gbps, True)
+                ):
+                    raise ValueError(
+                        f"media_rules.{key}: links it governs are already governed by media_rules."
+                        f"{other} (the same protocol, and speeds and lane rates that meet); one "
+                        "rule per speed, lane rate and protocol"
+                    )
         for key, s in self.servers.items():
             if s.backend and s.backend.nic not in self.nics:
                 raise ValueError(f"servers.{key}.backend.nic: unknown NIC {s.backend.nic!r}")
             if s.backend and s.backend.cages:
-                _check_cages(f"servers.{key}.backend.cages.ports", s.backend.cages,
-                             self.nics[s.backend.nic].ports * s.backend.count)
+                _check_cages(
+                    f"servers.{key}.backend.cages.ports",
+                    s.backend.cages,
+                    self.nics[s.backend.nic].ports * s.backend.count,
+                )
             d = s.defaults
             if d.cpu not in self.cpus:
                 raise ValueError(f"servers.{key}.defaults.cpu: unknown CPU {d.cpu!r}")
@@ -559,8 +599,10 @@ def _check_rack_system(cat: Catalog, key: str, rs: RackSystem) -> None:
     tray = cat.servers.get(rs.tray)
     if tray is None or not tray.gpus or tray.backend is None:
         raise ValueError(f"{at}.tray: {rs.tray!r} is not a GPU server model with backend NICs in servers")
-    for field_, sw_key, tech in (("nvlink_switch", rs.nvlink_switch, "nvlink"), ("mgmt_switch", rs.mgmt_switch,
-                                                                                "ethernet")):
+    for field_, sw_key, tech in (
+        ("nvlink_switch", rs.nvlink_switch, "nvlink"),
+        ("mgmt_switch", rs.mgmt_switch, "ethernet"),
+    ):
         sw = cat.switches.get(sw_key)
         if sw is None or sw.technology != tech:
             raise ValueError(f"{at}.{field_}: {sw_key!r} is not a switch of technology {tech} in switches")
@@ -568,14 +610,18 @@ def _check_rack_system(cat: Catalog, key: str, rs: RackSystem) -> None:
         raise ValueError(f"{at}.power_shelf: unknown power shelf {rs.power_shelf!r} (a pdus entry)")
     ports = cat.switches[rs.nvlink_switch].ports * rs.nvlink_switches
     if rs.nvlink_links != ports:
-        raise ValueError(f"{at}.nvlink_links: {rs.nvlink_links} backplane links, but {rs.nvlink_switches} x "
-                         f"{rs.nvlink_switch} have {ports} NVLink ports; every port is one backplane link")
+        raise ValueError(
+            f"{at}.nvlink_links: {rs.nvlink_links} backplane links, but {rs.nvlink_switches} x "
+            f"{rs.nvlink_switch} have {ports} NVLink ports; every port is one backplane link"
+        )
     if (used := rs.units_used(cat)) > rs.rack_units:
         raise ValueError(f"{at}.rack_units: its parts take {used}U, more than the {rs.rack_units}U rack")
     cap = cat.pdus[rs.power_shelf].capacity_kw * rs.power_shelves
     if (kw := rs.power_kw(cat)) > cap + 1e-9:
-        raise ValueError(f"{at}.power_shelves: {rs.power_shelves} x {rs.power_shelf} supply {cap:g} kW, less than "
-                         f"the rack's {kw:g} kW")
+        raise ValueError(
+            f"{at}.power_shelves: {rs.power_shelves} x {rs.power_shelf} supply {cap:g} kW, less than "
+            f"the rack's {kw:g} kW"
+        )
 
 
 def _overlap(a: list[Any], b: list[Any], empty_is_all: bool = False) -> bool:
@@ -588,19 +634,26 @@ def _check_cages(field: str, cages: SystemCages, ports: int) -> None:
     """Every backend port sits in exactly one cage, and every cage holds as many ports as a plug serves."""
     seen = sorted(i for cage in cages.ports for i in cage)
     if seen != list(range(ports)):
-        raise ValueError(f"{field}: must list each backend port 0..{ports - 1} exactly once "
-                         f"(nic ports x count = {ports}), got {seen}")
+        raise ValueError(
+            f"{field}: must list each backend port 0..{ports - 1} exactly once "
+            f"(nic ports x count = {ports}), got {seen}"
+        )
     sizes = {len(cage) for cage in cages.ports}
     if len(sizes) > 1 or not sizes <= {1, 2}:
-        raise ValueError(f"{field}: every cage must hold the same number of ports, 1 or 2 (a plug serves "
-                         f"one or two ports), got cages of {sorted(sizes)}")
+        raise ValueError(
+            f"{field}: every cage must hold the same number of ports, 1 or 2 (a plug serves "
+            f"one or two ports), got cages of {sorted(sizes)}"
+        )
 
 
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "designs" / "catalog.yaml"
 
 
-def load_catalog(path: Path = DEFAULT_CATALOG, overlay: dict[str, dict[str, dict[str, Any]]] | None = None,
-                 design_src: SourceMap | None = None) -> Catalog:
+def load_catalog(
+    path: Path = DEFAULT_CATALOG,
+    overlay: dict[str, dict[str, dict[str, Any]]] | None = None,
+    design_src: SourceMap | None = None,
+) -> Catalog:
     """The catalog at `path`, with a design's `catalog:` overlay merged over it (yamlload.deep_merge:
     mappings field by field, lists replaced). A bad entry is reported at the line that set it: the
     design's for an overlay field (as `catalog.<table>...`), the catalog file's otherwise."""
@@ -616,7 +669,7 @@ def load_catalog(path: Path = DEFAULT_CATALOG, overlay: dict[str, dict[str, dict
         data = deep_merge(base, _resourced(overlay, base, over_src, ()))
         # a list or value the overlay replaced no longer has the catalog file's lines inside it
         gone = _replaced(overlay, ())
-        src = {k: v for k, v in src.items() if not any(len(k) > len(g) and k[:len(g)] == g for g in gone)}
+        src = {k: v for k, v in src.items() if not any(len(k) > len(g) and k[: len(g)] == g for g in gone)}
     try:
         return Catalog.model_validate(data)
     except ValidationError as exc:
@@ -645,8 +698,12 @@ def _resourced(over: Any, base: Any, src: SourceMap, path: tuple[str, ...]) -> A
     if not isinstance(over, dict) or not isinstance(base, dict):
         return over
     out = {k: _resourced(v, base.get(k), src, (*path, str(k))) for k, v in over.items()}
-    if "usd" in over and "source" not in over and isinstance(base.get("source"), str) \
-            and over["usd"] != base.get("usd"):
+    if (
+        "usd" in over
+        and "source" not in over
+        and isinstance(base.get("source"), str)
+        and over["usd"] != base.get("usd")
+    ):
         at = src.get((*path, "usd"), "the design")
         out["source"] = f"{at}: no source given (the catalog's ${base.get('usd')}: {base['source']})"
     return out
@@ -682,14 +739,19 @@ def _problem(err: Any, src: SourceMap, over_src: SourceMap, path: Path) -> Probl
         msg, fix = "unknown field", did_you_mean(Catalog, loc) + f"{path.name} shows every field of a part"
     elif err["type"] == "missing" and in_design and loc[:2] not in src:
         close = difflib.get_close_matches(loc[1], [k[1] for k in src if len(k) == 2 and k[0] == loc[0]], n=1)
-        fix = (f"{loc[1]} is not in {path.name}'s {loc[0]}, so it is a new part and must be complete: copy an "
-               f"entry of {path.name} and change it" + (f"; or did you mean {close[0]!r}?" if close else ""))
+        fix = (
+            f"{loc[1]} is not in {path.name}'s {loc[0]}, so it is a new part and must be complete: copy an "
+            f"entry of {path.name} and change it" + (f"; or did you mean {close[0]!r}?" if close else "")
+        )
     elif err["type"] == "missing" and in_design:
-        fix = ("add this field: an override replaces a list (or a value the catalog leaves empty) whole, so "
-               "what it writes there must be complete")
+        fix = (
+            "add this field: an override replaces a list (or a value the catalog leaves empty) whole, so "
+            "what it writes there must be complete"
+        )
     else:
-        msg, fix = _message(err, msg, f"write it as {path.name} writes this field" if in_design
-                            else "fix the catalog entry")
+        msg, fix = _message(
+            err, msg, f"write it as {path.name} writes this field" if in_design else "fix the catalog entry"
+        )
     if in_design:
         return Problem(f"catalog.{field}", msg, fix, at)
     return Problem(field, msg, fix, where(src, loc))
@@ -698,8 +760,10 @@ def _problem(err: Any, src: SourceMap, over_src: SourceMap, path: Path) -> Probl
 def _message(err: Any, msg: str, fix: str) -> tuple[str, str]:
     loc = err["loc"]
     if err["type"] == "literal_error" and len(loc) == 3 and loc[0] == "switches" and loc[2] == "os":
-        return (f"no renderer for switch OS {err['input']!r}",
-                f"use one of the registered network OSes: {', '.join(get_args(NetworkOs))}")
+        return (
+            f"no renderer for switch OS {err['input']!r}",
+            f"use one of the registered network OSes: {', '.join(get_args(NetworkOs))}",
+        )
     if err["type"] == "string_type" and isinstance(err["input"], datetime.date):  # YAML reads 2026-11-05 as a date
         return msg, f'quote it: "{err["input"]}"'
     ctx = err.get("ctx") or {}

@@ -29,12 +29,12 @@ def _base32(digest: bytes, chars: int) -> str:
     the 259,129 cable ids at 98,304 GPUs, 0.39 s one character at a time."""
     even = chars + chars % 2
     bits = 5 * even
-    n = int.from_bytes(digest[:(bits + 7) // 8], "big") >> (-bits % 8)
+    n = int.from_bytes(digest[: (bits + 7) // 8], "big") >> (-bits % 8)
     return "".join([_PAIRS[(n >> s) & 1023] for s in range(bits - 10, -1, -10)])[:chars]
 
 
 def _grouped(prefix: str, code: str) -> str:
-    return "-".join([prefix, *[code[i:i + 5] for i in range(0, len(code), 5)]])
+    return "-".join([prefix, *[code[i : i + 5] for i in range(0, len(code), 5)]])
 
 
 def stable_ids(prefix: str, keys: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -24,9 +24,13 @@ def read_bytes(path: Path, option: str, limit: int, what: str) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        hint = {errno.ENOENT: "check the path", errno.ELOOP: "the path runs through a symlink loop: use the "
-                "real file", errno.EACCES: "make the file readable", errno.EISDIR: f"name {what}, not a folder",
-                errno.ENAMETOOLONG: "use a shorter path"}.get(exc.errno or 0, "check the path")
+        hint = {
+            errno.ENOENT: "check the path",
+            errno.ELOOP: "the path runs through a symlink loop: use the real file",
+            errno.EACCES: "make the file readable",
+            errno.EISDIR: f"name {what}, not a folder",
+            errno.ENAMETOOLONG: "use a shorter path",
+        }.get(exc.errno or 0, "check the path")
         raise DesignError.one(option, f"cannot read {path}: {exc.strerror}", hint) from None
     try:
         st = os.fstat(fd)
@@ -34,8 +38,11 @@ def read_bytes(path: Path, option: str, limit: int, what: str) -> bytes:
             kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a device, FIFO or socket)"
             raise DesignError.one(option, f"{path} is {kind}", f"name {what}")
         if st.st_size > limit:
-            raise DesignError.one(option, f"{path} is {st.st_size:,} bytes, more than the {limit:,} allowed",
-                                  f"name {what}; this is far larger than any real one")
+            raise DesignError.one(
+                option,
+                f"{path} is {st.st_size:,} bytes, more than the {limit:,} allowed",
+                f"name {what}; this is far larger than any real one",
+            )
         chunks, total = [], 0
         while total <= limit:
             chunk = os.read(fd, min(MiB, limit + 1 - total))
@@ -44,8 +51,9 @@ def read_bytes(path: Path, option: str, limit: int, what: str) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
         if total > limit:
-            raise DesignError.one(option, f"{path} grew past the {limit:,} bytes allowed while being read",
-                                  f"name {what}")
+            raise DesignError.one(
+                option, f"{path} grew past the {limit:,} bytes allowed while being read", f"name {what}"
+            )
         return b"".join(chunks)
     except OSError as exc:
         raise DesignError.one(option, f"cannot read {path}: {exc.strerror}", "check the file") from None
@@ -57,20 +65,26 @@ def decode_utf8(data: bytes, option: str, label: str, what: str) -> str:
     """UTF-8 text (a UTF-8 byte-order mark is dropped); UTF-16/32, bad bytes and NUL bytes are refused
     with the line they are on."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise DesignError.one(option, "the file is UTF-16 (or UTF-32), not UTF-8",
-                              "save it as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`)", f"{label}:1")
+        raise DesignError.one(
+            option,
+            "the file is UTF-16 (or UTF-32), not UTF-8",
+            "save it as UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`)",
+            f"{label}:1",
+        )
     data = data.removeprefix(b"\xef\xbb\xbf")
     nul = data.find(b"\0")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
-        raise DesignError.one(option, f"{what} holds a NUL byte (a binary file?)", f"name {what}, a text file",
-                              f"{label}:{line}")
+        raise DesignError.one(
+            option, f"{what} holds a NUL byte (a binary file?)", f"name {what}, a text file", f"{label}:{line}"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise DesignError.one(option, f"byte 0x{data[exc.start]:02x} is not UTF-8",
-                              "save the file as UTF-8", f"{label}:{line}") from None
+        raise DesignError.one(
+            option, f"byte 0x{data[exc.start]:02x} is not UTF-8", "save the file as UTF-8", f"{label}:{line}"
+        ) from None
 
 
 def read_text(path: Path, option: str, limit: int, what: str, label: str | None = None) -> str:

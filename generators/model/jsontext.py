@@ -38,8 +38,9 @@ _PASS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _FLOAT_OR_NULL = re.compile(rb"[:,\[](?:-?[0-9]+[.eE]|null)")
 
 
-def dumps_indented(doc: Any, indent: int, sort_keys: bool = False, ensure_ascii: bool = True,
-                   allow_nan: bool = True) -> str:
+def dumps_indented(
+    doc: Any, indent: int, sort_keys: bool = False, ensure_ascii: bool = True, allow_nan: bool = True
+) -> str:
     """json.dumps(doc, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii, allow_nan=allow_nan),
     same bytes (and the same ValueError for a non-finite float when allow_nan is False)."""
     fast = _fast(doc, indent, sort_keys, ensure_ascii, allow_nan)
@@ -60,8 +61,9 @@ def _fast(doc: Any, indent: int, sort_keys: bool, ensure_ascii: bool, allow_nan:
         return None
     if not compact.isascii() or b"\x7f" in compact or _FLOAT_OR_NULL.search(compact):
         try:
-            same = json.dumps(doc, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=ensure_ascii,
-                              allow_nan=allow_nan)
+            same = json.dumps(
+                doc, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=ensure_ascii, allow_nan=allow_nan
+            )
         except (TypeError, ValueError):
             return None
         if compact != same.encode("utf-8", "surrogatepass"):
@@ -80,8 +82,17 @@ def record_encoder(ensure_ascii: bool, separators: tuple[str, str], allow_nan: b
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # no C accelerator: json's own path
         return enc.encode
-    c = make({}, enc.default, json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring,
-             None, separators[1], separators[0], False, False, allow_nan)
+    c = make(
+        {},
+        enc.default,
+        json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring,
+        None,
+        separators[1],
+        separators[0],
+        False,
+        False,
+        allow_nan,
+    )
 
     def encode(doc: Any) -> str:
         if isinstance(doc, str):

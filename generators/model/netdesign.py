@@ -28,9 +28,18 @@ def _release(v: Any) -> Any:
     return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
 
-SonicRelease = Annotated[SonicReleaseName, BeforeValidator(_release), WithJsonSchema({"anyOf": [
-    {"type": "string", "enum": list(SONIC_RELEASES)},
-    {"type": "integer", "enum": [int(r) for r in SONIC_RELEASES if r.isdigit()]}]})]
+SonicRelease = Annotated[
+    SonicReleaseName,
+    BeforeValidator(_release),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "enum": list(SONIC_RELEASES)},
+                {"type": "integer", "enum": [int(r) for r in SONIC_RELEASES if r.isdigit()]},
+            ]
+        }
+    ),
+]
 
 
 # What each release's YANG models (sonic-buildimage src/sonic-yang-models, per branch) define, where
@@ -43,10 +52,14 @@ SONIC_MGMT_LEAF_ROUTER = frozenset({"202505", "202511", "202605", "master"})
 
 
 def sonic_release_field(switches: str) -> Any:
-    return Field(default=DEFAULT_SONIC_RELEASE, description=(
-        f"SONiC branch the {switches} run (202405, 202505, 202511, 202605 or master); config_db.json carries "
-        "only the tables and fields that release's YANG models define. Default 202605, the newest stable "
-        "release railyard knows"))
+    return Field(
+        default=DEFAULT_SONIC_RELEASE,
+        description=(
+            f"SONiC branch the {switches} run (202405, 202505, 202511, 202605 or master); config_db.json carries "
+            "only the tables and fields that release's YANG models define. Default 202605, the newest stable "
+            "release railyard knows"
+        ),
+    )
 
 
 class _Model(BaseModel):
@@ -60,8 +73,9 @@ class FrontendBgp(_Model):
     ASN would make each reject the other's routes as an AS-path loop (or need allowas-in)."""
 
     core_asn: Asn = Field(default=4200000000, description="3-tier frontends: the ASN all cores share")
-    spine_asn_base: Asn = Field(default=4200000000, description="spines of pod p get base + p "
-                                "(a 2-tier frontend is one pod: base + 1)")
+    spine_asn_base: Asn = Field(
+        default=4200000000, description="spines of pod p get base + p (a 2-tier frontend is one pod: base + 1)"
+    )
     leaf_asn_base: Asn = Field(default=4201000000, description="leaf fe-leafNN gets base + NN")
 
 
@@ -73,8 +87,10 @@ class BackendNetwork(_Model):
     fabric it is from."""
 
     leaf_asn_base: Asn = Field(default=4203000000, description="backend leaf n (in plan order) gets base + n")
-    spine_asn_base: Asn = Field(default=4204000000, description="spine group g (a rail plane's, or a pod's, "
-                                "spines; in plan order) gets base + g")
+    spine_asn_base: Asn = Field(
+        default=4204000000,
+        description="spine group g (a rail plane's, or a pod's, spines; in plan order) gets base + g",
+    )
     core_asn: Asn = Field(default=4204000000, description="3-tier backends: the ASN all cores share")
 
 
@@ -86,12 +102,19 @@ class Evpn(_Model):
     l2vni_base: Vni = Field(default=100000, description="L2VNI of a VLAN = base + VLAN id")
     l3vni_base: Vni = Field(default=50000, description="L3VNI of network k = base + k")
     l3vni_vlan_base: Vlan = Field(default=3000, description="SONiC binds an L3VNI to a VLAN: network k uses base + k")
-    route_target_admin: int = Field(default=64512, ge=1, le=65535, description="administrator field of every "
-                                    "route target (<admin>:<VNI>); explicit RTs, since auto-derived ones embed each "
-                                    "leaf's own ASN and differ between vendors")
-    anycast_gateway_mac: str = Field(default="02:00:00:00:01:01", pattern=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$",
-                                     description="static anycast gateway MAC shared by every leaf's SVIs "
-                                     "(locally administered)")
+    route_target_admin: int = Field(
+        default=64512,
+        ge=1,
+        le=65535,
+        description="administrator field of every "
+        "route target (<admin>:<VNI>); explicit RTs, since auto-derived ones embed each "
+        "leaf's own ASN and differ between vendors",
+    )
+    anycast_gateway_mac: str = Field(
+        default="02:00:00:00:01:01",
+        pattern=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$",
+        description="static anycast gateway MAC shared by every leaf's SVIs (locally administered)",
+    )
 
 
 BACKEND_POOL = IPv4Network("10.128.0.0/14")
@@ -100,22 +123,34 @@ BACKEND_POOL = IPv4Network("10.128.0.0/14")
 class Addressing(_Model):
     """IPv4 pools the IP plan is carved from. Pools must not overlap; each error names its pool."""
 
-    loopbacks: IPv4Network = Field(default=IPv4Network("10.255.0.0/20"),
-                                   description="router-id / VTEP /32s of frontend and out-of-band routers")
-    management: IPv4Network = Field(default=IPv4Network("10.254.0.0/16"),
-                                    description="switch (and PDU) management ports: one subnet per OOB access switch")
-    bmc: IPv4Network = Field(default=IPv4Network("10.253.0.0/16"),
-                             description="BMCs: one subnet per OOB access switch")
-    tenants: IPv4Network = Field(default=IPv4Network("10.64.0.0/11"),
-                                 description="hosts subnet of each VRF (infra first, then tenants in design order)")
-    storage: IPv4Network = Field(default=IPv4Network("10.96.0.0/16"),
-                                 description="storage subnet of each VRF, where the storage front-ends answer")
+    loopbacks: IPv4Network = Field(
+        default=IPv4Network("10.255.0.0/20"), description="router-id / VTEP /32s of frontend and out-of-band routers"
+    )
+    management: IPv4Network = Field(
+        default=IPv4Network("10.254.0.0/16"),
+        description="switch (and PDU) management ports: one subnet per OOB access switch",
+    )
+    bmc: IPv4Network = Field(default=IPv4Network("10.253.0.0/16"), description="BMCs: one subnet per OOB access switch")
+    tenants: IPv4Network = Field(
+        default=IPv4Network("10.64.0.0/11"),
+        description="hosts subnet of each VRF (infra first, then tenants in design order)",
+    )
+    storage: IPv4Network = Field(
+        default=IPv4Network("10.96.0.0/16"),
+        description="storage subnet of each VRF, where the storage front-ends answer",
+    )
     # left out of the dump when unset, so plan.json of a design without a RoCE backend is unchanged
-    backend: IPv4Network = Field(default=BACKEND_POOL, exclude_if=lambda v: v == BACKEND_POOL,
-                                 description="RoCE backends: one block per rail holding a /31 per server port "
-                                 "(switch side even, host side odd), then the backend switches' loopbacks")
-    domain: str | None = Field(default=None, pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$",  # noqa: E501
-                               description="DNS domain for NetBox dns_name and DHCP; default <site.name>.internal")
+    backend: IPv4Network = Field(
+        default=BACKEND_POOL,
+        exclude_if=lambda v: v == BACKEND_POOL,
+        description="RoCE backends: one block per rail holding a /31 per server port "
+        "(switch side even, host side odd), then the backend switches' loopbacks",
+    )
+    domain: str | None = Field(
+        default=None,
+        pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$",
+        description="DNS domain for NetBox dns_name and DHCP; default <site.name>.internal",
+    )
 
 
 class OobNetwork(_Model):
@@ -126,8 +161,10 @@ class OobNetwork(_Model):
     mgmt_vlan: Vlan = Field(default=20, description="access VLAN of switch and PDU management ports")
     asn_base: Asn = Field(default=4202000000, description="aggregation pair: base; access switch oobNN: base + NN")
     dhcp_servers: list[IPv4Address] = Field(
-        default_factory=list, max_length=8,
-        description="Kea servers the relays forward to; default: the first two management nodes' infra addresses")
+        default_factory=list,
+        max_length=8,
+        description="Kea servers the relays forward to; default: the first two management nodes' infra addresses",
+    )
 
 
 # frontend.vendor names the frontend switches' OS: a registered vendor (generators.vendors) that renders

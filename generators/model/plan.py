@@ -150,16 +150,41 @@ class Plan:
             if key not in d:
                 continue
             v = d[key]
-            kw[key] = [typ.from_dict(x, f"{key}[{i}]") for i, x in enumerate(v)] if key in LIST_SECTIONS \
+            kw[key] = (
+                [typ.from_dict(x, f"{key}[{i}]") for i, x in enumerate(v)]
+                if key in LIST_SECTIONS
                 else typ.from_dict(v, key)
+            )
         return cls(
             design=Design.model_validate(d["design"]),
             catalog=Catalog.model_validate(d["catalog"]),
-            devices=[Device(x["name"], x["kind"], x["role"], x["model"], x.get("network"), x.get("ports", 0),
-                            x.get("attrs", {}), x.get("spare_ports", []), x.get("rack"), x.get("unit"))
-                     for x in d["devices"]],
-            links=[Link(x["network"], x["tier"], x["speed_gbps"], x["a"]["device"], x["a"]["port"],
-                        x["b"]["device"], x["b"]["port"]) for x in d["links"]],
+            devices=[
+                Device(
+                    x["name"],
+                    x["kind"],
+                    x["role"],
+                    x["model"],
+                    x.get("network"),
+                    x.get("ports", 0),
+                    x.get("attrs", {}),
+                    x.get("spare_ports", []),
+                    x.get("rack"),
+                    x.get("unit"),
+                )
+                for x in d["devices"]
+            ],
+            links=[
+                Link(
+                    x["network"],
+                    x["tier"],
+                    x["speed_gbps"],
+                    x["a"]["device"],
+                    x["a"]["port"],
+                    x["b"]["device"],
+                    x["b"]["port"],
+                )
+                for x in d["links"]
+            ],
             networks=d["networks"],
             **kw,
         )
@@ -167,9 +192,18 @@ class Plan:
 
 # plan.json key -> record type, in the order plan.json writes them
 SECTIONS: dict[str, type[Record]] = {
-    "backend_net": BackendNet, "bom": Bom, "cables": Cable, "cabling": CablingTotals, "cooling": Cooling,
-    "floor": Floor, "infiniband": InfinibandFacts, "netplan": NetPlan, "racks": Rack, "slurm": SlurmFacts,
-    "trays": Trays, "warnings": PlanWarning,
+    "backend_net": BackendNet,
+    "bom": Bom,
+    "cables": Cable,
+    "cabling": CablingTotals,
+    "cooling": Cooling,
+    "floor": Floor,
+    "infiniband": InfinibandFacts,
+    "netplan": NetPlan,
+    "racks": Rack,
+    "slurm": SlurmFacts,
+    "trays": Trays,
+    "warnings": PlanWarning,
 }
 LIST_SECTIONS = frozenset({"cables", "racks", "warnings"})
 
@@ -197,8 +231,11 @@ def dumps(plan: Plan) -> str:
                 out.append(record(x.to_dict()))
             out.append("\n ]")
         else:
-            out.append(dumps_indented([] if isinstance(value, _RecordList) else value, 1, ensure_ascii=False,
-                                      allow_nan=False).replace("\n", "\n "))
+            out.append(
+                dumps_indented(
+                    [] if isinstance(value, _RecordList) else value, 1, ensure_ascii=False, allow_nan=False
+                ).replace("\n", "\n ")
+            )
     out.append("\n}\n")
     return "".join(out)
 

@@ -35,8 +35,11 @@ def _licenses(unit: str) -> Callable[[Catalog], list[str]]:
 # design says (a filter that depends on another field, e.g. the backend switch's technology, is left
 # to `railyard validate`)
 CATALOG_CHOICES: dict[str, Callable[[Catalog], list[str]]] = {
-    "gpu_servers": lambda c: [k for k, v in c.servers.items() if v.gpus and v.backend is not None
-                              and k not in {rs.tray for rs in c.rack_systems.values()}],
+    "gpu_servers": lambda c: [
+        k
+        for k, v in c.servers.items()
+        if v.gpus and v.backend is not None and k not in {rs.tray for rs in c.rack_systems.values()}
+    ],
     "servers": lambda c: list(c.servers),
     "switches": lambda c: list(c.switches),
     "ethernet_switches": lambda c: [k for k, v in c.switches.items() if v.technology == "ethernet"],
@@ -65,10 +68,15 @@ def design_schema(catalog: Catalog) -> dict[str, Any]:
     partial = _Partial(defs)
     root = partial.of(copy.deepcopy(full))
     root["properties"] = {
-        "extends": {"type": "string", "minLength": 1, "description": "design file this one overrides, relative "
-                    "to this file's folder; with it, every field is optional and mappings merge key by key "
-                    "(lists are replaced whole)"},
-        **root["properties"]}
+        "extends": {
+            "type": "string",
+            "minLength": 1,
+            "description": "design file this one overrides, relative "
+            "to this file's folder; with it, every field is optional and mappings merge key by key "
+            "(lists are replaced whole)",
+        },
+        **root["properties"],
+    }
     return {
         "$schema": DIALECT,
         "title": "railyard design",

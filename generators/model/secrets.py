@@ -47,9 +47,11 @@ def config_key(name: str) -> str:
 
 def check_value(name: str, value: str) -> None:
     if not _VALUE.fullmatch(value):
-        raise DesignError.one(config_key(name), "must be 8-128 characters without whitespace, quotes, "
-                              "backslashes or <>&", "choose another value with `pulumi config set --secret "
-                              f"{config_key(name)} VALUE`")
+        raise DesignError.one(
+            config_key(name),
+            "must be 8-128 characters without whitespace, quotes, backslashes or <>&",
+            f"choose another value with `pulumi config set --secret {config_key(name)} VALUE`",
+        )
 
 
 def require(names: set[str], available: set[str] | Mapping[str, object], path: str = "") -> None:
@@ -70,7 +72,11 @@ def fill(text: str, values: Mapping[str, str], path: str = "") -> str:
 def _missing(name: str, path: str) -> Problem:
     where = f" (needed by {path})" if path else ""
     if name not in SECRETS:
-        return Problem(path or "artifact", f"refers to unknown secret {name!r}{where}",
-                       f"renderers may use only {', '.join(sorted(SECRETS))}")
-    return Problem(config_key(name), f"secret is not set{where}",
-                   f"pulumi config set --secret {config_key(name)} VALUE")
+        return Problem(
+            path or "artifact",
+            f"refers to unknown secret {name!r}{where}",
+            f"renderers may use only {', '.join(sorted(SECRETS))}",
+        )
+    return Problem(
+        config_key(name), f"secret is not set{where}", f"pulumi config set --secret {config_key(name)} VALUE"
+    )

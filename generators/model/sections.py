@@ -46,8 +46,9 @@ def _build_codec(cls: type[Record]) -> Codec:
     hints = typing.get_type_hints(cls)
     fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
-    required = frozenset(f.name for f in fields
-                         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+    required = frozenset(
+        f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
     nested: dict[str, Any] = {}
     for name in names:
         tp = hints[name]
@@ -87,9 +88,13 @@ class Record:
         unknown = set(d) - set(names)
         missing = [n for n in names if n in required and n not in d]
         if unknown or missing:
-            raise PlanShapeError(f"{where}: " + "; ".join(
-                ([f"unknown keys {sorted(unknown)}"] if unknown else [])
-                + ([f"missing keys {missing}"] if missing else [])))
+            raise PlanShapeError(
+                f"{where}: "
+                + "; ".join(
+                    ([f"unknown keys {sorted(unknown)}"] if unknown else [])
+                    + ([f"missing keys {missing}"] if missing else [])
+                )
+            )
         kw = {n: d[n] for n in names if n in d}
         for n, (how, rt) in nested.items():
             if n not in kw:

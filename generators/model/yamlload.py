@@ -37,6 +37,7 @@ SourceMap = dict[tuple[str, ...], str]  # path of keys -> "file:line"
 try:
     from yaml._yaml import CParser as _EventSource
 except ImportError:  # a PyYAML built without libyaml: the same events, slower
+
     class _EventSource(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
         def __init__(self, stream: str) -> None:
             yaml.reader.Reader.__init__(self, stream)
@@ -59,9 +60,12 @@ class _Loader(yaml.composer.Composer, _EventSource, yaml.constructor.SafeConstru
         try:
             if self._depth > MAX_DEPTH:
                 mark = self.peek_event().start_mark
-                raise DesignError.one("(yaml)", f"nested more than {MAX_DEPTH} levels deep",
-                                      "flatten the structure; a design needs a few levels", f"{self.label}:"
-                                      f"{mark.line + 1}")
+                raise DesignError.one(
+                    "(yaml)",
+                    f"nested more than {MAX_DEPTH} levels deep",
+                    "flatten the structure; a design needs a few levels",
+                    f"{self.label}:{mark.line + 1}",
+                )
             return yaml.composer.Composer.compose_node(self, parent, index)
         finally:
             self._depth -= 1
@@ -105,17 +109,28 @@ class _Walk:
     def value(self, node: yaml.Node, path: tuple[str, ...]) -> Any:
         self.left -= 1
         if self.left < 0:
-            raise DesignError.one(".".join(path) or "(yaml)", f"more than {MAX_VALUES:,} values after expanding "
-                                  "aliases (an alias bomb?)", "write the values out; a design has a few hundred",
-                                  self.at(node))
+            raise DesignError.one(
+                ".".join(path) or "(yaml)",
+                f"more than {MAX_VALUES:,} values after expanding aliases (an alias bomb?)",
+                "write the values out; a design has a few hundred",
+                self.at(node),
+            )
         if id(node) in self.active:
-            raise DesignError.one(".".join(path) or "(yaml)", "an alias refers to a value that contains it "
-                                  "(recursive alias)", "remove the alias or point it elsewhere", self.at(node))
+            raise DesignError.one(
+                ".".join(path) or "(yaml)",
+                "an alias refers to a value that contains it (recursive alias)",
+                "remove the alias or point it elsewhere",
+                self.at(node),
+            )
         self.src[path] = self.at(node)
         std = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
         if type(node) in std and node.tag != std[type(node)]:
-            raise DesignError.one(".".join(path) or "(yaml)", f"cannot read this value (tag {_tag(node)})",
-                                  "write a plain value without a YAML tag", self.at(node))
+            raise DesignError.one(
+                ".".join(path) or "(yaml)",
+                f"cannot read this value (tag {_tag(node)})",
+                "write a plain value without a YAML tag",
+                self.at(node),
+            )
         if isinstance(node, yaml.MappingNode):
             self.active.add(id(node))
             try:
@@ -130,17 +145,24 @@ class _Walk:
                 self.active.discard(id(node))
         value = self.scalar(node, path)
         if isinstance(value, float) and not math.isfinite(value):
-            raise DesignError.one(".".join(path) or "(yaml)", f"{node.value} is not a finite number",
-                                  "write a number such as 1.5", self.at(node))
+            raise DesignError.one(
+                ".".join(path) or "(yaml)",
+                f"{node.value} is not a finite number",
+                "write a number such as 1.5",
+                self.at(node),
+            )
         return value
 
     def scalar(self, node: yaml.Node, path: tuple[str, ...]) -> Any:
         try:
             return self.loader.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
-            raise DesignError.one(".".join(path) or "(yaml)", f"cannot read this value (tag {_tag(node)}): "
-                                  f"{getattr(exc, 'problem', None) or exc}",
-                                  "write a plain value without a YAML tag", self.at(node)) from None
+            raise DesignError.one(
+                ".".join(path) or "(yaml)",
+                f"cannot read this value (tag {_tag(node)}): {getattr(exc, 'problem', None) or exc}",
+                "write a plain value without a YAML tag",
+                self.at(node),
+            ) from None
 
     def mapping(self, node: yaml.MappingNode, path: tuple[str, ...]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -151,15 +173,22 @@ class _Walk:
                 sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
                 for sn in sources:
                     if not isinstance(sn, yaml.MappingNode):
-                        raise DesignError.one(".".join((*path, "<<")), "a merge key (<<) takes a mapping or a "
-                                              "list of mappings", "merge an anchored mapping: <<: *name",
-                                              self.at(sn))
+                        raise DesignError.one(
+                            ".".join((*path, "<<")),
+                            "a merge key (<<) takes a mapping or a list of mappings",
+                            "merge an anchored mapping: <<: *name",
+                            self.at(sn),
+                        )
                     for k, v in self.value(sn, path).items():
                         merged.setdefault(k, v)
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
-                raise DesignError.one(".".join(path) or "(yaml)", "a key must be a plain name, not a list or "
-                                      "mapping", "write the key as text", self.at(key_node))
+                raise DesignError.one(
+                    ".".join(path) or "(yaml)",
+                    "a key must be a plain name, not a list or mapping",
+                    "write the key as text",
+                    self.at(key_node),
+                )
             key = str(self.scalar(key_node, path))
             if key in out:
                 raise DesignError.one(
@@ -187,8 +216,12 @@ def parse_yaml_text(text: str, label: str) -> tuple[Any, SourceMap]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{label}:{mark.line + 1}" if mark else label
-        raise DesignError.one("(yaml)", f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
-                              "check indentation and quoting near that line", where) from None
+        raise DesignError.one(
+            "(yaml)",
+            f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+            "check indentation and quoting near that line",
+            where,
+        ) from None
     finally:
         loader.dispose()
 
@@ -220,12 +253,17 @@ def load_with_extends(path: Path, _seen: tuple[Path, ...] = ()) -> tuple[dict[st
     try:
         path = path.resolve()
     except (OSError, RuntimeError) as exc:  # a symlink loop
-        raise DesignError.one("extends" if _seen else "(file)", f"cannot resolve {path}: {exc}",
-                              "the path runs through a symlink loop: use the real file", str(path)) from None
+        raise DesignError.one(
+            "extends" if _seen else "(file)",
+            f"cannot resolve {path}: {exc}",
+            "the path runs through a symlink loop: use the real file",
+            str(path),
+        ) from None
     data, src = load_yaml_file(path, "extends" if _seen else "(file)")
     if not isinstance(data, dict):
-        raise DesignError.one("(design)", "a design must be a YAML mapping", "start the file with `name: ...`",
-                              _display(path))
+        raise DesignError.one(
+            "(design)", "a design must be a YAML mapping", "start the file with `name: ...`", _display(path)
+        )
     parent = data.pop("extends", None)
     if parent is None:
         return data, src
@@ -245,18 +283,24 @@ def load_with_extends(path: Path, _seen: tuple[Path, ...] = ()) -> tuple[dict[st
         chain = " -> ".join(_display(p) for p in (*_seen, path, parent_real))
         raise DesignError.one("extends", f"circular extends: {chain}", "remove one of the extends lines", at)
     if len(_seen) + 2 > MAX_EXTENDS:
-        raise DesignError.one("extends", f"the extends chain is longer than {MAX_EXTENDS} files (from "
-                              f"{_display(_seen[0] if _seen else path)})", "extend a design that extends nothing, "
-                              "or merge some of the files", at)
+        raise DesignError.one(
+            "extends",
+            f"the extends chain is longer than {MAX_EXTENDS} files (from {_display(_seen[0] if _seen else path)})",
+            "extend a design that extends nothing, or merge some of the files",
+            at,
+        )
     if not exists:
-        raise DesignError.one("extends", f"{parent} does not exist next to {path.name}",
-                              "name a design file in the same folder", at)
+        raise DesignError.one(
+            "extends", f"{parent} does not exist next to {path.name}", "name a design file in the same folder", at
+        )
     try:
         base, base_src = load_with_extends(parent_path, (*_seen, path))
     except DesignError as exc:
         note = f" (in {parent}, which {_display(path)} extends)"
-        exc.problems = [replace(p, where=at) if not p.where else p if "extends" in p.field
-                        else replace(p, message=p.message + note) for p in exc.problems]
+        exc.problems = [
+            replace(p, where=at) if not p.where else p if "extends" in p.field else replace(p, message=p.message + note)
+            for p in exc.problems
+        ]
         raise
     merged_src = dict(base_src)
     merged_src.update({k: v for k, v in src.items() if k != ("extends",)})
@@ -275,8 +319,10 @@ def apply_overrides(data: dict[str, Any], src: SourceMap, overrides: list[str]) 
         try:
             value, _ = parse_yaml_text(raw, "--set") if raw.strip() else ("", {})
         except DesignError as exc:  # name the field being set, not "(yaml)"
-            exc.problems = [replace(p, field=".".join(parts) + p.field.removeprefix("(yaml)").lstrip("."),
-                                    where=f"--set {item}") for p in exc.problems]
+            exc.problems = [
+                replace(p, field=".".join(parts) + p.field.removeprefix("(yaml)").lstrip("."), where=f"--set {item}")
+                for p in exc.problems
+            ]
             raise
         node: Any = data
         for i, part in enumerate(parts[:-1]):
@@ -284,8 +330,9 @@ def apply_overrides(data: dict[str, Any], src: SourceMap, overrides: list[str]) 
                 node = node[int(part)]
                 continue
             if not isinstance(node, dict):
-                raise DesignError.one(".".join(parts[: i + 1]), "cannot set a key inside a non-mapping value",
-                                      "check the path", "--set")
+                raise DesignError.one(
+                    ".".join(parts[: i + 1]), "cannot set a key inside a non-mapping value", "check the path", "--set"
+                )
             node = node.setdefault(part, {})
         last = parts[-1]
         if isinstance(node, list) and last.isdigit() and int(last) < len(node):
@@ -293,9 +340,10 @@ def apply_overrides(data: dict[str, Any], src: SourceMap, overrides: list[str]) 
         elif isinstance(node, dict):
             node[last] = value
         else:
-            raise DesignError.one(".".join(parts), "cannot set a key inside a non-mapping value", "check the path",
-                                  "--set")
-        for k in [k for k in src if len(k) > len(parts) and k[:len(parts)] == parts]:
+            raise DesignError.one(
+                ".".join(parts), "cannot set a key inside a non-mapping value", "check the path", "--set"
+            )
+        for k in [k for k in src if len(k) > len(parts) and k[: len(parts)] == parts]:
             del src[k]  # the file's lines inside a value --set replaced no longer say where anything is
         src[parts] = f"--set {item if len(item) <= 100 else item[:97] + '...'}"
     return data

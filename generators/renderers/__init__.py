@@ -44,8 +44,14 @@ def _load() -> list[Renderer]:
     from generators.vendors import render_backend, render_frontend, render_oob
 
     # switch configs through the vendor registry: each switch by the module of its catalog `os`
-    found: list[Renderer] = [render_plan_json, render_frontend, render_oob, render_kea, render_netbox_csv,
-                             render_storage_tenants]
+    found: list[Renderer] = [
+        render_plan_json,
+        render_frontend,
+        render_oob,
+        render_kea,
+        render_netbox_csv,
+        render_storage_tenants,
+    ]
     found += [render_slurm, render_backend, render_hosts]
     found += [render_cabling, render_floor, render_labels, render_rows]
     found.append(render_bom)  # DIR/bom.csv, bom.json, bom.html
@@ -92,9 +98,22 @@ PARALLEL_LINKS = 500
 # at 98k the NetBox files ~13 s, backend switch configs ~12.5 s, hosts' files ~11 s (write-bound: 24,576
 # files in 12,288 folders), cable and rack sheets ~10 s, plan.json ~7.5 s; the rest are under 3 s. A
 # renderer not listed (a test's) goes after these, in RENDERERS order.
-SHARE_ORDER = ("render_netbox_csv", "render_cabling", "render_backend", "render_hosts", "render_plan_json",
-               "render_labels", "render_frontend", "render_oob", "render_floor", "render_rows", "render_kea",
-               "render_slurm", "render_bom", "render_storage_tenants")
+SHARE_ORDER = (
+    "render_netbox_csv",
+    "render_cabling",
+    "render_backend",
+    "render_hosts",
+    "render_plan_json",
+    "render_labels",
+    "render_frontend",
+    "render_oob",
+    "render_floor",
+    "render_rows",
+    "render_kea",
+    "render_slurm",
+    "render_bom",
+    "render_storage_tenants",
+)
 
 
 def render_into(plan: Plan, folder: Path, parallel: bool | None = None) -> dict[str, str]:
@@ -175,8 +194,9 @@ def _child_result(plan: Plan, folder: Path, renderers: list[Renderer], queue: It
         return pickle.dumps((digests, (failed[0] if failed else -1, RuntimeError(f"{failed[1]!r}: {exc}"))))
 
 
-def _render_some(plan: Plan, folder: Path, renderers: list[Renderer], queue: Iterator[int]
-                 ) -> tuple[dict[str, str], tuple[int, BaseException] | None]:
+def _render_some(
+    plan: Plan, folder: Path, renderers: list[Renderer], queue: Iterator[int]
+) -> tuple[dict[str, str], tuple[int, BaseException] | None]:
     """Stage the files of the renderers this process takes from `queue`. After a renderer raises, only
     those before it in RENDERERS order still run (one of them may fail first); returns the digests and
     (the index, the error) of the first that raised, in RENDERERS order."""

@@ -16,8 +16,19 @@ from generators.renderers.csvtext import csv_text
 from generators.renderers.templating import environment
 from generators.stages.bom import CATEGORIES, CATEGORY_TITLES, NETWORK_CATEGORIES, plan_bom
 
-CSV_COLUMNS = ("category", "kind", "part", "sku", "description", "quantity", "unit", "unit_usd", "total_usd",
-               "source", "date")
+CSV_COLUMNS = (
+    "category",
+    "kind",
+    "part",
+    "sku",
+    "description",
+    "quantity",
+    "unit",
+    "unit_usd",
+    "total_usd",
+    "source",
+    "date",
+)
 
 # one colour per category, chosen to stay distinguishable in greyscale print too
 COLORS = {
@@ -50,8 +61,13 @@ def qty(x: float) -> str:
 
 
 def bom_csv(bom: Bom) -> str:
-    return csv_text(CSV_COLUMNS, ([f"{getattr(ln, c):.2f}" if c in ("unit_usd", "total_usd") else getattr(ln, c)
-                                   for c in CSV_COLUMNS] for ln in bom.lines))
+    return csv_text(
+        CSV_COLUMNS,
+        (
+            [f"{getattr(ln, c):.2f}" if c in ("unit_usd", "total_usd") else getattr(ln, c) for c in CSV_COLUMNS]
+            for ln in bom.lines
+        ),
+    )
 
 
 def _segments(parts: list[tuple[str, str, float, str]], width: float) -> list[dict[str, Any]]:
@@ -62,8 +78,17 @@ def _segments(parts: list[tuple[str, str, float, str]], width: float) -> list[di
         if v <= 0:
             continue
         w = v / total * width
-        out.append({"key": key, "label": label, "usd": v, "x": round(x, 2), "w": round(w, 2), "color": color,
-                    "share": v / total})
+        out.append(
+            {
+                "key": key,
+                "label": label,
+                "usd": v,
+                "x": round(x, 2),
+                "w": round(w, 2),
+                "color": color,
+                "share": v / total,
+            }
+        )
         x += w
     return out
 
@@ -82,14 +107,37 @@ def _context(bom: Bom, design: Design) -> dict[str, Any]:
         kinds: dict[str, float] = {}
         for ln in lines:
             kinds[ln.kind] = kinds.get(ln.kind, 0.0) + ln.total_usd
-        networks.append({"key": net, "title": CATEGORY_TITLES[net], "usd": by_cat[net],
-                         "segments": _segments([(k, k, v, KIND_COLORS.get(k, "#999")) for k, v in kinds.items()],
-                                               1000.0 * by_cat[net] / max(by_cat[n] for n in NETWORK_CATEGORIES))})
-    groups = [{"key": c, "title": CATEGORY_TITLES[c], "usd": by_cat[c], "color": COLORS[c],
-               "lines": [ln for ln in bom.lines if ln.category == c]} for c in cats]
-    return {"bom": bom, "design": design, "main": main, "rest": rest,
-            "rest_usd": bom.total_usd - by_cat.get("compute", 0.0), "networks": networks, "groups": groups,
-            "kind_colors": KIND_COLORS}
+        networks.append(
+            {
+                "key": net,
+                "title": CATEGORY_TITLES[net],
+                "usd": by_cat[net],
+                "segments": _segments(
+                    [(k, k, v, KIND_COLORS.get(k, "#999")) for k, v in kinds.items()],
+                    1000.0 * by_cat[net] / max(by_cat[n] for n in NETWORK_CATEGORIES),
+                ),
+            }
+        )
+    groups = [
+        {
+            "key": c,
+            "title": CATEGORY_TITLES[c],
+            "usd": by_cat[c],
+            "color": COLORS[c],
+            "lines": [ln for ln in bom.lines if ln.category == c],
+        }
+        for c in cats
+    ]
+    return {
+        "bom": bom,
+        "design": design,
+        "main": main,
+        "rest": rest,
+        "rest_usd": bom.total_usd - by_cat.get("compute", 0.0),
+        "networks": networks,
+        "groups": groups,
+        "kind_colors": KIND_COLORS,
+    }
 
 
 def _env() -> jinja2.Environment:

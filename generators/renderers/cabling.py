@@ -24,18 +24,67 @@ from generators.renderers.csvtext import csv_text
 from generators.renderers.templating import environment
 from generators.stages.placement import device_size
 
-CABLE_COLUMNS = ["cable_id", "label", "network", "tier", "a_rack", "a_u", "a_device", "a_port", "b_rack", "b_u",
-                 "b_device", "b_port", "media", "part", "length_m", "reach_m", "a_transceiver", "b_transceiver"]
-RACK_COLUMNS = ["pull_order", "cable_id", "label", "network", "tier", "route", "local_u", "local_device",
-                "local_port", "local_transceiver", "remote_rack", "remote_u", "remote_device", "remote_port",
-                "remote_transceiver", "media", "part", "length_m"]
+CABLE_COLUMNS = [
+    "cable_id",
+    "label",
+    "network",
+    "tier",
+    "a_rack",
+    "a_u",
+    "a_device",
+    "a_port",
+    "b_rack",
+    "b_u",
+    "b_device",
+    "b_port",
+    "media",
+    "part",
+    "length_m",
+    "reach_m",
+    "a_transceiver",
+    "b_transceiver",
+]
+RACK_COLUMNS = [
+    "pull_order",
+    "cable_id",
+    "label",
+    "network",
+    "tier",
+    "route",
+    "local_u",
+    "local_device",
+    "local_port",
+    "local_transceiver",
+    "remote_rack",
+    "remote_u",
+    "remote_device",
+    "remote_port",
+    "remote_transceiver",
+    "media",
+    "part",
+    "length_m",
+]
 # NetBox cable types; every multimode part in the catalog is OM4, every single-mode part OS2
-NETBOX_TYPE = {"dac": "dac-passive", "acc": "dac-active", "aoc": "aoc", "mmf": "mmf-om4", "smf": "smf-os2",
-               "cat6": "cat6"}
+NETBOX_TYPE = {
+    "dac": "dac-passive",
+    "acc": "dac-active",
+    "aoc": "aoc",
+    "mmf": "mmf-om4",
+    "smf": "smf-os2",
+    "cat6": "cat6",
+}
 # jacket colours technicians expect: aqua OM4, yellow OS2 (TIA-598), black copper, blue Cat6
 COLOR = {"dac": "111111", "acc": "444444", "aoc": "ff8c00", "mmf": "00bcd4", "smf": "ffeb3b", "cat6": "1e63d6"}
-ROLE_COLOR = {"compute": "#8fb8de", "leaf": "#f4a259", "spine": "#e05d5d", "core": "#9b5de5", "frontend": "#5fbf77",
-              "storage": "#c9b458", "management": "#a0a0a0", "cdu": "#3fb8c8"}
+ROLE_COLOR = {
+    "compute": "#8fb8de",
+    "leaf": "#f4a259",
+    "spine": "#e05d5d",
+    "core": "#9b5de5",
+    "frontend": "#5fbf77",
+    "storage": "#c9b458",
+    "management": "#a0a0a0",
+    "cdu": "#3fb8c8",
+}
 
 _ENV = environment(autoescape=True, trim=False)
 
@@ -52,16 +101,27 @@ def link_rows(plan: Plan) -> Iterator[dict[str, Any]]:
     """One record per link with both ends and the chosen part, in cable-id order."""
     devs = plan.index()
     links = plan.links
-    for cab in (plan.cables or []):
+    for cab in plan.cables or []:
         xa, xb = cab.a_transceiver or "", cab.b_transceiver or ""
         for j, k in enumerate(cab.links):
             lk = links[k]
             yield {
-                "cable_id": cab.id, "label": cab.labels[j], "network": lk.network, "tier": lk.tier,
-                "a": devs[lk.a_device], "a_port": lk.a_port, "b": devs[lk.b_device], "b_port": lk.b_port,
-                "media": cab.media, "part": cab.parts[j], "length_m": cab.length_m[j],
-                "reach_m": cab.reach_m, "a_x": xa, "b_x": xb,
-                "route": cab.route[j], "routed_m": cab.routed_m[j],
+                "cable_id": cab.id,
+                "label": cab.labels[j],
+                "network": lk.network,
+                "tier": lk.tier,
+                "a": devs[lk.a_device],
+                "a_port": lk.a_port,
+                "b": devs[lk.b_device],
+                "b_port": lk.b_port,
+                "media": cab.media,
+                "part": cab.parts[j],
+                "length_m": cab.length_m[j],
+                "reach_m": cab.reach_m,
+                "a_x": xa,
+                "b_x": xb,
+                "route": cab.route[j],
+                "routed_m": cab.routed_m[j],
             }
 
 
@@ -71,7 +131,7 @@ def _cable_table(plan: Plan) -> list[list[str]]:
     links = plan.links
     num: dict[float, str] = {}
     rows: list[list[str]] = []
-    for cab in (plan.cables or []):
+    for cab in plan.cables or []:
         xa, xb = cab.a_transceiver or "", cab.b_transceiver or ""
         cid, media, reach = cab.id, cab.media, cab.reach_m
         reach_s = num.get(reach) or num.setdefault(reach, _num(reach))
@@ -80,9 +140,29 @@ def _cable_table(plan: Plan) -> list[list[str]]:
             ra, ua = where[lk.a_device]
             rb, ub = where[lk.b_device]
             length = cab.length_m[j]
-            rows.append([cid, cab.labels[j], lk.network, lk.tier, ra, ua, lk.a_device, lk.a_port, rb, ub,
-                         lk.b_device, lk.b_port, media, cab.parts[j], num.get(length) or num.setdefault(
-                             length, _num(length)), reach_s, xa, xb, cab.route[j]])
+            rows.append(
+                [
+                    cid,
+                    cab.labels[j],
+                    lk.network,
+                    lk.tier,
+                    ra,
+                    ua,
+                    lk.a_device,
+                    lk.a_port,
+                    rb,
+                    ub,
+                    lk.b_device,
+                    lk.b_port,
+                    media,
+                    cab.parts[j],
+                    num.get(length) or num.setdefault(length, _num(length)),
+                    reach_s,
+                    xa,
+                    xb,
+                    cab.route[j],
+                ]
+            )
     return rows
 
 
@@ -110,8 +190,19 @@ def internal_rows(plan: Plan) -> list[list[str]]:
     rs = plan.catalog.rack_systems[system]
     racks = sorted({d.rack for d in plan.devices if d.network == "nvlink" and d.rack is not None})
     between = f"{rs.trays} x {rs.tray} -- {rs.nvlink_switches} x {rs.nvlink_switch}"
-    return [[r, system, "NVLink backplane (cable cartridges)", between, str(rs.nvlink_links), str(rs.nvlink_cables),
-             "no", "no"] for r in racks]
+    return [
+        [
+            r,
+            system,
+            "NVLink backplane (cable cartridges)",
+            between,
+            str(rs.nvlink_links),
+            str(rs.nvlink_cables),
+            "no",
+            "no",
+        ]
+        for r in racks
+    ]
 
 
 _RANK = {"tray": 0, "adjacent": 1, "rack": 2}
@@ -186,8 +277,9 @@ def _pull_order(entries: list[tuple[str, list[str]]]) -> list[list[str]]:
     return [row for _, row in entries]
 
 
-def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False,
-                       progress: Mapping[str, tuple[str, str]] | None = None) -> dict[str, str]:
+def render_rack_sheets(
+    plan: Plan, table: list[list[str]], qr: bool = False, progress: Mapping[str, tuple[str, str]] | None = None
+) -> dict[str, str]:
     """cabling/racks/<rack>.csv and .html. `qr` adds a QR code per cable (railyard cabling pack): at
     ~1 ms a code it is left out of `compile`, which a 100k-cable site would otherwise wait minutes for.
     `progress` (cable id -> (state, note), `cabling pack --progress`) ticks the boxes of cables pulled
@@ -196,11 +288,57 @@ def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False,
     by_rack: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
     for r in table:
         # local end first: pull_order is filled in after sorting
-        by_rack[r[4]].append((r[18], ["", r[0], r[1], r[2], r[3], r[18], r[5], r[6], r[7], r[16], r[8], r[9], r[10],
-                                      r[11], r[17], r[12], r[13], r[14]]))
+        by_rack[r[4]].append(
+            (
+                r[18],
+                [
+                    "",
+                    r[0],
+                    r[1],
+                    r[2],
+                    r[3],
+                    r[18],
+                    r[5],
+                    r[6],
+                    r[7],
+                    r[16],
+                    r[8],
+                    r[9],
+                    r[10],
+                    r[11],
+                    r[17],
+                    r[12],
+                    r[13],
+                    r[14],
+                ],
+            )
+        )
         if r[8] != r[4]:
-            by_rack[r[8]].append((r[18], ["", r[0], r[1], r[2], r[3], r[18], r[9], r[10], r[11], r[17], r[4], r[5],
-                                          r[6], r[7], r[16], r[12], r[13], r[14]]))
+            by_rack[r[8]].append(
+                (
+                    r[18],
+                    [
+                        "",
+                        r[0],
+                        r[1],
+                        r[2],
+                        r[3],
+                        r[18],
+                        r[9],
+                        r[10],
+                        r[11],
+                        r[17],
+                        r[4],
+                        r[5],
+                        r[6],
+                        r[7],
+                        r[16],
+                        r[12],
+                        r[13],
+                        r[14],
+                    ],
+                )
+            )
     devices: dict[str, list[Device]] = defaultdict(list)
     for d in plan.devices:
         if d.rack is not None:
@@ -251,45 +389,61 @@ def render_rack_sheets(plan: Plan, table: list[list[str]], qr: bool = False,
                 if done[0] == "faulty":
                     cell = f'{cell}<span class="faulty">FAULTY</span><br>'
                     if done[1]:
-                        fault_note = (f'<tr class="fault"><td></td><td colspan="17">faulty: {escape(done[1])}'
-                                      '</td></tr>\n')
-            body.append(f'<tbody class="cable" id="{cid}"' + (f' data-state="{done[0]}"' if done else "") + '>\n')
+                        fault_note = (
+                            f'<tr class="fault"><td></td><td colspan="17">faulty: {escape(done[1])}</td></tr>\n'
+                        )
+            body.append(f'<tbody class="cable" id="{cid}"' + (f' data-state="{done[0]}"' if done else "") + ">\n")
             for j, t in enumerate(rows[k:m]):
-                lead = (f'<td rowspan="{legs}" class="cid">{cell}{cid}</td>' if j == 0 else "")
+                lead = f'<td rowspan="{legs}" class="cid">{cell}{cid}</td>' if j == 0 else ""
                 leg = ' class="leg"' if j else ""
                 body.append(
                     f"<tr{leg}><td>{t[0]}</td>{lead}<td>{e(t[2])}</td><td>{e(t[3])}</td><td>{e(t[6])}</td>"
                     f"<td>{e(t[7])}</td><td>{e(t[8])}</td><td>{e(t[10])}</td><td>{e(t[11])}</td>"
                     f"<td>{e(t[12])}</td><td>{e(t[13])}</td><td>{e(t[15])}</td><td>{e(t[16])}</td>"
-                    f'<td class=n>{e(t[17])}</td><td>{e(t[9])}</td><td>{e(t[14])}</td>'
-                    f'{ticks}</tr>\n')
+                    f"<td class=n>{e(t[17])}</td><td>{e(t[9])}</td><td>{e(t[14])}</td>"
+                    f"{ticks}</tr>\n"
+                )
             if fault_note:
                 body.append(fault_note)
             body.append("</tbody>\n")
             k = m
         out[rack_sheet_path(name)] = template.render(
-            rack=rack, heat=heat.get(name), site=floor.site, design=plan.design.name,
+            rack=rack,
+            heat=heat.get(name),
+            site=floor.site,
+            design=plan.design.name,
             elevation=_elevation(rack, devs, catalog),
-            devices=[{"u": d.unit, "name": d.name, "model": d.model, "kind": d.kind,
-                      "slot": d.attrs.get("slot", "")} for d in devs],
-            power=pdu_outlets(devs), rack_qr=qr_svg(rack_sheet_path(name), scale=3),
-            sheet=rack_sheet_path(name), labels=f"cabling/labels/{name}.csv",
-            cable_rows="".join(body), cable_count=len(rows), cables=len({r[1] for r in rows}),
-            progress=_sheet_progress({r[1] for r in rows}, progress) if progress is not None else None)
+            devices=[
+                {"u": d.unit, "name": d.name, "model": d.model, "kind": d.kind, "slot": d.attrs.get("slot", "")}
+                for d in devs
+            ],
+            power=pdu_outlets(devs),
+            rack_qr=qr_svg(rack_sheet_path(name), scale=3),
+            sheet=rack_sheet_path(name),
+            labels=f"cabling/labels/{name}.csv",
+            cable_rows="".join(body),
+            cable_count=len(rows),
+            cables=len({r[1] for r in rows}),
+            progress=_sheet_progress({r[1] for r in rows}, progress) if progress is not None else None,
+        )
     return out
 
 
 # the two boxes (pulled, tested) of a cable already done; faulty: pulled, and the test failed
-_TICKS = {"pulled": '<td class="tick done"></td><td class="tick"></td>',
-          "tested": '<td class="tick done"></td><td class="tick done"></td>',
-          "faulty": '<td class="tick done"></td><td class="tick bad"></td>'}
+_TICKS = {
+    "pulled": '<td class="tick done"></td><td class="tick"></td>',
+    "tested": '<td class="tick done"></td><td class="tick done"></td>',
+    "faulty": '<td class="tick done"></td><td class="tick bad"></td>',
+}
 
 
 def _sheet_progress(cables: set[str], progress: Mapping[str, tuple[str, str]]) -> str:
     counts = {s: sum(1 for c in cables if (progress.get(c) or ("", ""))[0] == s) for s in _TICKS}
     left = len(cables) - sum(counts.values())
-    return (f"progress: {counts['tested']} tested, {counts['pulled']} pulled, {counts['faulty']} faulty, "
-            f"{left} left of {len(cables)} cables")
+    return (
+        f"progress: {counts['tested']} tested, {counts['pulled']} pulled, {counts['faulty']} faulty, "
+        f"{left} left of {len(cables)} cables"
+    )
 
 
 def _elevation(rack: RackRecord, devs: list[Device], catalog: Catalog) -> str:
@@ -297,15 +451,22 @@ def _elevation(rack: RackRecord, devs: list[Device], catalog: Catalog) -> str:
     units = rack.units
     uh, left, width = 14, 28, 230
     h = units * uh + 20
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="elevation" viewBox="0 0 {left + width + 50} {h}" '
-             f'width="{left + width + 50}" height="{h}" role="img" aria-label="rack {escape(rack.name)} elevation">',
-             f'<rect x="{left}" y="10" width="{width}" height="{units * uh}" fill="#fafafa" stroke="#333"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="elevation" viewBox="0 0 {left + width + 50} {h}" '
+        f'width="{left + width + 50}" height="{h}" role="img" aria-label="rack {escape(rack.name)} elevation">',
+        f'<rect x="{left}" y="10" width="{width}" height="{units * uh}" fill="#fafafa" stroke="#333"/>',
+    ]
     for u in range(1, units + 1):
         y = 10 + (units - u) * uh
         parts.append(f'<text x="{left - 4}" y="{y + uh - 3}" class="u">{u}</text>')
         parts.append(f'<line x1="{left}" y1="{y + uh}" x2="{left + width}" y2="{y + uh}" stroke="#ddd"/>')
-    fill = {"server": "#8fb8de", "switch": "#f4a259", "storage": "#c9b458", "management": "#a0a0a0",
-            "cdu": ROLE_COLOR["cdu"]}
+    fill = {
+        "server": "#8fb8de",
+        "switch": "#f4a259",
+        "storage": "#c9b458",
+        "management": "#a0a0a0",
+        "cdu": ROLE_COLOR["cdu"],
+    }
     pdus = []
     for d in devs:
         if d.unit is None:
@@ -314,13 +475,19 @@ def _elevation(rack: RackRecord, devs: list[Device], catalog: Catalog) -> str:
             continue
         hu = device_size(catalog, d)[0]
         y = 10 + (units - (d.unit + hu - 1)) * uh
-        parts.append(f'<rect x="{left + 2}" y="{y + 1}" width="{width - 4}" height="{hu * uh - 2}" '
-                     f'fill="{fill.get(d.kind, "#ccc")}" stroke="#222"/>')
-        parts.append(f'<text x="{left + 8}" y="{y + min(hu * uh, 2 * uh) - 4}" class="d">{escape(d.name)} '
-                     f'({escape(d.model)})</text>')
+        parts.append(
+            f'<rect x="{left + 2}" y="{y + 1}" width="{width - 4}" height="{hu * uh - 2}" '
+            f'fill="{fill.get(d.kind, "#ccc")}" stroke="#222"/>'
+        )
+        parts.append(
+            f'<text x="{left + 8}" y="{y + min(hu * uh, 2 * uh) - 4}" class="d">{escape(d.name)} '
+            f"({escape(d.model)})</text>"
+        )
     for k, d in enumerate(pdus):
         x = left + width + 6 + k * 10
-        parts.append(f'<rect x="{x}" y="10" width="8" height="{units * uh}" fill="#555"><title>{escape(d.name)} '
-                     f'{escape(str(d.attrs.get("slot", "")))}</title></rect>')
+        parts.append(
+            f'<rect x="{x}" y="10" width="8" height="{units * uh}" fill="#555"><title>{escape(d.name)} '
+            f"{escape(str(d.attrs.get('slot', '')))}</title></rect>"
+        )
     parts.append("</svg>")
     return "\n".join(parts)

@@ -23,18 +23,27 @@ def csv_text(header: Sequence[str], rows: Iterable[list[Any]] | Iterable[tuple[A
     text = "\n".join(lines) + "\n"
     # no cell holds a quote, a carriage return or (comparing counts with the joins') a comma or newline,
     # and no row is one empty cell (csv writes it as "")
-    if ('"' in text or "\r" in text or text.count("\n") != len(rows)
-            or text.count(",") != sum(len(r) - 1 for r in rows if r) or any(len(r) == 1 and r[0] == "" for r in rows)):
+    if (
+        '"' in text
+        or "\r" in text
+        or text.count("\n") != len(rows)
+        or text.count(",") != sum(len(r) - 1 for r in rows if r)
+        or any(len(r) == 1 and r[0] == "" for r in rows)
+    ):
         # a few cells need quoting (e.g. a twin cable's "port,port"): csv.writer writes those rows alone
-        return "".join(line + "\n" if _plain(line, r) else _writer([r])
-                       for line, r in zip(lines, rows, strict=True))
+        return "".join(line + "\n" if _plain(line, r) else _writer([r]) for line, r in zip(lines, rows, strict=True))
     return text
 
 
 def _plain(line: str, row: list[str]) -> bool:
     """Whether csv.writer writes this row as its plain join."""
-    return ('"' not in line and "\r" not in line and "\n" not in line and line.count(",") == max(len(row) - 1, 0)
-            and not (len(row) == 1 and row[0] == ""))
+    return (
+        '"' not in line
+        and "\r" not in line
+        and "\n" not in line
+        and line.count(",") == max(len(row) - 1, 0)
+        and not (len(row) == 1 and row[0] == "")
+    )
 
 
 def _writer(rows: list[list[str]]) -> str:

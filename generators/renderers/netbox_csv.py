@@ -67,37 +67,132 @@ STEPS: tuple[Step, ...] = (
     Step(1, "tenants", "tenancy/tenants", "csv", ("name", "slug", "description")),
     Step(2, "sites", "dcim/sites", "csv", ("name", "slug", "status", "description")),
     Step(3, "locations", "dcim/locations", "csv", ("site", "name", "slug", "status", "description")),
-    Step(4, "racks", "dcim/racks", "csv", ("site", "location", "name", "status", "width", "u_height", "outer_width",
-                                          "outer_depth", "outer_unit", "description")),
+    Step(
+        4,
+        "racks",
+        "dcim/racks",
+        "csv",
+        (
+            "site",
+            "location",
+            "name",
+            "status",
+            "width",
+            "u_height",
+            "outer_width",
+            "outer_depth",
+            "outer_unit",
+            "description",
+        ),
+    ),
     Step(5, "manufacturers", "dcim/manufacturers", "csv", ("name", "slug")),
     Step(6, "device-roles", "dcim/device-roles", "csv", ("name", "slug", "color", "vm_role")),
-    Step(7, "device-types", "dcim/device-types", "yaml", ("manufacturer", "model", "slug", "part_number", "u_height",
-                                                         "is_full_depth", "description", "interfaces")),
-    Step(8, "devices", "dcim/devices", "csv", ("name", "role", "manufacturer", "device_type", "site", "location",
-                                              "rack", "position", "face", "status", "tenant")),
-    Step(9, "interfaces", "dcim/interfaces", "csv", ("device", "name", "type", "mgmt_only", "speed", "description",
-                                                    "lag")),
-    Step(10, "cables", "dcim/cables", "csv", ("side_a_site", "side_a_device", "side_a_type", "side_a_name",
-                                             "side_b_site", "side_b_device", "side_b_type", "side_b_name", "type",
-                                             "status", "label", "color", "length", "length_unit", "description")),
+    Step(
+        7,
+        "device-types",
+        "dcim/device-types",
+        "yaml",
+        ("manufacturer", "model", "slug", "part_number", "u_height", "is_full_depth", "description", "interfaces"),
+    ),
+    Step(
+        8,
+        "devices",
+        "dcim/devices",
+        "csv",
+        (
+            "name",
+            "role",
+            "manufacturer",
+            "device_type",
+            "site",
+            "location",
+            "rack",
+            "position",
+            "face",
+            "status",
+            "tenant",
+        ),
+    ),
+    Step(
+        9,
+        "interfaces",
+        "dcim/interfaces",
+        "csv",
+        ("device", "name", "type", "mgmt_only", "speed", "description", "lag"),
+    ),
+    Step(
+        10,
+        "cables",
+        "dcim/cables",
+        "csv",
+        (
+            "side_a_site",
+            "side_a_device",
+            "side_a_type",
+            "side_a_name",
+            "side_b_site",
+            "side_b_device",
+            "side_b_type",
+            "side_b_name",
+            "type",
+            "status",
+            "label",
+            "color",
+            "length",
+            "length_unit",
+            "description",
+        ),
+    ),
     Step(11, "rirs", "ipam/rirs", "csv", ("name", "slug", "is_private", "description")),
     Step(12, "asns", "ipam/asns", "csv", ("asn", "rir", "description")),
     Step(13, "vrfs", "ipam/vrfs", "csv", ("name", "rd", "tenant", "enforce_unique", "description")),
     Step(14, "vlans", "ipam/vlans", "csv", ("site", "vid", "name", "tenant", "status", "description")),
-    Step(15, "prefixes", "ipam/prefixes", "csv", ("prefix", "vrf", "tenant", "vlan_site", "vlan", "status",
-                                                 "scope_type", "scope_name", "is_pool", "description")),
-    Step(16, "ip-addresses", "ipam/ip-addresses", "csv", ("address", "vrf", "tenant", "status", "role", "dns_name",
-                                                         "description", "device", "interface", "is_primary",
-                                                         "is_oob")),
+    Step(
+        15,
+        "prefixes",
+        "ipam/prefixes",
+        "csv",
+        (
+            "prefix",
+            "vrf",
+            "tenant",
+            "vlan_site",
+            "vlan",
+            "status",
+            "scope_type",
+            "scope_name",
+            "is_pool",
+            "description",
+        ),
+    ),
+    Step(
+        16,
+        "ip-addresses",
+        "ipam/ip-addresses",
+        "csv",
+        (
+            "address",
+            "vrf",
+            "tenant",
+            "status",
+            "role",
+            "dns_name",
+            "description",
+            "device",
+            "interface",
+            "is_primary",
+            "is_oob",
+        ),
+    ),
 )
 STEP_OF = {s.endpoint: s for s in STEPS}
 
 # Inventory objects no file holds, and why (the README says it too)
 NOT_WRITTEN: dict[str, str] = {
     "extras/tags": "the `railyard` tag and `railyard_id` custom field are the REST push's bookkeeping; imported "
-                   "objects carry neither, so `railyard netbox push` does not adopt them",
+    "objects carry neither, so `railyard netbox push` does not adopt them",
     "dcim/interface-templates": "nested in their device type's YAML document (step 07): NetBox has no import page "
-                                "for them",
+    "for them",
 }
 # Inventory fields an import cannot set, by endpoint, and why
 NOT_IN_CSV: dict[str, dict[str, str]] = {
@@ -107,7 +202,7 @@ NOT_IN_CSV: dict[str, dict[str, str]] = {
         "description": "the peer port of a cabled port (its cable shows it too)",
         "lag": "a server frontend port's membership in its `bond0` (the bond itself is imported)",
         "mode": "a frontend or out-of-band switch port's 802.1Q mode and its VLANs (`untagged_vlan`, "
-                "`tagged_vlans`), as the switch config sets them",
+        "`tagged_vlans`), as the switch config sets them",
     },
 }
 
@@ -284,8 +379,17 @@ def translate(objects: list[NbObject], release: bool = False) -> Translation:
     # a bond before the ports it bonds: the import looks each row's lag up when it reaches it
     rows["dcim/interfaces"] = sorted(virtual, key=lambda r: r["type"] != "lag")
 
-    sides = [(side, f"{side}_terminations", f"side_{side}_site", f"side_{side}_device", f"side_{side}_type",
-              f"side_{side}_name") for side in ("a", "b")]
+    sides = [
+        (
+            side,
+            f"{side}_terminations",
+            f"side_{side}_site",
+            f"side_{side}_device",
+            f"side_{side}_type",
+            f"side_{side}_name",
+        )
+        for side in ("a", "b")
+    ]
     cables = by_ep.pop("dcim/cables", [])
     cables.reverse()  # popped from the end: inventory order
     while cables:
@@ -343,8 +447,12 @@ def translate(objects: list[NbObject], release: bool = False) -> Translation:
                 raise ValueError(f"ipam/ip-addresses {o.key}: only interface bindings import")
             iface = names.obj(t.raw("assigned_object_id"))
             me = Ref(o.endpoint, o.key)
-            row |= {"device": names(iface.fields["device"]), "interface": str(iface.fields["name"]),
-                    "is_primary": _cell(me in primary, names), "is_oob": _cell(me in oob, names)}
+            row |= {
+                "device": names(iface.fields["device"]),
+                "interface": str(iface.fields["name"]),
+                "is_primary": _cell(me in primary, names),
+                "is_oob": _cell(me in oob, names),
+            }
             primary.discard(me)
             oob.discard(me)
         rows["ipam/ip-addresses"].append(row)
@@ -370,8 +478,7 @@ def _csv(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
 def _yaml(docs: list[dict[str, Any]]) -> str:
     # one document per device type, as the device-type library files are; key order as written
     # (PyYAML's pure-Python emitter was a third of these files' time)
-    return yaml.dump_all(docs, Dumper=SAFE_DUMPER, sort_keys=False, explicit_start=True, allow_unicode=True,
-                         width=120)
+    return yaml.dump_all(docs, Dumper=SAFE_DUMPER, sort_keys=False, explicit_start=True, allow_unicode=True, width=120)
 
 
 _ENV = environment(autoescape=False, trim=False)
@@ -403,8 +510,14 @@ def render_netbox_csv(plan: Plan) -> dict[str, str]:
         n_templates = sum(len(d.get("interfaces", [])) for d in rows) if s.fmt == "yaml" else 0
         steps.append({"step": s, "rows": len(rows), "templates": n_templates})
     out["netbox/README.md"] = _ENV.get_template("netbox_import.md.j2").render(
-        design=plan.design.name, version=NETBOX_VERSION, steps=steps, not_written=NOT_WRITTEN,
-        not_in_csv=NOT_IN_CSV, lost=tr.lost, from_template=len(tr.from_template),
+        design=plan.design.name,
+        version=NETBOX_VERSION,
+        steps=steps,
+        not_written=NOT_WRITTEN,
+        not_in_csv=NOT_IN_CSV,
+        lost=tr.lost,
+        from_template=len(tr.from_template),
         # every inventory interface is made from a template or has a row of its own (translate)
-        interfaces=len(tr.from_template) + len(tr.rows["dcim/interfaces"]))
+        interfaces=len(tr.from_template) + len(tr.rows["dcim/interfaces"]),
+    )
     return out

@@ -65,12 +65,15 @@ def _ports_by_switch(plan: Plan, network: str, oob_vrf: str | None = None) -> di
         if lk.network != network and lk.tier != OOB_UPLINK_TIER:
             continue
         fabric = lk.tier in FABRIC_TIERS
-        for me, my_port, peer, peer_port in ((lk.a_device, lk.a_port, lk.b_device, lk.b_port),
-                                             (lk.b_device, lk.b_port, lk.a_device, lk.a_port)):
+        for me, my_port, peer, peer_port in (
+            (lk.a_device, lk.a_port, lk.b_device, lk.b_port),
+            (lk.b_device, lk.b_port, lk.a_device, lk.a_port),
+        ):
             if devs[me].kind == "switch" and devs[me].network == network:
                 vrf_port = lk.tier == OOB_UPLINK_TIER and network == "frontend"
-                out[me][my_port] = PortUse(my_port, peer, peer_port, lk.speed_gbps, fabric and not vrf_port,
-                                           oob_vrf if vrf_port else None)
+                out[me][my_port] = PortUse(
+                    my_port, peer, peer_port, lk.speed_gbps, fabric and not vrf_port, oob_vrf if vrf_port else None
+                )
     return out
 
 
@@ -100,8 +103,12 @@ def frontend_views(plan: Plan) -> dict[str, SwitchView]:
                 p.tagged = [n["storage"]["vlan"] for n in np_.networks]
                 for n in np_.networks:
                     used[n["vrf"]] = n
-                    v.vlans[n["storage"]["vlan"]] = {"network": n["name"], "vrf": n["vrf"], "kind": "storage",
-                                                     **n["storage"]}
+                    v.vlans[n["storage"]["vlan"]] = {
+                        "network": n["name"],
+                        "vrf": n["vrf"],
+                        "kind": "storage",
+                        **n["storage"],
+                    }
             else:
                 n = network_of_host[p.peer]
                 p.untagged = n["hosts"]["vlan"]

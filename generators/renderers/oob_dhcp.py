@@ -23,42 +23,52 @@ def kea_config(plan: Plan) -> dict[str, Any]:
     by_subnet: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in oob["ports"]:
         label = f"{r['device']}-bmc" if r["kind"] == "bmc" else r["device"]
-        by_subnet.setdefault((r["switch"], r["kind"]), []).append({
-            # Kea reads a quoted string literally; unquoted would be taken as hex
-            "circuit-id": f"'{r['circuit_id']}'",
-            "ip-address": str(ip_interface(r["address"]).ip),
-            "hostname": label,
-        })
+        by_subnet.setdefault((r["switch"], r["kind"]), []).append(
+            {
+                # Kea reads a quoted string literally; unquoted would be taken as hex
+                "circuit-id": f"'{r['circuit_id']}'",
+                "ip-address": str(ip_interface(r["address"]).ip),
+                "hostname": label,
+            }
+        )
     subnets = []
     sid = 0
     for kind in ("bmc", "mgmt"):
         for sw in sorted(oob["subnets"]):
             s = oob["subnets"][sw][kind]
             sid += 1
-            subnets.append({
-                "id": sid,
-                "subnet": s["subnet"],
-                "relay": {"ip-addresses": [s["gateway"]]},
-                "option-data": [{"name": "routers", "data": s["gateway"]}],
-                "reservations": by_subnet.get((sw, kind), []),
-                "user-context": {"switch": sw, "vlan": s["vlan"], "kind": kind,
-                                 "circuit-id": vendor(oob["subnets"][sw]["os"]).circuit_id_format},
-            })
-    return {"Dhcp4": {
-        # relayed traffic only: plain UDP sockets, no raw sockets on the server's interfaces
-        "interfaces-config": {"interfaces": ["*"], "dhcp-socket-type": "udp"},
-        "lease-database": {"type": "memfile", "persist": True, "lfc-interval": 3600},
-        "host-reservation-identifiers": ["circuit-id"],
-        "reservations-global": False,
-        "reservations-in-subnet": True,
-        "reservations-out-of-pool": True,
-        "valid-lifetime": 86400,
-        "renew-timer": 43200,
-        "rebind-timer": 75600,
-        "option-data": [{"name": "domain-name", "data": np_.domain}],
-        "subnet4": subnets,
-        "loggers": [{"name": "kea-dhcp4", "output_options": [{"output": "stdout"}], "severity": "INFO"}],
-    }}
+            subnets.append(
+                {
+                    "id": sid,
+                    "subnet": s["subnet"],
+                    "relay": {"ip-addresses": [s["gateway"]]},
+                    "option-data": [{"name": "routers", "data": s["gateway"]}],
+                    "reservations": by_subnet.get((sw, kind), []),
+                    "user-context": {
+                        "switch": sw,
+                        "vlan": s["vlan"],
+                        "kind": kind,
+                        "circuit-id": vendor(oob["subnets"][sw]["os"]).circuit_id_format,
+                    },
+                }
+            )
+    return {
+        "Dhcp4": {
+            # relayed traffic only: plain UDP sockets, no raw sockets on the server's interfaces
+            "interfaces-config": {"interfaces": ["*"], "dhcp-socket-type": "udp"},
+            "lease-database": {"type": "memfile", "persist": True, "lfc-interval": 3600},
+            "host-reservation-identifiers": ["circuit-id"],
+            "reservations-global": False,
+            "reservations-in-subnet": True,
+            "reservations-out-of-pool": True,
+            "valid-lifetime": 86400,
+            "renew-timer": 43200,
+            "rebind-timer": 75600,
+            "option-data": [{"name": "domain-name", "data": np_.domain}],
+            "subnet4": subnets,
+            "loggers": [{"name": "kea-dhcp4", "output_options": [{"output": "stdout"}], "severity": "INFO"}],
+        }
+    }
 
 
 def render_kea(plan: Plan) -> dict[str, str]:

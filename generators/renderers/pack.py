@@ -42,8 +42,10 @@ def render_labels(plan: Plan) -> dict[str, str]:
             a, b = cab.labels[j].split(" -- ")
             part = cab.parts[j if j < cab.physical else 0]
             net = links[k].network
-            rows[rack_of[links[k].a_device]] += [[cab.id, "A", a, b, net, part, cab.id],
-                                                  [cab.id, "B", b, a, net, part, cab.id]]
+            rows[rack_of[links[k].a_device]] += [
+                [cab.id, "A", a, b, net, part, cab.id],
+                [cab.id, "B", b, a, net, part, cab.id],
+            ]
     out: dict[str, str] = {}
     for rack, r in rows.items():
         out[f"cabling/labels/{rack}.csv"] = csv_text(LABEL_COLUMNS, r)
@@ -60,20 +62,24 @@ def _zpl_text(v: str) -> str:
     # per UTF-8 byte (^CI28)
     if _ZPL_PLAIN.fullmatch(v):
         return v
-    return "".join("".join(f"_{b:02X}" for b in c.encode()) if c in "^~_" or not (c.isascii() and c.isprintable())
-                   else c for c in v)
+    return "".join(
+        "".join(f"_{b:02X}" for b in c.encode()) if c in "^~_" or not (c.isascii() and c.isprintable()) else c
+        for c in v
+    )
 
 
 def _zpl(row: list[str]) -> str:
     """One Zebra label, 2 x 1 in at 203 dpi: the QR code (model 2, error correction M) and both ends."""
     cid, end, here, far, net = row[0], row[1], row[2], row[3], row[4]
-    return ("^XA^CI28^PW406^LL203\n"
-            f"^FO10,20^BQN,2,4^FH_^FDMA,{_zpl_text(row[6])}^FS\n"
-            f"^FO120,20^A0N,26,26^FH_^FD{_zpl_text(cid)} {end}^FS\n"
-            f"^FO120,60^A0N,24,24^FH_^FD{_zpl_text(here)}^FS\n"
-            f"^FO120,100^A0N,20,20^FH_^FDto {_zpl_text(far)}^FS\n"
-            f"^FO120,140^A0N,20,20^FH_^FD{_zpl_text(net)}^FS\n"
-            "^XZ\n")
+    return (
+        "^XA^CI28^PW406^LL203\n"
+        f"^FO10,20^BQN,2,4^FH_^FDMA,{_zpl_text(row[6])}^FS\n"
+        f"^FO120,20^A0N,26,26^FH_^FD{_zpl_text(cid)} {end}^FS\n"
+        f"^FO120,60^A0N,24,24^FH_^FD{_zpl_text(here)}^FS\n"
+        f"^FO120,100^A0N,20,20^FH_^FDto {_zpl_text(far)}^FS\n"
+        f"^FO120,140^A0N,20,20^FH_^FD{_zpl_text(net)}^FS\n"
+        "^XZ\n"
+    )
 
 
 def row_bills(plan: Plan) -> dict[str, dict[tuple[str, str, float], int]]:
@@ -82,7 +88,8 @@ def row_bills(plan: Plan) -> dict[str, dict[tuple[str, str, float], int]]:
     row_of = {d.name: row_of_rack.get(d.rack or "", "") for d in plan.devices}
     links = plan.links
     bills: dict[str, dict[tuple[str, str, float], int]] = {
-        r.name: defaultdict(int) for r in required(plan.floor, "floor").rows}
+        r.name: defaultdict(int) for r in required(plan.floor, "floor").rows
+    }
     for cab in plan.cables or []:
         row = row_of[links[cab.links[0]].a_device]
         # a splitter is one cable for all its links: its first part and length, as the cable totals count it
@@ -111,12 +118,18 @@ def render_rows(plan: Plan) -> dict[str, str]:
         bill = sorted(bills[row.name].items())
         out[f"cabling/rows/{row.name}.csv"] = csv_text(BILL_COLUMNS, ([p, m, _num(x), str(n)] for (p, m, x), n in bill))
         out[f"cabling/rows/{row.name}.html"] = template.render(
-            row=row, site=plan.floor.site, design=plan.design.name,
-            racks=[{"rack": r, "sheet": rack_sheet_path(r.name).removesuffix(".html"),
-                    "ends": ends[r.name]} for r in sorted(racks[row.name], key=lambda r: r.position)],
+            row=row,
+            site=plan.floor.site,
+            design=plan.design.name,
+            racks=[
+                {"rack": r, "sheet": rack_sheet_path(r.name).removesuffix(".html"), "ends": ends[r.name]}
+                for r in sorted(racks[row.name], key=lambda r: r.position)
+            ],
             bill=[{"part": p, "media": m, "length": _num(x), "count": n} for (p, m, x), n in bill],
-            total=sum(n for _, n in bill), metres=_num(round(sum(x * n for (_, _, x), n in bill), 1)),
-            row_qr=qr_svg(f"cabling/rows/{row.name}.html", scale=3))
+            total=sum(n for _, n in bill),
+            metres=_num(round(sum(x * n for (_, _, x), n in bill), 1)),
+            row_qr=qr_svg(f"cabling/rows/{row.name}.html", scale=3),
+        )
     return out
 
 

@@ -32,8 +32,9 @@ def storage_spec(plan: Plan) -> dict[str, Any]:
     for lk in plan.links:
         if lk.network == "frontend" and lk.tier == "server-leaf" and devs[lk.a_device].kind == "storage":
             ports.setdefault(lk.a_device, []).append(lk.a_port)
-    servers = [{"name": d.name, "model": d.model, "ports": ports.get(d.name, [])}
-               for d in plan.devices if d.kind == "storage"]
+    servers = [
+        {"name": d.name, "model": d.model, "ports": ports.get(d.name, [])} for d in plan.devices if d.kind == "storage"
+    ]
     tenants = []
     for n in np_.networks:
         s, h = n["storage"], n["hosts"]
@@ -45,30 +46,46 @@ def storage_spec(plan: Plan) -> dict[str, Any]:
         ips = [str(ip_interface(f["address"]).ip) for f in fronts]
         client_range = [str(hnet.network_address + 1), str(hnet.broadcast_address - 1)]
         label = n["tenant"] or n["name"]
-        tenants.append({
-            "name": label,
-            "provider": n["tenant"] is None,
-            "vrf": n["vrf"],
-            "vlan": s["vlan"],
-            "vni": s["vni"],
-            "subnet": s["subnet"],
-            "gateway": s["gateway"],
-            "frontend_addresses": fronts,
-            "client_networks": [h["subnet"]],
-            "vast": {
-                "tenant": {"name": label, "client_ip_ranges": [client_range]},
-                "vippool": {"name": f"{label}-vip", "tenant": label, "role": "PROTOCOLS", "vlan": s["vlan"],
-                            "subnet_cidr": snet.prefixlen, "gw_ip": s["gateway"],
-                            "ip_ranges": [[ips[0], ips[-1]]] if ips else []},
-            },
-            "weka": {
-                "organization": {"name": label},
-                "interface_group": {"name": f"{label}-nfs", "type": "NFS", "vlan": s["vlan"],
-                                    "subnet": str(snet.netmask), "gateway": s["gateway"], "ips": ips},
-                "client_group": {"name": f"{label}-clients",
-                                 "rules": [{"type": "ip", "value": f"{hnet.network_address}/{hnet.netmask}"}]},
-            },
-        })
+        tenants.append(
+            {
+                "name": label,
+                "provider": n["tenant"] is None,
+                "vrf": n["vrf"],
+                "vlan": s["vlan"],
+                "vni": s["vni"],
+                "subnet": s["subnet"],
+                "gateway": s["gateway"],
+                "frontend_addresses": fronts,
+                "client_networks": [h["subnet"]],
+                "vast": {
+                    "tenant": {"name": label, "client_ip_ranges": [client_range]},
+                    "vippool": {
+                        "name": f"{label}-vip",
+                        "tenant": label,
+                        "role": "PROTOCOLS",
+                        "vlan": s["vlan"],
+                        "subnet_cidr": snet.prefixlen,
+                        "gw_ip": s["gateway"],
+                        "ip_ranges": [[ips[0], ips[-1]]] if ips else [],
+                    },
+                },
+                "weka": {
+                    "organization": {"name": label},
+                    "interface_group": {
+                        "name": f"{label}-nfs",
+                        "type": "NFS",
+                        "vlan": s["vlan"],
+                        "subnet": str(snet.netmask),
+                        "gateway": s["gateway"],
+                        "ips": ips,
+                    },
+                    "client_group": {
+                        "name": f"{label}-clients",
+                        "rules": [{"type": "ip", "value": f"{hnet.network_address}/{hnet.netmask}"}],
+                    },
+                },
+            }
+        )
     return {"schema": SCHEMA, "design": plan.design.name, "storage_servers": servers, "tenants": tenants}
 
 

@@ -39,6 +39,12 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 @cache
 def environment(*, autoescape: bool, trim: bool) -> jinja2.Environment:
     """HTML/SVG templates autoescape; config templates (frr.conf) trim the newline after a block tag."""
-    return jinja2.Environment(loader=jinja2.PackageLoader("generators.renderers", "templates"), autoescape=autoescape,
-                              trim_blocks=trim, lstrip_blocks=trim, keep_trailing_newline=True,
-                              undefined=jinja2.StrictUndefined, bytecode_cache=_bytecode_cache())
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("generators.renderers", "templates"),
+        autoescape=autoescape,
+        trim_blocks=trim,
+        lstrip_blocks=trim,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        bytecode_cache=_bytecode_cache(),
+    )

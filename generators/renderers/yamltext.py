@@ -78,8 +78,9 @@ def _once(v: dict[Any, Any] | list[Any], seen: set[int]) -> None:
     seen.add(id(v))
 
 
-def _mapping(d: dict[Any, Any], indent: int, out: list[str], sort: bool, seen: set[int],
-             lead: str | None = None) -> None:
+def _mapping(
+    d: dict[Any, Any], indent: int, out: list[str], sort: bool, seen: set[int], lead: str | None = None
+) -> None:
     """`lead` starts the first key's line when the mapping is a sequence item (`- ` at indent - 2)."""
     _once(d, seen)
     pad = " " * indent

@@ -61,9 +61,10 @@ def size_note(boms: list[Bom]) -> str | None:
 
 def compare_rows(boms: list[Bom]) -> list[Row]:
     same = same_size(boms)
-    rows = [Row("GPUs", tuple(float(b.gpus) for b in boms), unit="count", comparable=False, group="size"),
-            Row("GPU servers", tuple(float(b.servers) for b in boms), unit="count", comparable=False,
-                group="size")]
+    rows = [
+        Row("GPUs", tuple(float(b.gpus) for b in boms), unit="count", comparable=False, group="size"),
+        Row("GPU servers", tuple(float(b.servers) for b in boms), unit="count", comparable=False, group="size"),
+    ]
     present = [c for c in CATEGORIES if any(b.by_category.get(c, 0.0) for b in boms)]
     for c in present:
         vals = tuple(float(b.by_category.get(c, 0.0)) for b in boms)
@@ -75,8 +76,15 @@ def compare_rows(boms: list[Bom]) -> list[Row]:
             rows.append(Row(f"{CATEGORY_TITLES[c]} per GPU", vals, emphasis=c == "backend", group="per GPU"))
     for key, label, scales in TOTAL_ROWS:
         vals = tuple(float(b.node["unit_usd"] if key == "node_usd" else getattr(b, key)) for b in boms)
-        rows.append(Row(label, vals, emphasis=key in ("total_usd", "per_server_excl_storage_usd"),
-                        comparable=same or not scales, group="totals"))
+        rows.append(
+            Row(
+                label,
+                vals,
+                emphasis=key in ("total_usd", "per_server_excl_storage_usd"),
+                comparable=same or not scales,
+                group="totals",
+            )
+        )
     return rows
 
 
@@ -98,8 +106,11 @@ def _cells(row: Row) -> list[str]:
 
 def compare_table(boms: list[Bom]) -> Table:
     note = size_note(boms)
-    t = Table(title=f"railyard compare: cost by category, deltas against {boms[0].design}",
-              caption=note, caption_style="bold yellow")
+    t = Table(
+        title=f"railyard compare: cost by category, deltas against {boms[0].design}",
+        caption=note,
+        caption_style="bold yellow",
+    )
     t.add_column("", no_wrap=True)
     for i, b in enumerate(boms):
         t.add_column(f"{b.design}\n{b.gpus:,} GPUs" + ("" if i else " (base)"), justify="right")
@@ -150,29 +161,56 @@ def site_row(plan: Plan) -> SiteRow:
     assert plan.cabling is not None and plan.bom is not None, "a full compile has a cable plan and a BoM"
     compute = [r.power_kw for r in plan.racks if r.role == "compute"]
     return SiteRow(
-        design=plan.design.name, servers=c["servers"], gpus=c["gpus"],
+        design=plan.design.name,
+        servers=c["servers"],
+        gpus=c["gpus"],
         backend_switches=tuple(sw.get(f"backend/{r}", 0) for r in ("leaf", "spine", "core")),  # type: ignore[arg-type]
         backend_links=tuple(links.get(f"backend/{t}", 0) for t in BACKEND_TIERS),  # type: ignore[arg-type]
         other_switches=sum(n for k, n in sw.items() if not k.startswith("backend/")),
         transceivers=sum(plan.cabling.transceivers.values()),
-        racks=len(plan.racks), compute_rack_kw=max(compute, default=0.0), per_gpu_usd=plan.bom.per_gpu_usd)
+        racks=len(plan.racks),
+        compute_rack_kw=max(compute, default=0.0),
+        per_gpu_usd=plan.bom.per_gpu_usd,
+    )
 
 
-SITE_HEAD = ("design", "servers", "GPUs", "backend leaf/spine/core", "backend links per tier",
-             "other switches", "transceivers", "racks", "kW per compute rack (max)", "cost per GPU")
+SITE_HEAD = (
+    "design",
+    "servers",
+    "GPUs",
+    "backend leaf/spine/core",
+    "backend links per tier",
+    "other switches",
+    "transceivers",
+    "racks",
+    "kW per compute rack (max)",
+    "cost per GPU",
+)
 
 
 def _site_cells(r: SiteRow) -> list[str]:
     def slash(xs: tuple[int, ...]) -> str:
         return " / ".join(f"{x:,}" for x in xs)
-    return [r.design, f"{r.servers:,}", f"{r.gpus:,}", slash(r.backend_switches), slash(r.backend_links),
-            f"{r.other_switches:,}", f"{r.transceivers:,}", f"{r.racks:,}", f"{r.compute_rack_kw:.1f}",
-            usd(r.per_gpu_usd)]
+
+    return [
+        r.design,
+        f"{r.servers:,}",
+        f"{r.gpus:,}",
+        slash(r.backend_switches),
+        slash(r.backend_links),
+        f"{r.other_switches:,}",
+        f"{r.transceivers:,}",
+        f"{r.racks:,}",
+        f"{r.compute_rack_kw:.1f}",
+        usd(r.per_gpu_usd),
+    ]
 
 
 def sites_table(rows: list[SiteRow]) -> Table:
-    t = Table(title="railyard compare --sites: what each design builds",
-              caption="links per tier: " + " / ".join(BACKEND_TIERS))
+    t = Table(
+        title="railyard compare --sites: what each design builds",
+        caption="links per tier: " + " / ".join(BACKEND_TIERS),
+    )
     for i, h in enumerate(SITE_HEAD):
         t.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
     for r in rows:

@@ -127,9 +127,12 @@ def _flatten(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
     if isinstance(value, dict):
         for k, v in value.items():
             yield from _flatten(v, f"{path}.{k}" if path else k)
-    elif (isinstance(value, list) and value and all(isinstance(v, dict) and isinstance(v.get("name"), str)
-                                                     for v in value)
-          and len({v["name"] for v in value}) == len(value)):
+    elif (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, dict) and isinstance(v.get("name"), str) for v in value)
+        and len({v["name"] for v in value}) == len(value)
+    ):
         for v in value:
             yield from _flatten({k: x for k, x in v.items() if k != "name"}, f"{path}[{v['name']}]")
     else:
@@ -160,15 +163,20 @@ def _switch_models(plan: Plan) -> dict[str, Counter[str]]:
 
 def switch_changes(base: Plan, head: Plan) -> list[SwitchChange]:
     b, h = _switch_models(base), _switch_models(head)
-    return [SwitchChange(g, dict(sorted(b.get(g, Counter()).items())), dict(sorted(h.get(g, Counter()).items())))
-            for g in sorted(set(b) | set(h)) if b.get(g) != h.get(g)]
+    return [
+        SwitchChange(g, dict(sorted(b.get(g, Counter()).items())), dict(sorted(h.get(g, Counter()).items())))
+        for g in sorted(set(b) | set(h))
+        if b.get(g) != h.get(g)
+    ]
 
 
 def bom_changes(base: Plan, head: Plan) -> list[BomChange] | None:
     if base.bom is None and head.bom is None:
         return None
+
     def lines(p: Plan) -> dict[tuple[str, str, str], Any]:
         return {(ln.category, ln.kind, ln.part): ln for ln in (p.bom.lines if p.bom is not None else [])}
+
     b, h = lines(base), lines(head)
     out = []
     for key in sorted(set(b) | set(h)):
@@ -176,16 +184,29 @@ def bom_changes(base: Plan, head: Plan) -> list[BomChange] | None:
         if lb is not None and lh is not None and (lb.quantity, lb.total_usd) == (lh.quantity, lh.total_usd):
             continue
         unit = (lh or lb).unit
-        out.append(BomChange(*key, unit, lb.quantity if lb else 0, lh.quantity if lh else 0,
-                             lb.total_usd if lb else 0.0, lh.total_usd if lh else 0.0))
+        out.append(
+            BomChange(
+                *key,
+                unit,
+                lb.quantity if lb else 0,
+                lh.quantity if lh else 0,
+                lb.total_usd if lb else 0.0,
+                lh.total_usd if lh else 0.0,
+            )
+        )
     # the lines that move the cost most come first
     out.sort(key=lambda c: (-abs(c.head_usd - c.base_usd), c.category, c.kind, c.part))
     return out
 
 
 def _end(c: Cable) -> CableEnd:
-    return CableEnd(labels=list(c.labels), media=c.media, parts=list(c.parts), length_m=list(c.length_m),
-                    transceivers=[x for x in (c.a_transceiver, c.b_transceiver) if x])
+    return CableEnd(
+        labels=list(c.labels),
+        media=c.media,
+        parts=list(c.parts),
+        length_m=list(c.length_m),
+        transceivers=[x for x in (c.a_transceiver, c.b_transceiver) if x],
+    )
 
 
 def _racks(labels: list[str]) -> set[str]:
@@ -232,8 +253,9 @@ def file_changes(base: Mapping[str, str], head: Mapping[str, str]) -> list[FileC
     return sorted(out, key=lambda f: f.path)
 
 
-def _figures(pairs: Mapping[str, Any] | None, other: Mapping[str, Any] | None, money: bool = False,
-             only_changes: bool = True) -> list[Figure] | None:
+def _figures(
+    pairs: Mapping[str, Any] | None, other: Mapping[str, Any] | None, money: bool = False, only_changes: bool = True
+) -> list[Figure] | None:
     if pairs is None and other is None:
         return None
     b, h = pairs or {}, other or {}
@@ -246,23 +268,40 @@ def _figures(pairs: Mapping[str, Any] | None, other: Mapping[str, Any] | None, m
     return rows
 
 
-def review(base: Plan, base_files: Mapping[str, str], head: Plan, head_files: Mapping[str, str],
-           base_label: str = "base", head_label: str = "head") -> Review:
+def review(
+    base: Plan,
+    base_files: Mapping[str, str],
+    head: Plan,
+    head_files: Mapping[str, str],
+    base_label: str = "base",
+    head_label: str = "head",
+) -> Review:
     fb, fh = site_facts(base, base_files), site_facts(head, head_files)
-    figures = [Figure("GPUs", fb["gpus"], fh["gpus"]), Figure("servers", fb["servers"], fh["servers"]),
-               Figure("switches", fb["switches"], fh["switches"]), Figure("links", fb["links"], fh["links"]),
-               Figure("cables", fb["cables"], fh["cables"]),
-               Figure("total cost", fb["cost_total_usd"], fh["cost_total_usd"], True),
-               Figure("cost per GPU", fb["cost_per_gpu_usd"], fh["cost_per_gpu_usd"], True)]
+    figures = [
+        Figure("GPUs", fb["gpus"], fh["gpus"]),
+        Figure("servers", fb["servers"], fh["servers"]),
+        Figure("switches", fb["switches"], fh["switches"]),
+        Figure("links", fb["links"], fh["links"]),
+        Figure("cables", fb["cables"], fh["cables"]),
+        Figure("total cost", fb["cost_total_usd"], fh["cost_total_usd"], True),
+        Figure("cost per GPU", fb["cost_per_gpu_usd"], fh["cost_per_gpu_usd"], True),
+    ]
     cables, unchanged = cable_changes(base, head)
     return Review(
-        base_design=fb["design"], head_design=fh["design"], base_label=base_label, head_label=head_label,
-        design=design_changes(base, head), figures=figures, switches=switch_changes(base, head),
+        base_design=fb["design"],
+        head_design=fh["design"],
+        base_label=base_label,
+        head_label=head_label,
+        design=design_changes(base, head),
+        figures=figures,
+        switches=switch_changes(base, head),
         cost_by_category=_figures(fb["cost_by_category"], fh["cost_by_category"], money=True),
         bom=bom_changes(base, head),
         cables_by_network_medium=_figures(fb["cables_by_network_medium"], fh["cables_by_network_medium"]),
-        cables=cables, unchanged_cables=unchanged,
-        files=file_changes(base_files, head_files), files_total=len(head_files),
+        cables=cables,
+        unchanged_cables=unchanged,
+        files=file_changes(base_files, head_files),
+        files_total=len(head_files),
     )
 
 
@@ -336,8 +375,11 @@ def _cable_line(c: CableChange) -> str:
     for k, title in (("media", "medium"), ("parts", "part"), ("length_m", "length"), ("transceivers", "optics")):
         if k in c.what:
             old, new = getattr(c.base, k), getattr(c.head, k)
-            fmt = (lambda v: "/".join(f"{x:g} m" for x in sorted(set(v)))) if k == "length_m" else \
-                  (lambda v: v if isinstance(v, str) else "/".join(sorted(set(v))) or "—")
+            fmt = (
+                (lambda v: "/".join(f"{x:g} m" for x in sorted(set(v))))
+                if k == "length_m"
+                else (lambda v: v if isinstance(v, str) else "/".join(sorted(set(v))) or "—")
+            )
             bits.append(f"{title} {fmt(old)} → {fmt(new)}")
     return f"`{c.id}` " + ", ".join(bits)
 
@@ -348,10 +390,13 @@ def _cables_md(r: Review, limit: int | None) -> list[str]:
         return [*out, "neither design has a cable plan yet", ""]
     kinds = ("added", "removed", "moved", "changed")
     by_kind = {k: [c for c in r.cables if c.change == k] for k in kinds}
-    out += [", ".join(f"{len(by_kind[k]):,} {k}" for k in kinds) + f", {r.unchanged_cables:,} unchanged "
-            "cable records (matched by cable id; a twin or splitter cable, or a pair of optics and its fiber, "
-            "is one record; moved: an end is in another rack or unit, so a label changed; changed: medium, "
-            "part or length).", ""]
+    out += [
+        ", ".join(f"{len(by_kind[k]):,} {k}" for k in kinds) + f", {r.unchanged_cables:,} unchanged "
+        "cable records (matched by cable id; a twin or splitter cable, or a pair of optics and its fiber, "
+        "is one record; moved: an end is in another rack or unit, so a label changed; changed: medium, "
+        "part or length).",
+        "",
+    ]
     if r.cables_by_network_medium:
         out += ["### By network and medium", ""]
         rows = [(f"`{f.name}`", _num(f.base), _num(f.head), _delta(f.base, f.head)) for f in r.cables_by_network_medium]
@@ -389,22 +434,34 @@ def _lines(f: FileChange) -> str:
 
 def review_markdown(r: Review, limit: int | None = LIMIT) -> str:
     """The pull-request comment; `limit=None` gives the full report (every cable and file)."""
-    lines = [f"# railyard design review: `{r.base_design}` → `{r.head_design}`", "",
-             f"base: `{r.base_label}`, head: `{r.head_label}`", "", "## Design changes", ""]
+    lines = [
+        f"# railyard design review: `{r.base_design}` → `{r.head_design}`",
+        "",
+        f"base: `{r.base_label}`, head: `{r.head_label}`",
+        "",
+        "## Design changes",
+        "",
+    ]
     if r.design:
-        shown = r.design if limit is None else r.design[:limit * 4]
+        shown = r.design if limit is None else r.design[: limit * 4]
         lines += [f"- `{c.path}`: {_value(c.base)} → {_value(c.head)}" for c in shown]
         lines += _more(len(shown), len(r.design), "fields", r.full_report)
     else:
         lines.append("no design field differs (after `extends:` and `--set`)")
     lines += ["", "## Summary", ""]
-    lines += _table([(f.name, _num(f.base, f.money), _num(f.head, f.money), _delta(f.base, f.head, f.money))
-                     for f in r.figures], ("", "base", "head", "delta"))
+    lines += _table(
+        [(f.name, _num(f.base, f.money), _num(f.head, f.money), _delta(f.base, f.head, f.money)) for f in r.figures],
+        ("", "base", "head", "delta"),
+    )
     lines += ["", "## Switches by network and role", ""]
     if r.switches:
-        lines += _table([(f"`{s.group}`", _models(s.base), _models(s.head),
-                          _delta(sum(s.base.values()), sum(s.head.values()))) for s in r.switches],
-                        ("", "base", "head", "delta"))
+        lines += _table(
+            [
+                (f"`{s.group}`", _models(s.base), _models(s.head), _delta(sum(s.base.values()), sum(s.head.values())))
+                for s in r.switches
+            ],
+            ("", "base", "head", "delta"),
+        )
     else:
         lines.append("no change in switch models or counts")
     lines += ["", "## Cost", ""]
@@ -414,25 +471,45 @@ def review_markdown(r: Review, limit: int | None = LIMIT) -> str:
         lines += ["no change in cost"]
     else:
         lines += ["### By category", ""]
-        lines += _table([(f"`{f.name}`", _num(f.base, True), _num(f.head, True), _delta(f.base, f.head, True))
-                         for f in r.cost_by_category], ("", "base", "head", "delta"))
+        lines += _table(
+            [
+                (f"`{f.name}`", _num(f.base, True), _num(f.head, True), _delta(f.base, f.head, True))
+                for f in r.cost_by_category
+            ],
+            ("", "base", "head", "delta"),
+        )
     if r.bom:
-        shown_bom = r.bom if limit is None else r.bom[:limit * 2]
+        shown_bom = r.bom if limit is None else r.bom[: limit * 2]
         lines += ["", "### Bill-of-materials lines that changed", ""]
-        lines += _table([(f"`{b.part}` ({b.category} {b.kind})", _num(b.base_quantity), _num(b.head_quantity),
-                          _delta(b.base_usd, b.head_usd, True)) for b in shown_bom],
-                        ("part", "base qty", "head qty", "cost delta"))
+        lines += _table(
+            [
+                (
+                    f"`{b.part}` ({b.category} {b.kind})",
+                    _num(b.base_quantity),
+                    _num(b.head_quantity),
+                    _delta(b.base_usd, b.head_usd, True),
+                )
+                for b in shown_bom
+            ],
+            ("part", "base qty", "head qty", "cost delta"),
+        )
         lines += _more(len(shown_bom), len(r.bom), "lines", r.full_report)
     lines += [""]
     lines += _cables_md(r, limit)
     changed = Counter(f.change for f in r.files)
-    lines += ["## Files", "",
-              f"{changed['added']:,} added, {changed['removed']:,} removed, {changed['changed']:,} changed, "
-              f"{r.files_total - changed['added'] - changed['changed']:,} unchanged (of {r.files_total:,} files).", ""]
+    lines += [
+        "## Files",
+        "",
+        f"{changed['added']:,} added, {changed['removed']:,} removed, {changed['changed']:,} changed, "
+        f"{r.files_total - changed['added'] - changed['changed']:,} unchanged (of {r.files_total:,} files).",
+        "",
+    ]
     if r.files:
         files = sorted(r.files, key=lambda f: (-(f.plus + f.minus), f.path))
         shown_files = files if limit is None else files[:TABLE_LIMIT]
-        lines += _table([(f"`{f.path}`", f.change, _lines(f)) for f in sorted(shown_files, key=lambda f: f.path)],
-                        ("file", "", "lines"))
+        lines += _table(
+            [(f"`{f.path}`", f.change, _lines(f)) for f in sorted(shown_files, key=lambda f: f.path)],
+            ("file", "", "lines"),
+        )
         lines += _more(len(shown_files), len(files), "files", r.full_report)
     return "\n".join(lines).rstrip("\n") + "\n"

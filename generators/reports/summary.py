@@ -102,5 +102,6 @@ def _bom_rows(t: Table, plan: Plan) -> None:
     t.add_row("cost: per GPU", "", f"${bom.per_gpu_usd:,.0f}")
     st = bom.storage or {}
     if st:
-        t.add_row("storage: usable / bandwidth", "",
-                  f"{st['usable_tb'] / 1000:,.2f} PB / {st['bandwidth_gbps']:,.0f} GB/s")
+        t.add_row(
+            "storage: usable / bandwidth", "", f"{st['usable_tb'] / 1000:,.2f} PB / {st['bandwidth_gbps']:,.0f} GB/s"
+        )

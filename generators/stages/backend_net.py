@@ -70,8 +70,9 @@ def plan_backend(plan: Plan, catalog: Catalog) -> None:
     per_rail: dict[int, list[int]] = defaultdict(list)
     for k, r, _, _ in host_links:
         per_rail[r].append(k)
-    blocks: dict[int, IPv4Network | None] = {r: pool.take(f"rail {r} ({len(ks)} x /31)", _prefix_for(2 * len(ks)))
-                                             for r, ks in sorted(per_rail.items())}
+    blocks: dict[int, IPv4Network | None] = {
+        r: pool.take(f"rail {r} ({len(ks)} x /31)", _prefix_for(2 * len(ks))) for r, ks in sorted(per_rail.items())
+    }
     lo_block = pool.take(f"{len(switches)} backend loopbacks", _prefix_for(len(switches) + 2))
     if lo_block is None or any(b is None for b in blocks.values()):
         raise DesignError([pool.problem()])
@@ -92,8 +93,10 @@ def plan_backend(plan: Plan, catalog: Catalog) -> None:
         if lk.network != "backend":
             continue
         fabric = lk.tier in FABRIC_TIERS
-        for me, my_port, peer, peer_port in ((lk.a_device, lk.a_port, lk.b_device, lk.b_port),
-                                             (lk.b_device, lk.b_port, lk.a_device, lk.a_port)):
+        for me, my_port, peer, peer_port in (
+            (lk.a_device, lk.a_port, lk.b_device, lk.b_port),
+            (lk.b_device, lk.b_port, lk.a_device, lk.a_port),
+        ):
             if devs[me].kind != "switch":
                 continue
             port = BackendPort(me, my_port, peer, peer_port, lk.speed_gbps, lengths.get(k, 0.0), fabric)
@@ -109,25 +112,41 @@ def plan_backend(plan: Plan, catalog: Catalog) -> None:
         if p.vrf is not None:
             leaves_of[p.vrf].add(p.switch)
     admin = design.frontend.evpn.route_target_admin
-    vrfs = [BackendVrf(n.vrf, n.tenant, n.l3vni, n.l3vni_vlan, f"{admin}:{n.l3vni}",
-                       sorted(leaves_of[n.vrf], key=order.__getitem__)) for n in nets if n.vrf in leaves_of]
+    vrfs = [
+        BackendVrf(
+            n.vrf,
+            n.tenant,
+            n.l3vni,
+            n.l3vni_vlan,
+            f"{admin}:{n.l3vni}",
+            sorted(leaves_of[n.vrf], key=order.__getitem__),
+        )
+        for n in nets
+        if n.vrf in leaves_of
+    ]
     problems = _isolation(ports, vrfs)
     if problems:
         raise DesignError(problems)
     net = design.backend.network
     os_ = catalog.switches[design.backend.switch].os
     plan.backend_net = BackendNet(
-        scheme={"asn": "RFC 7938: one ASN per leaf (leaf_asn_base + n), spines of a group (rail plane or pod) "
-                       "share spine_asn_base + g, cores share core_asn",
-                "leaf_asn_base": net.leaf_asn_base, "spine_asn_base": net.spine_asn_base, "core_asn": net.core_asn,
-                "addressing": "a /31 per server port (switch side even, NIC odd) from rail r's block of "
-                              "addressing.backend; backend loopbacks after the rail blocks"},
+        scheme={
+            "asn": "RFC 7938: one ASN per leaf (leaf_asn_base + n), spines of a group (rail plane or pod) "
+            "share spine_asn_base + g, cores share core_asn",
+            "leaf_asn_base": net.leaf_asn_base,
+            "spine_asn_base": net.spine_asn_base,
+            "core_asn": net.core_asn,
+            "addressing": "a /31 per server port (switch side even, NIC odd) from rail r's block of "
+            "addressing.backend; backend loopbacks after the rail blocks",
+        },
         switch_mtu=vendor(os_).mtu or 9100,
         host_mtu=HOST_MTU,
         overlay="evpn-type5",
         qos=QOS,
-        switches=[BackendSwitch(d.name, d.role, asn[d.name], loopback[d.name],
-                                [v.name for v in vrfs if d.name in v.leaves]) for d in switches],
+        switches=[
+            BackendSwitch(d.name, d.role, asn[d.name], loopback[d.name], [v.name for v in vrfs if d.name in v.leaves])
+            for d in switches
+        ],
         ports=ports,
         vrfs=vrfs,
         rails=[BackendRail(r, str(b)) for r, b in sorted(blocks.items())],
@@ -156,9 +175,15 @@ def _asns(plan: Plan, switches: list[Device]) -> dict[str, int]:
     leaves = {a for n, a in asn.items() if role[n] == "leaf"}
     upper = {a for n, a in asn.items() if role[n] != "leaf"}
     if leaves & upper:
-        problems.append(Problem("backend.network.leaf_asn_base", f"leaf ASNs {min(leaves)}-{max(leaves)} reach the "
-                                f"spine or core ASNs ({min(upper)}-{max(upper)}): a leaf would drop its spines' "
-                                "routes as a loop", "give leaves, spines and cores ranges of their own"))
+        problems.append(
+            Problem(
+                "backend.network.leaf_asn_base",
+                f"leaf ASNs {min(leaves)}-{max(leaves)} reach the "
+                f"spine or core ASNs ({min(upper)}-{max(upper)}): a leaf would drop its spines' "
+                "routes as a loop",
+                "give leaves, spines and cores ranges of their own",
+            )
+        )
     if problems:
         raise DesignError(problems)
     return asn
@@ -202,14 +227,24 @@ def _isolation(ports: list[BackendPort], vrfs: list[BackendVrf]) -> list[Problem
         for v in vrfs:
             value = getattr(v, attr)
             if value in seen:
-                problems.append(Problem("tenants", f"{v.name} and {seen[value]} share {attr} {value} on the backend",
-                                        "give each tenant its own tenants[].l3vni"))
+                problems.append(
+                    Problem(
+                        "tenants",
+                        f"{v.name} and {seen[value]} share {attr} {value} on the backend",
+                        "give each tenant its own tenants[].l3vni",
+                    )
+                )
             seen.setdefault(value, v.name)
     known = {v.name for v in vrfs}
     for p in ports:
         if not p.fabric and p.vrf not in known:
-            problems.append(Problem("tenants", f"{p.switch} {p.port} ({p.peer}) is in no backend VRF",
-                                    "report this: every server port is planned into its tenant's VRF"))
+            problems.append(
+                Problem(
+                    "tenants",
+                    f"{p.switch} {p.port} ({p.peer}) is in no backend VRF",
+                    "report this: every server port is planned into its tenant's VRF",
+                )
+            )
     return problems
 
 
@@ -233,10 +268,17 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
         ("backend configs", "backend", f"{v.summary}{release}: eBGP unnumbered, ECMP, tenant VRFs as EVPN type-5"),
         ("ASNs", "backend", asns),
         ("VRFs", "backend", vrfs),
-        ("RoCE QoS", "backend", f"DSCP {q.roce_dscp} lossless (PFC {q.roce_priority}, ECN), CNP DSCP {q.cnp_dscp} "
-                                "strict, PFC watchdog; buffers per speed and cable length"),
-        ("host files", "backend", f"{hosts:,} x hosts/<server>/netplan.yaml (a /31 per NIC, a route per rail) "
-                                  "+ nccl.env"),
+        (
+            "RoCE QoS",
+            "backend",
+            f"DSCP {q.roce_dscp} lossless (PFC {q.roce_priority}, ECN), CNP DSCP {q.cnp_dscp} "
+            "strict, PFC watchdog; buffers per speed and cable length",
+        ),
+        (
+            "host files",
+            "backend",
+            f"{hosts:,} x hosts/<server>/netplan.yaml (a /31 per NIC, a route per rail) + nccl.env",
+        ),
     ]
     if v.roce_unconfigured:
         rows.append(("not configured", "backend", v.roce_unconfigured))

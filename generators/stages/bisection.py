@@ -91,8 +91,7 @@ def networkx_max_flow(g: CapacityGraph, sources: dict[str, int], sinks: dict[str
     return int(nx.maximum_flow_value(flow, "_src", "_dst", flow_func=nx.algorithms.flow.preflow_push))
 
 
-def _tree_flow(g: CapacityGraph, sources: dict[str, int], sinks: dict[str, int],
-               tier: dict[str, int]) -> int | None:
+def _tree_flow(g: CapacityGraph, sources: dict[str, int], sinks: dict[str, int], tier: dict[str, int]) -> int | None:
     """The flow of the module docstring, or None when it is not provably maximum."""
     nodes = set(g.adj) | set(sources) | set(sinks)
     if any(n not in tier for n in nodes) or set(sources) & set(sinks):

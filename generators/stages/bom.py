@@ -58,10 +58,19 @@ class Line:
 
     def record(self) -> BomLine:
         """The line as the plan and bom.json carry it: rounded money, whole quantities as integers."""
-        return BomLine(category=self.category, kind=self.kind, part=self.part, sku=self.sku,
-                       description=self.description, quantity=_num(self.quantity), unit=self.unit,
-                       unit_usd=_money(self.unit_usd), total_usd=_money(self.total_usd), source=self.source,
-                       date=self.date)
+        return BomLine(
+            category=self.category,
+            kind=self.kind,
+            part=self.part,
+            sku=self.sku,
+            description=self.description,
+            quantity=_num(self.quantity),
+            unit=self.unit,
+            unit_usd=_money(self.unit_usd),
+            total_usd=_money(self.total_usd),
+            source=self.source,
+            date=self.date,
+        )
 
 
 def _money(x: float) -> float:
@@ -79,16 +88,27 @@ class _Lines:
     def __init__(self) -> None:
         self._lines: dict[tuple[str, str, str, float], Line] = {}
 
-    def add(self, category: str, kind: str, part: str, description: str, quantity: float, price: Price, *,
-            sku: str = "", unit: str = "each") -> None:
+    def add(
+        self,
+        category: str,
+        kind: str,
+        part: str,
+        description: str,
+        quantity: float,
+        price: Price,
+        *,
+        sku: str = "",
+        unit: str = "each",
+    ) -> None:
         if quantity <= 0:
             return
         key = (category, part, unit, price.usd)
         old = self._lines.get(key)
         if old is not None:
             quantity += old.quantity
-        self._lines[key] = Line(category, kind, part, sku or part, description, quantity, unit, price.usd,
-                                price.source, price.date)
+        self._lines[key] = Line(
+            category, kind, part, sku or part, description, quantity, unit, price.usd, price.source, price.date
+        )
 
     def lines(self) -> list[Line]:
         cat = {c: i for i, c in enumerate(CATEGORIES)}
@@ -96,10 +116,18 @@ class _Lines:
         # category, then kind; network parts by name (a cable family's lengths side by side), the rest
         # in the order they were met (a server's chassis, CPU, memory, NICs)
         seen = {key: i for i, key in enumerate(self._lines)}
-        return [ln for _, ln in sorted(
-            self._lines.items(),
-            key=lambda kv: (cat[kv[1].category], kind[kv[1].kind],
-                            kv[1].part if kv[1].kind in ("switch", "transceiver", "cable") else "", seen[kv[0]]))]
+        return [
+            ln
+            for _, ln in sorted(
+                self._lines.items(),
+                key=lambda kv: (
+                    cat[kv[1].category],
+                    kind[kv[1].kind],
+                    kv[1].part if kv[1].kind in ("switch", "transceiver", "cable") else "",
+                    seen[kv[0]],
+                ),
+            )
+        ]
 
 
 # ------------------------------------------------------------------------------------------- compute
@@ -118,16 +146,25 @@ def node_parts(catalog: Catalog, model_key: str, cfg: ServerConfig, backend_nics
         ("component", cfg.cpu, cpu.description, m.cpu_sockets, "each", cpu.price),
     ]
     dimm_key, dimm = _dimm_for(catalog, cfg.memory_gb)
-    parts.append(("component", dimm_key, f"{dimm.description} ({cfg.memory_gb} GB per server)",
-                  cfg.memory_gb // dimm.gb_per_dimm, "each", dimm.price))
+    parts.append(
+        (
+            "component",
+            dimm_key,
+            f"{dimm.description} ({cfg.memory_gb} GB per server)",
+            cfg.memory_gb // dimm.gb_per_dimm,
+            "each",
+            dimm.price,
+        )
+    )
     if m.backend is not None and backend_nics:
         nic = catalog.nics[m.backend.nic]
         parts.append(("component", m.backend.nic, f"{nic.description} (backend)", backend_nics, "each", nic.price))
     if cfg.frontend_nic_count:
         nic = catalog.nics[cfg.frontend_nic]
         role = "frontend DPU" if nic.is_dpu else "frontend"
-        parts.append(("component", cfg.frontend_nic, f"{nic.description} ({role})", cfg.frontend_nic_count,
-                      "each", nic.price))
+        parts.append(
+            ("component", cfg.frontend_nic, f"{nic.description} ({role})", cfg.frontend_nic_count, "each", nic.price)
+        )
     if cfg.nvme_tb and m.nvme_per_tb is not None:
         parts.append(("component", f"{model_key}-nvme", "Local NVMe SSD capacity", cfg.nvme_tb, "TB", m.nvme_per_tb))
     return parts
@@ -135,8 +172,10 @@ def node_parts(catalog: Catalog, model_key: str, cfg: ServerConfig, backend_nics
 
 def _dimm_for(catalog: Catalog, memory_gb: int) -> tuple[str, Any]:
     """The DIMM that builds the capacity from whole DIMMs, largest first (fewest slots used)."""
-    fitting = sorted(((k, d) for k, d in catalog.memory.items() if memory_gb % d.gb_per_dimm == 0),
-                     key=lambda kd: (-kd[1].gb_per_dimm, kd[0]))
+    fitting = sorted(
+        ((k, d) for k, d in catalog.memory.items() if memory_gb % d.gb_per_dimm == 0),
+        key=lambda kd: (-kd[1].gb_per_dimm, kd[0]),
+    )
     if not fitting:
         raise ValueError(f"no DIMM in the catalog builds {memory_gb} GB")
     return fitting[0]
@@ -160,14 +199,28 @@ def _system_lines(out: _Lines, design: Design, catalog: Catalog) -> dict[str, An
     key, racks = design.compute.system, design.compute.racks
     assert key is not None and racks is not None
     rs = catalog.rack_systems[key]
-    desc = (f"{rs.description}: {rs.trays} x {rs.tray}, {rs.nvlink_switches} x {rs.nvlink_switch} and the "
-            f"NVLink backplane ({rs.nvlink_links} links, {rs.nvlink_cables} copper cables), {rs.power_shelves} x "
-            f"{rs.power_shelf}, {rs.mgmt_switches} x {rs.mgmt_switch}, {rs.rack_units}U rack")
+    desc = (
+        f"{rs.description}: {rs.trays} x {rs.tray}, {rs.nvlink_switches} x {rs.nvlink_switch} and the "
+        f"NVLink backplane ({rs.nvlink_links} links, {rs.nvlink_cables} copper cables), {rs.power_shelves} x "
+        f"{rs.power_shelf}, {rs.mgmt_switches} x {rs.mgmt_switch}, {rs.rack_units}U rack"
+    )
     out.add("compute", "server", key, desc, racks, rs.price, unit="rack")
-    return {"model": rs.tray, "system": key, "config": resolved_config(design, catalog).model_dump(mode="json"),
-            "unit_usd": _money(rs.price.usd / rs.trays),
-            "parts": [{"part": key, "description": desc, "quantity": _num(1 / rs.trays), "unit": "rack",
-                       "unit_usd": _money(rs.price.usd), "total_usd": _money(rs.price.usd / rs.trays)}]}
+    return {
+        "model": rs.tray,
+        "system": key,
+        "config": resolved_config(design, catalog).model_dump(mode="json"),
+        "unit_usd": _money(rs.price.usd / rs.trays),
+        "parts": [
+            {
+                "part": key,
+                "description": desc,
+                "quantity": _num(1 / rs.trays),
+                "unit": "rack",
+                "unit_usd": _money(rs.price.usd),
+                "total_usd": _money(rs.price.usd / rs.trays),
+            }
+        ],
+    }
 
 
 def _compute_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> dict[str, Any]:
@@ -186,9 +239,17 @@ def _compute_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) ->
             "model": model_key,
             "config": cfg.model_dump(mode="json"),
             "unit_usd": _money(sum(q * p.usd for _, _, _, q, _, p in parts)),
-            "parts": [{"part": part, "description": desc, "quantity": _num(q), "unit": unit,
-                       "unit_usd": _money(p.usd), "total_usd": _money(q * p.usd)}
-                      for _, part, desc, q, unit, p in parts],
+            "parts": [
+                {
+                    "part": part,
+                    "description": desc,
+                    "quantity": _num(q),
+                    "unit": unit,
+                    "unit_usd": _money(p.usd),
+                    "total_usd": _money(q * p.usd),
+                }
+                for _, part, desc, q, unit, p in parts
+            ],
         }
     return node
 
@@ -209,8 +270,11 @@ def _management_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
 
 def _switch_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
     sold = system_racks(plan)  # their management switches (the OOB access switches there) come with them
-    counts = Counter((d.network, d.model) for d in plan.devices if d.kind == "switch" and d.network != "nvlink"
-                     and not (d.network == "oob" and d.rack in sold))
+    counts = Counter(
+        (d.network, d.model)
+        for d in plan.devices
+        if d.kind == "switch" and d.network != "nvlink" and not (d.network == "oob" and d.rack in sold)
+    )
     for (network, model_key), n in sorted(counts.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         sw = catalog.switches[model_key]
         out.add(network or "oob", "switch", model_key, sw.description, n, sw.price, sku=sw.sku)
@@ -259,7 +323,7 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
         net = c.network
         # "parts" names the stocked SKU of each physical cable: one per link for fibers and single
         # cables, one for a twin-port DAC or splitter that serves two links
-        for sku in c.parts[:c.physical]:
+        for sku in c.parts[: c.physical]:
             cable_n[(net, sku)] += 1
         xa, xb = c.a_transceiver, c.b_transceiver
         if not (xa or xb):
@@ -280,9 +344,14 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
     for (net, part), n in xcvr_n.items():
         x = catalog.transceivers[part]
         out.add(net, "transceiver", part, x.description, n, x.price, sku=part)
-    return {net: {"cables": sum(n for (nn, _), n in cable_n.items() if nn == net),
-                  "transceivers": sum(n for (nn, _), n in xcvr_n.items() if nn == net)}
-            for net in NETWORK_CATEGORIES if any(nn == net for nn, _ in (*cable_n, *xcvr_n))}
+    return {
+        net: {
+            "cables": sum(n for (nn, _), n in cable_n.items() if nn == net),
+            "transceivers": sum(n for (nn, _), n in xcvr_n.items() if nn == net),
+        }
+        for net in NETWORK_CATEGORIES
+        if any(nn == net for nn, _ in (*cable_n, *xcvr_n))
+    }
 
 
 # ------------------------------------------------------------------------------------------- storage
@@ -300,15 +369,28 @@ def _storage_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) ->
     out.add("storage", "server", st.server, model.description, n, model.price)
     out.add("storage", "component", model.nic, f"{nic.description} (storage frontend)", n * model.nic_count, nic.price)
     drives = sizing.drives_per_server
-    out.add("storage", "component", f"{st.server}-drive", f"{model.drive_tb:g} TB NVMe drive ({drives} of "
-            f"{model.drive_bays} bays per server)", n * drives, model.drive_price)
+    out.add(
+        "storage",
+        "component",
+        f"{st.server}-drive",
+        f"{model.drive_tb:g} TB NVMe drive ({drives} of {model.drive_bays} bays per server)",
+        n * drives,
+        model.drive_price,
+    )
     hardware = n * (model.price.usd + model.nic_count * nic.price.usd + drives * model.drive_price.usd)
     license_usd = 0.0
     if st.license is not None:
         lic = catalog.licenses[st.license]
         usable = round(sizing.usable_tb, 2)
-        out.add("storage", "license", st.license, f"{lic.description} ({usable:,.0f} TB usable)", usable, lic.price,
-                unit="TB")
+        out.add(
+            "storage",
+            "license",
+            st.license,
+            f"{lic.description} ({usable:,.0f} TB usable)",
+            usable,
+            lic.price,
+            unit="TB",
+        )
         license_usd = usable * lic.price.usd
     total = hardware + license_usd
     return {
@@ -331,8 +413,9 @@ def _software_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog, g
         # UFM is licensed per endpoint: every host channel adapter on the fabric (compute NICs and the
         # subnet-manager nodes' own HCAs); switches are free.
         hosts = {d.name for d in plan.devices if d.kind in ("server", "management", "storage")}
-        endpoints = sum(1 for lk in plan.links if lk.network == "backend"
-                        and (lk.a_device in hosts or lk.b_device in hosts))
+        endpoints = sum(
+            1 for lk in plan.links if lk.network == "backend" and (lk.a_device in hosts or lk.b_device in hosts)
+        )
         info["backend_endpoints"] = endpoints
         if sw.subnet_manager == "ufm":
             lic = catalog.licenses[sw.ufm_license]
@@ -340,8 +423,15 @@ def _software_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog, g
     if sw.cluster_manager is not None:
         lic = catalog.licenses[sw.cluster_manager.license]
         years = sw.cluster_manager.term_years
-        out.add("software", "license", sw.cluster_manager.license, f"{lic.description} ({years}-year term)",
-                gpus * years, lic.price, unit="GPU-year")
+        out.add(
+            "software",
+            "license",
+            sw.cluster_manager.license,
+            f"{lic.description} ({years}-year term)",
+            gpus * years,
+            lic.price,
+            unit="GPU-year",
+        )
         info["cluster_manager"] = {"license": sw.cluster_manager.license, "term_years": years}
     return info
 
@@ -372,9 +462,13 @@ def build_bom(plan: Plan, catalog: Catalog | None = None) -> Bom:
     excl_storage = total - by_category["storage"]
     warnings: list[PlanWarning] = []
     if 0 < design.storage.count < HA_MIN_SERVERS:
-        warnings.append(PlanWarning(field="storage.count",
-                                    message=f"{design.storage.count} storage servers: storage software vendors "
-                                            f"(Weka, VAST) want at least {HA_MIN_SERVERS} for high availability"))
+        warnings.append(
+            PlanWarning(
+                field="storage.count",
+                message=f"{design.storage.count} storage servers: storage software vendors "
+                f"(Weka, VAST) want at least {HA_MIN_SERVERS} for high availability",
+            )
+        )
     return Bom(
         schema=BOM_SCHEMA,
         design=design.name,

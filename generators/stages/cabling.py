@@ -166,8 +166,9 @@ def build_trays(plan: Plan, design: Design) -> Trays:
         # shapely only for a floor with tray-blocking keep-outs (its import is ~0.15 s of a small compile)
         from shapely.geometry import LineString, box
 
-        blocking = [box(k.x_mm, k.y_mm, k.x_mm + k.width_mm, k.y_mm + k.depth_mm)
-                    for k in fl.keepouts if k.blocks_trays]
+        blocking = [
+            box(k.x_mm, k.y_mm, k.x_mm + k.width_mm, k.y_mm + k.depth_mm) for k in fl.keepouts if k.blocks_trays
+        ]
         for a, b, _ in g.edges():
             seg = LineString([pos[a], pos[b]])
             if any(seg.intersects(ko) and not seg.touches(ko) for ko in blocking):
@@ -175,12 +176,14 @@ def build_trays(plan: Plan, design: Design) -> Trays:
     segments = []
     edges = g.edges()
     # a segment is its two end points on the floor, so adding a row elsewhere keeps its id
-    seg_ids, _ = stable_ids("T", [";".join(sorted(f"{pos[n][0]:.1f},{pos[n][1]:.1f}" for n in (a, b)))
-                                  for a, b, _ in edges])
+    seg_ids, _ = stable_ids(
+        "T", [";".join(sorted(f"{pos[n][0]:.1f},{pos[n][1]:.1f}" for n in (a, b))) for a, b, _ in edges]
+    )
     for k, (a, b, data) in enumerate(edges):
         data["id"] = k
-        segments.append(TraySegment(id=seg_ids[k], a_mm=list(pos[a]), b_mm=list(pos[b]),
-                                    length_m=round(data["weight"], 3)))
+        segments.append(
+            TraySegment(id=seg_ids[k], a_mm=list(pos[a]), b_mm=list(pos[b]), length_m=round(data["weight"], 3))
+        )
     node_of_rack = {}
     row_index = {r.name: ri for ri, r in enumerate(rows)}
     for rk in plan.racks:
@@ -376,8 +379,11 @@ class Chooser:
 
         def runs(part: Cable | Transceiver) -> bool:
             # a part that names lane rates does not run a link of another (NDR optics on XDR, and back)
-            return proto in part.protocols and speed in part.speeds_gbps and (
-                not part.lane_gbps or lane is None or lane in part.lane_gbps)
+            return (
+                proto in part.protocols
+                and speed in part.speeds_gbps
+                and (not part.lane_gbps or lane is None or lane in part.lane_gbps)
+            )
 
         for ck, c in sorted(self.catalog.cables.items()):
             if not runs(c) or c.kind != "direct":
@@ -389,8 +395,14 @@ class Chooser:
                     continue
                 legs_ok = (
                     (shape == "straight" and c.legs == 1 and ea.ports == 2 and eb.ports == 2)
-                    or (shape == "single" and c.legs == 1 and ea.ports == 1 and eb.ports == 1
-                        and a.ppc == 1 and b.ppc == 1)
+                    or (
+                        shape == "single"
+                        and c.legs == 1
+                        and ea.ports == 1
+                        and eb.ports == 1
+                        and a.ppc == 1
+                        and b.ppc == 1
+                    )
                     or (shape == "split-a" and c.legs == 2 and not flip and ea.ports == 2 and eb.ports == 1)
                     or (shape == "split-b" and c.legs == 2 and flip and eb.ports == 2 and ea.ports == 1)
                 )
@@ -421,15 +433,20 @@ class Chooser:
                 if split and not splittable:
                     continue
                 for ck, c in sorted(self.catalog.cables.items()):
-                    if (c.kind == "fiber" and c.media == xa.media and c.fiber_connector == xa.fiber_connector
-                            and runs(c) and (c.legs == 2) == split):
-                        out.append(Option(c.media, ck, ka, kb, min(xa.reach_m, xb.reach_m, c.reach_m),
-                                          split=split))
+                    if (
+                        c.kind == "fiber"
+                        and c.media == xa.media
+                        and c.fiber_connector == xa.fiber_connector
+                        and runs(c)
+                        and (c.legs == 2) == split
+                    ):
+                        out.append(Option(c.media, ck, ka, kb, min(xa.reach_m, xb.reach_m, c.reach_m), split=split))
         self.opt_cache[key] = out
         return out
 
-    def allowed(self, opts: list[Option], lengths: list[float], switch_switch: bool,
-                knobs: bool = True) -> list[Option]:
+    def allowed(
+        self, opts: list[Option], lengths: list[float], switch_switch: bool, knobs: bool = True
+    ) -> list[Option]:
         if not knobs:
             return opts
         out = [o for o in opts if o.media not in self.cab.forbidden_media]
@@ -463,25 +480,63 @@ class Chooser:
             total += s[2]
         return Choice(o, ls, skus, total)
 
-    def choose(self, shape: str, a: End, b: End, speed: int, proto: str, switch_switch: bool,
-               lengths: list[float], cages_a: int, cages_b: int, knobs: bool = True,
-               rules: bool = True) -> Choice | None:
+    def choose(
+        self,
+        shape: str,
+        a: End,
+        b: End,
+        speed: int,
+        proto: str,
+        switch_switch: bool,
+        lengths: list[float],
+        cages_a: int,
+        cages_b: int,
+        knobs: bool = True,
+        rules: bool = True,
+    ) -> Choice | None:
         """The cheapest fitting option; `knobs` and `rules` False drop the design's cabling knobs and the
         catalog's media rules, so an error can say which of them excluded every part."""
         lane = lane_rate(a, b)
-        key = (shape, a.connector, a.ppc, b.connector, b.ppc, speed, lane, proto, switch_switch,
-               tuple(map(self.bucket, lengths)), cages_a, cages_b, knobs, rules)
+        key = (
+            shape,
+            a.connector,
+            a.ppc,
+            b.connector,
+            b.ppc,
+            speed,
+            lane,
+            proto,
+            switch_switch,
+            tuple(map(self.bucket, lengths)),
+            cages_a,
+            cages_b,
+            knobs,
+            rules,
+        )
         if key in self.cache:
             return self.cache[key]
         opts = self.allowed(self.options(shape, a, b, speed, proto), lengths, switch_switch, knobs)
         fits = [ch for o in opts if (ch := self.cost(o, lengths, cages_a, cages_b)) is not None]
         if rules:
             fits = [ch for ch in fits if self.within_rule(ch, speed, lane, proto)]
-        if knobs and switch_switch and self.cab.prefer_acc_switch_to_switch and any(
-                ch.option.media == "acc" for ch in fits):
+        if (
+            knobs
+            and switch_switch
+            and self.cab.prefer_acc_switch_to_switch
+            and any(ch.option.media == "acc" for ch in fits)
+        ):
             fits = [ch for ch in fits if ch.option.media != "dac"]
-        best = min(fits, key=lambda ch: (round(ch.cost, 6), MEDIA_ORDER.index(ch.option.media), ch.option.cable,
-                                         ch.option.xa or "", ch.option.xb or ""), default=None)
+        best = min(
+            fits,
+            key=lambda ch: (
+                round(ch.cost, 6),
+                MEDIA_ORDER.index(ch.option.media),
+                ch.option.cable,
+                ch.option.xa or "",
+                ch.option.xb or "",
+            ),
+            default=None,
+        )
         self.cache[key] = best
         return best
 
@@ -532,8 +587,9 @@ def plan_cables(plan: Plan, catalog: Catalog) -> None:
     _check_reach(wiring, bundles, routes)
     _check_rules(catalog, design, wiring, bundles)
     capacity = _fill_trays(catalog, design, wiring, bundles, routes)
-    _record(plan, bundles, wiring.links, wiring.ends_a, wiring.ends_b, routes.trays, capacity,
-            design.site.tray.fill_limit)
+    _record(
+        plan, bundles, wiring.links, wiring.ends_a, wiring.ends_b, routes.trays, capacity, design.site.tray.fill_limit
+    )
 
 
 def _resolve_ends(plan: Plan, catalog: Catalog, design: Design) -> Wiring:
@@ -547,8 +603,11 @@ def _resolve_ends(plan: Plan, catalog: Catalog, design: Design) -> Wiring:
         ends_b = [port_map[d][lk.b_port] for d, lk in zip(b_dev, links, strict=True)]
     except KeyError as exc:
         # the invariants already proved every port exists, so only a bug gets here
-        raise DesignError.one("backend.switch", f"a link uses port {exc} that its device does not have",
-                              "this is a railyard bug; please report the design") from None
+        raise DesignError.one(
+            "backend.switch",
+            f"a link uses port {exc} that its device does not have",
+            "this is a railyard bug; please report the design",
+        ) from None
     return Wiring(links, a_dev, b_dev, ends_a, ends_b)
 
 
@@ -623,8 +682,7 @@ def _port_heights(plan: Plan, catalog: Catalog, design: Design) -> dict[str, tup
     return where
 
 
-def _route_kinds(w: Wiring, where: dict[str, tuple[str, str, int, float]]
-                 ) -> tuple[list[str], set[tuple[str, str]]]:
+def _route_kinds(w: Wiring, where: dict[str, tuple[str, str, int, float]]) -> tuple[list[str], set[tuple[str, str]]]:
     """rack, adjacent or tray per link, and the rack pairs the tray router has to connect."""
     pairs: set[tuple[str, str]] = set()
     kind: list[str] = [""] * len(w.links)
@@ -641,8 +699,14 @@ def _route_kinds(w: Wiring, where: dict[str, tuple[str, str, int, float]]
     return kind, pairs
 
 
-def _run_lengths(design: Design, w: Wiring, where: dict[str, tuple[str, str, int, float]], kind: list[str],
-                 trays: Trays, router: Router) -> list[float]:
+def _run_lengths(
+    design: Design,
+    w: Wiring,
+    where: dict[str, tuple[str, str, int, float]],
+    kind: list[str],
+    trays: Trays,
+    router: Router,
+) -> list[float]:
     site = design.site
     problems: list[Problem] = []
     z_tray = trays.z_tray_mm
@@ -660,10 +724,14 @@ def _run_lengths(design: Design, w: Wiring, where: dict[str, tuple[str, str, int
             dist = router.distance(ra, rb)
             if dist is None:
                 lk = w.links[i]
-                problems.append(Problem("site.floor.keepouts", f"no tray path from rack {ra} to rack {rb} "
-                                        f"({lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port})",
-                                        "move the keep-outs that block trays, or add cross trays "
-                                        "(site.tray.cross_every)"))
+                problems.append(
+                    Problem(
+                        "site.floor.keepouts",
+                        f"no tray path from rack {ra} to rack {rb} "
+                        f"({lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port})",
+                        "move the keep-outs that block trays, or add cross trays (site.tray.cross_every)",
+                    )
+                )
                 if len(problems) >= MAX_REPORTED:
                     raise DesignError(problems)
                 x = 0.0
@@ -680,8 +748,9 @@ def _switch_field(network: str) -> str:
     return "storage.fabric.switch" if network == "storage" else f"{network}.switch"
 
 
-def _choose_media(plan: Plan, catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundle],
-                  routes: Routes) -> None:
+def _choose_media(
+    plan: Plan, catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundle], routes: Routes
+) -> None:
     links, ends_a, ends_b, routed = w.links, w.ends_a, w.ends_b, routes.routed
     problems: list[Problem] = []
     chooser = Chooser(catalog, design)
@@ -721,9 +790,15 @@ def _check_reach(w: Wiring, bundles: list[Bundle], routes: Routes) -> None:
         for k, need, have in zip(bd.links, bd.routed, bd.choice.lengths, strict=True):
             if not need <= have <= bd.choice.option.reach_m:
                 lk = w.links[k]
-                problems.append(Problem(_switch_field(lk.network), f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
-                                        f"{lk.b_port}: {need} m routed on a {have} m {bd.choice.option.media} "
-                                        f"reaching {bd.choice.option.reach_m} m", "this is a railyard bug"))
+                problems.append(
+                    Problem(
+                        _switch_field(lk.network),
+                        f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
+                        f"{lk.b_port}: {need} m routed on a {have} m {bd.choice.option.media} "
+                        f"reaching {bd.choice.option.reach_m} m",
+                        "this is a railyard bug",
+                    )
+                )
     if problems:
         raise DesignError(problems[:MAX_REPORTED])
 
@@ -736,17 +811,23 @@ def _check_rules(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bund
         assert bd.choice is not None
         i = bd.links[0]
         lk = w.links[i]
-        found = catalog.media_rule(lk.speed_gbps, lane_rate(w.ends_a[i], w.ends_b[i]),
-                                   network_protocol(design, lk.network))
+        found = catalog.media_rule(
+            lk.speed_gbps, lane_rate(w.ends_a[i], w.ends_b[i]), network_protocol(design, lk.network)
+        )
         if found is None:
             continue
         key, rule = found
         o = bd.choice.option
         longest = max(bd.choice.lengths)
         if not rule.allows(o.media, longest):
-            problems.append(Problem(f"media_rules.{key}", f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
-                                    f"{lk.b_port}: {o.media} ({o.cable}, {longest} m) breaks media rule {key}",
-                                    "this is a railyard bug"))
+            problems.append(
+                Problem(
+                    f"media_rules.{key}",
+                    f"{lk.a_device} {lk.a_port} -> {lk.b_device} "
+                    f"{lk.b_port}: {o.media} ({o.cable}, {longest} m) breaks media rule {key}",
+                    "this is a railyard bug",
+                )
+            )
     if problems:
         raise DesignError(problems[:MAX_REPORTED])
 
@@ -778,17 +859,32 @@ def _fill_trays(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundl
             worst.append(seg)
     if worst:
         worst.sort(key=lambda s: (-s.fill, s.id))
-        raise DesignError([Problem(
-            "site.tray.width_mm", f"tray segment {s.id} at {s.a_mm}..{s.b_mm} mm is {s.fill:.0%} full "
-            f"(limit {tray.fill_limit:.0%} of {capacity:,} mm2)",
-            "use wider or deeper trays (site.tray.width_mm, depth_mm), more levels (site.tray.levels), or "
-            "more cross trays (site.tray.cross_every)") for s in worst[:MAX_REPORTED]])
+        raise DesignError(
+            [
+                Problem(
+                    "site.tray.width_mm",
+                    f"tray segment {s.id} at {s.a_mm}..{s.b_mm} mm is {s.fill:.0%} full "
+                    f"(limit {tray.fill_limit:.0%} of {capacity:,} mm2)",
+                    "use wider or deeper trays (site.tray.width_mm, depth_mm), more levels (site.tray.levels), or "
+                    "more cross trays (site.tray.cross_every)",
+                )
+                for s in worst[:MAX_REPORTED]
+            ]
+        )
     return capacity
 
 
-def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends_b: list[End], routed: list[float],
-                  chooser: Chooser, proto_of: dict[str, str], devs: dict[str, Device],
-                  problems: list[Problem]) -> None:
+def _choose_mixed(
+    mixed: list[Bundle],
+    links: list[Any],
+    ends_a: list[End],
+    ends_b: list[End],
+    routed: list[float],
+    chooser: Chooser,
+    proto_of: dict[str, str],
+    devs: dict[str, Device],
+    problems: list[Problem],
+) -> None:
     """Bundles whose cages lead to different devices can only take optics, and the twin transceivers
     they share must be one part with one fiber type: choose per connected chain of cages."""
     if not mixed:
@@ -816,9 +912,15 @@ def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends
         lk = links[i]
         kinds = {(ends_a[k].connector, ends_a[k].ppc, ends_b[k].connector, ends_b[k].ppc) for k in ks}
         if len(kinds) > 1:
-            problems.append(Problem(_switch_field(lk.network), f"twin-port cages shared by {lk.a_device} {lk.a_port} "
-                                    "and others lead to different kinds of ports; one twin transceiver cannot "
-                                    "serve them", "keep the two ports of a cage on links of one kind"))
+            problems.append(
+                Problem(
+                    _switch_field(lk.network),
+                    f"twin-port cages shared by {lk.a_device} {lk.a_port} "
+                    "and others lead to different kinds of ports; one twin transceiver cannot "
+                    "serve them",
+                    "keep the two ports of a cage on links of one kind",
+                )
+            )
             continue
         cages_a = {(links[k].a_device, ends_a[k].cage) for k in ks}
         cages_b = {(links[k].b_device, ends_b[k].cage) for k in ks} - cages_a
@@ -827,25 +929,46 @@ def _choose_mixed(mixed: list[Bundle], links: list[Any], ends_a: list[End], ends
         proto = proto_of.get(lk.network, "ethernet")
         ch = chooser.choose("mixed", ends_a[i], ends_b[i], lk.speed_gbps, proto, ss, ls, len(cages_a), len(cages_b))
         if ch is None:
-            if chooser.choose("mixed", ends_a[i], ends_b[i], lk.speed_gbps, proto, ss, ls, len(cages_a),
-                              len(cages_b), knobs=False, rules=False) is not None:
-                problems.append(_no_part(chooser, "mixed", lk, ends_a[i], ends_b[i], ls, ss, proto,
-                                         len(cages_a), len(cages_b)))
+            if (
+                chooser.choose(
+                    "mixed",
+                    ends_a[i],
+                    ends_b[i],
+                    lk.speed_gbps,
+                    proto,
+                    ss,
+                    ls,
+                    len(cages_a),
+                    len(cages_b),
+                    knobs=False,
+                    rules=False,
+                )
+                is not None
+            ):
+                problems.append(
+                    _no_part(chooser, "mixed", lk, ends_a[i], ends_b[i], ls, ss, proto, len(cages_a), len(cages_b))
+                )
             else:
-                problems.append(Problem(_switch_field(lk.network), f"no optic in the catalog reaches {max(ls)} m "
-                                        f"for {lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port}",
-                                        "bring the racks closer or add a longer-reach transceiver to the catalog"))
+                problems.append(
+                    Problem(
+                        _switch_field(lk.network),
+                        f"no optic in the catalog reaches {max(ls)} m "
+                        f"for {lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port}",
+                        "bring the racks closer or add a longer-reach transceiver to the catalog",
+                    )
+                )
             continue
         pos = 0
         for bd in comp:
             m = len(bd.links)
-            bd.choice = Choice(ch.option, ch.lengths[pos:pos + m], ch.skus[pos:pos + m], 0.0)
+            bd.choice = Choice(ch.option, ch.lengths[pos : pos + m], ch.skus[pos : pos + m], 0.0)
             bd.component = ci
             pos += m
 
 
-def _no_part(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[float], ss: bool, proto: str,
-             ca: int, cb: int) -> Problem:
+def _no_part(
+    chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[float], ss: bool, proto: str, ca: int, cb: int
+) -> Problem:
     """Why no part serves a bundle: the design's cabling knobs, the catalog's media rule for the speed,
     the reach, or the connectors; tried in that order by lifting one restriction at a time."""
     what = f"{lk.a_device} {lk.a_port} -> {lk.b_device} {lk.b_port} ({lk.speed_gbps}G {proto}, {max(ls)} m routed)"
@@ -856,39 +979,61 @@ def _no_part(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[
     cab = chooser.cab
     knob_field = "cabling.forbidden_media" if cab.forbidden_media else "cabling.max_copper_m"
     if found(knobs=False, rules=True):
-        return Problem(knob_field, f"every part that fits {what} is ruled out by the cabling knobs",
-                       "allow a medium again or raise cabling.max_copper_m")
+        return Problem(
+            knob_field,
+            f"every part that fits {what} is ruled out by the cabling knobs",
+            "allow a medium again or raise cabling.max_copper_m",
+        )
     rule = chooser.catalog.media_rule(lk.speed_gbps, lane_rate(ea, eb), proto)
     if rule is not None and (found(knobs=True, rules=False) or found(knobs=False, rules=False)):
         key, r = rule
         allows = ", ".join(m + (f" (up to {r.max_dac_m:g} m)" if m == "dac" and r.max_dac_m else "") for m in r.media)
         barred = _barred_by_rule(chooser, shape, lk, ea, eb, ls, proto, ca, cb)
         both = "" if found(knobs=True, rules=False) else " together with the cabling knobs"
-        return Problem(f"media_rules.{key}", f"no part for {what} keeps to catalog media rule {key} "
-                       f"({r.description}: {allows} only){both}; it excludes {barred}",
-                       f"add a catalog part of an allowed medium ({', '.join(r.media)}) that fits "
-                       f"{ea.connector} to {eb.connector} cages at {lk.speed_gbps}G, or shorten the run "
-                       "(site.spine_rack_position, site.floor.row_positions) so an allowed part reaches"
-                       + (f", or {knob_field}" if both else ""),
-                       where="the parts catalog")  # the rule is not in the design file: no design line to name
+        return Problem(
+            f"media_rules.{key}",
+            f"no part for {what} keeps to catalog media rule {key} "
+            f"({r.description}: {allows} only){both}; it excludes {barred}",
+            f"add a catalog part of an allowed medium ({', '.join(r.media)}) that fits "
+            f"{ea.connector} to {eb.connector} cages at {lk.speed_gbps}G, or shorten the run "
+            "(site.spine_rack_position, site.floor.row_positions) so an allowed part reaches"
+            + (f", or {knob_field}" if both else ""),
+            where="the parts catalog",
+        )  # the rule is not in the design file: no design line to name
     if not any(o.split for o in chooser.options(shape, ea, eb, lk.speed_gbps, proto)) and any(
-            lk.speed_gbps in x.split_speeds_gbps and e.connector in x.fits and x.ports == 1
-            for x in chooser.catalog.transceivers.values() for e in (ea, eb)):
-        fix = ("add a 1:2 splitter fiber (kind: fiber, legs: 2) to the catalog" if shape in ("split-a", "split-b")
-               else "give the link's twin-port end two such ports (a splitter fiber starts at a twin-port optic)")
-        return Problem("site.floor", f"no catalog part reaches {what}: a single-port optic runs "
-                       f"{lk.speed_gbps}G only on a splitter fiber leg, and none fits", fix)
+        lk.speed_gbps in x.split_speeds_gbps and e.connector in x.fits and x.ports == 1
+        for x in chooser.catalog.transceivers.values()
+        for e in (ea, eb)
+    ):
+        fix = (
+            "add a 1:2 splitter fiber (kind: fiber, legs: 2) to the catalog"
+            if shape in ("split-a", "split-b")
+            else "give the link's twin-port end two such ports (a splitter fiber starts at a twin-port optic)"
+        )
+        return Problem(
+            "site.floor",
+            f"no catalog part reaches {what}: a single-port optic runs "
+            f"{lk.speed_gbps}G only on a splitter fiber leg, and none fits",
+            fix,
+        )
     if chooser.options(shape, ea, eb, lk.speed_gbps, proto):
-        return Problem("site.floor", f"no catalog part reaches {what}",
-                       "bring the racks closer (site.spine_rack_position, site.floor.row_positions, site.rows) "
-                       "or add a longer-reach part to the catalog")
-    return Problem(_switch_field(lk.network), f"no catalog cable or transceiver joins a {ea.connector} to a "
-                   f"{eb.connector} cage at {lk.speed_gbps}G for {what}",
-                   "pick parts whose connectors match, or add a cable to the catalog")
+        return Problem(
+            "site.floor",
+            f"no catalog part reaches {what}",
+            "bring the racks closer (site.spine_rack_position, site.floor.row_positions, site.rows) "
+            "or add a longer-reach part to the catalog",
+        )
+    return Problem(
+        _switch_field(lk.network),
+        f"no catalog cable or transceiver joins a {ea.connector} to a "
+        f"{eb.connector} cage at {lk.speed_gbps}G for {what}",
+        "pick parts whose connectors match, or add a cable to the catalog",
+    )
 
 
-def _barred_by_rule(chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[float], proto: str,
-                    ca: int, cb: int) -> str:
+def _barred_by_rule(
+    chooser: Chooser, shape: str, lk: Link, ea: End, eb: End, ls: list[float], proto: str, ca: int, cb: int
+) -> str:
     """The parts that would reach but the media rule excludes, e.g. "mmf (ndr-mmf-mpo)"."""
     out = []
     for o in chooser.options(shape, ea, eb, lk.speed_gbps, proto):
@@ -903,8 +1048,16 @@ def _loc(d: Device) -> str:
     return f"U{d.unit:02d}" if d.unit is not None else str(d.attrs.get("slot", "0U"))
 
 
-def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[End], ends_b: list[End],
-            trays: Trays, capacity: float, limit: float) -> None:
+def _record(
+    plan: Plan,
+    bundles: list[Bundle],
+    links: list[Any],
+    ends_a: list[End],
+    ends_b: list[End],
+    trays: Trays,
+    capacity: float,
+    limit: float,
+) -> None:
     """plan.cables: one record per bundle (what one cable or one pair of optics serves), with
     per-link arrays aligned to "links" (indices into plan.links); plus tray fill and the totals."""
     cables = []
@@ -913,13 +1066,20 @@ def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[En
     metres: Counter[str] = Counter()
     xcvrs: Counter[tuple[str, str]] = Counter()
     parts: Counter[str] = Counter()
-    keys = [cable_key([(links[k].a_device, links[k].a_port, links[k].b_device, links[k].b_port) for k in bd.links])
-            for bd in bundles]
+    keys = [
+        cable_key([(links[k].a_device, links[k].a_port, links[k].b_device, links[k].b_port) for k in bd.links])
+        for bd in bundles
+    ]
     ids, clashed = stable_ids("C", keys)
     if clashed:
-        plan.warnings.append(PlanWarning(
-            field="cables", message=f"{len(clashed)} cables got a 16-character id because their short ids "
-            f"clashed (a 1-in-2,000 event at a million cables): {', '.join(ids[keys.index(k)] for k in clashed[:4])}"))
+        plan.warnings.append(
+            PlanWarning(
+                field="cables",
+                message=f"{len(clashed)} cables got a 16-character id because their short ids "
+                f"clashed (a 1-in-2,000 event at a million cables): "
+                f"{', '.join(ids[keys.index(k)] for k in clashed[:4])}",
+            )
+        )
     prefix = {d.name: f"{d.rack}.{_loc(d)}." for d in plan.devices if d.rack is not None}
     a_dev = [lk.a_device for lk in links]
     b_dev = [lk.b_device for lk in links]
@@ -945,25 +1105,35 @@ def _record(plan: Plan, bundles: list[Bundle], links: list[Any], ends_a: list[En
                     if cage not in seen_cages:
                         seen_cages.add(cage)
                         xcvrs[(net, part)] += 1
-        cables.append(CableRecord(
-            id=ids[n], links=ks, shape=bd.shape, network=net, media=o.media,
-            catalog=o.cable, physical=physical, parts=ch.skus, length_m=ch.lengths,
-            reach_m=o.reach_m, routed_m=bd.routed, route=bd.routes,
-            labels=[f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}" for k in ks],
-            a_transceiver=o.xa, b_transceiver=o.xb,
-        ))
+        cables.append(
+            CableRecord(
+                id=ids[n],
+                links=ks,
+                shape=bd.shape,
+                network=net,
+                media=o.media,
+                catalog=o.cable,
+                physical=physical,
+                parts=ch.skus,
+                length_m=ch.lengths,
+                reach_m=o.reach_m,
+                routed_m=bd.routed,
+                route=bd.routes,
+                labels=[f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}" for k in ks],
+                a_transceiver=o.xa,
+                b_transceiver=o.xb,
+            )
+        )
     plan.cables = cables
     plan.trays = TraysRecord(capacity_mm2=capacity, fill_limit=limit, segments=trays.segments)
     nets = sorted({n for n, _ in counts})
     plan.cabling = CablingTotals(
-        cables={f"{n}/{m}": counts[(n, m)]
-                for n, m in sorted(counts, key=lambda k: (k[0], MEDIA_ORDER.index(k[1])))},
+        cables={f"{n}/{m}": counts[(n, m)] for n, m in sorted(counts, key=lambda k: (k[0], MEDIA_ORDER.index(k[1])))},
         copper_m=round(metres["copper"], 2),
         fiber_m=round(metres["fiber"], 2),
         cat6_m=round(metres["cat6"], 2),
         transceivers={n: sum(c for (nn, _), c in xcvrs.items() if nn == n) for n in nets},
-        transceiver_parts={p: sum(c for (_, pp), c in xcvrs.items() if pp == p)
-                           for p in sorted({p for _, p in xcvrs})},
+        transceiver_parts={p: sum(c for (_, pp), c in xcvrs.items() if pp == p) for p in sorted({p for _, p in xcvrs})},
         cable_parts=dict(sorted(parts.items())),
         max_tray_fill=max((s.fill for s in trays.segments), default=0.0),
     )

@@ -118,16 +118,29 @@ class Tree:
     links_per_spine_core: int = 0
 
 
-def build_upper(b: Builder, network: str, planes: list[tuple[str, list[str]]], up_ports: dict[str, list[int]],
-                uplinks: int, speed: int, model_key: str, tiers: str | int, unit: int,
-                units_per_pod: int | None, field_prefix: str) -> Tree:
+def build_upper(
+    b: Builder,
+    network: str,
+    planes: list[tuple[str, list[str]]],
+    up_ports: dict[str, list[int]],
+    uplinks: int,
+    speed: int,
+    model_key: str,
+    tiers: str | int,
+    unit: int,
+    units_per_pod: int | None,
+    field_prefix: str,
+) -> Tree:
     """Spines (and cores) above groups of leaves. Each plane is an independent fat tree: one plane
     for shared spines, one per rail for rail planes. `unit` keeps pods aligned to whole scalable units."""
     model = b.catalog.switches[model_key]
     p_all = len(eligible(model, speed, "down"))
     if p_all == 0:
-        raise DesignError.one(f"{field_prefix}.switch", f"{model_key} has no {speed}G ports for the spine layer",
-                              "pick a spine model that runs the leaf uplink speed")
+        raise DesignError.one(
+            f"{field_prefix}.switch",
+            f"{model_key} has no {speed}G ports for the spine layer",
+            "pick a spine model that runs the leaf uplink speed",
+        )
     n_leaves = max(len(leaves) for _, leaves in planes)
     two = _two_tier(n_leaves, uplinks, p_all)
     want = tiers
@@ -138,12 +151,28 @@ def build_upper(b: Builder, network: str, planes: list[tuple[str, list[str]]], u
         if want == 2:
             if two is None:
                 raise DesignError.one(
-                    f"{field_prefix}.tiers", f"{len(leaves)} leaves with {uplinks} uplinks each do not fit under "
-                    f"one layer of {p_all}-port spines", "use tiers: auto (3 tiers) or fewer servers per fabric")
+                    f"{field_prefix}.tiers",
+                    f"{len(leaves)} leaves with {uplinks} uplinks each do not fit under "
+                    f"one layer of {p_all}-port spines",
+                    "use tiers: auto (3 tiers) or fewer servers per fabric",
+                )
             _two_tier_plane(b, network, prefix, leaves, up_ports, uplinks, speed, model_key, two, tree)
         else:
-            _three_tier_plane(b, network, prefix, leaves, up_ports, uplinks, speed, model_key, p_all, unit,
-                              units_per_pod, field_prefix, tree)
+            _three_tier_plane(
+                b,
+                network,
+                prefix,
+                leaves,
+                up_ports,
+                uplinks,
+                speed,
+                model_key,
+                p_all,
+                unit,
+                units_per_pod,
+                field_prefix,
+                tree,
+            )
     return tree
 
 
@@ -161,8 +190,18 @@ def _width(n: int) -> int:
     return max(2, len(str(n)))
 
 
-def _two_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], up_ports: dict[str, list[int]],
-                    uplinks: int, speed: int, model: str, spines: int, tree: Tree) -> None:
+def _two_tier_plane(
+    b: Builder,
+    network: str,
+    prefix: str,
+    leaves: list[str],
+    up_ports: dict[str, list[int]],
+    uplinks: int,
+    speed: int,
+    model: str,
+    spines: int,
+    tree: Tree,
+) -> None:
     k = uplinks // spines
     w = _width(spines)
     down = eligible(b.catalog.switches[model], speed, "down")
@@ -170,8 +209,15 @@ def _two_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], up
         sp = b.switch(f"{prefix}spine{j + 1:0{w}d}", model, network, "spine", **_plane_attr(prefix), index=j + 1)
         for li, leaf in enumerate(leaves):
             for t in range(k):
-                b.link(network, "leaf-spine", speed, leaf, b.port_name(leaf, up_ports[leaf][j * k + t]),
-                       sp.name, b.port_name(sp.name, down[li * k + t]))
+                b.link(
+                    network,
+                    "leaf-spine",
+                    speed,
+                    leaf,
+                    b.port_name(leaf, up_ports[leaf][j * k + t]),
+                    sp.name,
+                    b.port_name(sp.name, down[li * k + t]),
+                )
     tree.spines += spines
     tree.links_per_leaf_spine = k
 
@@ -185,14 +231,29 @@ def plane_count(design: Design, rails: int) -> int:
     n = design.backend.planes
     assert n is not None  # the design's shape check ties planes to spine_grouping: per_plane
     if rails % n:
-        raise DesignError.one("backend.planes", f"{n} planes do not split {rails} rails evenly (rail r is in "
-                              f"plane r mod {n})", "use a divisor of the rails, e.g. 2 for a dual-plane NIC")
+        raise DesignError.one(
+            "backend.planes",
+            f"{n} planes do not split {rails} rails evenly (rail r is in plane r mod {n})",
+            "use a divisor of the rails, e.g. 2 for a dual-plane NIC",
+        )
     return n
 
 
-def _three_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], up_ports: dict[str, list[int]],
-                      uplinks: int, speed: int, model_key: str, p_all: int, unit: int,
-                      units_per_pod: int | None, field_prefix: str, tree: Tree) -> None:
+def _three_tier_plane(
+    b: Builder,
+    network: str,
+    prefix: str,
+    leaves: list[str],
+    up_ports: dict[str, list[int]],
+    uplinks: int,
+    speed: int,
+    model_key: str,
+    p_all: int,
+    unit: int,
+    units_per_pod: int | None,
+    field_prefix: str,
+    tree: Tree,
+) -> None:
     model = b.catalog.switches[model_key]
     half = p_all // 2
     per_pod_units = units_per_pod or max(1, half // unit)
@@ -204,9 +265,10 @@ def _three_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], 
         raise DesignError.one(
             f"{field_prefix}.sus_per_pod" if units_per_pod else f"{field_prefix}.switch",
             f"a pod of {pod_leaves} leaves with {uplinks} uplinks each does not fit {half} spine downlinks",
-            "use fewer scalable units per pod")
+            "use fewer scalable units per pod",
+        )
     k = uplinks // s_pod
-    pods = [leaves[i:i + pod_leaves] for i in range(0, len(leaves), pod_leaves)]
+    pods = [leaves[i : i + pod_leaves] for i in range(0, len(leaves), pod_leaves)]
     # a spine's uplinks match the downlinks its pod uses (non-blocking above the leaves): a pod smaller
     # than the spines' half (fewer leaves, or a leaf's share not filling it) must not buy cores and optics
     # for ports nothing feeds. The first pod is the largest; every pod gets its spines' count, so each
@@ -217,28 +279,53 @@ def _three_tier_plane(b: Builder, network: str, prefix: str, leaves: list[str], 
         core_c = _smallest_divisor_at_least(up, core_c + 1)
     if core_c is None:
         raise DesignError.one(
-            "compute.count", f"{len(pods)} pods exceed a 3-tier fat tree of {p_all}-port switches "
-            f"(at most {p_all} pods)", "split the cluster into several fabrics or use a higher-radix switch")
+            "compute.count",
+            f"{len(pods)} pods exceed a 3-tier fat tree of {p_all}-port switches (at most {p_all} pods)",
+            "split the cluster into several fabrics or use a higher-radix switch",
+        )
     m = up // core_c
     ports = eligible(model, speed, "down")
-    down_idx, up_idx = ports[:half], ports[half:2 * half]
+    down_idx, up_idx = ports[:half], ports[half : 2 * half]
     ws, wc = _width(s_pod), _width(s_pod * core_c)
-    cores = [b.switch(f"{prefix}core{n + 1:0{wc}d}", model_key, network, "core", **_plane_attr(prefix), index=n + 1)
-             for n in range(s_pod * core_c)]
+    cores = [
+        b.switch(f"{prefix}core{n + 1:0{wc}d}", model_key, network, "core", **_plane_attr(prefix), index=n + 1)
+        for n in range(s_pod * core_c)
+    ]
     for q, pod in enumerate(pods):
         for j in range(s_pod):
-            sp = b.switch(f"{prefix}pod{q + 1}-spine{j + 1:0{ws}d}", model_key, network, "spine",
-                          **_plane_attr(prefix), pod=q + 1, index=j + 1)
+            sp = b.switch(
+                f"{prefix}pod{q + 1}-spine{j + 1:0{ws}d}",
+                model_key,
+                network,
+                "spine",
+                **_plane_attr(prefix),
+                pod=q + 1,
+                index=j + 1,
+            )
             for li, leaf in enumerate(pod):
                 b.by_name[leaf].attrs["pod"] = q + 1
                 for t in range(k):
-                    b.link(network, "leaf-spine", speed, leaf, b.port_name(leaf, up_ports[leaf][j * k + t]),
-                           sp.name, b.port_name(sp.name, down_idx[li * k + t]))
+                    b.link(
+                        network,
+                        "leaf-spine",
+                        speed,
+                        leaf,
+                        b.port_name(leaf, up_ports[leaf][j * k + t]),
+                        sp.name,
+                        b.port_name(sp.name, down_idx[li * k + t]),
+                    )
             for g in range(core_c):
                 core = cores[j * core_c + g]
                 for t in range(m):
-                    b.link(network, "spine-core", speed, sp.name, b.port_name(sp.name, up_idx[g * m + t]),
-                           core.name, b.port_name(core.name, ports[q * m + t]))
+                    b.link(
+                        network,
+                        "spine-core",
+                        speed,
+                        sp.name,
+                        b.port_name(sp.name, up_idx[g * m + t]),
+                        core.name,
+                        b.port_name(core.name, ports[q * m + t]),
+                    )
     tree.spines += len(pods) * s_pod
     tree.cores += len(cores)
     tree.pods += len(pods)
@@ -280,7 +367,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         up_ports: dict[str, list[int]] = {}
         lw = _width(n_lpr)
         for u in range(n_su):
-            members = servers[u * su_size:(u + 1) * su_size]
+            members = servers[u * su_size : (u + 1) * su_size]
             for r in range(rails):
                 for k in range(n_lpr):
                     # one leaf per rail keeps its historical name (su1-rail0-leaf): NetBox and the
@@ -291,11 +378,18 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
                     leaves.append(leaf.name)
                     per_rail[r].append(leaf.name)
                     up_ports[leaf.name] = ups
-                    for si, host in enumerate(members[k * down:(k + 1) * down]):
+                    for si, host in enumerate(members[k * down : (k + 1) * down]):
                         # rail r carries NIC r; a design with fewer rails than NICs leaves NICs dark
                         # and the invariants report them.
-                        b.link("backend", "server-leaf", speed, host, srv.backend.name.format(i=r),
-                               leaf.name, b.port_name(leaf.name, downs[si]))
+                        b.link(
+                            "backend",
+                            "server-leaf",
+                            speed,
+                            host,
+                            srv.backend.name.format(i=r),
+                            leaf.name,
+                            b.port_name(leaf.name, downs[si]),
+                        )
         unit = rails * n_lpr
     else:
         # a server's ports in the order of its cages, so a twin system cage (DGX: rails 7 and 4) meets
@@ -311,16 +405,24 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         leaves_per_su = math.ceil(su_size / per_leaf)
         lw = _width(leaves_per_su)
         for u in range(n_su):
-            members = servers[u * su_size:(u + 1) * su_size]
+            members = servers[u * su_size : (u + 1) * su_size]
             for k in range(leaves_per_su):
-                leaf = b.switch(f"su{u + 1:0{su_w}d}-leaf{k + 1:0{lw}d}", sw_key, "backend", "leaf", su=u + 1,
-                                index=k + 1)
+                leaf = b.switch(
+                    f"su{u + 1:0{su_w}d}-leaf{k + 1:0{lw}d}", sw_key, "backend", "leaf", su=u + 1, index=k + 1
+                )
                 leaves.append(leaf.name)
                 up_ports[leaf.name] = ups
-                for si, host in enumerate(members[k * per_leaf:(k + 1) * per_leaf]):
+                for si, host in enumerate(members[k * per_leaf : (k + 1) * per_leaf]):
                     for j, r in enumerate(cage_order):
-                        b.link("backend", "server-leaf", speed, host, srv.backend.name.format(i=r),
-                               leaf.name, b.port_name(leaf.name, downs[si * rails + j]))
+                        b.link(
+                            "backend",
+                            "server-leaf",
+                            speed,
+                            host,
+                            srv.backend.name.format(i=r),
+                            leaf.name,
+                            b.port_name(leaf.name, downs[si * rails + j]),
+                        )
         unit = leaves_per_su
     if be.spine_grouping == "per_rail":
         planes = [(f"rail{r}-", per_rail[r]) for r in range(rails)]
@@ -328,13 +430,14 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
     elif be.spine_grouping == "per_plane":
         n_planes = plane_count(design, rails)
         # plane p: the leaves of rails p, p + planes, ...; in scalable-unit order, so pods stay whole units
-        planes = [(f"plane{p + 1}-", [lf for lf in leaves if b.by_name[lf].attrs["rail"] % n_planes == p])
-                  for p in range(n_planes)]
+        planes = [
+            (f"plane{p + 1}-", [lf for lf in leaves if b.by_name[lf].attrs["rail"] % n_planes == p])
+            for p in range(n_planes)
+        ]
         unit = rails // n_planes * n_lpr
     else:
         planes = [("", leaves)]
-    tree = build_upper(b, "backend", planes, up_ports, up, speed, sw_key, be.tiers, unit, be.sus_per_pod,
-                       "backend")
+    tree = build_upper(b, "backend", planes, up_ports, up, speed, sw_key, be.tiers, unit, be.sus_per_pod, "backend")
     slots: list[tuple[str, str]] = []
     if be.topology == "rail_optimized" and design.compute.reserved_slots:
         # the ports the last unit's missing servers would have taken: slot by slot, rail by rail
@@ -381,8 +484,9 @@ def _tor_servers(model: Switch, speed: int, rails: int, ratio: Fraction) -> int:
     return best
 
 
-def _attach_subnet_managers(b: Builder, design: Design, leaves: list[str], speed: int,
-                            slots: list[tuple[str, str]]) -> list[dict[str, str]]:
+def _attach_subnet_managers(
+    b: Builder, design: Design, leaves: list[str], speed: int, slots: list[tuple[str, str]]
+) -> list[dict[str, str]]:
     """Subnet-manager nodes take the last port of rail k's leaf in the last scalable unit (a fixed,
     documented position, like NVIDIA's UFM port). On a fully populated 1:1 leaf that port is an
     uplink: the port invariant then says so instead of the builder quietly moving it.
@@ -446,8 +550,15 @@ class LeafPairs:
             names = []
             for s in range(sides):
                 n = len(self.leaves) + 1
-                leaf = b.switch(f"{self.prefix}{n:02d}", self.switch, self.network, "leaf",
-                                pair=(n - 1) // sides + 1, side=s, service=service)
+                leaf = b.switch(
+                    f"{self.prefix}{n:02d}",
+                    self.switch,
+                    self.network,
+                    "leaf",
+                    pair=(n - 1) // sides + 1,
+                    side=s,
+                    service=service,
+                )
                 self.leaves.append(leaf.name)
                 self.up_ports[leaf.name] = ups
                 names.append(leaf.name)
@@ -458,8 +569,15 @@ class LeafPairs:
                 if slot + need > down and slot:
                     break
                 for p, (pname, speed) in enumerate(ports):
-                    b.link(self.network, "server-leaf", speed, host, pname, names[p % sides],
-                           b.port_name(names[p % sides], downs[slot + p // sides]))
+                    b.link(
+                        self.network,
+                        "server-leaf",
+                        speed,
+                        host,
+                        pname,
+                        names[p % sides],
+                        b.port_name(names[p % sides], downs[slot + p // sides]),
+                    )
                 slot += need
                 i += 1
             if i >= len(group):
@@ -490,8 +608,9 @@ def fill_leaf(total: int, down_speed: int, up_speed: int, ratio: Fraction) -> tu
     return down, up
 
 
-def build_frontend(b: Builder, design: Design, servers: list[str], storage: list[str],
-                   mgmt: list[str]) -> dict[str, Any]:
+def build_frontend(
+    b: Builder, design: Design, servers: list[str], storage: list[str], mgmt: list[str]
+) -> dict[str, Any]:
     fe = design.frontend
     model = b.catalog.switches[fe.switch]
     spine_key = fe.spine_switch or fe.switch
@@ -520,12 +639,14 @@ def build_frontend(b: Builder, design: Design, servers: list[str], storage: list
     place([(h, ports(srv.frontend_port_name, sides, sd)) for h in servers], service=False)
     # a dedicated storage fabric takes the storage servers off the frontend
     on_frontend = storage if design.storage.network == "frontend" else []
-    svc = [(h, ports(stm.frontend_port_name, design.storage.ports_per_server, design.storage.speed))
-           for h in on_frontend]
+    svc = [
+        (h, ports(stm.frontend_port_name, design.storage.ports_per_server, design.storage.speed)) for h in on_frontend
+    ]
     svc += [(h, ports(mm.frontend_port_name, min(sides, mnic.ports), mnic.speed_gbps)) for h in mgmt]
     place(svc, service=True)
-    tree = build_upper(b, "frontend", [("fe-", leaves)], up_ports, up, up_speed, spine_key, "auto", sides, None,
-                       "frontend")
+    tree = build_upper(
+        b, "frontend", [("fe-", leaves)], up_ports, up, up_speed, spine_key, "auto", sides, None, "frontend"
+    )
     return {
         "switch": fe.switch,
         "spine_switch": spine_key,
@@ -570,10 +691,16 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     stm = b.catalog.storage_servers[st.server]
     s_downs, s_ups = _layout(model, speed, up, speed, up)
     compute_leaves = len(leaves)
-    pairs.place([(h, [(stm.frontend_port_name.format(i=i), st.speed) for i in range(st.ports_per_server)])
-                 for h in storage], up, s_downs, s_ups, service=True)
-    tree = build_upper(b, "storage", [("stor-", leaves)], up_ports, up, speed, fab.switch, fab.tiers, sides, None,
-                       "storage.fabric")
+    pairs.place(
+        [(h, [(stm.frontend_port_name.format(i=i), st.speed) for i in range(st.ports_per_server)]) for h in storage],
+        up,
+        s_downs,
+        s_ups,
+        service=True,
+    )
+    tree = build_upper(
+        b, "storage", [("stor-", leaves)], up_ports, up, speed, fab.switch, fab.tiers, sides, None, "storage.fabric"
+    )
     return {
         "technology": fab.technology,
         "switch": fab.switch,
@@ -639,8 +766,9 @@ def oob_sizing(catalog: Catalog, design: Design, sizes: list[int], agg_group: in
     return per_pair, n_pairs
 
 
-def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | None = None,
-              agg_group: int = 0) -> dict[str, Any]:
+def build_oob(
+    b: Builder, design: Design, groups: list[list[Endpoint | None]] | None = None, agg_group: int = 0
+) -> dict[str, Any]:
     """Access switches and their aggregation pairs. Without `groups` every endpoint is served in device
     order (servers' BMCs first, then switches). Placement passes rack-local `groups` instead (one or more
     access switches per group, tagged with attrs["group"]); an endpoint takes the access port of its
@@ -660,13 +788,15 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | 
     groups = [list(g) for g in groups]
     endpoints = sum(e is not None for g in groups for e in g)
     downs = eligible(model, down_speed, "down")
-    ups = [i for i in eligible(model, up_speed, "up") if i not in set(downs)][:oob.uplinks_per_switch]
+    ups = [i for i in eligible(model, up_speed, "up") if i not in set(downs)][: oob.uplinks_per_switch]
     agg_ports = eligible(agg_model, up_speed, "down")
     per_pair, n_pairs = oob_sizing(b.catalog, design, [len(g) for g in groups], agg_group)
-    aggs = [b.switch(f"oob-agg{i + 1}", agg_key, "oob", "spine", index=i + 1, pair=i // 2 + 1)
-            for i in range(2 * n_pairs)]
-    n_sw = sum(math.ceil((len(g) + (2 * n_pairs if gi == agg_group else 0)) / len(downs))
-               for gi, g in enumerate(groups))
+    aggs = [
+        b.switch(f"oob-agg{i + 1}", agg_key, "oob", "spine", index=i + 1, pair=i // 2 + 1) for i in range(2 * n_pairs)
+    ]
+    n_sw = sum(
+        math.ceil((len(g) + (2 * n_pairs if gi == agg_group else 0)) / len(downs)) for gi, g in enumerate(groups)
+    )
     if aggs:
         groups[agg_group] += [(a.name, agg_model.mgmt_port) for a in aggs]
     agg_next = [0] * len(aggs)
@@ -681,7 +811,7 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | 
             if grouped:
                 attrs["group"] = gi
             sw = b.switch(f"oob{n + 1:0{w}d}", oob.switch, "oob", "leaf", **attrs)
-            for k, ep in enumerate(group[c * len(downs):(c + 1) * len(downs)]):
+            for k, ep in enumerate(group[c * len(downs) : (c + 1) * len(downs)]):
                 if ep is None:
                     continue
                 dev, port = ep
@@ -690,8 +820,7 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | 
                 # round robin over the service leaves that have a free port left, so a switch's
                 # uplinks land on different leaves (both sides of a pair) and switches spread evenly
                 for u in range(oob.uplinks_per_switch):
-                    k = next((k for k in range(len(service)) if leaf_ports[service[(cursor + k) % len(service)]]),
-                             0)
+                    k = next((k for k in range(len(service)) if leaf_ports[service[(cursor + k) % len(service)]]), 0)
                     leaf = service[(cursor + k) % len(service)]
                     cursor = (cursor + k + 1) % len(service)
                     uplink_no += 1
@@ -700,8 +829,15 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | 
                     # past the free ports: an overflow port, which the invariants refuse with the fix
                     idx = free.pop(0) if free else lmodel.ports + uplink_no
                     up_idx = ups[u] if u < len(ups) else model.ports + u
-                    b.link("oob", "access-leaf", up_speed, sw.name, b.port_name(sw.name, up_idx), leaf,
-                           b.port_name(leaf, idx))
+                    b.link(
+                        "oob",
+                        "access-leaf",
+                        up_speed,
+                        sw.name,
+                        b.port_name(sw.name, up_idx),
+                        leaf,
+                        b.port_name(leaf, idx),
+                    )
                 n += 1
                 continue
             pair = n // per_pair
@@ -710,14 +846,25 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]] | 
                 idx = agg_ports[agg_next[a]] if agg_next[a] < len(agg_ports) else agg_model.ports + agg_next[a]
                 agg_next[a] += 1
                 up_idx = ups[u] if u < len(ups) else model.ports + u
-                b.link("oob", "access-agg", up_speed, sw.name, b.port_name(sw.name, up_idx), aggs[a].name,
-                       b.port_name(aggs[a].name, idx))
+                b.link(
+                    "oob",
+                    "access-agg",
+                    up_speed,
+                    sw.name,
+                    b.port_name(sw.name, up_idx),
+                    aggs[a].name,
+                    b.port_name(aggs[a].name, idx),
+                )
             n += 1
-    return {"switch": oob.switch,
-            "aggregation_switch": agg_key if oob.uplink == "aggregation" else None, "access_switches": n,
-            "aggregation_switches": len(aggs), "endpoints": endpoints + len(aggs),
-            "uplinks_per_switch": oob.uplinks_per_switch,
-            "uplink_speed_gbps": up_speed}
+    return {
+        "switch": oob.switch,
+        "aggregation_switch": agg_key if oob.uplink == "aggregation" else None,
+        "access_switches": n,
+        "aggregation_switches": len(aggs),
+        "endpoints": endpoints + len(aggs),
+        "uplinks_per_switch": oob.uplinks_per_switch,
+        "uplink_speed_gbps": up_speed,
+    }
 
 
 def _service_leaf_ports(b: Builder, speed: int) -> dict[str, list[int]]:
@@ -748,8 +895,15 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
         b.add(Device(h, "storage", "storage", design.storage.server, attrs={"index": i + 1}))
     mgmt = [f"mgmt{i + 1:02d}" for i in range(design.management.count)]
     for i, h in enumerate(mgmt):
-        b.add(Device(h, "management", "management", design.management.server,
-                     attrs={"index": i + 1, "subnet_manager": i < design.management.backend_attached}))
+        b.add(
+            Device(
+                h,
+                "management",
+                "management",
+                design.management.server,
+                attrs={"index": i + 1, "subnet_manager": i < design.management.backend_attached},
+            )
+        )
     networks = {
         "backend": build_backend(b, design, servers),
         "frontend": build_frontend(b, design, servers, storage, mgmt),
@@ -767,19 +921,25 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
     fab = design.storage.fabric
     if fab is not None and fab.technology == "ethernet":
         # sized, placed, cabled and priced like the InfiniBand one, but nothing configures it yet
-        plan.warnings.append(PlanWarning(
-            field="storage.fabric.technology",
-            message="an Ethernet storage fabric gets its switches, cables, racks and BoM, but railyard renders "
-                    "no switch configs and no IP plan for it yet: configure its switches and the storage ports' "
-                    "addresses by hand, or use technology: infiniband (OpenSM files under infiniband/storage/)"))
+        plan.warnings.append(
+            PlanWarning(
+                field="storage.fabric.technology",
+                message="an Ethernet storage fabric gets its switches, cables, racks and BoM, but railyard renders "
+                "no switch configs and no IP plan for it yet: configure its switches and the storage ports' "
+                "addresses by hand, or use technology: infiniband (OpenSM files under infiniband/storage/)",
+            )
+        )
     free = _free_reserved_ports(design, networks["backend"])
     if free:
-        plan.warnings.append(PlanWarning(
-            field="compute.reserved_slots",
-            message=f"the last scalable unit is partial: {free} leaf ports of its {design.compute.reserved_slots} "
-                    "reserved server slots stay free (the rails keep their full uplinks; those leaves run below "
-                    f"the requested oversubscription); attach {attached_nodes(design)} there "
-                    "(management.backend_attached) or fill the unit"))
+        plan.warnings.append(
+            PlanWarning(
+                field="compute.reserved_slots",
+                message=f"the last scalable unit is partial: {free} leaf ports of its {design.compute.reserved_slots} "
+                "reserved server slots stay free (the rails keep their full uplinks; those leaves run below "
+                f"the requested oversubscription); attach {attached_nodes(design)} there "
+                "(management.backend_attached) or fill the unit",
+            )
+        )
     return plan
 
 
@@ -799,8 +959,9 @@ def _rack_system_devices(b: Builder, design: Design) -> None:
         for j in range(1, rs.nvlink_switches + 1):
             b.switch(f"nvsw{k:0{w}d}-{j}", rs.nvlink_switch, "nvlink", "nvlink", system_rack=k, index=j)
         for j in range(1, rs.power_shelves + 1):
-            b.add(Device(f"pwr{k:0{w}d}-{j}", "pdu", "power-shelf", rs.power_shelf,
-                         attrs={"system_rack": k, "index": j}))
+            b.add(
+                Device(f"pwr{k:0{w}d}-{j}", "pdu", "power-shelf", rs.power_shelf, attrs={"system_rack": k, "index": j})
+            )
 
 
 def _free_reserved_ports(design: Design, backend: dict[str, Any]) -> int:

@@ -156,8 +156,12 @@ def switch_port_numbers(catalog: Catalog, model: str) -> dict[str, int]:
 _ROLE_RANK = {"leaf": 0, "spine": 1, "core": 2}
 
 
-def subnet(plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mapping[str, int] | None = None,
-           network: str = "backend") -> Subnet:
+def subnet(
+    plan: Plan,
+    guids: Mapping[str, int] | None = None,
+    port_guids: Mapping[str, int] | None = None,
+    network: str = "backend",
+) -> Subnet:
     """The backend (or the dedicated storage fabric, `network`) as an InfiniBand subnet. `guids` (node
     description -> node GUID) and `port_guids` (HCA description -> port GUID), from a discovered fabric,
     replace the name-derived placeholders; `guids` must cover every node."""
@@ -188,8 +192,11 @@ def subnet(plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mappi
     else:
         missing = sorted(set(kinds) - set(guids))
         if missing:
-            raise DesignError.one("--guids", f"{len(missing)} fabric nodes have no GUID, e.g. {missing[0]!r}",
-                                  "map every node description of the plan to its as-built GUID")
+            raise DesignError.one(
+                "--guids",
+                f"{len(missing)} fabric nodes have no GUID, e.g. {missing[0]!r}",
+                "map every node description of the plan to its as-built GUID",
+            )
         guid_of = {k: guids[k] for k in kinds}
 
     order = {d.name: i for i, d in enumerate(plan.devices)}
@@ -198,16 +205,22 @@ def subnet(plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mappi
     roots = [s for s in switches if _ROLE_RANK.get(idx[s].role, 0) == top] if top > 0 else []
     sm_names = {d.name for d in plan.devices if d.kind == "management" and d.attrs.get("subnet_manager")}
     hca_ports = {d: g for d, g in (port_guids or {}).items() if d in kinds}
-    hosts = [SmHost(dev, desc, hca_ports.get(desc) or guid_of[desc] + 1, on_switch=False)
-             for (dev, _port), (desc, _) in ends.items() if dev in sm_names]
+    hosts = [
+        SmHost(dev, desc, hca_ports.get(desc) or guid_of[desc] + 1, on_switch=False)
+        for (dev, _port), (desc, _) in ends.items()
+        if dev in sm_names
+    ]
     hosts.sort(key=lambda h: (order[h.device], h.node))
     if not hosts:
         # management.backend_attached: 0: the SM runs embedded in managed switches; the top tier sees
         # the whole subnet at equal distance, so the first two roots host master and standby
         hosts = [SmHost(s, s, guid_of[s], on_switch=True) for s in (roots or switches)[:2]]
     first = hosts[0].node if hosts else None
-    ordered = [*([first] if first else []), *(s for s in switches if s != first),
-               *(c for c, (k, _) in kinds.items() if k != "Switch" and c != first)]
+    ordered = [
+        *([first] if first else []),
+        *(s for s in switches if s != first),
+        *(c for c, (k, _) in kinds.items() if k != "Switch" and c != first),
+    ]
     return Subnet(ordered, kinds, guid_of, ends, roots, hosts, guids is not None, hca_ports, network)
 
 
@@ -245,14 +258,20 @@ def partitions(plan: Plan, sn: Subnet) -> list[Partition]:
         # every tenant reaches the storage servers: their ports are full members of the default
         # partition (a limited tenant port may talk to a full member), tenants still never each other
         kind = {d.name: d.kind for d in plan.devices}
-        default.members += [Member(desc, dev, sn.port_guid(desc, p), True) for (dev, _port), (desc, p)
-                            in sorted(sn.ends.items()) if kind[dev] == "storage"]
+        default.members += [
+            Member(desc, dev, sn.port_guid(desc, p), True)
+            for (dev, _port), (desc, p) in sorted(sn.ends.items())
+            if kind[dev] == "storage"
+        ]
     out = [default]
     for i, name, pkey in tenant_pkeys(plan.design):
         servers = [s for s in members.get(name, []) if s in ports_of]
         if servers:
-            out.append(Partition(name, pkey, [Member(label, s, g, True) for s in servers for label, g in ports_of[s]],
-                                 i, servers))
+            out.append(
+                Partition(
+                    name, pkey, [Member(label, s, g, True) for s in servers for label, g in ports_of[s]], i, servers
+                )
+            )
     return out
 
 
@@ -271,36 +290,66 @@ def isolation_problems(parts: list[Partition], owner: Mapping[str, str]) -> list
         if p.name == "Default":
             continue
         if not 0 < p.pkey < DEFAULT_PKEY:
-            problems.append(Problem(field_of(p, ".pkey"), f"pkey 0x{p.pkey:04x} of tenant {p.name!r} is not a "
-                                    "tenant key (0x0001-0x7ffe; 0x7fff is the default partition)",
-                                    "pick another key"))
+            problems.append(
+                Problem(
+                    field_of(p, ".pkey"),
+                    f"pkey 0x{p.pkey:04x} of tenant {p.name!r} is not a "
+                    "tenant key (0x0001-0x7ffe; 0x7fff is the default partition)",
+                    "pick another key",
+                )
+            )
         if p.pkey in seen_key:
-            problems.append(Problem(field_of(p, ".pkey"), f"tenants {seen_key[p.pkey].name!r} and {p.name!r} share "
-                                    f"partition key 0x{p.pkey:04x}: their servers would reach each other",
-                                    "give every tenant its own pkey"))
+            problems.append(
+                Problem(
+                    field_of(p, ".pkey"),
+                    f"tenants {seen_key[p.pkey].name!r} and {p.name!r} share "
+                    f"partition key 0x{p.pkey:04x}: their servers would reach each other",
+                    "give every tenant its own pkey",
+                )
+            )
         seen_key.setdefault(p.pkey, p)
         for m in p.members:
             if owner.get(m.device) != p.name:
-                problems.append(Problem(field_of(p), f"partition {p.name!r} (0x{p.pkey:04x}) holds {m.label}, a "
-                                        f"port of {m.device}, which {p.name!r} does not rent "
-                                        f"(owner: {owner.get(m.device, 'nobody')})",
-                                        "a tenant partition may only hold its own servers' ports"))
+                problems.append(
+                    Problem(
+                        field_of(p),
+                        f"partition {p.name!r} (0x{p.pkey:04x}) holds {m.label}, a "
+                        f"port of {m.device}, which {p.name!r} does not rent "
+                        f"(owner: {owner.get(m.device, 'nobody')})",
+                        "a tenant partition may only hold its own servers' ports",
+                    )
+                )
             if m.port_guid in seen_port and seen_port[m.port_guid][0] is not p:
                 other = seen_port[m.port_guid][0]
-                problems.append(Problem(field_of(p), f"port {m.label} (0x{m.port_guid:016x}) is a member of both "
-                                        f"{other.name!r} and {p.name!r}: the two tenants share it",
-                                        "a server belongs to at most one tenant; remove it from one of them"))
+                problems.append(
+                    Problem(
+                        field_of(p),
+                        f"port {m.label} (0x{m.port_guid:016x}) is a member of both "
+                        f"{other.name!r} and {p.name!r}: the two tenants share it",
+                        "a server belongs to at most one tenant; remove it from one of them",
+                    )
+                )
             seen_port.setdefault(m.port_guid, (p, m))
             if not m.full:
-                problems.append(Problem(field_of(p), f"{m.label} is only a limited member of its tenant "
-                                        f"partition {p.name!r}", "tenant members are full members"))
+                problems.append(
+                    Problem(
+                        field_of(p),
+                        f"{m.label} is only a limited member of its tenant partition {p.name!r}",
+                        "tenant members are full members",
+                    )
+                )
     default = next((p for p in parts if p.name == "Default"), None)
     if default is not None:
         for m in default.members:
             if m.full and m.port_guid in seen_port:
-                problems.append(Problem(field_of(seen_port[m.port_guid][0]), f"{m.label} is a full member of the "
-                                        "default partition: as a full member it could reach every tenant",
-                                        "only subnet-manager ports are full members of 0x7fff"))
+                problems.append(
+                    Problem(
+                        field_of(seen_port[m.port_guid][0]),
+                        f"{m.label} is a full member of the "
+                        "default partition: as a full member it could reach every tenant",
+                        "only subnet-manager ports are full members of 0x7fff",
+                    )
+                )
     return problems
 
 
@@ -329,14 +378,24 @@ def check(plan: Plan, catalog: Catalog) -> None:
     plan.infiniband = InfinibandFacts(
         root_switches=sn.roots,
         subnet_managers=[SubnetManager(device=h.device, node=h.node, on_switch=h.on_switch) for h in sn.sm_hosts],
-        partitions=[PartitionFact(name=p.name, pkey=f"0x{p.pkey:04x}", ports=len(p.members),
-                                  servers=hostlist.collect_hostlist(p.servers) if p.servers else "") for p in parts],
+        partitions=[
+            PartitionFact(
+                name=p.name,
+                pkey=f"0x{p.pkey:04x}",
+                ports=len(p.members),
+                servers=hostlist.collect_hostlist(p.servers) if p.servers else "",
+            )
+            for p in parts
+        ],
     )
     if sn.sm_hosts and sn.sm_hosts[0].on_switch and len(sn.order) > EMBEDDED_SM_MAX_NODES:
         # the playbook: UFM (or an SM on servers) is a hard requirement above ~2k GPUs
-        plan.warnings.append(PlanWarning(
-            field="management.backend_attached",
-            message=f"{len(sn.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
-                       "subnet manager handles; attach management nodes to the backend and run OpenSM or UFM there "
-                       "(a fully populated 1:1 fabric needs a free port for them: give them the last unit's last "
-                       "server slot with compute.reserved_slots: 1 and one server fewer)"))
+        plan.warnings.append(
+            PlanWarning(
+                field="management.backend_attached",
+                message=f"{len(sn.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
+                "subnet manager handles; attach management nodes to the backend and run OpenSM or UFM there "
+                "(a fully populated 1:1 fabric needs a free port for them: give them the last unit's last "
+                "server slot with compute.reserved_slots: 1 and one server fewer)",
+            )
+        )

@@ -109,8 +109,11 @@ def _port_speeds(plan: Plan, catalog: Catalog) -> Callable[[Device], dict[str, A
             return model_ports[dev.model]
         key = f"{dev.kind}:{dev.model}"
         if key not in host_ports:
-            host_ports[key] = (host_port_speeds(catalog, dev, fe_nic_key, fe_nic_count) if dev.kind == "server"
-                               else host_port_speeds(catalog, dev))
+            host_ports[key] = (
+                host_port_speeds(catalog, dev, fe_nic_key, fe_nic_count)
+                if dev.kind == "server"
+                else host_port_speeds(catalog, dev)
+            )
         return host_ports[key]
 
     return ports_of
@@ -129,42 +132,68 @@ def _check_ports(plan: Plan, catalog: Catalog, devs: dict[str, Device], c: _Coll
             if port not in table:
                 if lk.tier == "access-leaf" and dev.network == "frontend":
                     up = plan.design.oob.uplinks_per_switch
-                    c.add("port-count", "oob.uplink",
-                          f"the frontend service leaves have too few free {lk.speed_gbps}G ports for the OOB "
-                          f"access switches' uplinks ({up} each): {dname} has none left for {lk.a_device}",
-                          "set oob.uplink: aggregation, fewer oob.uplinks_per_switch, more racks per access "
-                          "switch (oob.racks_per_switch), or frontend leaves with spare ports")
+                    c.add(
+                        "port-count",
+                        "oob.uplink",
+                        f"the frontend service leaves have too few free {lk.speed_gbps}G ports for the OOB "
+                        f"access switches' uplinks ({up} each): {dname} has none left for {lk.a_device}",
+                        "set oob.uplink: aggregation, fewer oob.uplinks_per_switch, more racks per access "
+                        "switch (oob.racks_per_switch), or frontend leaves with spare ports",
+                    )
                 elif dev.kind == "switch":
-                    c.add("port-count", _switch_field(plan, dev),
-                          f"{dname} needs more ports than its model {dev.model} has ({dev.ports})",
-                          "fewer servers per leaf, a higher oversubscription ratio, or a larger switch")
+                    c.add(
+                        "port-count",
+                        _switch_field(plan, dev),
+                        f"{dname} needs more ports than its model {dev.model} has ({dev.ports})",
+                        "fewer servers per leaf, a higher oversubscription ratio, or a larger switch",
+                    )
                 else:
-                    c.add("nic", {"backend": "backend.rails", "storage": "storage.fabric.ports_per_server"}.get(
-                          lk.network, f"{lk.network}.ports_per_server"),
-                          f"{dname} has no port {port} ({dev.model})",
-                          "match rails / ports to the server's NICs")
+                    c.add(
+                        "nic",
+                        {"backend": "backend.rails", "storage": "storage.fabric.ports_per_server"}.get(
+                            lk.network, f"{lk.network}.ports_per_server"
+                        ),
+                        f"{dname} has no port {port} ({dev.model})",
+                        "match rails / ports to the server's NICs",
+                    )
                 continue
             if lk.speed_gbps not in table[port]:
-                field = {"backend": "backend.switch", "frontend": "frontend.speed", "oob": "oob.switch",
-                         "storage": "storage.fabric.speed"}[lk.network]
+                field = {
+                    "backend": "backend.switch",
+                    "frontend": "frontend.speed",
+                    "oob": "oob.switch",
+                    "storage": "storage.fabric.speed",
+                }[lk.network]
                 if devs[lk.a_device].kind == "storage":
                     field = "storage.speed"
-                c.add("speed", field,
-                      f"{dname} {port} cannot run {lk.speed_gbps}G (it runs {sorted(table[port])} G); "
-                      f"the two ends of {lk.a_device} {lk.a_port} <-> {lk.b_device} {lk.b_port} differ",
-                      "use parts whose ports run the same speed")
+                c.add(
+                    "speed",
+                    field,
+                    f"{dname} {port} cannot run {lk.speed_gbps}G (it runs {sorted(table[port])} G); "
+                    f"the two ends of {lk.a_device} {lk.a_port} <-> {lk.b_device} {lk.b_port} differ",
+                    "use parts whose ports run the same speed",
+                )
     # only the ports used twice are sorted (for a stable report): all of them were ~1 s at 98,304 GPUs
     for (dname, port), n in sorted(x for x in used.items() if x[1] > 1):
         # a subnet-manager node on a full leaf is a design choice, anything else a builder bug
-        sm = any(lk.tier == "server-leaf" and devs[lk.a_device].kind == "management"
-                 and lk.b_device == dname and lk.b_port == port for lk in plan.links)
+        sm = any(
+            lk.tier == "server-leaf"
+            and devs[lk.a_device].kind == "management"
+            and lk.b_device == dname
+            and lk.b_port == port
+            for lk in plan.links
+        )
         field = "management.backend_attached" if sm else _switch_field(plan, devs[dname])
         # an Ethernet backend has no subnet manager to move onto a switch
         instead = " (run the SM on a managed switch)" if plan.design.backend.technology == "infiniband" else ""
-        hint = (f"the fabric has no spare port for the {attached_nodes(plan.design)}: set "
-                f"management.backend_attached: 0{instead}, oversubscribe, "
-                "or give the nodes the last unit's last server slot (compute.count one server fewer, "
-                "compute.reserved_slots: 1)" if sm else "this is a railyard bug; please report the design")
+        hint = (
+            f"the fabric has no spare port for the {attached_nodes(plan.design)}: set "
+            f"management.backend_attached: 0{instead}, oversubscribe, "
+            "or give the nodes the last unit's last server slot (compute.count one server fewer, "
+            "compute.reserved_slots: 1)"
+            if sm
+            else "this is a railyard bug; please report the design"
+        )
         c.add("double", field, f"{dname} port {port} is used by {n} links", hint)
     return used
 
@@ -176,13 +205,17 @@ def _check_backend_nics(plan: Plan, nic_ports: list[str], used: Counter[tuple[st
             continue
         for p in nic_ports:
             if used[(d.name, p)] != 1:
-                c.add("nic", "backend.rails",
-                      f"{d.name} {p} is connected {used[(d.name, p)]} times (must be exactly once)",
-                      f"set backend.rails to {len(nic_ports)}, one rail per backend port")
+                c.add(
+                    "nic",
+                    "backend.rails",
+                    f"{d.name} {p} is connected {used[(d.name, p)]} times (must be exactly once)",
+                    f"set backend.rails to {len(nic_ports)}, one rail per backend port",
+                )
 
 
-def _check_radix(plan: Plan, catalog: Catalog, devs: dict[str, Device], used: Counter[tuple[str, str]],
-                 c: _Collector) -> None:
+def _check_radix(
+    plan: Plan, catalog: Catalog, devs: dict[str, Device], used: Counter[tuple[str, str]], c: _Collector
+) -> None:
     """Ports used never exceed the switch model's (the management port is not a front-panel port)."""
     per_switch: Counter[str] = Counter()
     for (dname, port), _n in used.items():
@@ -191,8 +224,12 @@ def _check_radix(plan: Plan, catalog: Catalog, devs: dict[str, Device], used: Co
     for dname, n in per_switch.items():
         dev = devs[dname]
         if n > dev.ports:
-            c.add("port-count", _switch_field(plan, dev), f"{dname} uses {n} ports but {dev.model} has {dev.ports}",
-                  "fewer servers per leaf, a higher oversubscription ratio, or a larger switch")
+            c.add(
+                "port-count",
+                _switch_field(plan, dev),
+                f"{dname} uses {n} ports but {dev.model} has {dev.ports}",
+                "fewer servers per leaf, a higher oversubscription ratio, or a larger switch",
+            )
 
 
 def _measure_leaves(plan: Plan, devs: dict[str, Device], nic_ports: list[str]) -> Bandwidth:
@@ -241,27 +278,39 @@ def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
         if r != want:
             down_ports = plan.networks["backend"]["downlinks_per_leaf"]
             fits = ", ".join(f"{n}:1" for n in range(1, 8) if down_ports % n == 0)
-            c.add("ratio", "backend.oversubscription",
-                  f"{leaf} measures {_pretty_ratio(r)} ({bw.down[leaf]}G down / {bw.up[leaf]}G up), "
-                  f"not the requested {be.oversubscription}",
-                  f"pick a ratio that divides the leaf's {down_ports} server ports: {fits}")
+            c.add(
+                "ratio",
+                "backend.oversubscription",
+                f"{leaf} measures {_pretty_ratio(r)} ({bw.down[leaf]}G down / {bw.up[leaf]}G up), "
+                f"not the requested {be.oversubscription}",
+                f"pick a ratio that divides the leaf's {down_ports} server ports: {fits}",
+            )
     want_fe = ratio_value(design.frontend.oversubscription)
     for leaf, r in bw.measured["frontend"].items():
         if r > want_fe:
-            c.add("ratio", "frontend.oversubscription",
-                  f"{leaf} measures {_pretty_ratio(r)}, above the requested {design.frontend.oversubscription}",
-                  "raise the ratio or use a leaf with more ports")
+            c.add(
+                "ratio",
+                "frontend.oversubscription",
+                f"{leaf} measures {_pretty_ratio(r)}, above the requested {design.frontend.oversubscription}",
+                "raise the ratio or use a leaf with more ports",
+            )
     fab = design.storage.fabric
     if fab is not None:
         service = {d.name for d in plan.devices if d.network == "storage" and d.attrs.get("service")}
         for leaf, r in bw.measured["storage"].items():
             # the storage servers' leaves are non-blocking whatever the compute servers' ratio
-            want, asked = (Fraction(1), "1:1 (storage servers' leaves)") if leaf in service else (
-                ratio_value(fab.oversubscription), fab.oversubscription)
+            want, asked = (
+                (Fraction(1), "1:1 (storage servers' leaves)")
+                if leaf in service
+                else (ratio_value(fab.oversubscription), fab.oversubscription)
+            )
             if r > want:
-                c.add("ratio", "storage.fabric.oversubscription",
-                      f"{leaf} measures {_pretty_ratio(r)}, above the requested {asked}",
-                      "raise the ratio or use a storage switch with more ports")
+                c.add(
+                    "ratio",
+                    "storage.fabric.oversubscription",
+                    f"{leaf} measures {_pretty_ratio(r)}, above the requested {asked}",
+                    "raise the ratio or use a storage switch with more ports",
+                )
 
 
 def _check_rails(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collector) -> None:
@@ -270,9 +319,12 @@ def _check_rails(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
     for leaf, rails in bw.rails.items():
         want = devs[leaf].attrs.get("rail")
         if rails != {want}:
-            c.add("rail", "backend.rails",
-                  f"{leaf} (rail {want}) carries NICs of rails {sorted(rails)}: rails are not isolated",
-                  "NIC i of every server must land on a rail-i leaf")
+            c.add(
+                "rail",
+                "backend.rails",
+                f"{leaf} (rail {want}) carries NICs of rails {sorted(rails)}: rails are not isolated",
+                "NIC i of every server must land on a rail-i leaf",
+            )
 
 
 def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collector) -> dict[str, Any] | None:
@@ -288,25 +340,32 @@ def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
         n_planes = {"per_rail": plan.networks["backend"]["rails"], "per_plane": be.planes}.get(be.spine_grouping)
         want_parts = n_planes or 1
         mixed = n_planes is not None and any(
-            len({int(devs[n].attrs["rail"]) % n_planes for n in part if devs[n].role == "leaf"}) != 1
-            for part in parts)
+            len({int(devs[n].attrs["rail"]) % n_planes for n in part if devs[n].role == "leaf"}) != 1 for part in parts
+        )
         if len(parts) != want_parts or mixed:
-            c.add("connect", "backend.spine_grouping",
-                  f"the backend fabric falls into {len(parts)} disconnected parts, expected {want_parts}",
-                  "every leaf must reach every other leaf of its plane through the spines")
+            c.add(
+                "connect",
+                "backend.spine_grouping",
+                f"the backend fabric falls into {len(parts)} disconnected parts, expected {want_parts}",
+                "every leaf must reach every other leaf of its plane through the spines",
+            )
     bisection = None
     if wiring_ok and not c.kinds["connect"]:
         bisection = _bisection(plan, g, bw.down)
         if ratio_value(be.oversubscription) == 1 and bisection is not None and bisection["ratio"] < 1:
-            c.add("bisection", "backend.oversubscription",
-                  f"max-flow across the bisection is {bisection['max_flow_gbps']}G of "
-                  f"{bisection['demand_gbps']}G needed: the fabric is not non-blocking",
-                  "add spines or uplinks")
+            c.add(
+                "bisection",
+                "backend.oversubscription",
+                f"max-flow across the bisection is {bisection['max_flow_gbps']}G of "
+                f"{bisection['demand_gbps']}G needed: the fabric is not non-blocking",
+                "add spines or uplinks",
+            )
     return bisection
 
 
-def _annotate(plan: Plan, catalog: Catalog, used: Counter[tuple[str, str]], bw: Bandwidth,
-              bisection: dict[str, Any] | None) -> None:
+def _annotate(
+    plan: Plan, catalog: Catalog, used: Counter[tuple[str, str]], bw: Bandwidth, bisection: dict[str, Any] | None
+) -> None:
     """Write what was measured into the plan, so reports show what was proven."""
     for net, leaves in bw.measured.items():
         worst = max(leaves.values()) if leaves else Fraction(0)
@@ -357,7 +416,9 @@ def _bisection(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> dict[st
     demand = min(sum(a.values()), sum(b.values()))
     tier = {d.name: TIER[d.role] for d in plan.devices if d.network == "backend" and d.role in TIER}
     value = max_flow(g, a, b, tier)
-    return {"method": "max-flow, first half of leaves to second half",
-            "demand_gbps": demand, "max_flow_gbps": int(value),
-            "ratio": round(value / demand, 4) if demand else 1.0}
-
+    return {
+        "method": "max-flow, first half of leaves to second half",
+        "demand_gbps": demand,
+        "max_flow_gbps": int(value),
+        "ratio": round(value / demand, 4) if demand else 1.0,
+    }

@@ -82,9 +82,13 @@ class Pool:
     def problem(self) -> Problem:
         need = sum(1 << (32 - p) for _, p in self.wanted)
         biggest = max(self.wanted, key=lambda w: (-w[1], w[0]))
-        return Problem(self.field, f"{self.network} ({self.network.num_addresses:,} addresses) cannot hold the "
-                       f"{len(self.wanted)} subnets the plan needs ({need:,} addresses; largest: {biggest[0]} "
-                       f"/{biggest[1]})", f"give {self.field} a shorter prefix, e.g. /{_prefix_for(need)}")
+        return Problem(
+            self.field,
+            f"{self.network} ({self.network.num_addresses:,} addresses) cannot hold the "
+            f"{len(self.wanted)} subnets the plan needs ({need:,} addresses; largest: {biggest[0]} "
+            f"/{biggest[1]})",
+            f"give {self.field} a shorter prefix, e.g. /{_prefix_for(need)}",
+        )
 
 
 def prefix_for_hosts(hosts: int) -> int:
@@ -127,15 +131,32 @@ def network_ids(design: Design) -> tuple[list[NetworkIds], list[Problem]]:
     entries: list[tuple[str, str | None, Any]] = [(INFRA, None, None)]
     entries += [(t.name, t.name, t) for t in design.tenants]
     for k, (name, tenant, t) in enumerate(entries):
-        vlan = (t.vlan if t is not None and t.vlan else ev.vlan_base + 10 * k)
-        storage_vlan = (t.storage_vlan if t is not None and t.storage_vlan else vlan + 1)
-        l3vni = (t.l3vni if t is not None and t.l3vni else ev.l3vni_base + k)
+        vlan = t.vlan if t is not None and t.vlan else ev.vlan_base + 10 * k
+        storage_vlan = t.storage_vlan if t is not None and t.storage_vlan else vlan + 1
+        l3vni = t.l3vni if t is not None and t.l3vni else ev.l3vni_base + k
         vrf = vrf_name(name, t.vrf if t is not None else None)
         if len(vrf) > 15:
-            problems.append(Problem(f"tenants.{k - 1}.name", f"VRF name {vrf} is longer than 15 characters (a Linux "
-                                    "interface name)", f"set tenants.{k - 1}.vrf, e.g. Vrf_{name[:11]}"))
-        out.append(NetworkIds(k, name, tenant, vrf, vlan, storage_vlan, l3vni, ev.l3vni_vlan_base + k,
-                              ev.l2vni_base + vlan, ev.l2vni_base + storage_vlan))
+            problems.append(
+                Problem(
+                    f"tenants.{k - 1}.name",
+                    f"VRF name {vrf} is longer than 15 characters (a Linux interface name)",
+                    f"set tenants.{k - 1}.vrf, e.g. Vrf_{name[:11]}",
+                )
+            )
+        out.append(
+            NetworkIds(
+                k,
+                name,
+                tenant,
+                vrf,
+                vlan,
+                storage_vlan,
+                l3vni,
+                ev.l3vni_vlan_base + k,
+                ev.l2vni_base + vlan,
+                ev.l2vni_base + storage_vlan,
+            )
+        )
     problems += check_isolation(out, design)
     return out, problems
 
@@ -150,10 +171,15 @@ def _id_field(design: Design, n: NetworkIds, what: str) -> str:
             return f"tenants.{i}.{what}"
         if what == "vrf":
             return f"tenants.{i}.name"
-    return {"vlan": "frontend.evpn.vlan_base", "storage_vlan": "frontend.evpn.vlan_base",
-            "l3vni": "frontend.evpn.l3vni_base", "l3vni_vlan": "frontend.evpn.l3vni_vlan_base",
-            "vni": "frontend.evpn.l2vni_base", "storage_vni": "frontend.evpn.l2vni_base",
-            "vrf": "tenants"}[what]
+    return {
+        "vlan": "frontend.evpn.vlan_base",
+        "storage_vlan": "frontend.evpn.vlan_base",
+        "l3vni": "frontend.evpn.l3vni_base",
+        "l3vni_vlan": "frontend.evpn.l3vni_vlan_base",
+        "vni": "frontend.evpn.l2vni_base",
+        "storage_vni": "frontend.evpn.l2vni_base",
+        "vrf": "tenants",
+    }[what]
 
 
 def check_isolation(nets: list[NetworkIds], design: Design) -> list[Problem]:
@@ -171,8 +197,13 @@ def check_isolation(nets: list[NetworkIds], design: Design) -> list[Problem]:
             for a in attrs:
                 v = getattr(n, a)
                 if lo is not None and not lo <= v <= hi:
-                    problems.append(Problem(_id_field(design, n, a), f"{n.name}'s {a.replace('_', ' ')} {v} is "
-                                            f"outside {lo}-{hi}", "lower the base or pin a value in range"))
+                    problems.append(
+                        Problem(
+                            _id_field(design, n, a),
+                            f"{n.name}'s {a.replace('_', ' ')} {v} is outside {lo}-{hi}",
+                            "lower the base or pin a value in range",
+                        )
+                    )
                     continue
                 if v in owner and (owner[v][0].name != n.name or owner[v][1] != a):
                     o, oa = owner[v]
@@ -181,10 +212,14 @@ def check_isolation(nets: list[NetworkIds], design: Design) -> list[Problem]:
                     # name a tenant's pin when there is one (the likelier mistake), else the later field
                     field = fa if fa.startswith("tenants.") and not fb.startswith("tenants.") else fb
                     set_by = fa if fa == fb else f"{fa} and {fb}"
-                    problems.append(Problem(
-                        field, f"{space} {v} is shared by {who} ({oa.replace('_', ' ')} and "
-                        f"{a.replace('_', ' ')}, set by {set_by}): networks must not share a {space}",
-                        f"give each tenant its own {space}; leave the pins out to number them from frontend.evpn"))
+                    problems.append(
+                        Problem(
+                            field,
+                            f"{space} {v} is shared by {who} ({oa.replace('_', ' ')} and "
+                            f"{a.replace('_', ' ')}, set by {set_by}): networks must not share a {space}",
+                            f"give each tenant its own {space}; leave the pins out to number them from frontend.evpn",
+                        )
+                    )
                 owner.setdefault(v, (n, a))
     return problems
 
@@ -229,25 +264,33 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
     _store(plan, design, routers, tenancy, oob, storage_bw)
     release = design.frontend.sonic_release
     if design.frontend.vendor == "sonic" and release not in SONIC_SAG:
-        plan.warnings.append(PlanWarning(
-            field="frontend.sonic_release",
-            message=f"SONiC {release} has no static anycast gateway (the SAG table is in master only): each leaf's "
-                    "hosts and storage VLAN interfaces carry the same gateway address with "
-                    f"{design.frontend.evpn.anycast_gateway_mac} (frontend.evpn.anycast_gateway_mac) as their "
-                    "router MAC (VLAN_INTERFACE mac_addr), so a host keeps its gateway when its bond fails over; "
-                    "set frontend.sonic_release: master for SONiC's SAG"))
+        plan.warnings.append(
+            PlanWarning(
+                field="frontend.sonic_release",
+                message=f"SONiC {release} has no static anycast gateway (the SAG table is in master only): each leaf's "
+                "hosts and storage VLAN interfaces carry the same gateway address with "
+                f"{design.frontend.evpn.anycast_gateway_mac} (frontend.evpn.anycast_gateway_mac) as their "
+                "router MAC (VLAN_INTERFACE mac_addr), so a host keeps its gateway when its bond fails over; "
+                "set frontend.sonic_release: master for SONiC's SAG",
+            )
+        )
 
 
 def _check_pools(design: Design) -> None:
     """The address pools must not overlap one another; everything else is allocated from them."""
     ad = design.addressing
     problems: list[Problem] = []
-    pools = [("addressing.loopbacks", ad.loopbacks), ("addressing.management", ad.management),
-             ("addressing.bmc", ad.bmc), ("addressing.tenants", ad.tenants), ("addressing.storage", ad.storage)]
+    pools = [
+        ("addressing.loopbacks", ad.loopbacks),
+        ("addressing.management", ad.management),
+        ("addressing.bmc", ad.bmc),
+        ("addressing.tenants", ad.tenants),
+        ("addressing.storage", ad.storage),
+    ]
     if design.backend.technology == "roce":  # the only backend with an IP plan
         pools.append(("addressing.backend", ad.backend))
     for i, (fa, na) in enumerate(pools):
-        for fb, nb in pools[i + 1:]:
+        for fb, nb in pools[i + 1 :]:
             if na.overlaps(nb):
                 problems.append(Problem(fb, f"{nb} overlaps {fa} ({na})", "give every pool its own range"))
     if problems:
@@ -294,8 +337,13 @@ def _assign_loopbacks(design: Design, routers: Routers) -> list[Problem]:
     if len(every) > room or len(vtep_leaves) > vtep_room:
         need = 2 * (max(len(every), len(vtep_leaves)) + 2) if vtep_leaves else len(every) + 2
         vteps = f" and {len(vtep_leaves):,} VTEPs (a half of the pool each)" if vtep_leaves else ""
-        return [Problem("addressing.loopbacks", f"{lo_pool} has {size - 2:,} addresses but {len(every):,} "
-                        f"routers{vteps} need a loopback", f"use a larger pool, e.g. /{_prefix_for(need)}")]
+        return [
+            Problem(
+                "addressing.loopbacks",
+                f"{lo_pool} has {size - 2:,} addresses but {len(every):,} routers{vteps} need a loopback",
+                f"use a larger pool, e.g. /{_prefix_for(need)}",
+            )
+        ]
     routers.loopbacks = {d.name: f"{host(lo_pool, i + 1)}/32" for i, d in enumerate(every)}
     routers.vteps = {d.name: f"{host(lo_pool, half + 1 + i)}/32" for i, d in enumerate(vtep_leaves)}
     return []
@@ -323,32 +371,50 @@ def _allocate_networks(plan: Plan, design: Design) -> tuple[Tenancy, list[Proble
     for n in nets:
         hs = hosts_of[n.name]
         hnet = tpool.take(f"{n.name} hosts ({len(hs)})", prefix_for_hosts(RESERVED_HOSTS + len(hs)))
-        snet = spool.take(f"{n.name} storage ({len(storage)} x {sports})",
-                          prefix_for_hosts(RESERVED_HOSTS + len(storage) * sports))
+        snet = spool.take(
+            f"{n.name} storage ({len(storage)} x {sports})", prefix_for_hosts(RESERVED_HOSTS + len(storage) * sports)
+        )
         if hnet is None or snet is None:
             failed = True
             continue
         for i, h in enumerate(hs):
             host_addr[h] = {"vrf": n.vrf, "address": with_len(host(hnet, RESERVED_HOSTS + 1 + i), hnet)}
         for j, s in enumerate(storage):
-            storage_addr[s][n.vrf] = [with_len(host(snet, RESERVED_HOSTS + 1 + j * sports + p), snet)
-                                      for p in range(sports)]
-        net_out.append({
-            "index": n.index, "name": n.name, "tenant": n.tenant, "vrf": n.vrf,
-            "l3vni": n.l3vni, "l3vni_vlan": n.l3vni_vlan,
-            "hosts": {"vlan": n.vlan, "vni": n.vni, "subnet": str(hnet), "gateway": str(host(hnet, 1)),
-                      "members": len(hs)},
-            "storage": {"vlan": n.storage_vlan, "vni": n.storage_vni, "subnet": str(snet),
-                        "gateway": str(host(snet, 1))},
-        })
+            storage_addr[s][n.vrf] = [
+                with_len(host(snet, RESERVED_HOSTS + 1 + j * sports + p), snet) for p in range(sports)
+            ]
+        net_out.append(
+            {
+                "index": n.index,
+                "name": n.name,
+                "tenant": n.tenant,
+                "vrf": n.vrf,
+                "l3vni": n.l3vni,
+                "l3vni_vlan": n.l3vni_vlan,
+                "hosts": {
+                    "vlan": n.vlan,
+                    "vni": n.vni,
+                    "subnet": str(hnet),
+                    "gateway": str(host(hnet, 1)),
+                    "members": len(hs),
+                },
+                "storage": {
+                    "vlan": n.storage_vlan,
+                    "vni": n.storage_vni,
+                    "subnet": str(snet),
+                    "gateway": str(host(snet, 1)),
+                },
+            }
+        )
     if failed:
         # report the pool that ran out (and how much it needed), not every network that missed it
         problems += [p.problem() for p in (tpool, spool) if p.next > int(p.network.broadcast_address) + 1]
     return Tenancy(net_out, host_addr, dict(storage_addr)), problems
 
 
-def _store(plan: Plan, design: Design, routers: Routers, tenancy: Tenancy, oob: dict[str, Any],
-           storage_bw: dict[str, Any]) -> None:
+def _store(
+    plan: Plan, design: Design, routers: Routers, tenancy: Tenancy, oob: dict[str, Any], storage_bw: dict[str, Any]
+) -> None:
     ad = design.addressing
     asn, fe = routers.asn, routers.frontend
     dhcp = [str(a) for a in design.oob.network.dhcp_servers]
@@ -359,7 +425,7 @@ def _store(plan: Plan, design: Design, routers: Routers, tenancy: Tenancy, oob: 
     plan.netplan = NetPlan(
         scheme={
             "asn": "RFC 7938: one ASN per leaf (leaf_asn_base + NN), per pod spine layer (spine_asn_base + pod), "
-                   "one for the cores; OOB aggregation pair shares asn_base, access switch NN has asn_base + NN",
+            "one for the cores; OOB aggregation pair shares asn_base, access switch NN has asn_base + NN",
             "reserved_hosts": RESERVED_HOSTS,
         },
         vendor=vendor,
@@ -378,9 +444,11 @@ def _store(plan: Plan, design: Design, routers: Routers, tenancy: Tenancy, oob: 
     info = plan.networks["frontend"]
     info["vendor"] = vendor
     info["storage_bandwidth"] = storage_bw
-    info["asn"] = {"leaves": _span(asn[d.name] for d in fe if d.role == "leaf"),
-                   "spines": _span(asn[d.name] for d in fe if d.role == "spine"),
-                   "cores": _span(asn[d.name] for d in fe if d.role == "core")}
+    info["asn"] = {
+        "leaves": _span(asn[d.name] for d in fe if d.role == "leaf"),
+        "spines": _span(asn[d.name] for d in fe if d.role == "spine"),
+        "cores": _span(asn[d.name] for d in fe if d.role == "core"),
+    }
     info["vrfs"] = len(tenancy.networks)
 
 
@@ -395,23 +463,32 @@ def _check_asns(plan: Plan, asn: dict[str, int]) -> list[Problem]:
     """ASNs stay in range and the layers never share an ASN (a leaf sharing its spines' ASN would
     drop every route as a loop)."""
     problems: list[Problem] = []
-    field_of = {("frontend", "leaf"): "frontend.bgp.leaf_asn_base",
-                ("frontend", "spine"): "frontend.bgp.spine_asn_base",
-                ("frontend", "core"): "frontend.bgp.core_asn", ("oob", "leaf"): "oob.network.asn_base",
-                ("oob", "spine"): "oob.network.asn_base"}
+    field_of = {
+        ("frontend", "leaf"): "frontend.bgp.leaf_asn_base",
+        ("frontend", "spine"): "frontend.bgp.spine_asn_base",
+        ("frontend", "core"): "frontend.bgp.core_asn",
+        ("oob", "leaf"): "oob.network.asn_base",
+        ("oob", "spine"): "oob.network.asn_base",
+    }
     layer_of: dict[int, tuple[str, str]] = {}
     devs = plan.index()
     for name, a in asn.items():
         d = devs[name]
         key = (d.network or "", d.role)
         if a > 4294967294:
-            problems.append(Problem(field_of[key], f"{name} would get ASN {a}, past the 4-byte range",
-                                    "lower the base"))
+            problems.append(
+                Problem(field_of[key], f"{name} would get ASN {a}, past the 4-byte range", "lower the base")
+            )
             break
         if a in layer_of and layer_of[a] != key:
             other = layer_of[a]
-            problems.append(Problem(field_of[key], f"ASN {a} is used by {other[0]} {other[1]}s and by {name}",
-                                    "give every layer its own ASN range"))
+            problems.append(
+                Problem(
+                    field_of[key],
+                    f"ASN {a} is used by {other[0]} {other[1]}s and by {name}",
+                    "give every layer its own ASN range",
+                )
+            )
             break
         layer_of.setdefault(a, key)
     return problems
@@ -431,13 +508,19 @@ def circuit_id(os: str, switch: str, port: str) -> str:
     return vendor(os).circuit_id_of(switch, port)
 
 
-def _plan_oob(plan: Plan, catalog: Catalog, design: Design, devs: dict[str, Device]
-              ) -> tuple[dict[str, Any], list[Problem]]:
+def _plan_oob(
+    plan: Plan, catalog: Catalog, design: Design, devs: dict[str, Device]
+) -> tuple[dict[str, Any], list[Problem]]:
     ad = design.addressing
     onet = design.oob.network
     if onet.bmc_vlan == onet.mgmt_vlan:
-        return {}, [Problem("oob.network.mgmt_vlan", f"VLAN {onet.mgmt_vlan} is also the BMC VLAN",
-                            "BMCs and management ports get separate VLANs")]
+        return {}, [
+            Problem(
+                "oob.network.mgmt_vlan",
+                f"VLAN {onet.mgmt_vlan} is also the BMC VLAN",
+                "BMCs and management ports get separate VLANs",
+            )
+        ]
     bpool, mpool = Pool("addressing.bmc", ad.bmc), Pool("addressing.management", ad.management)
     access = [d for d in plan.devices if d.kind == "switch" and d.network == "oob" and d.role == "leaf"]
     subnets: dict[str, dict[str, Any]] = {}
@@ -472,14 +555,27 @@ def _plan_oob(plan: Plan, catalog: Catalog, design: Design, devs: dict[str, Devi
         assert isinstance(net, IPv4Network)
         idx = position[sw].get(sw_port)
         if idx is None:
-            problems.append(Problem("oob.switch", f"{dev} {port} is on {sw} {sw_port}, not a 1GbE access port",
-                                    "management ports belong on access ports"))
+            problems.append(
+                Problem(
+                    "oob.switch",
+                    f"{dev} {port} is on {sw} {sw_port}, not a 1GbE access port",
+                    "management ports belong on access ports",
+                )
+            )
             continue
-        ports_out.append({
-            "device": dev, "port": port, "switch": sw, "switch_port": sw_port, "kind": kind, "vlan": sn["vlan"],
-            "address": with_len(host(net, 2 + idx), net), "gateway": sn["gateway"],
-            "circuit_id": circuit_id(subnets[sw]["os"], sw, sw_port),
-        })
+        ports_out.append(
+            {
+                "device": dev,
+                "port": port,
+                "switch": sw,
+                "switch_port": sw_port,
+                "kind": kind,
+                "vlan": sn["vlan"],
+                "address": with_len(host(net, 2 + idx), net),
+                "gateway": sn["gateway"],
+                "circuit_id": circuit_id(subnets[sw]["os"], sw, sw_port),
+            }
+        )
     ports_out.sort(key=lambda r: (r["switch"], position[r["switch"]][r["switch_port"]]))
     return {"subnets": subnets, "ports": ports_out}, problems
 
@@ -512,22 +608,38 @@ def storage_bandwidth(plan: Plan, catalog: Catalog) -> tuple[dict[str, Any], lis
         tp = sum(catalog.storage_servers[devs[s].model].throughput_gbps for s in stors)
         nic = sum(min(catalog.storage_servers[devs[s].model].throughput_gbps, nic_gbit[s] / 8) for s in stors)
         up = up_gbit[pair] / 8
-        leaves = sorted(d.name for d in plan.devices if d.network == net and d.role == "leaf"
-                        and d.attrs.get("pair") == pair)
-        pairs.append({"pair": pair, "leaves": leaves, "storage_servers": len(stors), "throughput_gbytes": tp,
-                      "nic_limited_gbytes": nic, "uplink_gbytes": up})
+        leaves = sorted(
+            d.name for d in plan.devices if d.network == net and d.role == "leaf" and d.attrs.get("pair") == pair
+        )
+        pairs.append(
+            {
+                "pair": pair,
+                "leaves": leaves,
+                "storage_servers": len(stors),
+                "throughput_gbytes": tp,
+                "nic_limited_gbytes": nic,
+                "uplink_gbytes": up,
+            }
+        )
         total_tp += tp
         total_up += up
         total_nic += nic
         if tp > up:
-            problems.append(Problem(
-                "frontend.oversubscription" if net == "frontend" else "storage.fabric.switch",
-                f"the {len(stors)} storage servers on {'/'.join(leaves)} deliver {tp:g} GB/s "
-                f"({len(stors)} x storage_servers.{devs[min(stors)].model}.throughput_gbps) but those leaves' "
-                f"uplinks carry {up:g} GB/s", "lower frontend.oversubscription (more uplinks) or spread storage "
-                "over more service leaves"))
-    return {"throughput_gbytes": total_tp, "nic_limited_gbytes": total_nic, "uplink_gbytes": total_up,
-            "pairs": pairs}, problems
+            problems.append(
+                Problem(
+                    "frontend.oversubscription" if net == "frontend" else "storage.fabric.switch",
+                    f"the {len(stors)} storage servers on {'/'.join(leaves)} deliver {tp:g} GB/s "
+                    f"({len(stors)} x storage_servers.{devs[min(stors)].model}.throughput_gbps) but those leaves' "
+                    f"uplinks carry {up:g} GB/s",
+                    "lower frontend.oversubscription (more uplinks) or spread storage over more service leaves",
+                )
+            )
+    return {
+        "throughput_gbytes": total_tp,
+        "nic_limited_gbytes": total_nic,
+        "uplink_gbytes": total_up,
+        "pairs": pairs,
+    }, problems
 
 
 def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
@@ -542,17 +654,30 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
     asns = ", ".join(f"{k} {v}" for k, v in asn.items() if v)
     tenants = sum(1 for n in np_.networks if n["tenant"])
     rows = [
-        ("frontend vendor", "frontend", frontend_vendor(np_.vendor).summary
-         + (f", release {plan.design.frontend.sonic_release}" if np_.vendor == "sonic" else "")),
+        (
+            "frontend vendor",
+            "frontend",
+            frontend_vendor(np_.vendor).summary
+            + (f", release {plan.design.frontend.sonic_release}" if np_.vendor == "sonic" else ""),
+        ),
         ("ASNs", "frontend", asns),
         ("VRFs (infra + tenants)", "frontend", f"1 + {tenants}"),
-        ("storage throughput", stor_net, f"{bw['throughput_gbytes']:,.0f} GB/s (NIC-limited "
-         f"{bw['nic_limited_gbytes']:,.0f} GB/s)"),
-        ("storage leaf uplinks", stor_net, f"{bw['uplink_gbytes']:,.0f} GB/s "
-         f"({bw['throughput_gbytes'] / bw['uplink_gbytes']:.0%} used)" if bw["uplink_gbytes"] else "none"),
+        (
+            "storage throughput",
+            stor_net,
+            f"{bw['throughput_gbytes']:,.0f} GB/s (NIC-limited {bw['nic_limited_gbytes']:,.0f} GB/s)",
+        ),
+        (
+            "storage leaf uplinks",
+            stor_net,
+            f"{bw['uplink_gbytes']:,.0f} GB/s ({bw['throughput_gbytes'] / bw['uplink_gbytes']:.0%} used)"
+            if bw["uplink_gbytes"]
+            else "none",
+        ),
         ("DHCP reservations", "oob", f"{len(np_.oob['ports']):,} (by relay circuit-id)"),
     ]
-    if any(d.network == "oob" and d.kind == "switch" and plan.catalog.switches[d.model].os == "sonic"
-           for d in plan.devices):
+    if any(
+        d.network == "oob" and d.kind == "switch" and plan.catalog.switches[d.model].os == "sonic" for d in plan.devices
+    ):
         rows.append(("SONiC release", "oob", plan.design.oob.sonic_release))
     return rows

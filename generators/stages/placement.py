@@ -163,8 +163,9 @@ def _limits(design: Design, catalog: Catalog) -> Limits:
     oob = catalog.switches[design.oob.switch]
     down_speed = min(g.speed_gbps for g in oob.port_groups if g.role in ("down", "any"))
     ports = len(eligible(oob, down_speed, "down"))
-    return Limits(r.units - oob.rack_units, r.power_kw - oob.power_w / 1000,
-                  max(1, ports - max_pdus_per_rack(design, catalog)))
+    return Limits(
+        r.units - oob.rack_units, r.power_kw - oob.power_w / 1000, max(1, ports - max_pdus_per_rack(design, catalog))
+    )
 
 
 def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> list[Rack]:
@@ -174,8 +175,11 @@ def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> l
     cur: list[Item] = []
 
     def fits(items: list[Item]) -> bool:
-        return (sum(i.units for i in items) <= lim.units and sum(i.kw for i in items) <= lim.kw + 1e-9
-                and len(items) <= lim.endpoints)
+        return (
+            sum(i.units for i in items) <= lim.units
+            and sum(i.kw for i in items) <= lim.kw + 1e-9
+            and len(items) <= lim.endpoints
+        )
 
     for g in groups:
         if fits(cur + g):
@@ -201,7 +205,7 @@ def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> l
         chunks, k = [], 0
         for i in range(n):
             step = size + (1 if i < extra else 0)
-            chunks.append(items[k:k + step])
+            chunks.append(items[k : k + step])
             k += step
         if all(fits(c) for c in chunks):
             racks = chunks
@@ -248,10 +252,14 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
     cap = min(by_power, by_units, lim.endpoints, design.site.rack.servers_per_rack or by_units)
     if cap < 1 and design.compute.system is None:
         field_ = "site.rack.power_kw" if by_power < 1 else "site.rack.units"
-        raise DesignError.one(field_, f"one {design.compute.server} ({srv.power_kw} kW, {srv.rack_units}U) does not "
-                              f"fit a rack of {design.site.rack.power_kw} kW / {design.site.rack.units}U (the top "
-                              f"unit and {design.site.rack.power_kw - lim.kw:.2f} kW are kept for the out-of-band "
-                              "switch)", "provision bigger racks")
+        raise DesignError.one(
+            field_,
+            f"one {design.compute.server} ({srv.power_kw} kW, {srv.rack_units}U) does not "
+            f"fit a rack of {design.site.rack.power_kw} kW / {design.site.rack.units}U (the top "
+            f"unit and {design.site.rack.power_kw - lim.kw:.2f} kW are kept for the out-of-band "
+            "switch)",
+            "provision bigger racks",
+        )
     if tor:
         by_leaf: dict[str, list[str]] = defaultdict(list)
         for lk in plan.links:
@@ -269,12 +277,15 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
             if kw > lim.kw + 1e-9 or units > lim.units:
                 over = "site.rack.power_kw" if kw > lim.kw + 1e-9 else "site.rack.units"
                 raise DesignError.one(
-                    over, f"a top-of-rack rack holds leaf {lf.name} and its {len(members)} servers: {kw:.1f} kW "
+                    over,
+                    f"a top-of-rack rack holds leaf {lf.name} and its {len(members)} servers: {kw:.1f} kW "
                     f"and {units}U (plus the out-of-band switch), over the {design.site.rack.power_kw} kW / "
-                    f"{design.site.rack.units}U rack", "raise site.rack.power_kw / units, or lower "
-                    "backend.servers_per_leaf")
+                    f"{design.site.rack.units}U rack",
+                    "raise site.rack.power_kw / units, or lower backend.servers_per_leaf",
+                )
             blocks[su_block.get(lf.attrs["su"], 0)].compute.append(
-                Rack("compute", rack_items, su_block.get(lf.attrs["su"], 0), layout="tor"))
+                Rack("compute", rack_items, su_block.get(lf.attrs["su"], 0), layout="tor")
+            )
     else:
         by_su: dict[int, list[Device]] = defaultdict(list)
         for s in servers if design.compute.system is None else []:
@@ -283,8 +294,9 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
             members = by_su[su]
             b = su_block.get(su, 0)
             for k in range(0, len(members), cap):
-                blocks[b].compute.append(Rack("compute", [item(s.name) for s in members[k:k + cap]], b,
-                                              layout="bottom"))
+                blocks[b].compute.append(
+                    Rack("compute", [item(s.name) for s in members[k : k + cap]], b, layout="bottom")
+                )
         # leaf racks: a scalable unit's leaves together
         by_su_leaves: dict[int, list[Item]] = defaultdict(list)
         for lf in leaves:
@@ -307,8 +319,9 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
     for b in range(n_blocks):
         mine = [[item(d.name)] for d in fe if d.role == "leaf" and fe_block.get(d.name) == b]
         blocks[b].others = pack(mine, lim, "frontend", b)
-    agg_model = catalog.switches[design.oob.aggregation_switch or design.frontend.spine_switch
-                                 or design.frontend.switch]
+    agg_model = catalog.switches[
+        design.oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
+    ]
     central_fe = [[item(d.name)] for d in fe if not (d.role == "leaf" and d.name in fe_block)]
     aggs = [Item(f"oob-agg{i + 1}", agg_model.rack_units, agg_model.power_w / 1000) for i in range(n_aggs)]
     central_fe += [[a] for a in aggs]
@@ -326,8 +339,9 @@ def _contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs:
     return Contents(blocks, central, agg_rack)
 
 
-def _system_racks(plan: Plan, design: Design, catalog: Catalog, blocks: list[Block],
-                  block_of_server: dict[str, int]) -> None:
+def _system_racks(
+    plan: Plan, design: Design, catalog: Catalog, blocks: list[Block], block_of_server: dict[str, int]
+) -> None:
     """One rack per rack-system rack, with its fixed contents bottom-up: the compute trays, the NVLink
     switch trays, the power shelves; its management switches (the OOB access switches) go on top."""
     assert design.compute.system is not None
@@ -349,8 +363,9 @@ def _system_racks(plan: Plan, design: Design, catalog: Catalog, blocks: list[Blo
             by_rack[d.attrs["system_rack"]].append(Item(d.name, catalog.pdus[d.model].rack_units, 0.0))
     for k in sorted(by_rack):
         b = block_of_server[first[k]]
-        blocks[b].compute.append(Rack("compute", by_rack[k], b, layout="bottom", pdus=0,
-                                      mgmt_switches=rs.mgmt_switches))
+        blocks[b].compute.append(
+            Rack("compute", by_rack[k], b, layout="bottom", pdus=0, mgmt_switches=rs.mgmt_switches)
+        )
 
 
 # ------------------------------------------------------------------------------------------ floor rows
@@ -371,8 +386,11 @@ class RowSource:
         if self.manual:
             spec = self.design.site.rows
             if i >= len(spec):
-                raise DesignError.one("site.rows", f"the design needs more than the {len(spec)} rows given",
-                                      "add rows (or positions), or leave site.rows empty to generate them")
+                raise DesignError.one(
+                    "site.rows",
+                    f"the design needs more than the {len(spec)} rows given",
+                    "add rows (or positions), or leave site.rows empty to generate them",
+                )
             r = spec[i]
             row = RowGeom(r.name, r.positions, 0, 0, i)
         else:
@@ -418,13 +436,16 @@ def _fill_cooled(src: RowSource, racks: list[Rack], cool: CduRows) -> None:
                     break  # the next row takes the group whole
                 g = len(free) - cool.cdus
                 if g < 1:
-                    raise DesignError.one("site.rows" if src.manual else "site.floor.row_positions",
-                                          f"row {row.name} has {len(free)} free positions: too few for one "
-                                          f"rack and its {cool.cdus} in-row CDUs", "use longer rows")
-            for pos in free[i:i + g]:
+                    raise DesignError.one(
+                        "site.rows" if src.manual else "site.floor.row_positions",
+                        f"row {row.name} has {len(free)} free positions: too few for one "
+                        f"rack and its {cool.cdus} in-row CDUs",
+                        "use longer rows",
+                    )
+            for pos in free[i : i + g]:
                 racks[k].row, racks[k].position = row.index, pos
                 k += 1
-            for pos in free[i + g:i + g + cool.cdus]:
+            for pos in free[i + g : i + g + cool.cdus]:
                 cdu = Rack("cdu", [], racks[k - 1].block, layout="bottom", pdus=0)
                 cdu.row, cdu.position = row.index, pos
                 cool.made.append(cdu)
@@ -455,10 +476,12 @@ def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack]) -> l
     free = row.free()
     n = len(free)
     if core > n:
-        raise DesignError.one("site.rows" if src.manual else "site.floor.row_positions",
-                              f"row {row.name} has {n} free positions but block {block.index + 1} needs "
-                              f"{len(leaves)} leaf and {len(spines)} spine racks side by side",
-                              "use longer rows")
+        raise DesignError.one(
+            "site.rows" if src.manual else "site.floor.row_positions",
+            f"row {row.name} has {n} free positions but block {block.index + 1} needs "
+            f"{len(leaves)} leaf and {len(spines)} spine racks side by side",
+            "use longer rows",
+        )
     slot: dict[int, Rack] = {}
     if mode == "middle":
         h = (len(leaves) + 1) // 2
@@ -487,8 +510,7 @@ def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack]) -> l
 
 
 def _arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[str, set[int]]) -> RowSource:
-    mode = design.site.spine_rack_position or (
-        "end" if design.backend.placement == "dedicated_racks" else "middle")
+    mode = design.site.spine_rack_position or ("end" if design.backend.placement == "dedicated_racks" else "middle")
     src = RowSource(design, blocked)
     cool = cdu_rows(design, catalog)
     blocks = contents.blocks
@@ -558,12 +580,17 @@ class Rect:
     maxy: float
 
     def overlap_area(self, o: Rect) -> float:
-        return max(0.0, min(self.maxx, o.maxx) - max(self.minx, o.minx)) * \
-            max(0.0, min(self.maxy, o.maxy) - max(self.miny, o.miny))
+        return max(0.0, min(self.maxx, o.maxx) - max(self.minx, o.minx)) * max(
+            0.0, min(self.maxy, o.maxy) - max(self.miny, o.miny)
+        )
 
     def contains(self, o: Rect, tol: float = 1e-6) -> bool:
-        return (self.minx - tol <= o.minx and o.maxx <= self.maxx + tol
-                and self.miny - tol <= o.miny and o.maxy <= self.maxy + tol)
+        return (
+            self.minx - tol <= o.minx
+            and o.maxx <= self.maxx + tol
+            and self.miny - tol <= o.miny
+            and o.maxy <= self.maxy + tol
+        )
 
     def corners(self) -> list[tuple[float, float]]:
         """Counter-clockwise from the bottom-right corner (the order plan.json's floor outline has kept)."""
@@ -598,17 +625,28 @@ def _check_floor(src: RowSource, design: Design, room: Rect) -> None:
         if not room.contains(rect):
             minx, miny, maxx, maxy = rect.minx, rect.miny, rect.maxx, rect.maxy
             wide = maxx > room.maxx or minx < room.minx
-            field_ = f"site.rows.{r.index}" if src.manual else (
-                "site.floor.width_mm" if wide else "site.floor.depth_mm")
-            problems.append(Problem(field_, f"row {r.name} ({minx:.0f}..{maxx:.0f} x {miny:.0f}..{maxy:.0f} mm) "
-                                    f"is off the floor ({room.maxx:.0f} x {room.maxy:.0f} mm)",
-                                    "move the row inside the room, or enlarge site.floor"))
+            field_ = (
+                f"site.rows.{r.index}" if src.manual else ("site.floor.width_mm" if wide else "site.floor.depth_mm")
+            )
+            problems.append(
+                Problem(
+                    field_,
+                    f"row {r.name} ({minx:.0f}..{maxx:.0f} x {miny:.0f}..{maxy:.0f} mm) "
+                    f"is off the floor ({room.maxx:.0f} x {room.maxy:.0f} mm)",
+                    "move the row inside the room, or enlarge site.floor",
+                )
+            )
     for i in range(len(rects)):
         for j in range(i + 1, len(rects)):
             if rects[i].overlap_area(rects[j]) > 0:
                 a, b = src.rows[i], src.rows[j]
-                problems.append(Problem(f"site.rows.{b.index}", f"row {b.name} overlaps row {a.name}",
-                                        "leave an aisle between rows (change x_mm / y_mm)"))
+                problems.append(
+                    Problem(
+                        f"site.rows.{b.index}",
+                        f"row {b.name} overlaps row {a.name}",
+                        "leave an aisle between rows (change x_mm / y_mm)",
+                    )
+                )
     if problems:
         raise DesignError(problems)
 
@@ -681,8 +719,11 @@ def place(plan: Plan, catalog: Catalog) -> None:
                 break
             blocked = again
         else:
-            raise DesignError.one("site.floor.keepouts", "could not lay rows out around the keep-outs",
-                                  "give the rows explicitly in site.rows")
+            raise DesignError.one(
+                "site.floor.keepouts",
+                "could not lay rows out around the keep-outs",
+                "give the rows explicitly in site.rows",
+            )
         racks = _all_racks(contents)
         _name_racks(racks, src.rows)
         _add_cdus(plan, racks, design, catalog)
@@ -724,20 +765,28 @@ def place(plan: Plan, catalog: Catalog) -> None:
     for r in racks:
         for k in range(rack_pdus(design, catalog, r)):
             feed = "ab"[k % 2]
-            dev = Device(_pdu_name(r.name, k), "pdu", "pdu", site.rack.pdu,
-                         attrs={"feed": feed.upper(), "slot": f"P{feed.upper()}{k // 2 + 1}"})
+            dev = Device(
+                _pdu_name(r.name, k),
+                "pdu",
+                "pdu",
+                site.rack.pdu,
+                attrs={"feed": feed.upper(), "slot": f"P{feed.upper()}{k // 2 + 1}"},
+            )
             dev.rack, dev.unit = r.name, None
             plan.devices.append(dev)
     _check_racks(racks, design, catalog, pdu.capacity_kw)
     plan.cooling = _cooling(racks, src.rows, design, catalog)
     if site.floor.max_load_kg_m2 is not None and plan.cooling is None:
-        plan.warnings.append(PlanWarning(
-            "site.floor.max_load_kg_m2", "not checked: the catalog weighs rack systems and CDUs only, and this "
-            "design has neither; check the racks' weight with their vendors"))
+        plan.warnings.append(
+            PlanWarning(
+                "site.floor.max_load_kg_m2",
+                "not checked: the catalog weighs rack systems and CDUs only, and this "
+                "design has neither; check the racks' weight with their vendors",
+            )
+        )
     _check_rows(racks, src.rows, design, catalog, plan.cooling)
     plan.networks["oob"] = info
-    plan.racks = [_rack_record(r, src.rows, design, catalog) for r in
-                           sorted(racks, key=lambda r: (r.row, r.position))]
+    plan.racks = [_rack_record(r, src.rows, design, catalog) for r in sorted(racks, key=lambda r: (r.row, r.position))]
     plan.floor = _floor_record(src.rows, design, room, rack_model_key(design, catalog))
 
 
@@ -781,9 +830,9 @@ def _add_cdus(plan: Plan, racks: list[Rack], design: Design, catalog: Catalog) -
         plan.devices.append(Device(name, "cdu", "cdu", cool.cdu))
 
 
-def _oob_groups(racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: Catalog,
-                design: Design, lim: Limits
-                ) -> tuple[list[list[Endpoint | None]], list[list[Rack]], int]:
+def _oob_groups(
+    racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: Catalog, design: Design, lim: Limits
+) -> tuple[list[list[Endpoint | None]], list[list[Rack]], int]:
     """Endpoint groups, one access switch each: neighbouring racks of one row, as many as the
     switch's ports (and oob.racks_per_switch) allow. A rack's endpoints are numbered so that a port
     does not change when an unrelated device comes or goes: its PDUs first (a rack always has them),
@@ -829,12 +878,17 @@ def _oob_groups(racks: list[Rack], agg_rack: Rack | None, plan: Plan, catalog: C
             eps, n = per_rack[r.name], r.mgmt_switches
             size = -(-len(eps) // n)
             for j in range(n):
-                split[len(group_racks)] = eps[j * size:(j + 1) * size]
+                split[len(group_racks)] = eps[j * size : (j + 1) * size]
                 group_racks.append([r])
             cur_n = ports  # the next rack starts a group of its own
             continue
-        if (not group_racks or group_racks[-1][-1].row != r.row or cur_n + counts[r.name] > ports
-                or len(group_racks[-1]) >= limit_racks or group_racks[-1][-1].mgmt_switches):
+        if (
+            not group_racks
+            or group_racks[-1][-1].row != r.row
+            or cur_n + counts[r.name] > ports
+            or len(group_racks[-1]) >= limit_racks
+            or group_racks[-1][-1].mgmt_switches
+        ):
             group_racks.append([])
             cur_n = 0
         group_racks[-1].append(r)
@@ -863,22 +917,36 @@ def _check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: fl
     for rack in racks:
         kw, units = rack.kw, rack.units
         if units > r.units:
-            problems.append(Problem("site.rack.units", f"rack {rack.name} needs {units}U, more than its {r.units}U",
-                                    "use taller racks or fewer devices per rack"))
+            problems.append(
+                Problem(
+                    "site.rack.units",
+                    f"rack {rack.name} needs {units}U, more than its {r.units}U",
+                    "use taller racks or fewer devices per rack",
+                )
+            )
         if kw > r.power_kw + 1e-9:
-            problems.append(Problem("site.rack.power_kw", f"rack {rack.name} draws {kw:.1f} kW, over its "
-                                    f"{r.power_kw} kW budget", "raise site.rack.power_kw or put fewer servers "
-                                    "per rack (site.rack.servers_per_rack)"))
+            problems.append(
+                Problem(
+                    "site.rack.power_kw",
+                    f"rack {rack.name} draws {kw:.1f} kW, over its {r.power_kw} kW budget",
+                    "raise site.rack.power_kw or put fewer servers per rack (site.rack.servers_per_rack)",
+                )
+            )
         # N+N: feed B (the weaker one with an odd count, PDUs alternating A, B, A) alone carries the rack
         n_pdu = rack_pdus(design, catalog, rack)
         feed = (n_pdu // 2) * pdu_kw
         if rack.pdus != 0 and kw > feed + 1e-9:  # a rack system's shelves: checked with the catalog
             f = pdu_field(design, rack.role)
             need = 2 * math.ceil(kw / pdu_kw)
-            problems.append(Problem(f, f"{rack.role} rack {rack.name} draws {kw:.1f} kW but with {n_pdu} PDUs "
-                                    f"(fed A, B, A, ...) feed B's {n_pdu // 2} x {r.pdu} carries {feed:.1f} kW, "
-                                    "and each feed alone must carry the rack",
-                                    f"set {f} to at least {need}, or use a larger PDU model (site.rack.pdu)"))
+            problems.append(
+                Problem(
+                    f,
+                    f"{rack.role} rack {rack.name} draws {kw:.1f} kW but with {n_pdu} PDUs "
+                    f"(fed A, B, A, ...) feed B's {n_pdu // 2} x {r.pdu} carries {feed:.1f} kW, "
+                    "and each feed alone must carry the rack",
+                    f"set {f} to at least {need}, or use a larger PDU model (site.rack.pdu)",
+                )
+            )
         if len(problems) > 5:
             break
     if problems:
@@ -918,8 +986,17 @@ def _cooling(racks: list[Rack], rows: list[RowGeom], design: Design, catalog: Ca
             for it in r.items:
                 if it.name.startswith("cdu-"):
                     served[r.name].append(it.name)
-                    placements.append(CduPlacement(it.name, cool.cdu, r.name, [r.name], round(heat[r.name][0], 3),
-                                                   cdu.capacity_kw, cdu.power_kw))
+                    placements.append(
+                        CduPlacement(
+                            it.name,
+                            cool.cdu,
+                            r.name,
+                            [r.name],
+                            round(heat[r.name][0], 3),
+                            cdu.capacity_kw,
+                            cdu.power_kw,
+                        )
+                    )
         per = 1
     else:
         # a group: the system racks of a row before its CDU positions (since the previous CDUs)
@@ -938,36 +1015,67 @@ def _cooling(racks: list[Rack], rows: list[RowGeom], design: Design, catalog: Ca
                     names = [g.name for g in group]
                     load = round(sum(heat[n][0] for n in names), 3)
                     for c in cdus:
-                        placements.append(CduPlacement(f"cdu-{c.name}", cool.cdu, c.name, names, load,
-                                                       cdu.capacity_kw, cdu.power_kw))
+                        placements.append(
+                            CduPlacement(f"cdu-{c.name}", cool.cdu, c.name, names, load, cdu.capacity_kw, cdu.power_kw)
+                        )
                     for n in names:
                         served[n] += [f"cdu-{c.name}" for c in cdus]
                     group, cdus = [], []
                 if r is not None and r.mgmt_switches:
                     group.append(r)
-    rack_heat = [RackHeat(r.name, rows[r.row].name, round(r.kw, 3), round(heat[r.name][0], 3),
-                          round(heat[r.name][1], 3), heat[r.name][2],
-                          None if heat[r.name][2] is None else round(heat[r.name][2] / area, 1), served[r.name])
-                 for r in ordered]
+    rack_heat = [
+        RackHeat(
+            r.name,
+            rows[r.row].name,
+            round(r.kw, 3),
+            round(heat[r.name][0], 3),
+            round(heat[r.name][1], 3),
+            heat[r.name][2],
+            None if heat[r.name][2] is None else round(heat[r.name][2] / area, 1),
+            served[r.name],
+        )
+        for r in ordered
+    ]
     fl = design.site.floor
     row_heat: list[RowHeat] = []
     for row in rows:
         mine = [h for h, r in zip(rack_heat, ordered, strict=True) if r.row == row.index]
         n_cdu = sum(1 for r in ordered if r.row == row.index and r.role == "cdu")
-        row_heat.append(RowHeat(row.name, sum(1 for r in ordered if r.row == row.index and r.role != "cdu"),
-                                round(sum(h.kw for h in mine), 3), round(sum(h.liquid_kw for h in mine), 3),
-                                round(sum(h.air_kw for h in mine), 3),
-                                round(n_cdu * cdu.power_kw if cdu.placement == "in_row" else 0.0, 3), n_cdu,
-                                round(sum(h.weight_kg or 0.0 for h in mine), 1), fl.row_power_kw, fl.row_air_kw))
+        row_heat.append(
+            RowHeat(
+                row.name,
+                sum(1 for r in ordered if r.row == row.index and r.role != "cdu"),
+                round(sum(h.kw for h in mine), 3),
+                round(sum(h.liquid_kw for h in mine), 3),
+                round(sum(h.air_kw for h in mine), 3),
+                round(n_cdu * cdu.power_kw if cdu.placement == "in_row" else 0.0, 3),
+                n_cdu,
+                round(sum(h.weight_kg or 0.0 for h in mine), 1),
+                fl.row_power_kw,
+                fl.row_air_kw,
+            )
+        )
     kw = round(sum(h.kw for h in rack_heat), 3)
     cdu_kw = round(sum(h.cdu_kw for h in row_heat), 3)
-    return Cooling(cool.cdu, cdu.placement, cool.redundancy, per, rack_heat, row_heat, placements, kw,
-                   round(sum(h.liquid_kw for h in rack_heat), 3), round(sum(h.air_kw for h in rack_heat), 3),
-                   cdu_kw, round((kw + cdu_kw) / 1000, 3))
+    return Cooling(
+        cool.cdu,
+        cdu.placement,
+        cool.redundancy,
+        per,
+        rack_heat,
+        row_heat,
+        placements,
+        kw,
+        round(sum(h.liquid_kw for h in rack_heat), 3),
+        round(sum(h.air_kw for h in rack_heat), 3),
+        cdu_kw,
+        round((kw + cdu_kw) / 1000, 3),
+    )
 
 
-def _check_rows(racks: list[Rack], rows: list[RowGeom], design: Design, catalog: Catalog,
-                cooling: Cooling | None) -> None:
+def _check_rows(
+    racks: list[Rack], rows: list[RowGeom], design: Design, catalog: Catalog, cooling: Cooling | None
+) -> None:
     """What the facility must carry: each row's power against its busway (site.floor.row_power_kw), its
     air-cooled heat against the row's air cooling (site.floor.row_air_kw), each CDU group's liquid heat
     against one CDU (the spare only stands in for a failed one), the weight on each footprint
@@ -983,30 +1091,50 @@ def _check_rows(racks: list[Rack], rows: list[RowGeom], design: Design, catalog:
     for i in sorted(kw_row):
         name, n = rows[i].name, sum(1 for r in racks if r.row == i and r.role != "cdu")
         if fl.row_power_kw is not None and kw_row[i] > fl.row_power_kw + 1e-9:
-            problems.append(Problem("site.floor.row_power_kw", f"row {name} draws {kw_row[i]:,.1f} kW ({n} racks), "
-                                    f"over its {fl.row_power_kw:g} kW busway", "raise site.floor.row_power_kw to "
-                                    f"at least {math.ceil(kw_row[i])}, or spread the racks over more rows "
-                                    "(fewer positions per row: site.floor.row_positions)"))
+            problems.append(
+                Problem(
+                    "site.floor.row_power_kw",
+                    f"row {name} draws {kw_row[i]:,.1f} kW ({n} racks), over its {fl.row_power_kw:g} kW busway",
+                    "raise site.floor.row_power_kw to "
+                    f"at least {math.ceil(kw_row[i])}, or spread the racks over more rows "
+                    "(fewer positions per row: site.floor.row_positions)",
+                )
+            )
         if fl.row_air_kw is not None and air_row[i] > fl.row_air_kw + 1e-9:
-            problems.append(Problem("site.floor.row_air_kw", f"row {name} puts {air_row[i]:,.1f} kW into the air, "
-                                    f"over its {fl.row_air_kw:g} kW of air cooling", "raise site.floor.row_air_kw "
-                                    f"to at least {math.ceil(air_row[i])}, or use shorter rows"))
+            problems.append(
+                Problem(
+                    "site.floor.row_air_kw",
+                    f"row {name} puts {air_row[i]:,.1f} kW into the air, over its {fl.row_air_kw:g} kW of air cooling",
+                    f"raise site.floor.row_air_kw to at least {math.ceil(air_row[i])}, or use shorter rows",
+                )
+            )
     if cooling is not None:
         for c in cooling.cdus:
             if c.load_kw > c.capacity_kw + 1e-9:
-                problems.append(Problem("site.cooling.racks_per_cdu", f"CDU {c.name} serves {len(c.serves)} racks "
-                                        f"with {c.load_kw:,.1f} kW of liquid heat, over one {c.model}'s "
-                                        f"{c.capacity_kw:g} kW", "lower site.cooling.racks_per_cdu or use a larger "
-                                        "CDU (site.cooling.cdu)"))
+                problems.append(
+                    Problem(
+                        "site.cooling.racks_per_cdu",
+                        f"CDU {c.name} serves {len(c.serves)} racks "
+                        f"with {c.load_kw:,.1f} kW of liquid heat, over one {c.model}'s "
+                        f"{c.capacity_kw:g} kW",
+                        "lower site.cooling.racks_per_cdu or use a larger CDU (site.cooling.cdu)",
+                    )
+                )
                 break
         if fl.max_load_kg_m2 is not None:
             for h in cooling.racks:
                 if h.load_kg_m2 is not None and h.load_kg_m2 > fl.max_load_kg_m2 + 1e-9:
-                    problems.append(Problem("site.floor.max_load_kg_m2", f"rack {h.rack} weighs {h.weight_kg:,.0f} "
-                                            f"kg on {design.site.rack.width_mm} x {design.site.rack.depth_mm} mm: "
-                                            f"{h.load_kg_m2:,.0f} kg/m2, over the floor's {fl.max_load_kg_m2:g} "
-                                            "kg/m2", "reinforce the floor (site.floor.max_load_kg_m2) or spread "
-                                            "the load (deeper racks: site.rack.depth_mm)"))
+                    problems.append(
+                        Problem(
+                            "site.floor.max_load_kg_m2",
+                            f"rack {h.rack} weighs {h.weight_kg:,.0f} "
+                            f"kg on {design.site.rack.width_mm} x {design.site.rack.depth_mm} mm: "
+                            f"{h.load_kg_m2:,.0f} kg/m2, over the floor's {fl.max_load_kg_m2:g} "
+                            "kg/m2",
+                            "reinforce the floor (site.floor.max_load_kg_m2) or spread "
+                            "the load (deeper racks: site.rack.depth_mm)",
+                        )
+                    )
                     break
         system = design.compute.system
         if system is not None and cooling.placement == "in_rack":
@@ -1014,9 +1142,15 @@ def _check_rows(racks: list[Rack], rows: list[RowGeom], design: Design, catalog:
             shelves = rs.power_shelves * catalog.pdus[rs.power_shelf].capacity_kw
             for h in cooling.racks:
                 if h.cdus and h.kw > shelves + 1e-9:
-                    problems.append(Problem("site.cooling.cdu", f"rack {h.rack} draws {h.kw:,.1f} kW with its "
-                                            f"in-rack CDUs, over its {rs.power_shelves} x {rs.power_shelf} "
-                                            f"({shelves:g} kW)", "use an in-row CDU or redundancy: N"))
+                    problems.append(
+                        Problem(
+                            "site.cooling.cdu",
+                            f"rack {h.rack} draws {h.kw:,.1f} kW with its "
+                            f"in-rack CDUs, over its {rs.power_shelves} x {rs.power_shelf} "
+                            f"({shelves:g} kW)",
+                            "use an in-row CDU or redundancy: N",
+                        )
+                    )
                     break
     if problems:
         raise DesignError(problems[:6])
@@ -1026,10 +1160,18 @@ def _rack_record(r: Rack, rows: list[RowGeom], design: Design, catalog: Catalog)
     row = rows[r.row]
     w, d = design.site.rack.width_mm, design.site.rack.depth_mm
     return RackRecord(
-        name=r.name, role=r.role, row=row.name, position=r.position + 1,
-        x_mm=round(row.x_mm + r.position * w, 1), y_mm=round(row.y_mm, 1),
-        width_mm=w, depth_mm=d, units=design.site.rack.units,
-        units_used=r.units, power_kw=round(r.kw, 3), power_budget_kw=design.site.rack.power_kw,
+        name=r.name,
+        role=r.role,
+        row=row.name,
+        position=r.position + 1,
+        x_mm=round(row.x_mm + r.position * w, 1),
+        y_mm=round(row.y_mm, 1),
+        width_mm=w,
+        depth_mm=d,
+        units=design.site.rack.units,
+        units_used=r.units,
+        power_kw=round(r.kw, 3),
+        power_budget_kw=design.site.rack.power_kw,
         pdus=rack_pdus(design, catalog, r),
     )
 
@@ -1040,9 +1182,16 @@ def _floor_record(rows: list[RowGeom], design: Design, room: Rect, rack_model: s
         site=site.name,
         rack_model=rack_model,
         outline_mm=[[round(x, 1), round(y, 1)] for x, y in room.corners()],
-        rows=[FloorRow(name=r.name, x_mm=round(r.x_mm, 1), y_mm=round(r.y_mm, 1), positions=r.positions,
-                       blocked=sorted(p + 1 for p in r.blocked)) for r in rows],
+        rows=[
+            FloorRow(
+                name=r.name,
+                x_mm=round(r.x_mm, 1),
+                y_mm=round(r.y_mm, 1),
+                positions=r.positions,
+                blocked=sorted(p + 1 for p in r.blocked),
+            )
+            for r in rows
+        ],
         keepouts=[k.model_dump() for k in site.floor.keepouts],
         rack_height_mm=round(rack_height_mm(site.rack.units), 1),
     )
-

@@ -78,8 +78,19 @@ def _switch_ports(model: Switch) -> tuple[Port, ...]:
             if i % g.ports_per_cage == 0:
                 cage += 1
             sub = i % g.ports_per_cage + 1
-            out.append(Port(next(names), gi, g.role, frozenset({g.speed_gbps, *g.speeds_gbps}), g.connector, cage,
-                            sub, g.ports_per_cage, g.lane_gbps))
+            out.append(
+                Port(
+                    next(names),
+                    gi,
+                    g.role,
+                    frozenset({g.speed_gbps, *g.speeds_gbps}),
+                    g.connector,
+                    cage,
+                    sub,
+                    g.ports_per_cage,
+                    g.lane_gbps,
+                )
+            )
     return tuple(out)
 
 
@@ -126,12 +137,12 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
     storage_protocol = network_protocol(design, "storage")
     stor_ports = set(catalog.servers[design.compute.server].storage_ports) if design.storage.fabric else set()
 
-    def nic_ports(m: dict[str, End], nic_key: str, count: int, template: str, start: int,
-                  protocol: str = "ethernet") -> int:
+    def nic_ports(
+        m: dict[str, End], nic_key: str, count: int, template: str, start: int, protocol: str = "ethernet"
+    ) -> int:
         nic = catalog.nics[nic_key]
         for i in range(nic.ports * count):
-            m[template.format(i=i)] = End(nic.connector, start, 1, nic.speed_gbps, protocol,
-                                          lane_gbps=nic.lane_gbps)
+            m[template.format(i=i)] = End(nic.connector, start, 1, nic.speed_gbps, protocol, lane_gbps=nic.lane_gbps)
             start += 1
         return start
 
@@ -145,8 +156,9 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
         if d.kind == "switch":
             sw = catalog.switches[d.model]
             for p in port_table(sw):
-                m[p.name] = End(p.connector, p.cage, p.ports_per_cage, max(p.speeds), sw.technology,
-                                lane_gbps=p.lane_gbps)
+                m[p.name] = End(
+                    p.connector, p.cage, p.ports_per_cage, max(p.speeds), sw.technology, lane_gbps=p.lane_gbps
+                )
             m[sw.mgmt_port] = mgmt
         elif d.kind in ("server", "management"):
             sm = catalog.servers[d.model]
@@ -155,8 +167,9 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
                 nic = catalog.nics[sm.backend.nic]
                 bps = backend_ports(catalog, sm.backend)
                 for bp in bps:
-                    m[bp.name] = End(bp.connector, c + bp.cage, bp.ppc, nic.speed_gbps, backend_protocol,
-                                     lane_gbps=nic.lane_gbps)
+                    m[bp.name] = End(
+                        bp.connector, c + bp.cage, bp.ppc, nic.speed_gbps, backend_protocol, lane_gbps=nic.lane_gbps
+                    )
                 c += max(bp.cage for bp in bps) + 1
             if d.kind == "server":
                 nic_key, count = cfg.frontend_nic, cfg.frontend_nic_count
@@ -169,8 +182,14 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
             m[sm.bmc_port] = mgmt
         elif d.kind == "storage":
             st = catalog.storage_servers[d.model]
-            nic_ports(m, st.nic, st.nic_count, st.frontend_port_name, 1,
-                      storage_protocol if design.storage.fabric else "ethernet")
+            nic_ports(
+                m,
+                st.nic,
+                st.nic_count,
+                st.frontend_port_name,
+                1,
+                storage_protocol if design.storage.fabric else "ethernet",
+            )
             m[st.bmc_port] = mgmt
         elif d.kind == "pdu":
             m[catalog.pdus[d.model].mgmt_port] = mgmt
@@ -180,8 +199,9 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
     return out
 
 
-def host_port_speeds(catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
-                     ) -> dict[str, set[int]]:
+def host_port_speeds(
+    catalog: Catalog, dev: Device, fe_nic: str | None = None, fe_count: int | None = None
+) -> dict[str, set[int]]:
     """Port name -> speeds of a server-like device, for the invariants. Compute servers pass their
     configured frontend NIC; other devices use their model's. The backend ports are backend_ports',
     as in port_ends and the fabric."""

@@ -104,8 +104,12 @@ def slurm_tree(plan: Plan) -> list[SlurmSwitch]:
             name = f"{token}-{last.pop()}" if len(last) == 1 and last != {"leaf"} else token
         else:
             name = f"leafgroup{len(out) + 1}"
-        sw = SlurmSwitch(unique(name), 0, nodes=sorted(nodes, key=order.__getitem__),
-                         members=sorted(leaves, key=dev_order.__getitem__))
+        sw = SlurmSwitch(
+            unique(name),
+            0,
+            nodes=sorted(nodes, key=order.__getitem__),
+            members=sorted(leaves, key=dev_order.__getitem__),
+        )
         out.append(sw)
         for lf in leaves:
             group_of[lf] = sw.name
@@ -138,8 +142,12 @@ def slurm_tree(plan: Plan) -> list[SlurmSwitch]:
                 name = role
             else:
                 name = f"{role}group{i + 1}"
-            sw = SlurmSwitch(unique(name), level, switches=sorted(kids, key=kid_order.__getitem__),
-                             members=sorted(members, key=dev_order.__getitem__))
+            sw = SlurmSwitch(
+                unique(name),
+                level,
+                switches=sorted(kids, key=kid_order.__getitem__),
+                members=sorted(members, key=dev_order.__getitem__),
+            )
             level_switches.append(sw)
             for m in members:
                 group_of[m] = sw.name
@@ -161,8 +169,13 @@ def check_tree(switches: list[SlurmSwitch], nodes: list[str]) -> list[Problem]:
     defined = set(names)
     for sw in switches:
         if sw.nodes and sw.switches:
-            problems.append(Problem("backend", f"Slurm switch {sw.name} has both nodes and switches",
-                                    "a topology/tree switch holds nodes or switches, not both"))
+            problems.append(
+                Problem(
+                    "backend",
+                    f"Slurm switch {sw.name} has both nodes and switches",
+                    "a topology/tree switch holds nodes or switches, not both",
+                )
+            )
         if sw.level == 0 and not sw.nodes:
             problems.append(Problem("backend", f"leaf switch {sw.name} holds no nodes", "report a railyard bug"))
         for n in sw.nodes:
@@ -170,30 +183,54 @@ def check_tree(switches: list[SlurmSwitch], nodes: list[str]) -> list[Problem]:
         for c in sw.switches:
             parent_of.setdefault(c, []).append(sw.name)
             if c not in defined:
-                problems.append(Problem("backend", f"Slurm switch {sw.name} names undefined child {c}",
-                                        "report a railyard bug"))
+                problems.append(
+                    Problem("backend", f"Slurm switch {sw.name} names undefined child {c}", "report a railyard bug")
+                )
     twice = sorted(n for n, sws in leaf_of.items() if len(sws) > 1)
     if twice:
-        problems.append(Problem("backend", f"{len(twice)} nodes are under more than one leaf switch, e.g. {twice[0]} "
-                                f"under {', '.join(leaf_of[twice[0]])}",
-                                "a server's backend ports must all land on leaves of one scalable unit"))
+        problems.append(
+            Problem(
+                "backend",
+                f"{len(twice)} nodes are under more than one leaf switch, e.g. {twice[0]} "
+                f"under {', '.join(leaf_of[twice[0]])}",
+                "a server's backend ports must all land on leaves of one scalable unit",
+            )
+        )
     lacking = [n for n in nodes if n not in leaf_of]
     if lacking:
-        problems.append(Problem("backend", f"{len(lacking)} nodes are under no switch: "
-                                f"{hostlist.collect_hostlist(lacking)}", "cable every server to the backend"))
+        problems.append(
+            Problem(
+                "backend",
+                f"{len(lacking)} nodes are under no switch: {hostlist.collect_hostlist(lacking)}",
+                "cable every server to the backend",
+            )
+        )
     unknown = sorted(set(leaf_of) - known)
     if unknown:
-        problems.append(Problem("backend", f"switches name {len(unknown)} unknown nodes, e.g. {unknown[0]}",
-                                "report a railyard bug"))
+        problems.append(
+            Problem(
+                "backend", f"switches name {len(unknown)} unknown nodes, e.g. {unknown[0]}", "report a railyard bug"
+            )
+        )
     multi = sorted(c for c, ps in parent_of.items() if len(ps) > 1)
     if multi:
-        problems.append(Problem("backend", f"Slurm switch {multi[0]} has several parents: "
-                                f"{', '.join(parent_of[multi[0]])}", "report a railyard bug"))
+        problems.append(
+            Problem(
+                "backend",
+                f"Slurm switch {multi[0]} has several parents: {', '.join(parent_of[multi[0]])}",
+                "report a railyard bug",
+            )
+        )
     roots = [sw.name for sw in switches if sw.name not in parent_of]
     if len(roots) > 1:
-        problems.append(Problem("backend", f"no switch reaches all nodes: {len(roots)} roots "
-                                f"({', '.join(roots[:4])}{', ...' if len(roots) > 4 else ''})",
-                                "connect every leaf to the spine layer; jobs cannot span separate trees"))
+        problems.append(
+            Problem(
+                "backend",
+                f"no switch reaches all nodes: {len(roots)} roots "
+                f"({', '.join(roots[:4])}{', ...' if len(roots) > 4 else ''})",
+                "connect every leaf to the spine layer; jobs cannot span separate trees",
+            )
+        )
     return problems
 
 
@@ -211,7 +248,7 @@ def slurm_blocks(plan: Plan) -> tuple[list[Block], list[int]]:
     system = plan.design.compute.system
     if system is not None:
         trays = plan.catalog.rack_systems[system].trays
-        racks = [[d.name for d in servers[k:k + trays]] for k in range(0, len(servers), trays)]
+        racks = [[d.name for d in servers[k : k + trays]] for k in range(0, len(servers), trays)]
         w = max(2, len(str(len(racks))))
         nvl = [Block(f"nvl{k + 1:0{w}d}", nodes) for k, nodes in enumerate(racks)]
         return nvl, block_sizes(trays, len(nvl))
@@ -233,15 +270,25 @@ def check_blocks(blocks: list[Block], sizes: list[int], nodes: list[str]) -> lis
     for s in sizes:
         level = s // base
         if s % base or level & (level - 1) or level > 1 << MAX_BLOCK_LEVEL:
-            problems.append(Problem("backend.su_size", f"BlockSizes value {s} is not {base} times a power of two "
-                                    f"(at most 2^{MAX_BLOCK_LEVEL})", "use the base block size times 1, 2, 4, ..."))
+            problems.append(
+                Problem(
+                    "backend.su_size",
+                    f"BlockSizes value {s} is not {base} times a power of two (at most 2^{MAX_BLOCK_LEVEL})",
+                    "use the base block size times 1, 2, 4, ...",
+                )
+            )
     if sizes != sorted(set(sizes)):
         problems.append(Problem("backend.su_size", f"BlockSizes {sizes} are not increasing", "sort them"))
     member: dict[str, list[str]] = {}
     for b in blocks:
         if len(b.nodes) < base:
-            problems.append(Problem("backend.su_size", f"block {b.name} has {len(b.nodes)} nodes, fewer than the "
-                                    f"base block size {base}", "make every scalable unit at least the base size"))
+            problems.append(
+                Problem(
+                    "backend.su_size",
+                    f"block {b.name} has {len(b.nodes)} nodes, fewer than the base block size {base}",
+                    "make every scalable unit at least the base size",
+                )
+            )
         for n in b.nodes:
             member.setdefault(n, []).append(b.name)
     dup = Counter(b.name for b in blocks)
@@ -250,12 +297,22 @@ def check_blocks(blocks: list[Block], sizes: list[int], nodes: list[str]) -> lis
             problems.append(Problem("backend.su_size", f"block {name} is defined {n} times", "report a railyard bug"))
     twice = sorted(n for n, bs in member.items() if len(bs) > 1)
     if twice:
-        problems.append(Problem("backend.su_size", f"{len(twice)} nodes are in more than one block, e.g. {twice[0]} in "
-                                f"{', '.join(member[twice[0]])}", "a node belongs to exactly one block"))
+        problems.append(
+            Problem(
+                "backend.su_size",
+                f"{len(twice)} nodes are in more than one block, e.g. {twice[0]} in {', '.join(member[twice[0]])}",
+                "a node belongs to exactly one block",
+            )
+        )
     lacking = [n for n in nodes if n not in member]
     if lacking:
-        problems.append(Problem("backend.su_size", f"{len(lacking)} nodes are in no block: "
-                                f"{hostlist.collect_hostlist(lacking)}", "every server belongs to a scalable unit"))
+        problems.append(
+            Problem(
+                "backend.su_size",
+                f"{len(lacking)} nodes are in no block: {hostlist.collect_hostlist(lacking)}",
+                "every server belongs to a scalable unit",
+            )
+        )
     return problems
 
 
@@ -300,8 +357,12 @@ def check_topology_yaml(doc: Any, nodes: list[str]) -> list[str]:
                 out.append(f"{at}: tree must hold `switches`, a list")
                 continue
             for j, sw in enumerate(body["switches"]):
-                if not isinstance(sw, dict) or "switch" not in sw or set(sw) - SWITCH_KEYS \
-                        or ("children" in sw) == ("nodes" in sw):
+                if (
+                    not isinstance(sw, dict)
+                    or "switch" not in sw
+                    or set(sw) - SWITCH_KEYS
+                    or ("children" in sw) == ("nodes" in sw)
+                ):
                     out.append(f"{at}: switch {j + 1} must be `switch` with `children` or `nodes`")
         elif body is not True:
             out.append(f"{at}: flat must be true")
@@ -329,13 +390,19 @@ def check(plan: Plan, catalog: Catalog) -> None:
     problems = check_tree(tree, nodes)
     for i, t in enumerate(plan.design.tenants):
         if t.name.lower() in RESERVED_PARTITIONS:
-            problems.append(Problem(f"tenants.{i}.name", f"{t.name!r} names a Slurm partition railyard "
-                                    f"already writes ({', '.join(sorted(RESERVED_PARTITIONS))})",
-                                    "rename the tenant"))
+            problems.append(
+                Problem(
+                    f"tenants.{i}.name",
+                    f"{t.name!r} names a Slurm partition railyard "
+                    f"already writes ({', '.join(sorted(RESERVED_PARTITIONS))})",
+                    "rename the tenant",
+                )
+            )
     blocks, sizes = slurm_blocks(plan)
     problems += check_blocks(blocks, sizes, nodes)
     if problems:
         raise DesignError(problems)
     levels = Counter(sw.level for sw in tree)
-    plan.slurm = SlurmFacts(switches_per_level=[levels[lv] for lv in sorted(levels)], blocks=len(blocks),
-                            block_sizes=sizes)
+    plan.slurm = SlurmFacts(
+        switches_per_level=[levels[lv] for lv in sorted(levels)], blocks=len(blocks), block_sizes=sizes
+    )

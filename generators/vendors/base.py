@@ -15,10 +15,13 @@ from generators.renderers.netview import SwitchView
 # A RoCE backend switch (backend.switch with backend.technology roce): eBGP underlay, tenant VRFs and
 # the lossless RoCEv2 QoS, from plan.backend_net.
 Role = Literal["infiniband", "roce", "frontend", "oob-access", "oob-aggregation"]
-ROLE_TEXT: dict[Role, str] = {"infiniband": "an InfiniBand backend switch", "roce": "a RoCE backend switch",
-                              "frontend": "a frontend switch",
-                              "oob-access": "an out-of-band access switch",
-                              "oob-aggregation": "an out-of-band aggregation switch"}
+ROLE_TEXT: dict[Role, str] = {
+    "infiniband": "an InfiniBand backend switch",
+    "roce": "a RoCE backend switch",
+    "frontend": "a frontend switch",
+    "oob-access": "an out-of-band access switch",
+    "oob-aggregation": "an out-of-band aggregation switch",
+}
 
 FabricRenderer = Callable[[Plan], dict[str, str]]
 OobRenderer = Callable[[Plan, dict[str, SwitchView]], dict[str, str]]

@@ -75,8 +75,11 @@ def _up_down(v: SwitchView, views: dict[str, SwitchView]) -> tuple[list[PortUse]
 def _uplinks(v: SwitchView, views: dict[str, SwitchView]) -> dict[str, list[str]]:
     """The switch's links to the tier above, in port order (AVD's three aligned uplink lists)."""
     ups = _up_down(v, views)[0]
-    return {"uplink_interfaces": [p.port for p in ups], "uplink_switches": [p.peer for p in ups],
-            "uplink_switch_interfaces": [p.peer_port for p in ups]}
+    return {
+        "uplink_interfaces": [p.port for p in ups],
+        "uplink_switches": [p.peer for p in ups],
+        "uplink_switch_interfaces": [p.peer_port for p in ups],
+    }
 
 
 def avd_inputs(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
@@ -98,8 +101,13 @@ def _avd_inputs(plan: Plan, views: dict[str, SwitchView]) -> tuple[dict[str, Any
     for name, v in views.items():
         m = _mgmt(plan, name, mgmt)
         # ids are numbered per node type below; AVD only needs them unique within a type
-        node: dict[str, Any] = {"name": name, "id": 0, "bgp_as": str(v.asn), "loopback_ipv4_address": v.router_id,
-                                **_uplinks(v, views)}
+        node: dict[str, Any] = {
+            "name": name,
+            "id": 0,
+            "bgp_as": str(v.asn),
+            "loopback_ipv4_address": v.router_id,
+            **_uplinks(v, views),
+        }
         if "mgmt_ip" in m:
             # each OOB access switch has its own management subnet, so the gateway is per node
             node["mgmt_ip"], node["mgmt_gateway"] = m["mgmt_ip"], m["gateway"]
@@ -131,9 +139,16 @@ def _avd_inputs(plan: Plan, views: dict[str, SwitchView]) -> tuple[dict[str, Any
         svis = []
         for kind in ("hosts", "storage"):
             s = n[kind]
-            svis.append({"id": s["vlan"], "name": f"{n['name']}-{kind}", "enabled": True,
-                         "tags": [f"{n['name']}-{kind}"], "mtu": mtu,
-                         "ip_address_virtual": f"{s['gateway']}/{s['subnet'].split('/')[1]}"})
+            svis.append(
+                {
+                    "id": s["vlan"],
+                    "name": f"{n['name']}-{kind}",
+                    "enabled": True,
+                    "tags": [f"{n['name']}-{kind}"],
+                    "mtu": mtu,
+                    "ip_address_virtual": f"{s['gateway']}/{s['subnet'].split('/')[1]}",
+                }
+            )
         vrfs.append({"name": n["vrf"], "vrf_vni": n["l3vni"], "svis": svis})
 
     servers: list[dict[str, Any]] = []
@@ -143,9 +158,13 @@ def _avd_inputs(plan: Plan, views: dict[str, SwitchView]) -> tuple[dict[str, Any
             endpoints[lk.a_device].append((lk.a_port, lk.b_device, lk.b_port, lk.speed_gbps))
     for host, ports in endpoints.items():
         d = devs[host]
-        adapter: dict[str, Any] = {"endpoint_ports": [p[0] for p in ports], "switches": [p[1] for p in ports],
-                                   "switch_ports": [p[2] for p in ports], "speed": _eos_speed(ports[0][3]),
-                                   "mtu": mtu}
+        adapter: dict[str, Any] = {
+            "endpoint_ports": [p[0] for p in ports],
+            "switches": [p[1] for p in ports],
+            "switch_ports": [p[2] for p in ports],
+            "speed": _eos_speed(ports[0][3]),
+            "mtu": mtu,
+        }
         if d.kind == "storage":
             adapter |= {"mode": "trunk", "vlans": ",".join(str(n["storage"]["vlan"]) for n in np_.networks)}
         else:
@@ -159,26 +178,34 @@ def _avd_inputs(plan: Plan, views: dict[str, SwitchView]) -> tuple[dict[str, Any
         "underlay_routing_protocol": "ebgp",
         "overlay_routing_protocol": "ebgp",
         "underlay_rfc5549": True,
-        "overlay_rt_type": {"admin_subfield": admin, "vrf_admin_subfield": admin,
-                            "vlan_assigned_number_subfield": "mac_vrf_vni"},
+        "overlay_rt_type": {
+            "admin_subfield": admin,
+            "vrf_admin_subfield": admin,
+            "vlan_assigned_number_subfield": "mac_vrf_vni",
+        },
         "p2p_uplinks_mtu": mtu,
         "bgp_maximum_paths": 64,
         "bgp_ecmp": 64,
         "mgmt_interface_settings": {"interface": "Management1"},
-        "l3leaf": {"defaults": {"loopback_ipv4_pool": str(plan.design.addressing.loopbacks),
-                                "vtep_loopback_ipv4_pool": str(plan.design.addressing.loopbacks),
-                                "virtual_router_mac_address": np_.anycast_gateway_mac},
-                   "node_groups": [{"group": f"pair{p}", "mlag": False, "nodes": groups[p]} for p in sorted(groups)]},
-        "tenants": [{"name": FABRIC, "mac_vrf_vni_base": plan.design.frontend.evpn.l2vni_base,
-                     "vrfs": vrfs}],
+        "l3leaf": {
+            "defaults": {
+                "loopback_ipv4_pool": str(plan.design.addressing.loopbacks),
+                "vtep_loopback_ipv4_pool": str(plan.design.addressing.loopbacks),
+                "virtual_router_mac_address": np_.anycast_gateway_mac,
+            },
+            "node_groups": [{"group": f"pair{p}", "mlag": False, "nodes": groups[p]} for p in sorted(groups)],
+        },
+        "tenants": [{"name": FABRIC, "mac_vrf_vni_base": plan.design.frontend.evpn.l2vni_base, "vrfs": vrfs}],
         "servers": servers,
     }
     pool = {"loopback_ipv4_pool": str(plan.design.addressing.loopbacks)}
     if nodes["spine"]:
         fabric["spine"] = {"defaults": pool, "nodes": nodes["spine"]}
     if pods:
-        fabric["spine"] = {"defaults": pool, "node_groups": [{"group": f"pod{p}", "nodes": pods[p]}
-                                                             for p in sorted(pods)]}
+        fabric["spine"] = {
+            "defaults": pool,
+            "node_groups": [{"group": f"pod{p}", "nodes": pods[p]} for p in sorted(pods)],
+        }
     if nodes["core"]:
         # the cores relay EVPN between the pods' spines (AVD's super-spine default is no EVPN at all)
         fabric[NODE_KEY["core"]] = {"defaults": pool | {"evpn_role": "server"}, "nodes": nodes["core"]}
@@ -215,8 +242,9 @@ _AVD_BASE: dict[str, Any] = {
 }
 
 
-def frontend_structured_config(plan: Plan, v: SwitchView, views: dict[str, SwitchView],
-                               mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+def frontend_structured_config(
+    plan: Plan, v: SwitchView, views: dict[str, SwitchView], mgmt: dict[str, dict[str, str]] | None = None
+) -> dict[str, Any]:
     """eos_cli_config_gen structured config of one frontend switch (leaf, spine or 3-tier core)."""
     np_ = required(plan.netplan, "netplan")
     leaf = v.device.role == "leaf"
@@ -225,16 +253,32 @@ def frontend_structured_config(plan: Plan, v: SwitchView, views: dict[str, Switc
     ethernet: list[dict[str, Any]] = []
     for p in v.ports.values():
         if p.fabric:
-            ethernet.append({"name": p.port, "description": f"P2P_{p.peer}_{p.peer_port}", "shutdown": False,
-                             "mtu": mtu, "ipv6_enable": True, "switchport": {"enabled": False}})
+            ethernet.append(
+                {
+                    "name": p.port,
+                    "description": f"P2P_{p.peer}_{p.peer_port}",
+                    "shutdown": False,
+                    "mtu": mtu,
+                    "ipv6_enable": True,
+                    "switchport": {"enabled": False},
+                }
+            )
         elif p.untagged is not None or p.tagged:
             sp: dict[str, Any] = {"enabled": True}
             if p.tagged:
                 sp |= {"mode": "trunk", "trunk": {"allowed_vlan": ",".join(str(t) for t in p.tagged)}}
             else:
                 sp |= {"mode": "access", "access_vlan": p.untagged}
-            ethernet.append({"name": p.port, "description": f"SERVER_{p.peer}_{p.peer_port}", "shutdown": False,
-                             "speed": _eos_speed(p.speed_gbps), "mtu": mtu, "switchport": sp})
+            ethernet.append(
+                {
+                    "name": p.port,
+                    "description": f"SERVER_{p.peer}_{p.peer_port}",
+                    "shutdown": False,
+                    "speed": _eos_speed(p.speed_gbps),
+                    "mtu": mtu,
+                    "switchport": sp,
+                }
+            )
         else:
             # a routed port in a VRF (oob.uplink: frontend) has no AVD form: the design check refuses it on EOS
             raise AvdValidationError(f"{v.device.name} {p.port}: a port railyard cannot render on EOS")
@@ -244,36 +288,72 @@ def frontend_structured_config(plan: Plan, v: SwitchView, views: dict[str, Switc
     if v.device.role == "spine" and not any(views[s].device.role == "core" for s in servers):
         servers = []
     clients = list(dict.fromkeys(p.peer for p in downs)) if v.device.role != "leaf" else []
-    overlay = [{"ip_address": views[n].router_id, "peer_group": OVERLAY_PEERS, "remote_as": str(views[n].asn),
-                "description": f"{n}_Loopback0"} for n in (*servers, *clients)]
+    overlay = [
+        {
+            "ip_address": views[n].router_id,
+            "peer_group": OVERLAY_PEERS,
+            "remote_as": str(views[n].asn),
+            "description": f"{n}_Loopback0",
+        }
+        for n in (*servers, *clients)
+    ]
     peer_groups: list[dict[str, Any]] = [{"name": UNDERLAY_PEERS, "send_community": "all", "maximum_routes": 256000}]
     bgp: dict[str, Any] = {
-        "as": str(v.asn), "router_id": v.router_id,
+        "as": str(v.asn),
+        "router_id": v.router_id,
         "maximum_paths": {"paths": 64, "ecmp": 64},
         "updates": {"wait_install": True},
         "bgp": {"default": {"ipv4_unicast": False}},
         "peer_groups": peer_groups,
         "neighbors": overlay,
-        "neighbor_interfaces": [{"name": p.port, "remote_as": str(views[p.peer].asn), "peer_group": UNDERLAY_PEERS,
-                                 "description": f"{p.peer}_{p.peer_port}"} for p in v.fabric_ports],
+        "neighbor_interfaces": [
+            {
+                "name": p.port,
+                "remote_as": str(views[p.peer].asn),
+                "peer_group": UNDERLAY_PEERS,
+                "description": f"{p.peer}_{p.peer_port}",
+            }
+            for p in v.fabric_ports
+        ],
         "redistribute": {"connected": {"enabled": True, "route_map": CONNECTED_RM}},
-        "address_family_ipv4": {"peer_groups": [{"name": UNDERLAY_PEERS, "activate": True, "next_hop": {
-            "address_family_ipv6": {"enabled": True, "originate": True}}}]},
+        "address_family_ipv4": {
+            "peer_groups": [
+                {
+                    "name": UNDERLAY_PEERS,
+                    "activate": True,
+                    "next_hop": {"address_family_ipv6": {"enabled": True, "originate": True}},
+                }
+            ]
+        },
     }
     sc: dict[str, Any] = {**_AVD_BASE, "hostname": v.device.name}
     if overlay:
         # a route server passes EVPN routes on with the VTEP's next hop (AVD's evpn_role "server")
-        peer_groups.append({"name": OVERLAY_PEERS} | ({"next_hop_unchanged": True} if clients else {})
-                           | {"update_source": "Loopback0", "bfd": True, "ebgp_multihop": 3,
-                              "send_community": "all", "maximum_routes": 0})
+        peer_groups.append(
+            {"name": OVERLAY_PEERS}
+            | ({"next_hop_unchanged": True} if clients else {})
+            | {
+                "update_source": "Loopback0",
+                "bfd": True,
+                "ebgp_multihop": 3,
+                "send_community": "all",
+                "maximum_routes": 0,
+            }
+        )
         bgp["address_family_evpn"] = {"peer_groups": [{"name": OVERLAY_PEERS, "activate": True}]}
         bgp["address_family_ipv4"]["peer_groups"].append({"name": OVERLAY_PEERS, "activate": False})
         sc["router_bfd"] = {"multihop": {"interval": 300, "min_rx": 300, "multiplier": 3}}
     loopbacks = [{"name": "Loopback0", "description": "ROUTER_ID", "shutdown": False, "ip_address": v.loopback}]
     prefixes = [{"sequence": 10, "action": f"permit {pool} eq 32"}]
     if leaf:
-        loopbacks.append({"name": "Loopback1", "description": "VXLAN_TUNNEL_SOURCE", "shutdown": False,
-                          "ip_address": np_.vteps[v.device.name]})
+        loopbacks.append(
+            {
+                "name": "Loopback1",
+                "description": "VXLAN_TUNNEL_SOURCE",
+                "shutdown": False,
+                "ip_address": np_.vteps[v.device.name],
+            }
+        )
         prefixes.append({"sequence": 20, "action": f"permit {pool} eq 32"})
     else:
         # no MLAG and no L2 on spines and cores
@@ -282,8 +362,14 @@ def frontend_structured_config(plan: Plan, v: SwitchView, views: dict[str, Switc
         "ethernet_interfaces": ethernet,
         "loopback_interfaces": loopbacks,
         "prefix_lists": [{"name": LOOPBACKS_PL, "sequence_numbers": prefixes}],
-        "route_maps": [{"name": CONNECTED_RM, "sequence_numbers": [
-            {"sequence": 10, "type": "permit", "match": [f"ip address prefix-list {LOOPBACKS_PL}"]}]}],
+        "route_maps": [
+            {
+                "name": CONNECTED_RM,
+                "sequence_numbers": [
+                    {"sequence": 10, "type": "permit", "match": [f"ip address prefix-list {LOOPBACKS_PL}"]}
+                ],
+            }
+        ],
         "router_bgp": bgp,
     } | _mgmt_structured(plan, v.device.name, mgmt)
     if leaf and v.vlans:
@@ -298,24 +384,59 @@ def _leaf_services(plan: Plan, v: SwitchView) -> tuple[dict[str, Any], list[dict
     np_ = required(plan.netplan, "netplan")
     rid = v.router_id
     vlans = v.vlans.items()
-    bgp_vrfs = [{"name": n["vrf"], "rd": f"{rid}:{n['l3vni']}", "route_targets": {
-        "import": [{"address_family": "evpn", "route_targets": [rt(plan, n["l3vni"])]}],
-        "export": [{"address_family": "evpn", "route_targets": [rt(plan, n["l3vni"])]}]},
-        "router_id": rid, "redistribute": {"connected": {"enabled": True}}} for n in v.vrfs]
-    bgp_vlans = [{"id": vid, "rd": f"{rid}:{s['vni']}", "route_targets": {"both": [rt(plan, s["vni"])]},
-                  "redistribute_routes": ["learned"]} for vid, s in vlans]
-    return {
-        "ip_igmp_snooping": {"globally_enabled": True},
-        "ip_virtual_router_mac_address": np_.anycast_gateway_mac,
-        "vlans": [{"id": vid, "name": f"{s['network']}-{s['kind']}"} for vid, s in vlans],
-        "vlan_interfaces": [{"name": f"Vlan{vid}", "description": f"{s['network']}-{s['kind']}", "shutdown": False,
-                             "vrf": s["vrf"], "ip_address_virtual": f"{s['gateway']}/{s['subnet'].split('/')[1]}",
-                             "mtu": np_.mtu} for vid, s in vlans],
-        "vxlan_interface": {"vxlan1": {"description": f"{v.device.name}_VTEP", "vxlan": {
-            "source_interface": "Loopback1", "udp_port": 4789,
-            "vlans": [{"id": vid, "vni": s["vni"]} for vid, s in vlans],
-            "vrfs": [{"name": n["vrf"], "vni": n["l3vni"]} for n in v.vrfs]}}},
-    }, bgp_vlans, bgp_vrfs
+    bgp_vrfs = [
+        {
+            "name": n["vrf"],
+            "rd": f"{rid}:{n['l3vni']}",
+            "route_targets": {
+                "import": [{"address_family": "evpn", "route_targets": [rt(plan, n["l3vni"])]}],
+                "export": [{"address_family": "evpn", "route_targets": [rt(plan, n["l3vni"])]}],
+            },
+            "router_id": rid,
+            "redistribute": {"connected": {"enabled": True}},
+        }
+        for n in v.vrfs
+    ]
+    bgp_vlans = [
+        {
+            "id": vid,
+            "rd": f"{rid}:{s['vni']}",
+            "route_targets": {"both": [rt(plan, s["vni"])]},
+            "redistribute_routes": ["learned"],
+        }
+        for vid, s in vlans
+    ]
+    return (
+        {
+            "ip_igmp_snooping": {"globally_enabled": True},
+            "ip_virtual_router_mac_address": np_.anycast_gateway_mac,
+            "vlans": [{"id": vid, "name": f"{s['network']}-{s['kind']}"} for vid, s in vlans],
+            "vlan_interfaces": [
+                {
+                    "name": f"Vlan{vid}",
+                    "description": f"{s['network']}-{s['kind']}",
+                    "shutdown": False,
+                    "vrf": s["vrf"],
+                    "ip_address_virtual": f"{s['gateway']}/{s['subnet'].split('/')[1]}",
+                    "mtu": np_.mtu,
+                }
+                for vid, s in vlans
+            ],
+            "vxlan_interface": {
+                "vxlan1": {
+                    "description": f"{v.device.name}_VTEP",
+                    "vxlan": {
+                        "source_interface": "Loopback1",
+                        "udp_port": 4789,
+                        "vlans": [{"id": vid, "vni": s["vni"]} for vid, s in vlans],
+                        "vrfs": [{"name": n["vrf"], "vni": n["l3vni"]} for n in v.vrfs],
+                    },
+                }
+            },
+        },
+        bgp_vlans,
+        bgp_vrfs,
+    )
 
 
 def render_frontend_eos(plan: Plan) -> dict[str, str]:
@@ -330,18 +451,30 @@ def render_frontend_eos(plan: Plan) -> dict[str, str]:
     }
     mgmt = mgmt_addresses(plan)
     for name, v in views.items():
-        files[f"frontend/{name}/eos.cfg"] = _render_structured(plan, name,
-                                                               frontend_structured_config(plan, v, views, mgmt))
+        files[f"frontend/{name}/eos.cfg"] = _render_structured(
+            plan, name, frontend_structured_config(plan, v, views, mgmt)
+        )
     return files
 
 
 def oob_structured_config(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """eos_cli_config_gen structured config of an EOS out-of-band aggregation switch."""
     np_ = required(plan.netplan, "netplan")
-    ethernet = [{"name": p.port, "description": p.description, "shutdown": False, "mtu": 9214,
-                 "switchport": {"enabled": False}, "ipv6_enable": True} for p in v.fabric_ports]
-    neighbors = [{"name": p.port, "peer_group": "OOB-ACCESS", "remote_as": str(np_.asn[p.peer]),
-                  "description": p.description} for p in v.fabric_ports]
+    ethernet = [
+        {
+            "name": p.port,
+            "description": p.description,
+            "shutdown": False,
+            "mtu": 9214,
+            "switchport": {"enabled": False},
+            "ipv6_enable": True,
+        }
+        for p in v.fabric_ports
+    ]
+    neighbors = [
+        {"name": p.port, "peer_group": "OOB-ACCESS", "remote_as": str(np_.asn[p.peer]), "description": p.description}
+        for p in v.fabric_ports
+    ]
     sc: dict[str, Any] = {
         "hostname": v.device.name,
         "service_routing_protocols_model": "multi-agent",
@@ -351,13 +484,21 @@ def oob_structured_config(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, s
         "ethernet_interfaces": ethernet,
         "loopback_interfaces": [{"name": "Loopback0", "description": "ROUTER_ID", "ip_address": v.loopback}],
         "router_bgp": {
-            "as": str(v.asn), "router_id": v.router_id, "maximum_paths": {"paths": 64},
+            "as": str(v.asn),
+            "router_id": v.router_id,
+            "maximum_paths": {"paths": 64},
             "peer_groups": [{"name": "OOB-ACCESS", "send_community": "all"}],
             "neighbor_interfaces": neighbors,
             "redistribute": {"connected": {"enabled": True}},
-            "address_family_ipv4": {"peer_groups": [{"name": "OOB-ACCESS", "activate": True,
-                                                     "next_hop": {"address_family_ipv6": {"enabled": True,
-                                                                                          "originate": True}}}]},
+            "address_family_ipv4": {
+                "peer_groups": [
+                    {
+                        "name": "OOB-ACCESS",
+                        "activate": True,
+                        "next_hop": {"address_family_ipv6": {"enabled": True, "originate": True}},
+                    }
+                ]
+            },
         },
     }
     sc |= _mgmt_structured(plan, v.device.name, mgmt)
@@ -371,16 +512,26 @@ def _mgmt_structured(plan: Plan, name: str, mgmt: dict[str, dict[str, str]] | No
         return {}
     return {
         "vrfs": [{"name": "MGMT", "ip_routing": False}],
-        "management_interfaces": [{"name": "Management1", "description": "OOB_MANAGEMENT", "shutdown": False,
-                                   "vrf": "MGMT", "ip_address": m["mgmt_ip"], "gateway": m["gateway"]}],
+        "management_interfaces": [
+            {
+                "name": "Management1",
+                "description": "OOB_MANAGEMENT",
+                "shutdown": False,
+                "vrf": "MGMT",
+                "ip_address": m["mgmt_ip"],
+                "gateway": m["gateway"],
+            }
+        ],
         "static_routes": [{"vrf": "MGMT", "prefix": "0.0.0.0/0", "next_hop": m["gateway"]}],
     }
 
 
 def render_oob_eos(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
     mgmt = mgmt_addresses(plan)
-    return {f"oob/{name}/eos.cfg": _render_structured(plan, name, oob_structured_config(plan, v, mgmt))
-            for name, v in views.items()}
+    return {
+        f"oob/{name}/eos.cfg": _render_structured(plan, name, oob_structured_config(plan, v, mgmt))
+        for name, v in views.items()
+    }
 
 
 def _render_structured(plan: Plan, name: str, sc: dict[str, Any]) -> str:
@@ -390,8 +541,10 @@ def _render_structured(plan: Plan, name: str, sc: dict[str, Any]) -> str:
     r = validate_structured_config(sc)
     if r.validated_data is None:
         raise AvdValidationError(f"AVD rejected the structured config of {name}:\n" + "\n".join(_violations(r)))
-    return (f"! {name}: EOS config from railyard design {plan.design.name}, AVD structured config validated by "
-            f"pyavd\n" + eos_cli(r.validated_data))
+    return (
+        f"! {name}: EOS config from railyard design {plan.design.name}, AVD structured config validated by "
+        f"pyavd\n" + eos_cli(r.validated_data)
+    )
 
 
 def eos_cli(validated: dict[str, Any]) -> str:
@@ -408,8 +561,9 @@ def pyavd_cli(validated: dict[str, Any]) -> str:
     re-executes its ~400 compiled template modules every time, which cost more than the rendering."""
     from pyavd.constants import EOS_CLI_CONFIG_GEN_JINJA2_CONFIG_TEMPLATE
 
-    return _templar().render_template_from_file(template_file=EOS_CLI_CONFIG_GEN_JINJA2_CONFIG_TEMPLATE,
-                                                template_vars=validated)
+    return _templar().render_template_from_file(
+        template_file=EOS_CLI_CONFIG_GEN_JINJA2_CONFIG_TEMPLATE, template_vars=validated
+    )
 
 
 @functools.cache
@@ -473,9 +627,12 @@ def _dscp_map(q: RoceQos) -> list[str]:
     """Every DSCP to a traffic class as the SONiC backend maps them: RoCE and CNP to their classes, the
     rest to 0 (EOS's own default spreads DSCPs over classes 0-7, which would share RoCE's queue)."""
     rest = [d for d in range(64) if d not in (q.roce_dscp, q.cnp_dscp)]
-    lines = [f"{' '.join(str(d) for d in rest[i:i + 8])} to traffic-class 0" for i in range(0, len(rest), 8)]
-    return [*lines, f"{q.roce_dscp} to traffic-class {q.roce_priority}",
-            f"{q.cnp_dscp} to traffic-class {q.cnp_priority}"]
+    lines = [f"{' '.join(str(d) for d in rest[i : i + 8])} to traffic-class 0" for i in range(0, len(rest), 8)]
+    return [
+        *lines,
+        f"{q.roce_dscp} to traffic-class {q.roce_priority}",
+        f"{q.cnp_dscp} to traffic-class {q.cnp_priority}",
+    ]
 
 
 def _roce_port_qos(q: RoceQos) -> dict[str, Any]:
@@ -484,8 +641,21 @@ def _roce_port_qos(q: RoceQos) -> dict[str, Any]:
         "qos": {"trust": "dscp"},
         "service_profile": ROCE_PROFILE,
         "priority_flow_control": {"enabled": True, "priorities": [{"priority": q.roce_priority, "no_drop": True}]},
-        "tx_queues": [{"id": q.roce_priority, "random_detect": {"ecn": {"threshold": {
-            "units": "bytes", "min": ECN_MIN_BYTES, "max": ECN_MAX_BYTES, "max_probability": ECN_MARK_PERCENT}}}}],
+        "tx_queues": [
+            {
+                "id": q.roce_priority,
+                "random_detect": {
+                    "ecn": {
+                        "threshold": {
+                            "units": "bytes",
+                            "min": ECN_MIN_BYTES,
+                            "max": ECN_MAX_BYTES,
+                            "max_probability": ECN_MARK_PERCENT,
+                        }
+                    }
+                },
+            }
+        ],
     }
 
 
@@ -493,15 +663,19 @@ def _roce_profile(q: RoceQos) -> dict[str, Any]:
     """ETS as the SONiC backend schedules: RoCE and everything else half each, CNPs strict. On EOS a queue
     set to "no priority" makes every lower queue round-robin too, and the queues above it stay strict, so
     CNPs (queue 6) always leave before RoCE (queue 3) and the rest (queue 0)."""
-    return {"name": ROCE_PROFILE, "tx_queues": [
-        {"id": 0, "priority": "no priority", "bandwidth_percent": 50},
-        {"id": q.roce_priority, "priority": "no priority", "bandwidth_percent": 50},
-        {"id": q.cnp_priority, "priority": "priority strict"},
-    ]}
+    return {
+        "name": ROCE_PROFILE,
+        "tx_queues": [
+            {"id": 0, "priority": "no priority", "bandwidth_percent": 50},
+            {"id": q.roce_priority, "priority": "no priority", "bandwidth_percent": 50},
+            {"id": q.cnp_priority, "priority": "priority strict"},
+        ],
+    }
 
 
-def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[BackendPort],
-                              mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+def backend_structured_config(
+    plan: Plan, sw: BackendSwitch, ports: list[BackendPort], mgmt: dict[str, dict[str, str]] | None = None
+) -> dict[str, Any]:
     """eos_cli_config_gen structured config of one RoCE backend switch (`ports`: its used ports)."""
     bn = required(plan.backend_net, "backend_net")
     switches = {s.name: s for s in bn.switches}
@@ -510,22 +684,41 @@ def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[Backend
     ethernet: list[dict[str, Any]] = []
     neighbors: list[dict[str, Any]] = []
     for p in ports:
-        e: dict[str, Any] = {"name": p.port, "description": f"{p.peer}:{p.peer_port}", "shutdown": False,
-                             "speed": _eos_speed(p.speed_gbps), "mtu": bn.switch_mtu, "switchport": {"enabled": False}}
+        e: dict[str, Any] = {
+            "name": p.port,
+            "description": f"{p.peer}:{p.peer_port}",
+            "shutdown": False,
+            "speed": _eos_speed(p.speed_gbps),
+            "mtu": bn.switch_mtu,
+            "switchport": {"enabled": False},
+        }
         if p.fabric:
             e["ipv6_enable"] = True
-            neighbors.append({"name": p.port, "peer_group": FABRIC_PEERS, "remote_as": str(switches[p.peer].asn),
-                              "description": e["description"]})
+            neighbors.append(
+                {
+                    "name": p.port,
+                    "peer_group": FABRIC_PEERS,
+                    "remote_as": str(switches[p.peer].asn),
+                    "description": e["description"],
+                }
+            )
         else:
             e |= {"vrf": p.vrf, "ip_address": p.address}
         ethernet.append(e | port_qos)
     # the overlay runs between loopbacks, once per neighbouring switch however many links join them
-    overlay = [{"ip_address": switches[peer].loopback.split("/")[0], "peer_group": OVERLAY_PEERS,
-                "remote_as": str(switches[peer].asn), "description": peer}
-               for peer in dict.fromkeys(p.peer for p in ports if p.fabric)]
+    overlay = [
+        {
+            "ip_address": switches[peer].loopback.split("/")[0],
+            "peer_group": OVERLAY_PEERS,
+            "remote_as": str(switches[peer].asn),
+            "description": peer,
+        }
+        for peer in dict.fromkeys(p.peer for p in ports if p.fabric)
+    ]
     vrfs = [v for v in bn.vrfs if v.name in sw.vrfs]
     bgp: dict[str, Any] = {
-        "as": str(sw.asn), "router_id": router_id,
+        "as": str(sw.asn),
+        "router_id": router_id,
         "bgp": {"default": {"ipv4_unicast": False}},
         # explicit, as frr.conf says it: ECMP over spines of different ASNs
         "bgp_defaults": ["bgp bestpath as-path multipath-relax"],
@@ -533,16 +726,28 @@ def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[Backend
         "peer_groups": [
             {"name": FABRIC_PEERS, "send_community": "all", "bfd": True},
             # a spine or core passes EVPN routes on with the leaf's VTEP as next hop (AVD does the same)
-            {"name": OVERLAY_PEERS, "update_source": "Loopback0", "ebgp_multihop": 3, "send_community": "all",
-             "bfd": True} | ({} if sw.role == "leaf" else {"next_hop_unchanged": True}),
+            {
+                "name": OVERLAY_PEERS,
+                "update_source": "Loopback0",
+                "ebgp_multihop": 3,
+                "send_community": "all",
+                "bfd": True,
+            }
+            | ({} if sw.role == "leaf" else {"next_hop_unchanged": True}),
         ],
         "neighbor_interfaces": neighbors,
         "neighbors": overlay,
         "address_family_ipv4": {
             "networks": [{"prefix": sw.loopback}],
-            "peer_groups": [{"name": FABRIC_PEERS, "activate": True,
-                             "next_hop": {"address_family_ipv6": {"enabled": True, "originate": True}}},
-                            {"name": OVERLAY_PEERS, "activate": False}]},
+            "peer_groups": [
+                {
+                    "name": FABRIC_PEERS,
+                    "activate": True,
+                    "next_hop": {"address_family_ipv6": {"enabled": True, "originate": True}},
+                },
+                {"name": OVERLAY_PEERS, "activate": False},
+            ],
+        },
         "address_family_evpn": {"peer_groups": [{"name": OVERLAY_PEERS, "activate": True}]},
     }
     if sw.role == "leaf":
@@ -552,10 +757,19 @@ def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[Backend
             next(g for g in bgp[af]["peer_groups"] if g["name"] == group)["route_map_out"] = LEAF_OUT
     if vrfs:
         # RD <router-id>:<L3VNI> (AVD's default form); one route target per VRF, from the plan
-        bgp["vrfs"] = [{"name": v.name, "rd": f"{router_id}:{v.l3vni}", "router_id": router_id,
-                        "route_targets": {"import": [{"address_family": "evpn", "route_targets": [v.route_target]}],
-                                          "export": [{"address_family": "evpn", "route_targets": [v.route_target]}]},
-                        "redistribute": {"connected": {"enabled": True}}} for v in vrfs]
+        bgp["vrfs"] = [
+            {
+                "name": v.name,
+                "rd": f"{router_id}:{v.l3vni}",
+                "router_id": router_id,
+                "route_targets": {
+                    "import": [{"address_family": "evpn", "route_targets": [v.route_target]}],
+                    "export": [{"address_family": "evpn", "route_targets": [v.route_target]}],
+                },
+                "redistribute": {"connected": {"enabled": True}},
+            }
+            for v in vrfs
+        ]
     sc: dict[str, Any] = {
         "hostname": sw.name,
         "service_routing_protocols_model": "multi-agent",
@@ -564,24 +778,44 @@ def backend_structured_config(plan: Plan, sw: BackendSwitch, ports: list[Backend
         "ip_routing_ipv6_interfaces": True,
         "qos": {"map": {"dscp": _dscp_map(bn.qos)}},
         "qos_profiles": [_roce_profile(bn.qos)],
-        "priority_flow_control": {"watchdog": {"action": "drop", "timeout": str(PFC_WD_MS / 1000),
-                                               "recovery_time": str(PFC_WD_MS / 1000)}},
+        "priority_flow_control": {
+            "watchdog": {"action": "drop", "timeout": str(PFC_WD_MS / 1000), "recovery_time": str(PFC_WD_MS / 1000)}
+        },
         "ethernet_interfaces": ethernet,
         "loopback_interfaces": [{"name": "Loopback0", "description": "ROUTER_ID_VTEP", "ip_address": sw.loopback}],
         "router_bgp": bgp,
     } | _mgmt_structured(plan, sw.name, mgmt)
     if sw.role == "leaf":
         fabric_asns = sorted({switches[p.peer].asn for p in ports if p.fabric})
-        sc["as_path"] = {"access_lists": [{"name": FROM_FABRIC, "entries": [
-            {"type": "permit", "match": f"^{a}_", "origin": "any"} for a in fabric_asns]}]}
-        sc["route_maps"] = [{"name": LEAF_OUT, "sequence_numbers": [
-            {"sequence": 10, "type": "deny", "match": [f"as-path {FROM_FABRIC}"]},
-            {"sequence": 20, "type": "permit"}]}]
+        sc["as_path"] = {
+            "access_lists": [
+                {
+                    "name": FROM_FABRIC,
+                    "entries": [{"type": "permit", "match": f"^{a}_", "origin": "any"} for a in fabric_asns],
+                }
+            ]
+        }
+        sc["route_maps"] = [
+            {
+                "name": LEAF_OUT,
+                "sequence_numbers": [
+                    {"sequence": 10, "type": "deny", "match": [f"as-path {FROM_FABRIC}"]},
+                    {"sequence": 20, "type": "permit"},
+                ],
+            }
+        ]
     if vrfs:
         sc["vrfs"] = [{"name": v.name, "ip_routing": True} for v in vrfs] + sc.get("vrfs", [])
-        sc["vxlan_interface"] = {"vxlan1": {"description": f"{sw.name}_VTEP", "vxlan": {
-            "source_interface": "Loopback0", "udp_port": 4789,
-            "vrfs": [{"name": v.name, "vni": v.l3vni} for v in vrfs]}}}
+        sc["vxlan_interface"] = {
+            "vxlan1": {
+                "description": f"{sw.name}_VTEP",
+                "vxlan": {
+                    "source_interface": "Loopback0",
+                    "udp_port": 4789,
+                    "vrfs": [{"name": v.name, "vni": v.l3vni} for v in vrfs],
+                },
+            }
+        }
     return sc
 
 
@@ -591,8 +825,12 @@ def render_backend_eos(plan: Plan) -> dict[str, str]:
         return {}
     by_switch = bn.ports_by_switch()
     mgmt = mgmt_addresses(plan)
-    return {f"backend/{sw.name}/eos.cfg": _render_structured(
-        plan, sw.name, backend_structured_config(plan, sw, by_switch[sw.name], mgmt)) for sw in bn.switches}
+    return {
+        f"backend/{sw.name}/eos.cfg": _render_structured(
+            plan, sw.name, backend_structured_config(plan, sw, by_switch[sw.name], mgmt)
+        )
+        for sw in bn.switches
+    }
 
 
 VENDOR = Vendor(
@@ -604,7 +842,7 @@ VENDOR = Vendor(
     vtep_loopback=True,
     summary="Arista EOS (AVD via pyavd)",
     roce_unconfigured="dynamic load balancing (adaptive routing) and PFC buffer headroom per cable length "
-                      "(EOS sizes it from its own defaults); ECMP hashes per flow",
+    "(EOS sizes it from its own defaults); ECMP hashes per flow",
     render_frontend=render_frontend_eos,
     render_backend=render_backend_eos,
     render_oob=render_oob_eos,

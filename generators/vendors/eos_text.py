@@ -27,10 +27,18 @@ if TYPE_CHECKING:  # the vendor registry imports this module for `validate`, whi
 S: tuple[type, ...] = (str,)
 N: tuple[type, ...] = (int,)
 
-TX_QUEUE = {"id": N, "?priority": S, "?bandwidth_percent": N,
-            "?random_detect": {"ecn": {"threshold": {"units": S, "min": N, "max": N, "?max_probability": N}}}}
-AF_PEER_GROUP = {"name": S, "activate": frozenset({True, False}), "?route_map_out": S,
-                 "?next_hop": {"address_family_ipv6": {"enabled": frozenset({True}), "?originate": frozenset({True})}}}
+TX_QUEUE = {
+    "id": N,
+    "?priority": S,
+    "?bandwidth_percent": N,
+    "?random_detect": {"ecn": {"threshold": {"units": S, "min": N, "max": N, "?max_probability": N}}},
+}
+AF_PEER_GROUP = {
+    "name": S,
+    "activate": frozenset({True, False}),
+    "?route_map_out": S,
+    "?next_hop": {"address_family_ipv6": {"enabled": frozenset({True}), "?originate": frozenset({True})}},
+}
 ROUTE_TARGETS = [{"address_family": frozenset({"evpn"}), "route_targets": [S]}]
 ON = frozenset({True})
 
@@ -52,24 +60,50 @@ SHAPE: dict[str, Any] = {
     "?qos_profiles": [{"name": S, "tx_queues": [TX_QUEUE]}],
     "?vlans": [{"id": N, "?name": S}],
     "?vrfs": [{"name": S, "ip_routing": frozenset({True, False})}],
-    "ethernet_interfaces": [{
-        "name": S, "?description": S, "?shutdown": frozenset({False}), "?mtu": N, "?speed": S,
-        "switchport": {"enabled": frozenset({True, False}), "?mode": frozenset({"access", "trunk"}),
-                       "?access_vlan": N, "?trunk": {"allowed_vlan": S}},
-        "?vrf": S, "?ip_address": S, "?ipv6_enable": ON, "?service_profile": S,
-        "?qos": {"trust": frozenset({"dscp"})},
-        "?priority_flow_control": {"?enabled": ON,
-                                   "?priorities": [{"priority": N, "no_drop": frozenset({True, False})}]},
-        "?tx_queues": [TX_QUEUE],
-    }],
+    "ethernet_interfaces": [
+        {
+            "name": S,
+            "?description": S,
+            "?shutdown": frozenset({False}),
+            "?mtu": N,
+            "?speed": S,
+            "switchport": {
+                "enabled": frozenset({True, False}),
+                "?mode": frozenset({"access", "trunk"}),
+                "?access_vlan": N,
+                "?trunk": {"allowed_vlan": S},
+            },
+            "?vrf": S,
+            "?ip_address": S,
+            "?ipv6_enable": ON,
+            "?service_profile": S,
+            "?qos": {"trust": frozenset({"dscp"})},
+            "?priority_flow_control": {
+                "?enabled": ON,
+                "?priorities": [{"priority": N, "no_drop": frozenset({True, False})}],
+            },
+            "?tx_queues": [TX_QUEUE],
+        }
+    ],
     "loopback_interfaces": [{"name": S, "?description": S, "?shutdown": frozenset({False}), "ip_address": S}],
     # the gateway is eos_designs' input, not a line of the interface
-    "?management_interfaces": [{"name": S, "?description": S, "?shutdown": frozenset({False}), "?vrf": S,
-                                "ip_address": S, "?gateway": S}],
-    "?vlan_interfaces": [{"name": S, "?description": S, "?shutdown": frozenset({False}), "?mtu": N, "?vrf": S,
-                          "ip_address_virtual": S}],
-    "?vxlan_interface": {"vxlan1": {"?description": S, "vxlan": {
-        "source_interface": S, "?udp_port": N, "?vlans": [{"id": N, "vni": N}], "?vrfs": [{"name": S, "vni": N}]}}},
+    "?management_interfaces": [
+        {"name": S, "?description": S, "?shutdown": frozenset({False}), "?vrf": S, "ip_address": S, "?gateway": S}
+    ],
+    "?vlan_interfaces": [
+        {"name": S, "?description": S, "?shutdown": frozenset({False}), "?mtu": N, "?vrf": S, "ip_address_virtual": S}
+    ],
+    "?vxlan_interface": {
+        "vxlan1": {
+            "?description": S,
+            "vxlan": {
+                "source_interface": S,
+                "?udp_port": N,
+                "?vlans": [{"id": N, "vni": N}],
+                "?vrfs": [{"name": S, "vni": N}],
+            },
+        }
+    },
     "?as_path": {"access_lists": [{"name": S, "entries": [{"type": S, "match": S, "?origin": S}]}]},
     "?prefix_lists": [{"name": S, "sequence_numbers": [{"sequence": N, "action": S}]}],
     "?static_routes": [{"?vrf": S, "prefix": S, "next_hop": S}],
@@ -78,11 +112,23 @@ SHAPE: dict[str, Any] = {
     "?route_maps": [{"name": S, "sequence_numbers": [{"sequence": N, "type": S, "?match": [S]}]}],
     "?router_bfd": {"multihop": {"interval": N, "min_rx": N, "multiplier": N}},
     "router_bgp": {
-        "as": S, "?router_id": S, "?updates": {"wait_install": ON},
+        "as": S,
+        "?router_id": S,
+        "?updates": {"wait_install": ON},
         "?bgp": {"default": {"ipv4_unicast": frozenset({False})}},
-        "?maximum_paths": {"paths": N, "?ecmp": N}, "?bgp_defaults": [S],
-        "?peer_groups": [{"name": S, "?next_hop_unchanged": ON, "?update_source": S, "?bfd": ON, "?ebgp_multihop": N,
-                          "?send_community": frozenset({"all"}), "?maximum_routes": N}],
+        "?maximum_paths": {"paths": N, "?ecmp": N},
+        "?bgp_defaults": [S],
+        "?peer_groups": [
+            {
+                "name": S,
+                "?next_hop_unchanged": ON,
+                "?update_source": S,
+                "?bfd": ON,
+                "?ebgp_multihop": N,
+                "?send_community": frozenset({"all"}),
+                "?maximum_routes": N,
+            }
+        ],
         "?neighbors": [{"ip_address": S, "?peer_group": S, "?remote_as": S, "?description": S}],
         "?redistribute": {"connected": {"enabled": ON, "?route_map": S}},
         # pyavd 6.4 prints no description on a neighbor interface
@@ -90,8 +136,15 @@ SHAPE: dict[str, Any] = {
         "?vlans": [{"id": N, "?rd": S, "?route_targets": {"both": [S]}, "?redistribute_routes": [S]}],
         "?address_family_evpn": {"peer_groups": [AF_PEER_GROUP]},
         "?address_family_ipv4": {"?peer_groups": [AF_PEER_GROUP], "?networks": [{"prefix": S}]},
-        "?vrfs": [{"name": S, "?rd": S, "?route_targets": {"?import": ROUTE_TARGETS, "?export": ROUTE_TARGETS},
-                   "?router_id": S, "?redistribute": {"connected": {"enabled": ON}}}],
+        "?vrfs": [
+            {
+                "name": S,
+                "?rd": S,
+                "?route_targets": {"?import": ROUTE_TARGETS, "?export": ROUTE_TARGETS},
+                "?router_id": S,
+                "?redistribute": {"connected": {"enabled": ON}},
+            }
+        ],
     },
 }
 
@@ -119,8 +172,12 @@ def fits(value: Any, shape: Any = _SHAPE) -> bool:
     """Whether `value` is of `shape` (default: a structured config this renderer prints as pyavd does)."""
     kind = type(shape)
     if kind is _Map:
-        return (type(value) is dict and value.keys() <= shape.keys.keys() and shape.required <= value.keys()
-                and all(fits(v, shape.keys[k]) for k, v in value.items()))
+        return (
+            type(value) is dict
+            and value.keys() <= shape.keys.keys()
+            and shape.required <= value.keys()
+            and all(fits(v, shape.keys[k]) for k, v in value.items())
+        )
     if kind is list:
         item = shape[0]
         return type(value) is list and all(fits(v, item) for v in value)
@@ -161,9 +218,9 @@ def render(validated: dict[str, Any]) -> str:
     # pyavd's order: routes of the default VRF first, by prefix then next hop; then the others by VRF too
     default = [r for r in routes if "vrf" not in r] + [r for r in routes if r.get("vrf") == "default"]
     vrf = [r for r in routes if r.get("vrf", "default") != "default"]
-    ordered = (natural_sort(natural_sort(default, "next_hop", default_value=""), "prefix")
-               + natural_sort(natural_sort(natural_sort(vrf, "next_hop", default_value=""), "prefix"), "vrf",
-                              ignore_case=False))
+    ordered = natural_sort(natural_sort(default, "next_hop", default_value=""), "prefix") + natural_sort(
+        natural_sort(natural_sort(vrf, "next_hop", default_value=""), "prefix"), "vrf", ignore_case=False
+    )
     return _template().render(sc=validated, static_routes=ordered)
 
 

@@ -76,8 +76,13 @@ def _ports_table(plan: Plan, v: SwitchView, mtu: int) -> dict[str, dict[str, str
         use = v.ports.get(p.name)
         group = sw.port_groups[p.group]
         speed = use.speed_gbps if use else group.speed_gbps
-        entry = {"alias": p.name, "admin_status": "up" if use else "down", "speed": str(speed * 1000),
-                 "mtu": str(mtu), "fec": _fec(speed)}
+        entry = {
+            "alias": p.name,
+            "admin_status": "up" if use else "down",
+            "speed": str(speed * 1000),
+            "mtu": str(mtu),
+            "fec": _fec(speed),
+        }
         if use:
             entry["description"] = use.description
         table[p.name] = entry
@@ -85,17 +90,25 @@ def _ports_table(plan: Plan, v: SwitchView, mtu: int) -> dict[str, dict[str, str
 
 
 def _metadata(v: SwitchView, types: dict[str, str]) -> dict[str, Any]:
-    return {"localhost": {"hostname": v.device.name, "bgp_asn": str(v.asn), "type": types[v.device.role],
-                          "docker_routing_config_mode": "split-unified"}}
+    return {
+        "localhost": {
+            "hostname": v.device.name,
+            "bgp_asn": str(v.asn),
+            "type": types[v.device.role],
+            "docker_routing_config_mode": "split-unified",
+        }
+    }
 
 
 def _mgmt_tables(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]] | None) -> dict[str, Any]:
     r = (mgmt if mgmt is not None else mgmt_addresses(plan)).get(v.device.name)
     if r is None:
         return {}
-    return {"MGMT_PORT": {SONIC_MGMT_PORT: {"alias": SONIC_MGMT_PORT, "admin_status": "up"}},
-            "MGMT_INTERFACE": {f"{SONIC_MGMT_PORT}|{r['address']}": {"gwaddr": r["gateway"]}},
-            "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}}}
+    return {
+        "MGMT_PORT": {SONIC_MGMT_PORT: {"alias": SONIC_MGMT_PORT, "admin_status": "up"}},
+        "MGMT_INTERFACE": {f"{SONIC_MGMT_PORT}|{r['address']}": {"gwaddr": r["gateway"]}},
+        "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}},
+    }
 
 
 def frontend_config_db(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
@@ -112,8 +125,13 @@ def frontend_config_db(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]
         **_mgmt_tables(plan, v, mgmt),
     }
     # OOB access switches' uplinks (oob.uplink: frontend): unnumbered routed ports in the infra VRF
-    db["INTERFACE"].update({p.port: {"vrf_name": p.vrf, "ipv6_use_link_local_only": "enable"}
-                            for p in v.ports.values() if p.vrf is not None})
+    db["INTERFACE"].update(
+        {
+            p.port: {"vrf_name": p.vrf, "ipv6_use_link_local_only": "enable"}
+            for p in v.ports.values()
+            if p.vrf is not None
+        }
+    )
     if v.vlans:
         vlan: dict[str, Any] = {}
         members: dict[str, Any] = {}
@@ -139,12 +157,17 @@ def frontend_config_db(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]
             svi[name] = {"vrf_name": n["vrf"]}
             tunnel_map[f"vtep|map_{n['l3vni']}_{name}"] = {"vlan": name, "vni": str(n["l3vni"])}
             vrf[n["vrf"]] = {"vni": str(n["l3vni"])}
-        db.update({
-            "VLAN": vlan, "VLAN_MEMBER": members, "VLAN_INTERFACE": svi, "VRF": vrf,
-            "VXLAN_TUNNEL": {"vtep": {"src_ip": v.router_id}},
-            "VXLAN_EVPN_NVO": {"nvo": {"source_vtep": "vtep"}},
-            "VXLAN_TUNNEL_MAP": tunnel_map,
-        })
+        db.update(
+            {
+                "VLAN": vlan,
+                "VLAN_MEMBER": members,
+                "VLAN_INTERFACE": svi,
+                "VRF": vrf,
+                "VXLAN_TUNNEL": {"vtep": {"src_ip": v.router_id}},
+                "VXLAN_EVPN_NVO": {"nvo": {"source_vtep": "vtep"}},
+                "VXLAN_TUNNEL_MAP": tunnel_map,
+            }
+        )
         if sag:
             db["SAG"] = {"GLOBAL": {"gateway_mac": np_.anycast_gateway_mac}}
     return db
@@ -159,19 +182,40 @@ def _fabric_asns(plan: Plan, v: SwitchView) -> list[int]:
 def frontend_frr(plan: Plan, v: SwitchView) -> str:
     role = v.device.role
     vtep = bool(v.vlans)
-    peers = {"leaf": "spines", "spine": "leaves and cores" if plan.networks["frontend"]["tiers"] == 3 else "leaves",
-             "core": "pod spines"}[role]
-    return _env().get_template("frr.conf.j2").render(
-        design=plan.design.name, hostname=v.device.name,
-        role_note=f"frontend {role}, ASN {v.asn}" + (", EVPN VTEP" if vtep else ", EVPN route transit"),
-        vrfs=[{"name": n["vrf"], "l3vni": n["l3vni"], "rt": rt(plan, n["l3vni"]),
-               "oob": [{"name": p.port, "description": p.description} for p in v.vrf_ports(n["vrf"])]}
-              for n in v.vrfs],
-        oob_ports=[{"name": p.port, "description": p.description} for p in v.ports.values() if p.vrf is not None],
-        fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
-        loopback=v.loopback, router_id=v.router_id, asn=v.asn, peer_description=peers,
-        networks=[v.loopback], leaf_filter=role == "leaf", fabric_asns=_fabric_asns(plan, v), evpn=True, vtep=vtep,
-        l2vnis=[{"vni": s["vni"], "rt": rt(plan, s["vni"])} for s in v.vlans.values()],
+    peers = {
+        "leaf": "spines",
+        "spine": "leaves and cores" if plan.networks["frontend"]["tiers"] == 3 else "leaves",
+        "core": "pod spines",
+    }[role]
+    return (
+        _env()
+        .get_template("frr.conf.j2")
+        .render(
+            design=plan.design.name,
+            hostname=v.device.name,
+            role_note=f"frontend {role}, ASN {v.asn}" + (", EVPN VTEP" if vtep else ", EVPN route transit"),
+            vrfs=[
+                {
+                    "name": n["vrf"],
+                    "l3vni": n["l3vni"],
+                    "rt": rt(plan, n["l3vni"]),
+                    "oob": [{"name": p.port, "description": p.description} for p in v.vrf_ports(n["vrf"])],
+                }
+                for n in v.vrfs
+            ],
+            oob_ports=[{"name": p.port, "description": p.description} for p in v.ports.values() if p.vrf is not None],
+            fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
+            loopback=v.loopback,
+            router_id=v.router_id,
+            asn=v.asn,
+            peer_description=peers,
+            networks=[v.loopback],
+            leaf_filter=role == "leaf",
+            fabric_asns=_fabric_asns(plan, v),
+            evpn=True,
+            vtep=vtep,
+            l2vnis=[{"vni": s["vni"], "rt": rt(plan, s["vni"])} for s in v.vlans.values()],
+        )
     )
 
 
@@ -179,22 +223,42 @@ def oob_frr(plan: Plan, v: SwitchView) -> str:
     subnets = required(plan.netplan, "netplan").oob["subnets"].get(v.device.name)
     nets = [v.loopback] + ([subnets["bmc"]["subnet"], subnets["mgmt"]["subnet"]] if subnets else [])
     role = "access" if v.device.role == "leaf" else "aggregation"
-    return _env().get_template("frr.conf.j2").render(
-        design=plan.design.name, hostname=v.device.name, role_note=f"out-of-band {role}, ASN {v.asn}",
-        vrfs=[], oob_ports=[], fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
-        loopback=v.loopback, router_id=v.router_id, asn=v.asn,
-        peer_description=("access switches" if role == "aggregation" else "aggregation pair"
-                          if plan.design.oob.uplink == "aggregation" else "frontend service leaves"),
-        networks=nets, leaf_filter=role == "access", fabric_asns=_fabric_asns(plan, v), evpn=False, vtep=False,
-        l2vnis=[],
+    return (
+        _env()
+        .get_template("frr.conf.j2")
+        .render(
+            design=plan.design.name,
+            hostname=v.device.name,
+            role_note=f"out-of-band {role}, ASN {v.asn}",
+            vrfs=[],
+            oob_ports=[],
+            fabric=[{"name": p.port, "description": p.description} for p in v.fabric_ports],
+            loopback=v.loopback,
+            router_id=v.router_id,
+            asn=v.asn,
+            peer_description=(
+                "access switches"
+                if role == "aggregation"
+                else "aggregation pair"
+                if plan.design.oob.uplink == "aggregation"
+                else "frontend service leaves"
+            ),
+            networks=nets,
+            leaf_filter=role == "access",
+            fabric_asns=_fabric_asns(plan, v),
+            evpn=False,
+            vtep=False,
+            l2vnis=[],
+        )
     )
 
 
 def oob_config_db(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     np_ = required(plan.netplan, "netplan")
     db: dict[str, Any] = {
-        "DEVICE_METADATA": _metadata(v, OOB_DEVICE_TYPE if plan.design.oob.sonic_release in SONIC_MGMT_LEAF_ROUTER
-                                     else OOB_DEVICE_TYPE_202405),
+        "DEVICE_METADATA": _metadata(
+            v, OOB_DEVICE_TYPE if plan.design.oob.sonic_release in SONIC_MGMT_LEAF_ROUTER else OOB_DEVICE_TYPE_202405
+        ),
         "PORT": _ports_table(plan, v, 9100),
         "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{v.loopback}": {}},
         "INTERFACE": {p.port: {"ipv6_use_link_local_only": "enable"} for p in v.fabric_ports},
@@ -212,8 +276,11 @@ def oob_config_db(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]] | N
             svi[f"{name}|{s['gateway']}/{s['subnet'].split('/')[1]}"] = {}
         db["VLAN"] = vlan
         db["VLAN_INTERFACE"] = svi
-        db["VLAN_MEMBER"] = {f"Vlan{p.untagged}|{p.port}": {"tagging_mode": "untagged"}
-                             for p in v.ports.values() if p.untagged is not None}
+        db["VLAN_MEMBER"] = {
+            f"Vlan{p.untagged}|{p.port}": {"tagging_mode": "untagged"}
+            for p in v.ports.values()
+            if p.untagged is not None
+        }
     return db
 
 
@@ -259,8 +326,11 @@ PHY_RESPONSE_BYTES_PER_100G = 3840
 ECN_MIN_BYTES, ECN_MAX_BYTES = 150_000, 1_500_000  # NVIDIA's RoCE lossless ECN thresholds (Cumulus, above)
 ECN_MARK_PERCENT = 5  # marking probability at the maximum threshold
 PFC_WD_MS = 200  # SONiC's default PFC watchdog detection and restoration time
-LOSSLESS_POOL, LOSSY_EGRESS_POOL, LOSSLESS_EGRESS_POOL = "ingress_lossless_pool", "egress_lossy_pool", \
-    "egress_lossless_pool"
+LOSSLESS_POOL, LOSSY_EGRESS_POOL, LOSSLESS_EGRESS_POOL = (
+    "ingress_lossless_pool",
+    "egress_lossy_pool",
+    "egress_lossless_pool",
+)
 
 
 @cache  # per port, and a fabric has few distinct lengths
@@ -277,14 +347,20 @@ def lossless_profile(speed_gbps: int, metres: int, mtu: int) -> tuple[str, dict[
     xoff = 2 * metres * PROPAGATION_NS_PER_M * rate + 2 * mtu + PHY_RESPONSE_BYTES_PER_100G * speed_gbps / 100
     xoff = math.ceil(xoff / 1024) * 1024
     xon = 2 * mtu
-    return (f"pg_lossless_{speed_gbps * 1000}_{metres}m_profile",
-            {"pool": LOSSLESS_POOL, "xon": str(xon), "xoff": str(xoff), "size": str(xon + xoff), "dynamic_th": "0"})
+    return (
+        f"pg_lossless_{speed_gbps * 1000}_{metres}m_profile",
+        {"pool": LOSSLESS_POOL, "xon": str(xon), "xoff": str(xoff), "size": str(xon + xoff), "dynamic_th": "0"},
+    )
 
 
 def backend_view(device: Device, sw: BackendSwitch, ports: list[BackendPort]) -> SwitchView:
     """The backend switch as a SwitchView, so PORT and DEVICE_METADATA come from the frontend's code."""
-    return SwitchView(device, sw.asn, sw.loopback,
-                      {p.port: PortUse(p.port, p.peer, p.peer_port, p.speed_gbps, p.fabric, p.vrf) for p in ports})
+    return SwitchView(
+        device,
+        sw.asn,
+        sw.loopback,
+        {p.port: PortUse(p.port, p.peer, p.peer_port, p.speed_gbps, p.fabric, p.vrf) for p in ports},
+    )
 
 
 def _qos_tables(bn: BackendNet, ports: list[BackendPort]) -> dict[str, Any]:
@@ -308,36 +384,61 @@ def _qos_tables(bn: BackendNet, ports: list[BackendPort]) -> dict[str, Any]:
         name, profile = lossless_profile(p.speed_gbps, metres, bn.switch_mtu)
         profiles[name] = profile
         cable[p.port] = f"{metres}m"
-        port_qos[p.port] = {"dscp_to_tc_map": QOS_MAP, "tc_to_queue_map": QOS_MAP, "tc_to_pg_map": QOS_MAP,
-                            "pfc_to_queue_map": QOS_MAP, "pfc_enable": lossless, "pfcwd_sw_enable": lossless}
+        port_qos[p.port] = {
+            "dscp_to_tc_map": QOS_MAP,
+            "tc_to_queue_map": QOS_MAP,
+            "tc_to_pg_map": QOS_MAP,
+            "pfc_to_queue_map": QOS_MAP,
+            "pfc_enable": lossless,
+            "pfcwd_sw_enable": lossless,
+        }
         queue[f"{p.port}|0"] = {"scheduler": "OTHER_DWRR"}
         queue[f"{p.port}|{lossless}"] = {"scheduler": "ROCE_DWRR", "wred_profile": "ROCE_LOSSLESS"}
         queue[f"{p.port}|{cnp}"] = {"scheduler": "CNP_STRICT"}
         pg[f"{p.port}|0"] = {"profile": "ingress_lossy_profile"}
         pg[f"{p.port}|{lossless}"] = {"profile": name}
         for qs in ranges:
-            bqueue[f"{p.port}|{qs}"] = {"profile": "egress_lossless_profile" if qs == lossless
-                                        else "egress_lossy_profile"}
+            bqueue[f"{p.port}|{qs}"] = {
+                "profile": "egress_lossless_profile" if qs == lossless else "egress_lossy_profile"
+            }
         wd[p.port] = {"action": "drop", "detection_time": str(PFC_WD_MS), "restoration_time": str(PFC_WD_MS)}
-    ecn = {f"{c}_{k}": v for c in ("green", "yellow", "red") for k, v in (
-        ("min_threshold", str(ECN_MIN_BYTES)), ("max_threshold", str(ECN_MAX_BYTES)),
-        ("drop_probability", str(ECN_MARK_PERCENT)))}
+    ecn = {
+        f"{c}_{k}": v
+        for c in ("green", "yellow", "red")
+        for k, v in (
+            ("min_threshold", str(ECN_MIN_BYTES)),
+            ("max_threshold", str(ECN_MAX_BYTES)),
+            ("drop_probability", str(ECN_MARK_PERCENT)),
+        )
+    }
     return {
         "DSCP_TO_TC_MAP": {QOS_MAP: dscp},
         "TC_TO_QUEUE_MAP": {QOS_MAP: {str(t): str(t) for t in range(8)}},
         "TC_TO_PRIORITY_GROUP_MAP": {QOS_MAP: {str(t): lossless if t == q.roce_priority else "0" for t in range(8)}},
         "MAP_PFC_PRIORITY_TO_QUEUE": {QOS_MAP: {str(t): str(t) for t in range(8)}},
         "PORT_QOS_MAP": port_qos,
-        "WRED_PROFILE": {"ROCE_LOSSLESS": {"ecn": "ecn_all", "wred_green_enable": "true",
-                                           "wred_yellow_enable": "true", "wred_red_enable": "true", **ecn}},
+        "WRED_PROFILE": {
+            "ROCE_LOSSLESS": {
+                "ecn": "ecn_all",
+                "wred_green_enable": "true",
+                "wred_yellow_enable": "true",
+                "wred_red_enable": "true",
+                **ecn,
+            }
+        },
         # ETS as NVIDIA's lossless RoCE mode: CNP strict, RoCE and everything else half the rest each
-        "SCHEDULER": {"ROCE_DWRR": {"type": "DWRR", "weight": "50"}, "OTHER_DWRR": {"type": "DWRR", "weight": "50"},
-                      "CNP_STRICT": {"type": "STRICT"}},
+        "SCHEDULER": {
+            "ROCE_DWRR": {"type": "DWRR", "weight": "50"},
+            "OTHER_DWRR": {"type": "DWRR", "weight": "50"},
+            "CNP_STRICT": {"type": "STRICT"},
+        },
         "QUEUE": queue,
         # pool sizes are left out: `config load` merges, so the platform's factory sizes stay
-        "BUFFER_POOL": {LOSSLESS_POOL: {"type": "ingress", "mode": "dynamic"},
-                        LOSSLESS_EGRESS_POOL: {"type": "egress", "mode": "dynamic"},
-                        LOSSY_EGRESS_POOL: {"type": "egress", "mode": "dynamic"}},
+        "BUFFER_POOL": {
+            LOSSLESS_POOL: {"type": "ingress", "mode": "dynamic"},
+            LOSSLESS_EGRESS_POOL: {"type": "egress", "mode": "dynamic"},
+            LOSSY_EGRESS_POOL: {"type": "egress", "mode": "dynamic"},
+        },
         "BUFFER_PROFILE": dict(sorted(profiles.items())),
         "CABLE_LENGTH": {"AZURE": cable},  # SONiC's one CABLE_LENGTH key on every platform
         "BUFFER_PG": pg,
@@ -355,8 +456,14 @@ def _queue_ranges(lossless: int) -> list[str]:
     return out
 
 
-def backend_config_db(plan: Plan, bn: BackendNet, device: Device, sw: BackendSwitch,
-                      ports: list[BackendPort], mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+def backend_config_db(
+    plan: Plan,
+    bn: BackendNet,
+    device: Device,
+    sw: BackendSwitch,
+    ports: list[BackendPort],
+    mgmt: dict[str, dict[str, str]] | None = None,
+) -> dict[str, Any]:
     v = backend_view(device, sw, ports)
     meta = _metadata(v, DEVICE_TYPE)
     meta["localhost"]["buffer_model"] = "traditional"  # the profiles below, not ones computed on the switch
@@ -378,21 +485,32 @@ def backend_config_db(plan: Plan, bn: BackendNet, device: Device, sw: BackendSwi
     vrfs = [x for x in bn.vrfs if x.name in sw.vrfs]
     if vrfs:
         # EVPN type-5 only: each VRF's L3VNI on a VLAN whose interface sits in the VRF, no L2VNI
-        db.update({
-            "VRF": {x.name: {"vni": str(x.l3vni)} for x in vrfs},
-            "VLAN": {f"Vlan{x.l3vni_vlan}": {"vlanid": str(x.l3vni_vlan), "mtu": str(bn.switch_mtu),
-                                              "admin_status": "up"} for x in vrfs},
-            "VLAN_INTERFACE": {f"Vlan{x.l3vni_vlan}": {"vrf_name": x.name} for x in vrfs},
-            "VXLAN_TUNNEL": {"vtep": {"src_ip": v.router_id}},
-            "VXLAN_EVPN_NVO": {"nvo": {"source_vtep": "vtep"}},
-            "VXLAN_TUNNEL_MAP": {f"vtep|map_{x.l3vni}_Vlan{x.l3vni_vlan}": {"vlan": f"Vlan{x.l3vni_vlan}",
-                                                                              "vni": str(x.l3vni)} for x in vrfs},
-        })
+        db.update(
+            {
+                "VRF": {x.name: {"vni": str(x.l3vni)} for x in vrfs},
+                "VLAN": {
+                    f"Vlan{x.l3vni_vlan}": {
+                        "vlanid": str(x.l3vni_vlan),
+                        "mtu": str(bn.switch_mtu),
+                        "admin_status": "up",
+                    }
+                    for x in vrfs
+                },
+                "VLAN_INTERFACE": {f"Vlan{x.l3vni_vlan}": {"vrf_name": x.name} for x in vrfs},
+                "VXLAN_TUNNEL": {"vtep": {"src_ip": v.router_id}},
+                "VXLAN_EVPN_NVO": {"nvo": {"source_vtep": "vtep"}},
+                "VXLAN_TUNNEL_MAP": {
+                    f"vtep|map_{x.l3vni}_Vlan{x.l3vni_vlan}": {"vlan": f"Vlan{x.l3vni_vlan}", "vni": str(x.l3vni)}
+                    for x in vrfs
+                },
+            }
+        )
     return db
 
 
-def backend_frr(plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[BackendPort],
-                asn: dict[str, int] | None = None) -> str:
+def backend_frr(
+    plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[BackendPort], asn: dict[str, int] | None = None
+) -> str:
     role = sw.role
     vtep = bool(sw.vrfs)
     tiers = plan.networks["backend"]["tiers"]
@@ -400,15 +518,32 @@ def backend_frr(plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[Backe
     fabric = [{"name": p.port, "description": f"{p.peer}:{p.peer_port}"} for p in ports if p.fabric]
     if asn is None:  # every switch's ASN: built once by render_backend_sonic (per switch it was O(switches^2))
         asn = {s.name: s.asn for s in bn.switches}
-    return _env().get_template("frr.conf.j2").render(
-        design=plan.design.name, hostname=sw.name,
-        role_note=f"RoCE backend {role}, ASN {sw.asn}" + (", EVPN type-5 VTEP (tenant VRFs)" if vtep
-                                                           else ", EVPN route transit"),
-        vrfs=[{"name": x.name, "l3vni": x.l3vni, "rt": x.route_target, "oob": []}
-              for x in bn.vrfs if x.name in sw.vrfs],
-        oob_ports=[], fabric=fabric, loopback=sw.loopback, router_id=sw.loopback.split("/")[0], asn=sw.asn,
-        peer_description=peers, networks=[sw.loopback], leaf_filter=role == "leaf",
-        fabric_asns=sorted({asn[p.peer] for p in ports if p.fabric}), evpn=True, vtep=vtep, l2vnis=[],
+    return (
+        _env()
+        .get_template("frr.conf.j2")
+        .render(
+            design=plan.design.name,
+            hostname=sw.name,
+            role_note=f"RoCE backend {role}, ASN {sw.asn}"
+            + (", EVPN type-5 VTEP (tenant VRFs)" if vtep else ", EVPN route transit"),
+            vrfs=[
+                {"name": x.name, "l3vni": x.l3vni, "rt": x.route_target, "oob": []}
+                for x in bn.vrfs
+                if x.name in sw.vrfs
+            ],
+            oob_ports=[],
+            fabric=fabric,
+            loopback=sw.loopback,
+            router_id=sw.loopback.split("/")[0],
+            asn=sw.asn,
+            peer_description=peers,
+            networks=[sw.loopback],
+            leaf_filter=role == "leaf",
+            fabric_asns=sorted({asn[p.peer] for p in ports if p.fabric}),
+            evpn=True,
+            vtep=vtep,
+            l2vnis=[],
+        )
     )
 
 
@@ -422,8 +557,9 @@ def render_backend_sonic(plan: Plan) -> dict[str, str]:
     asn = {s.name: s.asn for s in bn.switches}
     files: dict[str, str] = {}
     for sw in bn.switches:
-        files[f"backend/{sw.name}/config_db.json"] = _json(backend_config_db(plan, bn, devs[sw.name], sw,
-                                                                             by_switch[sw.name], mgmt))
+        files[f"backend/{sw.name}/config_db.json"] = _json(
+            backend_config_db(plan, bn, devs[sw.name], sw, by_switch[sw.name], mgmt)
+        )
         files[f"backend/{sw.name}/frr.conf"] = backend_frr(plan, bn, sw, by_switch[sw.name], asn)
     return files
 
@@ -436,7 +572,7 @@ VENDOR = Vendor(
     circuit_id="{switch}:{port}",
     summary="SONiC (config_db.json + frr.conf)",
     roce_unconfigured="adaptive routing and packet spraying (SONiC's config_db has no table for either; "
-                      "ECMP hashes per flow)",
+    "ECMP hashes per flow)",
     render_frontend=render_frontend_sonic,
     render_backend=render_backend_sonic,
     render_oob=render_oob_sonic,

@@ -38,6 +38,10 @@ for i in range(count):
     files[f"synthetic/{d}/f{i:05d}.cfg"] = f"# artifact {i} of {d}\nvalue = {i * 7919 % 10007}\n"
 files["oob/bmc-credentials.env"] = f"BMC_USER=admin\nBMC_PASSWORD={placeholder('bmc_password')}\n"
 files = dict(sorted(files.items()))
-site = Site("engine-test", *((site_layout(plan, files),) if site_layout else (plan, files)), cfg.require("outDir"),
-            secret_config(cfg))
+site = Site(
+    "engine-test",
+    *((site_layout(plan, files),) if site_layout else (plan, files)),
+    cfg.require("outDir"),
+    secret_config(cfg),
+)
 pulumi.export("artifacts", site.facts["artifacts"])

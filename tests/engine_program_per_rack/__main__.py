@@ -13,5 +13,7 @@ from components.program import main
 # catalog and source) and registered as today's
 os.environ["RAILYARD_SITE_CACHE"] = "off"
 components.site.rack_index = lambda plan: (
-    {r.name: r.name for r in plan.racks}, {d.name: d.rack for d in plan.devices if d.rack is not None})
+    {r.name: r.name for r in plan.racks},
+    {d.name: d.rack for d in plan.devices if d.rack is not None},
+)
 main()

@@ -153,6 +153,7 @@ def remove(root: Path, path: Path) -> None:
 
 # --- the blob store: content by hash, so the state and the diff hold only the hash ------------------
 
+
 def _blob_dir(root: Path, create: bool) -> Path:
     """root/.railyard/blobs, refusing a symlink on the way; made owner-only because the names are the
     hashes of every file, secret ones included, and the files are copies of them."""
@@ -186,15 +187,21 @@ def read_blob(root: Path, sha: str, what: str, secret: bool) -> bytes:
             raise FileNotFoundError
         data = blob.read_bytes()
     except FileNotFoundError:
-        raise OSError(errno.ENOENT, f"railyard cannot write {what}: {named} is missing from {root / BLOBS}. The "
-                      "program stores each file there during `pulumi up` (not during a preview); run `pulumi up` "
-                      "again, without --target") from None
+        raise OSError(
+            errno.ENOENT,
+            f"railyard cannot write {what}: {named} is missing from {root / BLOBS}. The "
+            "program stores each file there during `pulumi up` (not during a preview); run `pulumi up` "
+            "again, without --target",
+        ) from None
     got = hashlib.sha256(data).hexdigest()
     if got != sha:
         detail = "" if secret else f" (sha256 {got}, expected {sha})"
         fix = f"the files in {root / BLOBS}" if secret else blob  # each `up` stores them again
-        raise OSError(errno.EIO, f"railyard cannot write {what}: {named} holds other content{detail}, so it was "
-                      f"changed outside railyard. Delete {fix} and run `pulumi up` again")
+        raise OSError(
+            errno.EIO,
+            f"railyard cannot write {what}: {named} holds other content{detail}, so it was "
+            f"changed outside railyard. Delete {fix} and run `pulumi up` again",
+        )
     return data
 
 
@@ -249,8 +256,7 @@ def _outs(props: dict[str, Any]) -> dict[str, Any]:
 
 def _count(value: object) -> bool:
     """A non-negative whole number (numbers cross the wire as floats)."""
-    return (isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-            and float(value).is_integer())
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 and float(value).is_integer()
 
 
 class FileArtifactProvider(ResourceProvider):
@@ -288,8 +294,7 @@ class FileArtifactProvider(ResourceProvider):
         # a stack made when the content itself was an input moves to these inputs as `same` steps.
         replaces = [k for k in ("dir", "path") if olds.get(k) != news.get(k)]
         changed = any(news.get(k) == _UNKNOWN or olds.get(k) != news.get(k) for k in ("sha256", "mode"))
-        return DiffResult(changes=bool(replaces) or changed, replaces=replaces, stables=[],
-                          delete_before_replace=False)
+        return DiffResult(changes=bool(replaces) or changed, replaces=replaces, stables=[], delete_before_replace=False)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         _deploy(props)
@@ -327,18 +332,27 @@ class FileArtifact(pulumi.dynamic.Resource, module="railyard", name="FileArtifac
     size: pulumi.Output[int]
     lines: pulumi.Output[int]
 
-    def __init__(self, name: str, dir: str, path: str, content: pulumi.Input[str], secret: bool = False,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        dir: str,
+        path: str,
+        content: pulumi.Input[str],
+        secret: bool = False,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         facts: dict[str, Any]
         if isinstance(content, str) and not secret:
             facts = _stage(dir, content)
         else:
             staged = (pulumi.Output.secret(content) if secret else pulumi.Output.from_input(content)).apply(
-                lambda text: _stage(dir, text))
+                lambda text: _stage(dir, text)
+            )
             facts = {k: staged.apply(lambda f, k=k: f[k]) for k in ("sha256", "size", "lines")}
         if secret:
-            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-                additional_secret_outputs=["sha256", "size", "lines"]))
+            opts = pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(additional_secret_outputs=["sha256", "size", "lines"])
+            )
         props = {"dir": dir, "path": path, "mode": SECRET_MODE if secret else PUBLIC_MODE, **facts}
         super().__init__(FileArtifactProvider(), name, props, opts)
 

@@ -54,8 +54,13 @@ def secret_config(cfg: pulumi.Config) -> dict[str, pulumi.Output[str]]:
     return out
 
 
-def build(design: Path, out_dir: Path, overrides: list[str] | None = None,
-          secret_values: dict[str, pulumi.Output[str]] | None = None, name: str | None = None) -> Site:
+def build(
+    design: Path,
+    out_dir: Path,
+    overrides: list[str] | None = None,
+    secret_values: dict[str, pulumi.Output[str]] | None = None,
+    name: str | None = None,
+) -> Site:
     try:
         plan, _, _ = compile_file(design, overrides)
         files = render_all(plan)
@@ -74,8 +79,10 @@ def main() -> None:
     # engine), so empty and unset both mean the default
     out_dir = resolve(cfg.get("outDir") or f"deploy/{pulumi.get_stack()}", base)
     if out_dir == design.parent or out_dir in design.parents or out_dir == (base / "designs").resolve():
-        raise pulumi.RunError(f"railyard:outDir {out_dir} holds the design {design} (or is designs/): railyard "
-                              "deploys into a folder of its own, e.g. deploy/<stack>")
+        raise pulumi.RunError(
+            f"railyard:outDir {out_dir} holds the design {design} (or is designs/): railyard "
+            "deploys into a folder of its own, e.g. deploy/<stack>"
+        )
     overrides: Any = cfg.get_object("overrides") or []
     if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
         raise pulumi.RunError("railyard:overrides must be a list of path=value strings")

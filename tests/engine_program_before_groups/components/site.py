@@ -66,12 +66,17 @@ def place(path: str, networks: set[str], racks: set[str], device_rack: Mapping[s
 def artifact_aliases(path: str, here: Placement) -> list[str]:
     """URNs this artifact would have had under the other groupings of its top folder."""
     stack, project = pulumi.get_stack(), pulumi.get_project()
-    chains = {(SITE_T,)} if here.section is None else {
-        (SITE_T, sec, *rk) for sec in (NETWORK_T, FOLDER_T) for rk in ((), (RACK_T,))}
-    mine = (SITE_T,) if here.section is None else (
-        SITE_T, NETWORK_T if here.network else FOLDER_T, *((RACK_T,) if here.rack else ()))
-    return [f"urn:pulumi:{stack}::{project}::{'$'.join((*c, ARTIFACT_T))}::{path}"
-            for c in sorted(chains - {mine})]
+    chains = (
+        {(SITE_T,)}
+        if here.section is None
+        else {(SITE_T, sec, *rk) for sec in (NETWORK_T, FOLDER_T) for rk in ((), (RACK_T,))}
+    )
+    mine = (
+        (SITE_T,)
+        if here.section is None
+        else (SITE_T, NETWORK_T if here.network else FOLDER_T, *((RACK_T,) if here.rack else ()))
+    )
+    return [f"urn:pulumi:{stack}::{project}::{'$'.join((*c, ARTIFACT_T))}::{path}" for c in sorted(chains - {mine})]
 
 
 class Group(pulumi.ComponentResource):
@@ -86,9 +91,15 @@ class Site(pulumi.ComponentResource):
     artifacts: dict[str, FileArtifact]
     facts: dict[str, Any]
 
-    def __init__(self, name: str, plan: Plan, files: Mapping[str, str], out_dir: str,
-                 secret_values: Mapping[str, pulumi.Output[str]] | None = None,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        plan: Plan,
+        files: Mapping[str, str],
+        out_dir: str,
+        secret_values: Mapping[str, pulumi.Output[str]] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(SITE_T, name, None, opts)
         self.facts = site_facts(plan, files)
         racks, device_rack = rack_index(plan)
@@ -101,15 +112,17 @@ class Site(pulumi.ComponentResource):
             key = (pl.section, None)
             if key not in groups:
                 t = NETWORK_T if pl.network else FOLDER_T
-                groups[key] = Group(t, pl.section, {"kind": "network" if pl.network else "folder"},
-                                    pulumi.ResourceOptions(parent=self))
+                groups[key] = Group(
+                    t, pl.section, {"kind": "network" if pl.network else "folder"}, pulumi.ResourceOptions(parent=self)
+                )
             if pl.rack is None:
                 return groups[key]
             rkey = (pl.section, pl.rack)
             if rkey not in groups:
                 # rack components are named per section: the same rack appears under several
-                groups[rkey] = Group(RACK_T, f"{pl.section}/{pl.rack}", {"rack": pl.rack},
-                                     pulumi.ResourceOptions(parent=groups[key]))
+                groups[rkey] = Group(
+                    RACK_T, f"{pl.section}/{pl.rack}", {"rack": pl.rack}, pulumi.ResourceOptions(parent=groups[key])
+                )
             return groups[rkey]
 
         needs = {path: secrets.referenced(text) for path, text in files.items()}
@@ -129,8 +142,13 @@ class Site(pulumi.ComponentResource):
             if needed:
                 content = _filled(path, text, needed, secret_values or {})
             self.artifacts[path] = FileArtifact(
-                path, out_dir, path, content, secret=bool(needed),
-                opts=pulumi.ResourceOptions(parent=parent_of(pl), aliases=artifact_aliases(path, pl)))
+                path,
+                out_dir,
+                path,
+                content,
+                secret=bool(needed),
+                opts=pulumi.ResourceOptions(parent=parent_of(pl), aliases=artifact_aliases(path, pl)),
+            )
         _prune_when_deployed(out_dir, list(self.artifacts.values()))
         self.register_outputs({"artifacts": len(self.artifacts)})
 
@@ -148,4 +166,5 @@ def _prune_when_deployed(out_dir: str, artifacts: list[FileArtifact]) -> None:
 def _filled(path: str, text: str, needed: set[str], values: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[str]:
     names = sorted(needed)
     return pulumi.Output.all(*(values[n] for n in names)).apply(
-        lambda vs: secrets.fill(text, dict(zip(names, vs, strict=True)), path))
+        lambda vs: secrets.fill(text, dict(zip(names, vs, strict=True)), path)
+    )

@@ -160,10 +160,10 @@ class FileArtifactProvider(ResourceProvider):
         # olds are the last known outputs (after a refresh: what is on disk); news are the inputs.
         replaces = [k for k in ("dir", "path") if olds.get(k) != news.get(k)]
         content = news.get("content")
-        changed = (content == _UNKNOWN or olds.get("sha256") != sha256_text(content)
-                   or olds.get("mode") != news.get("mode"))
-        return DiffResult(changes=bool(replaces) or changed, replaces=replaces, stables=[],
-                          delete_before_replace=False)
+        changed = (
+            content == _UNKNOWN or olds.get("sha256") != sha256_text(content) or olds.get("mode") != news.get("mode")
+        )
+        return DiffResult(changes=bool(replaces) or changed, replaces=replaces, stables=[], delete_before_replace=False)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         target = _target(props)
@@ -198,12 +198,26 @@ class FileArtifact(pulumi.dynamic.Resource, module="railyard", name="FileArtifac
     sha256: pulumi.Output[str]
     size: pulumi.Output[int]
 
-    def __init__(self, name: str, dir: str, path: str, content: pulumi.Input[str], secret: bool = False,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        dir: str,
+        path: str,
+        content: pulumi.Input[str],
+        secret: bool = False,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         if secret:
             content = pulumi.Output.secret(content)
-            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-                additional_secret_outputs=["sha256", "size"]))
-        props = {"dir": dir, "path": path, "content": content, "mode": SECRET_MODE if secret else PUBLIC_MODE,
-                 "sha256": None, "size": None}
+            opts = pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(additional_secret_outputs=["sha256", "size"])
+            )
+        props = {
+            "dir": dir,
+            "path": path,
+            "content": content,
+            "mode": SECRET_MODE if secret else PUBLIC_MODE,
+            "sha256": None,
+            "size": None,
+        }
         super().__init__(FileArtifactProvider(), name, props, opts)
