@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generators.renderers.csvtext import csv_text
+from generators.text.csvtext import csv_text
 
 _CELL = st.one_of(st.text(alphabet='a ,"\r\n\t;', max_size=4), st.integers(), st.none(), st.floats(allow_nan=False))
 

@@ -1,4 +1,4 @@
-"""generators.model.jsontext writes json.dumps's exact bytes, on its orjson path and on its fallback."""
+"""generators.text.jsontext writes json.dumps's exact bytes, on its orjson path and on its fallback."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generators.model import jsontext
+from generators.text import jsontext
 
 # keys and strings with the characters that matter: spaces (the indent rewrite), quotes, backslashes,
 # control characters, DEL and non-ASCII (escapes), digits and colons (the number scan)

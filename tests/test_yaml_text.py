@@ -1,4 +1,4 @@
-"""generators.renderers.yamltext writes what PyYAML writes, or refuses: checked on generated documents
+"""generators.text.yamltext writes what PyYAML writes, or refuses: checked on generated documents
 (hypothesis, against PyYAML's Python and libyaml emitters, keys in order and sorted), on every host file
 the RoCE designs render and on every Cumulus NVUE startup.yaml of the designs that have them."""
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generators.renderers.hosts import host_ports, netplan_yaml
-from generators.renderers.yamltext import Unsupported, block_yaml, dump_block
+from generators.text.yamltext import Unsupported, block_yaml, dump_block
 from tests.conftest import rendered_files
 
 DUMPERS = [yaml.SafeDumper, *([yaml.CSafeDumper] if hasattr(yaml, "CSafeDumper") else [])]

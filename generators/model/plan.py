@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 
 from generators.model.catalog import Catalog
 from generators.model.design import Design
-from generators.model.jsontext import dumps_indented, record_encoder
 from generators.model.sections import (
     BackendNet,
     Bom,
@@ -31,6 +30,7 @@ from generators.model.sections import (
     SlurmFacts,
     Trays,
 )
+from generators.text.jsontext import dumps_indented, record_encoder
 
 PLAN_SCHEMA = "railyard.plan/1"
 T = TypeVar("T")

@@ -12,9 +12,9 @@ import jinja2
 from generators.model.design import Design
 from generators.model.plan import Plan
 from generators.model.sections import Bom
-from generators.renderers.csvtext import csv_text
-from generators.renderers.templating import environment
 from generators.stages.bom import CATEGORIES, CATEGORY_TITLES, NETWORK_CATEGORIES, plan_bom
+from generators.text.csvtext import csv_text
+from generators.text.templating import environment
 
 CSV_COLUMNS = (
     "category",

@@ -20,9 +20,9 @@ import segno
 from generators.model.catalog import Catalog
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import Rack as RackRecord
-from generators.renderers.csvtext import csv_text
-from generators.renderers.templating import environment
 from generators.stages.placement import device_size
+from generators.text.csvtext import csv_text
+from generators.text.templating import environment
 
 CABLE_COLUMNS = [
     "cable_id",

@@ -34,9 +34,9 @@ import yaml
 
 from generators.handover.netbox_model import NbObject, Ref, Termination
 from generators.model.plan import Plan
-from generators.renderers.csvtext import csv_text
-from generators.renderers.templating import environment
-from generators.renderers.yamltext import SAFE_DUMPER
+from generators.text.csvtext import csv_text
+from generators.text.templating import environment
+from generators.text.yamltext import SAFE_DUMPER
 
 NETBOX_VERSION = "4.7"
 

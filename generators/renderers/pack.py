@@ -22,7 +22,7 @@ from generators.renderers.cabling import (
     rack_sheet_path,
     render_rack_sheets,
 )
-from generators.renderers.csvtext import csv_text
+from generators.text.csvtext import csv_text
 
 # ZPL (cabling/labels/<rack>.zpl) is the same labels for Zebra printers, sent as is (e.g. `nc printer 9100`).
 # one label per row, the header row naming the fields a label template binds to (Brady Workstation,

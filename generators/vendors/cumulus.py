@@ -23,8 +23,8 @@ from generators.model.errors import DesignError
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch, RoceQos
 from generators.renderers.netview import SwitchView
-from generators.renderers.yamltext import dump_block
 from generators.stages.ports import port_table
+from generators.text.yamltext import dump_block
 from generators.vendors.base import Vendor
 
 MTU = 9216  # Cumulus Linux's jumbo MTU (ifupdown2's default for swp ports)

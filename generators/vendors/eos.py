@@ -36,7 +36,7 @@ import yaml
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendPort, BackendSwitch, RoceQos
 from generators.renderers.netview import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
-from generators.renderers.yamltext import SAFE_DUMPER
+from generators.text.yamltext import SAFE_DUMPER
 from generators.vendors import eos_text
 from generators.vendors.base import Vendor
 from generators.vendors.sonic import ECN_MARK_PERCENT, ECN_MAX_BYTES, ECN_MIN_BYTES, PFC_WD_MS

@@ -228,7 +228,7 @@ def render(validated: dict[str, Any]) -> str:
 def _template() -> jinja2.Template:
     from pyavd.j2filters.natural_sort import natural_sort
 
-    from generators.renderers.templating import environment
+    from generators.text.templating import environment
 
     env = environment(autoescape=False, trim=True).overlay()
     env.filters["natural_sort"] = natural_sort

@@ -35,12 +35,12 @@ import math
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from generators.model.jsontext import dumps_indented
 from generators.model.netdesign import SONIC_MGMT_LEAF_ROUTER, SONIC_SAG
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch
 from generators.renderers.netview import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
 from generators.stages.ports import port_table
+from generators.text.jsontext import dumps_indented
 from generators.vendors.base import Vendor
 
 if TYPE_CHECKING:
@@ -53,14 +53,14 @@ SONIC_MGMT_PORT = "eth0"  # SONiC's management interface, whatever the catalog c
 
 
 def _env() -> jinja2.Environment:
-    from generators.renderers.templating import environment  # jinja2 only when a SONiC switch renders
+    from generators.text.templating import environment  # jinja2 only when a SONiC switch renders
 
     return environment(autoescape=False, trim=True)
 
 
 def _json(doc: dict[str, Any]) -> str:
     # json.dumps(doc, indent=4, sort_keys=True), same bytes: its pure-Python indent path took ~100 s of
-    # a 98,304-GPU compile's config_db files (see generators.model.jsontext)
+    # a 98,304-GPU compile's config_db files (see generators.text.jsontext)
     return dumps_indented(doc, 4, sort_keys=True) + "\n"
 
 

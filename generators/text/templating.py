@@ -1,4 +1,4 @@
-"""The one way railyard loads its Jinja2 templates (generators/renderers/templates/*.j2).
+"""The one way railyard loads its Jinja2 templates (generators/templates/*.j2).
 
 Compiling the templates to Python took ~0.1 s of every compile (more than rendering them at 1,024
 GPUs), so the compiled code is kept in a bytecode cache under the user's cache folder
@@ -40,7 +40,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 def environment(*, autoescape: bool, trim: bool) -> jinja2.Environment:
     """HTML/SVG templates autoescape; config templates (frr.conf) trim the newline after a block tag."""
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("generators.renderers", "templates"),
+        loader=jinja2.PackageLoader("generators", "templates"),
         autoescape=autoescape,
         trim_blocks=trim,
         lstrip_blocks=trim,
