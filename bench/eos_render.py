@@ -31,9 +31,9 @@ from pyavd import (
 
 from generators.compiler import compile_file
 from generators.model.plan import Plan
-from generators.renderers.netview import frontend_views
 from generators.vendors import eos_text
 from generators.vendors.eos import avd_inputs, eos_cli, frontend_structured_config, pyavd_cli
+from generators.views.switches import frontend_views
 
 # CPU time of this process: the machine is shared, and wall time counts other processes' turns too
 _clock = time.process_time

@@ -20,7 +20,7 @@ import pytest
 from generators.asbuilt.ibnetdiscover import format_net, parse_net
 from generators.asbuilt.progress import COLUMNS, Counts, Mark, current, read_events, record
 from generators.model.plan import Plan
-from generators.renderers.infiniband import render_infiniband
+from generators.vendors.infiniband import render_infiniband
 from tests import ibfaults, lldpfaults
 from tests.conftest import DESIGNS
 

@@ -19,7 +19,6 @@ from pyavd import get_device_config, validate_structured_config
 from generators.compiler import compile_file
 from generators.model.plan import Plan
 from generators.renderers import render_all
-from generators.renderers.netview import frontend_views, oob_views
 from generators.vendors import eos_text
 from generators.vendors.eos import (
     AvdValidationError,
@@ -29,8 +28,9 @@ from generators.vendors.eos import (
     frontend_structured_config,
     oob_structured_config,
     pyavd_cli,
-    render_frontend_eos,
+    render_frontend,
 )
+from generators.views.switches import frontend_views, oob_views
 from tests.conftest import ROOT, rendered_files
 
 EOS = ("frontend.vendor=eos", "frontend.switch=DCS-7060DX5-64S")
@@ -77,7 +77,7 @@ def test_avd_validation_is_not_a_formality(compiled: Callable[..., Plan], monkey
 
     monkeypatch.setattr(mod, "frontend_structured_config", broken)
     with pytest.raises(AvdValidationError, match=r"router_bgp\.maximum_paths\.paths"):
-        render_frontend_eos(compiled("h100-256", *EOS))
+        render_frontend(compiled("h100-256", *EOS))
 
 
 def eos_structured_configs(plan: Plan) -> dict[str, dict[str, Any]]:

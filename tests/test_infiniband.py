@@ -16,7 +16,6 @@ from generators.model.design import Tenant
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.model.sections import SubnetManager
-from generators.renderers.infiniband import render_infiniband
 from generators.stages import infiniband
 from generators.stages.infiniband import (
     Member,
@@ -27,6 +26,7 @@ from generators.stages.infiniband import (
     switch_port_numbers,
     tenant_pkeys,
 )
+from generators.vendors.infiniband import render_infiniband
 from tests.conftest import DESIGNS
 
 Compiled = Callable[..., Plan]

@@ -14,7 +14,7 @@ from generators.handover.netbox_inventory import INTERFACE_TYPES, inventory
 from generators.handover.netbox_model import ENDPOINTS, NbObject, Ref, Termination
 from generators.model.plan import Plan, dumps
 from generators.renderers.cabling import NETBOX_TYPE
-from generators.renderers.ipam import addresses
+from generators.views.addresses import addresses
 
 DESIGNS = ["h100-256", "h100-1024-tor", "h100-1024-reference"]
 # NetBox 4.x CableTypeChoices that the cable plan's media map to
@@ -206,7 +206,7 @@ def test_deterministic(compiled: Callable[..., Plan]) -> None:
 
 
 def test_switch_ports_carry_the_vlans_their_configs_set(case: tuple[Plan, list[NbObject]]) -> None:
-    from generators.renderers.netview import frontend_views, oob_views
+    from generators.views.switches import frontend_views, oob_views
 
     plan, inv = case
     ifaces = by(inv, "dcim/interfaces")

@@ -17,7 +17,7 @@ from generators.model.errors import DesignError
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendNet
 from generators.renderers import render_all
-from generators.vendors.eos import AvdValidationError, backend_structured_config, render_backend_eos
+from generators.vendors.eos import AvdValidationError, backend_structured_config, render_backend
 from tests.conftest import DESIGNS, ROOT
 
 EOS_ROCE = ROOT / "tests/designs/h100-256-roce-eos.yaml"
@@ -186,7 +186,7 @@ def test_avd_validation_of_the_backend_is_not_a_formality(plan: Plan, monkeypatc
 
     monkeypatch.setattr(mod, "backend_structured_config", broken)
     with pytest.raises(AvdValidationError, match=r"ethernet_interfaces\.0\.speed"):
-        render_backend_eos(plan)
+        render_backend(plan)
 
 
 def test_a_switch_os_that_cannot_do_roce_is_still_refused_by_name(tmp_path: Path) -> None:

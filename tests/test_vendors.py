@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import get_args
 
 import pytest
 
-from generators.model.catalog import DEFAULT_CATALOG, NetworkOs, load_catalog
-from generators.model.netdesign import Vendor as FrontendVendor
+from generators.model.catalog import DEFAULT_CATALOG, load_catalog
+from generators.model.design import Frontend
+from generators.model.netos import NETWORK_OSES, network_os, serving
 from generators.model.plan import Plan
-from generators.vendors import VENDORS, serving, vendor
+from generators.model.vocabulary import Duty
+from generators.vendors import renderer
 from tests.conftest import DESIGNS, rendered_files
 
 EOS = ("frontend.vendor=eos", "frontend.switch=DCS-7060DX5-64S")
@@ -21,18 +22,19 @@ EOS = ("frontend.vendor=eos", "frontend.switch=DCS-7060DX5-64S")
 SWITCH_FILES = {"sonic": {"config_db.json", "frr.conf"}, "cumulus": {"startup.yaml"}, "eos": {"eos.cfg"}}
 
 
-def test_registry_covers_every_catalog_os() -> None:
-    assert set(VENDORS) == set(get_args(NetworkOs))
-    assert {s.os for s in load_catalog().switches.values()} <= set(VENDORS)
-    assert all(name == v.name for name, v in VENDORS.items())
-    # frontend.vendor's values are the registered OSes that render a frontend, and only those
-    assert set(get_args(FrontendVendor)) == set(serving("frontend"))
-    for name in serving("frontend"):
-        v = vendor(name)
-        assert v.render_frontend is not None and v.mtu and v.summary
-    for name, v in VENDORS.items():
-        assert (v.render_oob is not None) == bool(v.serves & {"oob-access", "oob-aggregation"}), name
-        assert (v.render_backend is not None) == bool(v.serves & {"infiniband", "roce"}), name
+def test_every_network_os_row_has_a_renderer_for_what_it_serves() -> None:
+    assert {s.os for s in load_catalog().switches.values()} <= set(NETWORK_OSES)
+    assert all(name == row.name for name, row in NETWORK_OSES.items())
+    # frontend.vendor's values are the OSes that serve the frontend, and only those
+    assert Frontend.model_json_schema()["properties"]["vendor"]["enum"] == serving(Duty.FRONTEND)
+    for name in serving(Duty.FRONTEND):
+        row = network_os(name)
+        assert row.mtu and row.summary
+    for name, row in NETWORK_OSES.items():
+        module = renderer(name)
+        assert hasattr(module, "render_frontend") == (Duty.FRONTEND in row.serves), name
+        assert hasattr(module, "render_oob") == bool(row.serves & {Duty.OOB_ACCESS, Duty.OOB_AGGREGATION}), name
+        assert hasattr(module, "render_backend") == bool(row.serves & {Duty.INFINIBAND, Duty.ROCE}), name
 
 
 def _catalog_with(tmp_path: Path, model: str, os_: str) -> Path:
@@ -59,7 +61,7 @@ def test_switch_os_without_renderer_is_refused_naming_the_field(cli, tmp_path: P
     )
     assert r.exit_code == 2, r.output
     assert "switches.SN2201.os: no renderer for switch OS 'junos'" in r.output
-    assert "use one of the registered network OSes: " + ", ".join(VENDORS) in r.output
+    assert "use one of the registered network OSes: " + ", ".join(NETWORK_OSES) in r.output
     assert f"{cat}:" in r.output  # the catalog line
     assert not out.exists()
 
@@ -122,10 +124,10 @@ def test_each_switch_is_rendered_once_by_its_own_vendor(
     # the Kea subnets expect the circuit-id format of the access switch's own OS
     for sn in json.loads(files["oob/kea-dhcp4.conf"])["Dhcp4"]["subnet4"]:
         ctx = sn["user-context"]
-        assert ctx["circuit-id"] == vendor(os_of[ctx["switch"]]).circuit_id_format
+        assert ctx["circuit-id"] == network_os(os_of[ctx["switch"]]).circuit_id_format
         for r in sn["reservations"]:
             port = r["circuit-id"].strip("'").split(":")[-1]
-            assert r["circuit-id"] == f"'{vendor(os_of[ctx['switch']]).circuit_id_of(ctx['switch'], port)}'"
+            assert r["circuit-id"] == f"'{network_os(os_of[ctx['switch']]).circuit_id_of(ctx['switch'], port)}'"
 
 
 def test_backend_files_come_from_the_backend_switch_os(compiled: Callable[..., Plan]) -> None:

@@ -17,7 +17,7 @@ import pytest
 from generators.asbuilt.ibnetdiscover import NetNode, format_net, parse_net
 from generators.asbuilt.verify import PlanLocator, switch_name, verify_fabric
 from generators.model.plan import Plan
-from generators.renderers.infiniband import render_infiniband
+from generators.vendors.infiniband import render_infiniband
 from tests.conftest import DESIGNS
 from tests.ibfaults import by_desc, drop, set_speed, swap
 

@@ -605,7 +605,7 @@ def write_as_built(
     """`verify --write-config DIR`: plan.json and infiniband/ with the discovered GUIDs, under the output
     folder contract of generators.output."""
     from generators.model.plan import dumps
-    from generators.renderers.infiniband import render_infiniband
+    from generators.vendors.infiniband import render_infiniband
 
     text, node_names = read_discovery(discovered, node_name_map)
     try:

@@ -36,10 +36,10 @@ from generators.handover.netbox_model import ENDPOINTS, NO_LATE, TAG, NbObject, 
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import Cable
 from generators.renderers.cabling import COLOR, NETBOX_TYPE, ROLE_COLOR
-from generators.renderers.ipam import HOST_BOND, Address, addresses, loopback_name, prefixes, tenant_rows, vrf_rows
-from generators.renderers.netview import PortUse, frontend_views, oob_views
 from generators.stages.placement import device_size
 from generators.stages.ports import End, port_ends
+from generators.views.addresses import HOST_BOND, Address, addresses, loopback_name, prefixes, tenant_rows, vrf_rows
+from generators.views.switches import PortUse, frontend_views, oob_views
 
 # The NetBox 4.x interface type slugs railyard uses (dcim.choices.InterfaceTypeChoices), checked
 # against NetBox's choice list; the tests hold every interface to this set.

@@ -11,11 +11,12 @@ import difflib
 import re
 import string
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from generators.model.errors import DesignError, Problem, did_you_mean
+from generators.model.netos import NETWORK_OSES, OsName
 from generators.model.yamlload import SourceMap, deep_merge, load_yaml_file, where
 
 
@@ -126,11 +127,6 @@ class PortGroup(_Strict):
         )
 
 
-# The network OSes railyard renders: one module each in generators.vendors, whose registry asserts
-# it holds exactly these (the model layer cannot import the renderers).
-NetworkOs = Literal["sonic", "cumulus", "eos", "mlnx-os", "nvos"]
-
-
 class Switch(_Strict):
     vendor: str
     sku: str
@@ -138,7 +134,7 @@ class Switch(_Strict):
     # nvlink: a rack-scale system's NVLink switch tray, wired by the rack's fixed backplane (never routed);
     # only its management port is on a network railyard plans (the OOB)
     technology: Literal["infiniband", "ethernet", "nvlink"]
-    os: NetworkOs
+    os: OsName  # a row of generators.model.netos
     port_groups: list[PortGroup] = Field(min_length=1)
     rack_units: int = Field(ge=1)
     power_w: float = Field(gt=0)  # typical with optics, for rack power budgets
@@ -762,7 +758,7 @@ def _message(err: Any, msg: str, fix: str) -> tuple[str, str]:
     if err["type"] == "literal_error" and len(loc) == 3 and loc[0] == "switches" and loc[2] == "os":
         return (
             f"no renderer for switch OS {err['input']!r}",
-            f"use one of the registered network OSes: {', '.join(get_args(NetworkOs))}",
+            f"use one of the registered network OSes: {', '.join(NETWORK_OSES)}",
         )
     if err["type"] == "string_type" and isinstance(err["input"], datetime.date):  # YAML reads 2026-11-05 as a date
         return msg, f'quote it: "{err["input"]}"'

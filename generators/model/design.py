@@ -30,6 +30,8 @@ from generators.model.netdesign import (
     Vendor,
     sonic_release_field,
 )
+from generators.model.netos import network_os, serving
+from generators.model.vocabulary import DUTY_TEXT, Duty
 from generators.model.yamlload import SourceMap, apply_overrides, load_with_extends, where
 from generators.stages.storage import size_storage
 
@@ -868,11 +870,7 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
         ):
             bad(path, f"{key} is not an Ethernet switch", "pick an Ethernet switch")
 
-    # imported here: the vendor modules import the stages, which import this module
-    from generators.vendors import frontend_vendor, serving, vendor
-    from generators.vendors.base import ROLE_TEXT, Role
-
-    want_os = frontend_vendor(f.vendor).name
+    want_os = network_os(f.vendor).name
     for path, key in (("frontend.switch", f.switch), ("frontend.spine_switch", f.spine_switch)):
         if key in catalog.switches and catalog.switches[key].os != want_os:
             bad(
@@ -898,19 +896,23 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
     _check_sonic_releases(design, catalog, bad)
     # a switch stands only where its OS's vendor module can configure it (the frontend: checked above)
     flagged = {p for p, _, _ in out}
-    roles: list[tuple[str, str, Role]] = [("oob.switch", design.oob.switch, "oob-access")]
+    roles: list[tuple[str, str, Duty]] = [("oob.switch", design.oob.switch, Duty.OOB_ACCESS)]
     if design.oob.uplink == "aggregation":
         roles.append(
-            ("oob.aggregation_switch", design.oob.aggregation_switch or f.spine_switch or f.switch, "oob-aggregation")
+            (
+                "oob.aggregation_switch",
+                design.oob.aggregation_switch or f.spine_switch or f.switch,
+                Duty.OOB_AGGREGATION,
+            )
         )
-    roles.append(("backend.switch", b.switch, "infiniband" if b.technology == "infiniband" else "roce"))
+    roles.append(("backend.switch", b.switch, Duty.INFINIBAND if b.technology == "infiniband" else Duty.ROCE))
     for path, key, role in roles:
         if key in catalog.switches and tuple(path.split(".")) not in flagged:
             os_ = catalog.switches[key].os
-            if role not in vendor(os_).serves:
+            if role not in network_os(os_).serves:
                 bad(
                     path,
-                    f"{key} runs {os_}, which railyard cannot configure as {ROLE_TEXT[role]}",
+                    f"{key} runs {os_}, which railyard cannot configure as {DUTY_TEXT[role]}",
                     f"pick a switch model running {' or '.join(serving(role))}",
                 )
 
@@ -1052,16 +1054,12 @@ def _check_storage_fabric(design: Design, catalog: Catalog, bad: Any, known: Any
                 f"{fab.switch} is an {sw.technology} switch but storage.fabric.technology is {fab.technology}",
                 "pick a switch of the storage fabric's technology",
             )
-        elif fab.technology == "infiniband":
-            from generators.vendors import serving, vendor
-            from generators.vendors.base import ROLE_TEXT
-
-            if "infiniband" not in vendor(sw.os).serves:
-                bad(
-                    "storage.fabric.switch",
-                    f"{fab.switch} runs {sw.os}, which railyard cannot configure as {ROLE_TEXT['infiniband']}",
-                    f"pick a switch model running {' or '.join(serving('infiniband'))}",
-                )
+        elif fab.technology == "infiniband" and Duty.INFINIBAND not in network_os(sw.os).serves:
+            bad(
+                "storage.fabric.switch",
+                f"{fab.switch} runs {sw.os}, which railyard cannot configure as {DUTY_TEXT[Duty.INFINIBAND]}",
+                f"pick a switch model running {' or '.join(serving(Duty.INFINIBAND))}",
+            )
     model = catalog.servers.get(design.compute.server)
     if model is None:
         return

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from generators.model.netos import FrontendOsName
+
 # RFC 6996 private ASNs: 2-byte 64512-65534, 4-byte 4200000000-4294967294.
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
 Asn = Annotated[int, Field(ge=1, le=4294967294)]
@@ -167,6 +169,6 @@ class OobNetwork(_Model):
     )
 
 
-# frontend.vendor names the frontend switches' OS: a registered vendor (generators.vendors) that renders
-# the frontend; its MTU, VTEP loopbacks and files come from there (a test keeps the two lists equal)
-Vendor = Literal["sonic", "eos"]
+# frontend.vendor names the frontend switches' OS: a network OS (generators.model.netos) that serves the
+# frontend; its MTU and VTEP loopbacks come from its row, its files from its renderer module
+Vendor = FrontendOsName

@@ -18,8 +18,8 @@ from collections import defaultdict
 
 from generators.model.plan import Plan
 from generators.model.sections import BackendPort
-from generators.renderers.ipam import HOST_BOND
 from generators.text.yamltext import dump_block
+from generators.views.addresses import HOST_BOND
 
 TABLE_BASE = 100  # routing table of NIC r: TABLE_BASE + r (below 253-255, the kernel's own tables)
 RULE_PRIORITY = 100  # before the main table's rule (32766)

@@ -13,8 +13,8 @@ import json
 from ipaddress import ip_interface
 from typing import Any
 
+from generators.model.netos import network_os
 from generators.model.plan import Plan, required
-from generators.vendors import vendor
 
 
 def kea_config(plan: Plan) -> dict[str, Any]:
@@ -48,7 +48,7 @@ def kea_config(plan: Plan) -> dict[str, Any]:
                         "switch": sw,
                         "vlan": s["vlan"],
                         "kind": kind,
-                        "circuit-id": vendor(oob["subnets"][sw]["os"]).circuit_id_format,
+                        "circuit-id": network_os(oob["subnets"][sw]["os"]).circuit_id_format,
                     },
                 }
             )

@@ -28,10 +28,10 @@ from ipaddress import IPv4Network
 from generators.model.catalog import Catalog
 from generators.model.design import tenant_members
 from generators.model.errors import DesignError, Problem
+from generators.model.netos import network_os
 from generators.model.plan import Device, Plan
 from generators.model.sections import BackendNet, BackendPort, BackendRail, BackendSwitch, BackendVrf, RoceQos
 from generators.stages.netplan import INFRA, Pool, _prefix_for, _span, host, network_ids
-from generators.vendors import vendor
 
 FABRIC_TIERS = ("leaf-spine", "spine-core")
 # RoCEv2 as NVIDIA and SONiC deploy it: RoCE data on DSCP 26 into lossless priority 3 (PFC), DCQCN's
@@ -139,7 +139,7 @@ def plan_backend(plan: Plan, catalog: Catalog) -> None:
             "addressing": "a /31 per server port (switch side even, NIC odd) from rail r's block of "
             "addressing.backend; backend loopbacks after the rail blocks",
         },
-        switch_mtu=vendor(os_).mtu or 9100,
+        switch_mtu=network_os(os_).mtu or 9100,
         host_mtu=HOST_MTU,
         overlay="evpn-type5",
         qos=QOS,
@@ -254,7 +254,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
     if bn is None:
         return []
     b = plan.design.backend
-    v = vendor(plan.catalog.switches[b.switch].os)
+    v = network_os(plan.catalog.switches[b.switch].os)
     release = f", release {b.sonic_release}" if v.name == "sonic" else ""
     by_role: dict[str, list[int]] = defaultdict(list)
     for s in bn.switches:

@@ -28,10 +28,10 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design, tenant_members
 from generators.model.errors import DesignError, Problem
 from generators.model.netdesign import PRIVATE_ASN_RANGES, SONIC_SAG
+from generators.model.netos import network_os
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import NetPlan, PlanWarning
 from generators.stages.ports import port_table
-from generators.vendors import frontend_vendor, vendor
 
 # First host addresses of every hosts/storage subnet kept for the provider: .1 is the anycast
 # gateway, the rest for DHCP/DNS/VIPs added later, so hosts start at a fixed, documented offset.
@@ -327,7 +327,7 @@ def _assign_loopbacks(design: Design, routers: Routers) -> list[Problem]:
     fe = routers.frontend
     every = fe + routers.oob
     # some OSes source VXLAN from a loopback of their own (EOS: Loopback1), others from the router id's
-    vtep_leaves = [d for d in fe if d.role == "leaf"] if frontend_vendor(design.frontend.vendor).vtep_loopback else []
+    vtep_leaves = [d for d in fe if d.role == "leaf"] if network_os(design.frontend.vendor).vtep_loopback else []
     # VTEPs take the upper half of the pool, from its middle: a leaf's VTEP must not move when the
     # number of routers changes (more racks, more OOB access switches); router ids the lower half
     size = lo_pool.num_addresses
@@ -429,7 +429,7 @@ def _store(
             "reserved_hosts": RESERVED_HOSTS,
         },
         vendor=vendor,
-        mtu=design.frontend.mtu or frontend_vendor(vendor).mtu,
+        mtu=design.frontend.mtu or network_os(vendor).mtu,
         domain=ad.domain or f"{design.site.name}.internal",
         anycast_gateway_mac=design.frontend.evpn.anycast_gateway_mac,
         asn=asn,
@@ -504,8 +504,8 @@ def access_ports(catalog: Catalog, model: str) -> list[str]:
 
 def circuit_id(os: str, switch: str, port: str) -> str:
     """Option 82 circuit-id the access switch's relay stamps on a request from `port`: its OS's
-    format (``Vendor.circuit_id``); the Kea subnet is chosen by the relay's gateway address."""
-    return vendor(os).circuit_id_of(switch, port)
+    format (its network OS row's ``circuit_id``); the Kea subnet is chosen by the relay's gateway address."""
+    return network_os(os).circuit_id_of(switch, port)
 
 
 def _plan_oob(
@@ -657,7 +657,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
         (
             "frontend vendor",
             "frontend",
-            frontend_vendor(np_.vendor).summary
+            network_os(np_.vendor).summary
             + (f", release {plan.design.frontend.sonic_release}" if np_.vendor == "sonic" else ""),
         ),
         ("ASNs", "frontend", asns),

@@ -20,14 +20,14 @@ from collections import Counter
 from typing import Any
 
 from generators.model.errors import DesignError
+from generators.model.netos import network_os
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch, RoceQos
-from generators.renderers.netview import SwitchView
 from generators.stages.ports import port_table
 from generators.text.yamltext import dump_block
-from generators.vendors.base import Vendor
+from generators.views.switches import SwitchView
 
-MTU = 9216  # Cumulus Linux's jumbo MTU (ifupdown2's default for swp ports)
+MTU = network_os("cumulus").mtu  # Cumulus Linux's jumbo MTU, its row's (ifupdown2's default for swp ports)
 
 
 def oob_nvue(plan: Plan, v: SwitchView) -> str:
@@ -105,7 +105,7 @@ def _document(plan: Plan, switch: str, what: str, config: dict[str, Any]) -> str
     return head + dump_block([{"set": config}], sort_keys=True)
 
 
-def render_oob_cumulus(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
+def render_oob(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
     return {f"oob/{name}/startup.yaml": oob_nvue(plan, v) for name, v in views.items()}
 
 
@@ -236,7 +236,7 @@ def backend_nvue(
     return _document(plan, sw.name, f"RoCE backend {sw.role}, ASN {sw.asn}", config)
 
 
-def render_backend_cumulus(plan: Plan) -> dict[str, str]:
+def render_backend(plan: Plan) -> dict[str, str]:
     """``backend/<switch>/startup.yaml`` per backend switch (the folder the SONiC backend uses)."""
     bn = required(plan.backend_net, "backend_net")
     if bn.overlay != "evpn-type5":
@@ -270,15 +270,3 @@ def render_backend_cumulus(plan: Plan) -> dict[str, str]:
         breakout = {parent: (count[parent], model.port_groups[p.group].lanes) for parent, p in split}
         files[f"backend/{sw.name}/startup.yaml"] = backend_nvue(plan, bn, sw, by_switch[sw.name], breakout)
     return files
-
-
-VENDOR = Vendor(
-    name="cumulus",
-    serves=frozenset({"roce", "oob-access", "oob-aggregation"}),
-    mtu=MTU,  # the RoCE backend's switch ports (the backend plan's switch_mtu)
-    # ``use-pif-circuit-id`` sends the physical port alone; the Kea subnet is chosen by the relay's
-    # gateway address (one per access switch), so the pair (subnet, port) still names switch and port
-    circuit_id="{port}",
-    render_backend=render_backend_cumulus,
-    render_oob=render_oob_cumulus,
-)

@@ -35,11 +35,10 @@ import yaml
 
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendPort, BackendSwitch, RoceQos
-from generators.renderers.netview import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
 from generators.text.yamltext import SAFE_DUMPER
 from generators.vendors import eos_text
-from generators.vendors.base import Vendor
 from generators.vendors.sonic import ECN_MARK_PERCENT, ECN_MAX_BYTES, ECN_MIN_BYTES, PFC_WD_MS
+from generators.views.switches import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
 
 # AVD node types (the `type` of hosts.yml) and the fabric.yml key holding their nodes: the 3-tier core is
 # AVD's "super-spine", whose node settings live under `super_spine`
@@ -439,7 +438,7 @@ def _leaf_services(plan: Plan, v: SwitchView) -> tuple[dict[str, Any], list[dict
     )
 
 
-def render_frontend_eos(plan: Plan) -> dict[str, str]:
+def render_frontend(plan: Plan) -> dict[str, str]:
     if plan.netplan is None or plan.netplan.vendor != "eos":
         return {}
     views = frontend_views(plan)
@@ -526,7 +525,7 @@ def _mgmt_structured(plan: Plan, name: str, mgmt: dict[str, dict[str, str]] | No
     }
 
 
-def render_oob_eos(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
+def render_oob(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
     mgmt = mgmt_addresses(plan)
     return {
         f"oob/{name}/eos.cfg": _render_structured(plan, name, oob_structured_config(plan, v, mgmt))
@@ -819,7 +818,7 @@ def backend_structured_config(
     return sc
 
 
-def render_backend_eos(plan: Plan) -> dict[str, str]:
+def render_backend(plan: Plan) -> dict[str, str]:
     bn = plan.backend_net
     if bn is None:
         return {}
@@ -831,19 +830,3 @@ def render_backend_eos(plan: Plan) -> dict[str, str]:
         )
         for sw in bn.switches
     }
-
-
-VENDOR = Vendor(
-    name="eos",
-    # out-of-band aggregation only: an access switch's BMC VLANs and DHCP relay have no EOS rendering
-    serves=frozenset({"frontend", "roce", "oob-aggregation"}),
-    mtu=9214,
-    # AVD sources VXLAN from its own Loopback1 (SONiC uses the router-id loopback as VTEP)
-    vtep_loopback=True,
-    summary="Arista EOS (AVD via pyavd)",
-    roce_unconfigured="dynamic load balancing (adaptive routing) and PFC buffer headroom per cable length "
-    "(EOS sizes it from its own defaults); ECMP hashes per flow",
-    render_frontend=render_frontend_eos,
-    render_backend=render_backend_eos,
-    render_oob=render_oob_eos,
-)

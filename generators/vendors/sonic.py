@@ -38,10 +38,9 @@ from typing import TYPE_CHECKING, Any
 from generators.model.netdesign import SONIC_MGMT_LEAF_ROUTER, SONIC_SAG
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch
-from generators.renderers.netview import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
 from generators.stages.ports import port_table
 from generators.text.jsontext import dumps_indented
-from generators.vendors.base import Vendor
+from generators.views.switches import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
 
 if TYPE_CHECKING:
     import jinja2
@@ -284,7 +283,7 @@ def oob_config_db(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]] | N
     return db
 
 
-def render_frontend_sonic(plan: Plan) -> dict[str, str]:
+def render_frontend(plan: Plan) -> dict[str, str]:
     if plan.netplan is None or plan.netplan.vendor != "sonic":
         return {}
     files: dict[str, str] = {}
@@ -295,7 +294,7 @@ def render_frontend_sonic(plan: Plan) -> dict[str, str]:
     return files
 
 
-def render_oob_sonic(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
+def render_oob(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
     files: dict[str, str] = {}
     mgmt = mgmt_addresses(plan)
     for name, v in views.items():
@@ -516,7 +515,7 @@ def backend_frr(
     tiers = plan.networks["backend"]["tiers"]
     peers = {"leaf": "spines", "spine": "leaves and cores" if tiers == 3 else "leaves", "core": "pod spines"}[role]
     fabric = [{"name": p.port, "description": f"{p.peer}:{p.peer_port}"} for p in ports if p.fabric]
-    if asn is None:  # every switch's ASN: built once by render_backend_sonic (per switch it was O(switches^2))
+    if asn is None:  # every switch's ASN: built once by render_backend (per switch it was O(switches^2))
         asn = {s.name: s.asn for s in bn.switches}
     return (
         _env()
@@ -547,7 +546,7 @@ def backend_frr(
     )
 
 
-def render_backend_sonic(plan: Plan) -> dict[str, str]:
+def render_backend(plan: Plan) -> dict[str, str]:
     bn = plan.backend_net
     if bn is None:
         return {}
@@ -562,18 +561,3 @@ def render_backend_sonic(plan: Plan) -> dict[str, str]:
         )
         files[f"backend/{sw.name}/frr.conf"] = backend_frr(plan, bn, sw, by_switch[sw.name], asn)
     return files
-
-
-VENDOR = Vendor(
-    name="sonic",
-    serves=frozenset({"frontend", "roce", "oob-access", "oob-aggregation"}),
-    mtu=9100,
-    # dhcrelay runs with ``-a %h:%p`` (hostname:port alias; each port's alias is set to its name)
-    circuit_id="{switch}:{port}",
-    summary="SONiC (config_db.json + frr.conf)",
-    roce_unconfigured="adaptive routing and packet spraying (SONiC's config_db has no table for either; "
-    "ECMP hashes per flow)",
-    render_frontend=render_frontend_sonic,
-    render_backend=render_backend_sonic,
-    render_oob=render_oob_sonic,
-)

@@ -1,4 +1,7 @@
-"""Rendering of the infiniband stage's result: see generators.stages.infiniband for what it decides."""
+"""The InfiniBand OSes' renderer (MLNX-OS, NVOS): railyard configures no InfiniBand switch one by one,
+the subnet manager programs the fabric, so what these OSes render is the subnet manager's files from the
+infiniband stage's result (see generators.stages.infiniband for what it decides): OpenSM files, the
+expected topology and UFM bodies, also with as-built GUIDs (``railyard verify --write-config``)."""
 
 from __future__ import annotations
 
@@ -194,6 +197,10 @@ def render_infiniband(
             _subnet_files(plan, subnet(plan, network="storage"), "infiniband/storage", f"{OPENSM_DIR}/storage")
         )
     return files
+
+
+def render_backend(plan: Plan) -> dict[str, str]:
+    return render_infiniband(plan)
 
 
 def _subnet_files(plan: Plan, sn: Subnet, folder: str, base: str) -> dict[str, str]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ipaddress import ip_interface
 
 from generators.model.plan import Plan, required
-from generators.renderers.netview import frontend_views
+from generators.views.switches import frontend_views
 
 
 @dataclass(frozen=True, slots=True)
