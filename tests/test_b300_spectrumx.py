@@ -25,8 +25,8 @@ from generators.compiler import compile_file
 from generators.model.design import ratio_value
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
+from generators.model.ports import backend_ports, port_table
 from generators.model.yamlload import parse_yaml_text
-from generators.stages.ports import backend_ports, port_table
 from tests.conftest import DESIGNS, rendered_files
 
 Compiled = Callable[..., Plan]

@@ -16,7 +16,7 @@ import pytest
 
 from generators.model.catalog import Catalog
 from generators.model.plan import Plan
-from generators.stages.ports import backend_ports, lane_rate, port_ends
+from generators.model.ports import backend_ports, lane_rate, port_ends
 from tests.conftest import rendered_files
 
 Compiled = Callable[..., Plan]

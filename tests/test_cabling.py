@@ -9,9 +9,9 @@ import pytest
 
 from generators.compiler import compile_file
 from generators.model.errors import DesignError
+from generators.model.geometry import BASE_MM, U_MM, rack_height_mm
 from generators.model.plan import Plan
 from generators.renderers.cabling import link_rows
-from generators.stages.placement import BASE_MM, U_MM, rack_height_mm
 from tests.conftest import DESIGNS, EXAMPLES
 
 OPTICAL = {"mmf", "smf", "aoc"}

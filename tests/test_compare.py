@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from generators.model.ports import port_ends
 from generators.reports.compare import compare_rows, size_note
-from generators.stages.ports import port_ends
 from tests.conftest import DESIGNS
 
 NAMES = ["h100-1024-reference", "h100-1024-tor", "h100-1024-vms", "h100-1024-optimized"]

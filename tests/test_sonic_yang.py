@@ -16,8 +16,8 @@ from generators.model.catalog import DEFAULT_CATALOG, load_catalog
 from generators.model.errors import DesignError
 from generators.model.netdesign import DEFAULT_SONIC_RELEASE
 from generators.model.plan import Plan
+from generators.model.ports import port_table
 from generators.renderers import render_plan_json
-from generators.stages.ports import port_table
 from generators.vendors import render_backend, render_frontend, render_oob
 from tests.conftest import DESIGNS
 from tests.realtools import sonic_yang_check, sonic_yang_dir

@@ -16,7 +16,7 @@ import yaml
 from generators.compiler import compile_file
 from generators.model.catalog import DEFAULT_CATALOG, load_catalog
 from generators.model.errors import DesignError
-from generators.stages.ports import port_table
+from generators.model.ports import port_table
 from tests.conftest import DESIGNS, rendered_files
 
 SPLIT = "../tests/designs/ndr200-splitter"

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from generators.model.design import ratio_value
+from generators.model.geometry import device_size
 from generators.model.plan import Plan
+from generators.model.ports import port_table
 from generators.stages.bom import plan_bom
-from generators.stages.placement import device_size
-from generators.stages.ports import port_table
 from tests.conftest import DESIGNS, rendered_files
 
 Compiled = Callable[..., Plan]

@@ -15,8 +15,8 @@ import yaml
 from generators.compiler import compile_file
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
+from generators.model.ports import port_table
 from generators.stages.bom import plan_bom
-from generators.stages.ports import port_table
 from tests.conftest import DESIGNS
 
 DGX = ("h100-256", "compute.server=dgx-h100")

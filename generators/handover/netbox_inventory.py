@@ -33,11 +33,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from generators.handover.netbox_model import ENDPOINTS, NO_LATE, TAG, NbObject, Ref, Termination
+from generators.model.geometry import device_size
 from generators.model.plan import Device, Plan, required
+from generators.model.ports import End, port_ends
 from generators.model.sections import Cable
 from generators.renderers.cabling import COLOR, NETBOX_TYPE, ROLE_COLOR
-from generators.stages.placement import device_size
-from generators.stages.ports import End, port_ends
 from generators.views.addresses import HOST_BOND, Address, addresses, loopback_name, prefixes, tenant_rows, vrf_rows
 from generators.views.switches import PortUse, frontend_views, oob_views
 

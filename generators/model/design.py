@@ -31,9 +31,9 @@ from generators.model.netdesign import (
     sonic_release_field,
 )
 from generators.model.netos import network_os, serving
+from generators.model.storage import size_storage
 from generators.model.vocabulary import DUTY_TEXT, Duty
 from generators.model.yamlload import SourceMap, apply_overrides, load_with_extends, where
-from generators.stages.storage import size_storage
 
 
 def _ratio(v: Any) -> str:

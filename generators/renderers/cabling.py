@@ -18,9 +18,9 @@ from typing import Any
 import segno
 
 from generators.model.catalog import Catalog
+from generators.model.geometry import device_size
 from generators.model.plan import Device, Plan, required
 from generators.model.sections import Rack as RackRecord
-from generators.stages.placement import device_size
 from generators.text.csvtext import csv_text
 from generators.text.templating import environment
 

@@ -19,9 +19,9 @@ from typing import Any
 from generators.model.catalog import Catalog, Price, ServerConfig, ServerModel
 from generators.model.design import Design, resolved_config
 from generators.model.plan import Plan
+from generators.model.ports import port_ends
 from generators.model.sections import Bom, BomLine, PlanWarning
-from generators.stages.ports import port_ends
-from generators.stages.storage import HA_MIN_SERVERS, size_storage
+from generators.model.storage import HA_MIN_SERVERS, size_storage
 
 BOM_SCHEMA = Bom.SCHEMA
 CATEGORIES = ("compute", "rack", "backend", "frontend", "oob", "storage", "management", "software")

@@ -37,13 +37,13 @@ from typing import Any
 from generators.model.catalog import COPPER, Cable, Catalog, Transceiver
 from generators.model.design import Design
 from generators.model.errors import DesignError, Problem
+from generators.model.geometry import device_size, rack_height_mm, unit_centre_mm
 from generators.model.ids import cable_key, stable_ids
 from generators.model.plan import Device, Link, Plan, required
+from generators.model.ports import End, lane_rate, network_protocol, port_ends
 from generators.model.sections import Cable as CableRecord
 from generators.model.sections import CablingTotals, PlanWarning, TraySegment
 from generators.model.sections import Trays as TraysRecord
-from generators.stages.placement import device_size, rack_height_mm, unit_centre_mm
-from generators.stages.ports import End, lane_rate, network_protocol, port_ends
 
 MEDIA_ORDER = ("dac", "acc", "aoc", "mmf", "smf", "cat6")
 MAX_REPORTED = 5

@@ -26,8 +26,8 @@ from generators.model.design import (
 )
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Link, Plan
+from generators.model.ports import backend_ports, port_table
 from generators.model.sections import PlanWarning
-from generators.stages.ports import backend_ports, port_table
 
 # --------------------------------------------------------------------------------------------- ports
 

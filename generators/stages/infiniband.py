@@ -29,8 +29,8 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design, tenant_members
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Plan
+from generators.model.ports import port_table
 from generators.model.sections import InfinibandFacts, PartitionFact, PlanWarning, SubnetManager
-from generators.stages.ports import port_table
 
 GUID_PREFIX = 0x02 << 56  # EUI-64 with the U/L bit set: locally administered, never a vendor's OUI
 GUID_HASH_MASK = 0x00FF_FFFF_FFFF_FFF0  # low nibble left for port numbers (CA port GUID = node + port)

@@ -16,8 +16,8 @@ from generators.model.catalog import Catalog
 from generators.model.design import attached_nodes, ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
+from generators.model.ports import backend_ports, host_port_speeds, port_table
 from generators.stages.bisection import TIER, CapacityGraph, max_flow
-from generators.stages.ports import backend_ports, host_port_speeds, port_table
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
 

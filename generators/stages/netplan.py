@@ -30,8 +30,8 @@ from generators.model.errors import DesignError, Problem
 from generators.model.netdesign import PRIVATE_ASN_RANGES, SONIC_SAG
 from generators.model.netos import network_os
 from generators.model.plan import Device, Plan, required
+from generators.model.ports import port_table
 from generators.model.sections import NetPlan, PlanWarning
-from generators.stages.ports import port_table
 
 # First host addresses of every hosts/storage subnet kept for the provider: .1 is the anycast
 # gateway, the rest for DHCP/DNS/VIPs added later, so hosts start at a fixed, documented offset.

@@ -27,14 +27,11 @@ from dataclasses import dataclass, field
 from generators.model.catalog import Catalog
 from generators.model.design import Design, RackRole, rack_model_key
 from generators.model.errors import DesignError, Problem
+from generators.model.geometry import device_size, rack_height_mm
 from generators.model.plan import Device, Plan
 from generators.model.sections import CduPlacement, Cooling, Floor, FloorRow, PlanWarning, RackHeat, RowHeat
 from generators.model.sections import Rack as RackRecord
 from generators.stages.fabric import Builder, Endpoint, build_oob, eligible, oob_port, oob_sizing
-
-U_MM = 44.45  # one rack unit
-BASE_MM = 100.0  # plinth and bottom frame below U1
-TOP_MM = 100.0  # roof frame above the top unit
 
 ROLES: tuple[str, ...] = typing.get_args(RackRole)
 
@@ -93,35 +90,6 @@ class Block:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-
-
-def rack_height_mm(units: int) -> float:
-    return BASE_MM + units * U_MM + TOP_MM
-
-
-def unit_centre_mm(unit: int, height: int) -> float:
-    """Height above the floor of the middle of a device occupying `height` units from `unit` up."""
-    return BASE_MM + (unit - 1 + height / 2) * U_MM
-
-
-def device_size(catalog: Catalog, dev: Device) -> tuple[int, float]:
-    """(rack units, kW) of a device."""
-    if dev.kind in ("server", "management"):
-        m = catalog.servers[dev.model]
-        return m.rack_units, m.power_kw
-    if dev.kind == "storage":
-        s = catalog.storage_servers[dev.model]
-        return s.rack_units, s.power_kw
-    if dev.kind == "switch":
-        sw = catalog.switches[dev.model]
-        return sw.rack_units, sw.power_w / 1000
-    if dev.kind == "pdu":
-        return catalog.pdus[dev.model].rack_units, 0.0
-    if dev.kind == "cdu":
-        cdu = catalog.cdus[dev.model]
-        # an in-row CDU is fed by the facility's mechanical power, not from the rack position it stands on
-        return cdu.rack_units, cdu.power_kw if cdu.placement == "in_rack" else 0.0
-    raise ValueError(f"no size for {dev.kind}")
 
 
 def rack_pdus(design: Design, catalog: Catalog, rack: Rack) -> int:

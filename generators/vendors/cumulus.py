@@ -22,8 +22,8 @@ from typing import Any
 from generators.model.errors import DesignError
 from generators.model.netos import network_os
 from generators.model.plan import Plan, required
+from generators.model.ports import port_table
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch, RoceQos
-from generators.stages.ports import port_table
 from generators.text.yamltext import dump_block
 from generators.views.switches import SwitchView
 

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 from generators.model.netdesign import SONIC_MGMT_LEAF_ROUTER, SONIC_SAG
 from generators.model.plan import Device, Plan, required
+from generators.model.ports import port_table
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch
-from generators.stages.ports import port_table
 from generators.text.jsontext import dumps_indented
 from generators.views.switches import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
 
