@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generators.compiler import compile_file  # noqa: E402
-from generators.handover.netbox_inventory import inventory  # noqa: E402
 from generators.handover.netbox_sync import WORKERS, Client, push  # noqa: E402
+from generators.views.netbox_inventory import inventory  # noqa: E402
 from tests.netbox_service import installed, running_netbox  # noqa: E402
 
 

@@ -717,8 +717,8 @@ def netbox_push(
 ) -> None:
     """Create or update the whole site in NetBox (racks, device types, devices, interfaces, cables,
     addresses); delete only what railyard pushed before and the design no longer has."""
-    from generators.handover.netbox_inventory import inventory
     from generators.handover.netbox_sync import push
+    from generators.views.netbox_inventory import inventory
 
     def job(plan: Plan, client: Client) -> None:
         out_console.print(push(inventory(plan), client, dry_run=dry_run).text(), end="", markup=False)
@@ -739,7 +739,7 @@ def netbox_pull(
     """Read the site's cables back from NetBox and report what differs from the plan (missing, moved,
     extra, wrong type or length) with both ends' rack and unit; exit 1 when anything differs."""
     from generators.asbuilt.netbox_pull import pull
-    from generators.handover.netbox_inventory import inventory
+    from generators.views.netbox_inventory import inventory
 
     def job(plan: Plan, client: Client) -> None:
         report = pull(plan, inventory(plan), client)

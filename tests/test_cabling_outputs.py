@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from generators.renderers import render_all
-from generators.renderers.cabling import CABLE_COLUMNS, NETBOX_TYPE, RACK_COLUMNS
+from generators.renderers.cabling import CABLE_COLUMNS, RACK_COLUMNS
 from generators.renderers.netbox_csv import STEP_OF
+from generators.views.netbox_model import NETBOX_TYPE
 from tests.conftest import DESIGNS, ROOT
 from tests.realtools import chromium_print_pdf, pdf_page_count
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from generators.handover.netbox_inventory import inventory
 from generators.model.plan import Plan
 from generators.stages import placement
 from generators.stages.placement import Item, Limits, Rack
+from generators.views.netbox_inventory import inventory
 
 # h100-256 is 2:1 as shipped; at 1:1 it has four backend spines (and no spare leaf port for the SM
 # hosts), so the change is BASE -> HEAD

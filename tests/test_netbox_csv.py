@@ -15,10 +15,10 @@ from collections.abc import Callable
 import pytest
 import yaml
 
-from generators.handover.netbox_inventory import inventory
-from generators.handover.netbox_model import ENDPOINTS, NbObject, Ref
 from generators.model.plan import Plan
 from generators.renderers.netbox_csv import NOT_IN_CSV, NOT_WRITTEN, STEP_OF, STEPS, translate
+from generators.views.netbox_inventory import inventory
+from generators.views.netbox_model import ENDPOINTS, NbObject, Ref
 from tests.conftest import rendered_files
 
 DESIGNS_ = ["h100-256", "h100-1024-tor"]  # the smallest, and the one with twin/splitter copper
@@ -37,7 +37,7 @@ def _by_endpoint(objects: list[NbObject]) -> dict[str, list[NbObject]]:
 
 def _refers_to(endpoint: str, objects: list[NbObject]) -> set[str]:
     """The endpoints whose objects the CSV columns of this endpoint's objects name."""
-    from generators.handover.netbox_model import Termination
+    from generators.views.netbox_model import Termination
 
     out: set[str] = set()
     # a port's VLANs go with its mode, which no file carries (NOT_IN_CSV)

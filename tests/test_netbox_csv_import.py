@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from generators.handover.netbox_inventory import inventory
 from generators.model.plan import Plan
 from generators.renderers.netbox_csv import STEPS
+from generators.views.netbox_inventory import inventory
 from tests.conftest import rendered_files
 from tests.netbox_service import NetBox, installed, running_netbox
 

@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 
-from generators.handover.netbox_inventory import INTERFACE_TYPES, inventory
-from generators.handover.netbox_model import ENDPOINTS, NbObject, Ref, Termination
 from generators.model.plan import Plan, dumps
-from generators.renderers.cabling import NETBOX_TYPE
 from generators.views.addresses import addresses
+from generators.views.netbox_inventory import INTERFACE_TYPES, inventory
+from generators.views.netbox_model import ENDPOINTS, NETBOX_TYPE, NbObject, Ref, Termination
 
 DESIGNS = ["h100-256", "h100-1024-tor", "h100-1024-reference"]
 # NetBox 4.x CableTypeChoices that the cable plan's media map to

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from generators.handover.netbox_inventory import inventory
-from generators.handover.netbox_model import KEY_FIELD, TAG
 from generators.handover.netbox_sync import Client
+from generators.views.netbox_inventory import inventory
+from generators.views.netbox_model import KEY_FIELD, TAG
 from tests import test_identity_stability as stability
 from tests.conftest import DESIGNS
 

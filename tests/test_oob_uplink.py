@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from generators.asbuilt.isolation import audit_frontend
-from generators.handover.netbox_inventory import inventory
 from generators.model.plan import Plan
+from generators.views.netbox_inventory import inventory
 from tests.conftest import DESIGNS, rendered_files
 
 FRONTEND = ("oob.uplink=frontend",)

@@ -207,7 +207,7 @@ RA_PDUS = (
 
 
 def test_pdus_per_rack_role(compiled) -> None:
-    from generators.handover.netbox_inventory import inventory
+    from generators.views.netbox_inventory import inventory
 
     plan = compiled("h100-256", *RA_PDUS)
     pdus = [d for d in plan.devices if d.kind == "pdu"]

@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from generators.asbuilt.verify import End, PlanLocator
-from generators.handover.netbox_model import KEY_FIELD, NbObject, Termination
 from generators.handover.netbox_sync import Client, NetBoxError
 from generators.model.plan import Plan
+from generators.views.netbox_model import KEY_FIELD, NbObject, Termination
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from generators.handover import WORKERS
-from generators.handover.netbox_model import ENDPOINTS, KEY_FIELD, TAG, NbObject, Ref, Termination
+from generators.views.netbox_model import ENDPOINTS, KEY_FIELD, TAG, NbObject, Ref, Termination
 
 _HEX6 = re.compile(r"[0-9a-fA-F]{6}")
 BATCH = 100  # objects per list request: NetBox validates each in one transaction

@@ -23,6 +23,7 @@ from generators.model.plan import Device, Plan, required
 from generators.model.sections import Rack as RackRecord
 from generators.text.csvtext import csv_text
 from generators.text.templating import environment
+from generators.views.colours import ROLE_COLOR
 
 CABLE_COLUMNS = [
     "cable_id",
@@ -65,27 +66,6 @@ RACK_COLUMNS = [
     "length_m",
 ]
 # NetBox cable types; every multimode part in the catalog is OM4, every single-mode part OS2
-NETBOX_TYPE = {
-    "dac": "dac-passive",
-    "acc": "dac-active",
-    "aoc": "aoc",
-    "mmf": "mmf-om4",
-    "smf": "smf-os2",
-    "cat6": "cat6",
-}
-# jacket colours technicians expect: aqua OM4, yellow OS2 (TIA-598), black copper, blue Cat6
-COLOR = {"dac": "111111", "acc": "444444", "aoc": "ff8c00", "mmf": "00bcd4", "smf": "ffeb3b", "cat6": "1e63d6"}
-ROLE_COLOR = {
-    "compute": "#8fb8de",
-    "leaf": "#f4a259",
-    "spine": "#e05d5d",
-    "core": "#9b5de5",
-    "frontend": "#5fbf77",
-    "storage": "#c9b458",
-    "management": "#a0a0a0",
-    "cdu": "#3fb8c8",
-}
-
 _ENV = environment(autoescape=True, trim=False)
 
 

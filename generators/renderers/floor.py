@@ -23,8 +23,9 @@ from typing import Any
 from markupsafe import Markup
 
 from generators.model.plan import Plan, required
-from generators.renderers.cabling import _ENV, ROLE_COLOR
+from generators.renderers.cabling import _ENV
 from generators.stages.cabling import tray_paths
+from generators.views.colours import ROLE_COLOR
 
 SCALE = 1 / 20  # px per mm at print size
 CHAR_EM = 0.6  # average advance of a DejaVu Sans character, in em

@@ -32,11 +32,11 @@ from typing import Any
 
 import yaml
 
-from generators.handover.netbox_model import NbObject, Ref, Termination
 from generators.model.plan import Plan
 from generators.text.csvtext import csv_text
 from generators.text.templating import environment
 from generators.text.yamltext import SAFE_DUMPER
+from generators.views.netbox_model import NbObject, Ref, Termination
 
 NETBOX_VERSION = "4.7"
 
@@ -495,7 +495,7 @@ def render_netbox_csv(plan: Plan) -> dict[str, str]:
         return {}
     # imported here, not at the top: netbox_inventory imports the cabling and IP renderers, whose
     # package imports this module, so a top-level import would be circular
-    from generators.handover.netbox_inventory import inventory
+    from generators.views.netbox_inventory import inventory
 
     objects = inventory(plan)
     tr = translate(objects, release=True)

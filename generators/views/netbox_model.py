@@ -16,6 +16,16 @@ from typing import Any, NamedTuple
 TAG = "railyard"
 KEY_FIELD = "railyard_id"
 
+# NetBox's cable type (dcim.choices.CableTypeChoices) of each medium of the cable plan
+NETBOX_TYPE = {
+    "dac": "dac-passive",
+    "acc": "dac-active",
+    "aoc": "aoc",
+    "mmf": "mmf-om4",
+    "smf": "smf-os2",
+    "cat6": "cat6",
+}
+
 # dependency order of the REST endpoints railyard writes (create in this order, delete in reverse)
 ENDPOINTS: tuple[str, ...] = (
     "extras/tags",

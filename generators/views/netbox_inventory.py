@@ -18,8 +18,8 @@ What railyard writes and why it is shaped so:
   again instead of duplicating it as re-importing the old ipam.csv did.
 
 The sync adds the `railyard` tag and the `railyard_id` custom field itself; fields here are the REST
-body railyard owns. Cable types and colours are the cable plan's (`renderers.cabling`), tenants,
-VRFs, prefixes and addresses the IP plan's (`renderers.ipam`). The bulk-import files
+body railyard owns. Cable colours are the sheets' (`views.colours`), tenants, VRFs, prefixes
+and addresses the IP plan's (`views.addresses`). The bulk-import files
 (`renderers.netbox_csv`) are this inventory translated to NetBox's import columns, so the push and
 the imports hand over the same site.
 """
@@ -32,13 +32,13 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from generators.handover.netbox_model import ENDPOINTS, NO_LATE, TAG, NbObject, Ref, Termination
 from generators.model.geometry import device_size
 from generators.model.plan import Device, Plan, required
 from generators.model.ports import End, port_ends
 from generators.model.sections import Cable
-from generators.renderers.cabling import COLOR, NETBOX_TYPE, ROLE_COLOR
 from generators.views.addresses import HOST_BOND, Address, addresses, loopback_name, prefixes, tenant_rows, vrf_rows
+from generators.views.colours import COLOR, ROLE_COLOR
+from generators.views.netbox_model import ENDPOINTS, NETBOX_TYPE, NO_LATE, TAG, NbObject, Ref, Termination
 from generators.views.switches import PortUse, frontend_views, oob_views
 
 # The NetBox 4.x interface type slugs railyard uses (dcim.choices.InterfaceTypeChoices), checked
