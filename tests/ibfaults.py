@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generators.asbuilt.ibnetdiscover import NetLink, NetNode
+from generators.views.ibnetdiscover import NetLink, NetNode
 
 
 def by_desc(nodes: dict[str, NetNode], desc: str) -> NetNode:

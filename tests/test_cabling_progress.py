@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from generators.asbuilt.ibnetdiscover import format_net, parse_net
+from generators.asbuilt.ibnetdiscover import parse_net
 from generators.asbuilt.progress import COLUMNS, Counts, Mark, current, read_events, record
 from generators.model.plan import Plan
 from generators.vendors.infiniband import render_infiniband
+from generators.views.ibnetdiscover import format_net
 from tests import ibfaults, lldpfaults
 from tests.conftest import DESIGNS
 

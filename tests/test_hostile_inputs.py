@@ -224,7 +224,8 @@ def test_bombs_are_refused_in_bounded_memory(tmp_path, topology, case):
 
 
 def test_verify_escapes_control_characters(cli, topology, tmp_path):
-    from generators.asbuilt.ibnetdiscover import format_net, parse_net
+    from generators.asbuilt.ibnetdiscover import parse_net
+    from generators.views.ibnetdiscover import format_net
 
     nodes = parse_net(topology.read_text())
     ca = next(n for n in nodes.values() if n.desc == "gpu001 mlx5_0")
@@ -239,7 +240,8 @@ def test_verify_escapes_control_characters(cli, topology, tmp_path):
 
 
 def test_verify_reports_a_one_sided_link(cli, topology, tmp_path):
-    from generators.asbuilt.ibnetdiscover import format_net, parse_net
+    from generators.asbuilt.ibnetdiscover import parse_net
+    from generators.views.ibnetdiscover import format_net
 
     nodes = parse_net(topology.read_text())
     ca = next(n for n in nodes.values() if n.desc == "gpu001 mlx5_0")

@@ -16,10 +16,11 @@ from pathlib import Path
 import hostlist
 import pytest
 
-from generators.asbuilt.ibnetdiscover import format_net, parse_net
+from generators.asbuilt.ibnetdiscover import parse_net
 from generators.model.design import resolved_config
 from generators.model.plan import Plan
 from generators.stages.slurm import check_tree, slurm_tree
+from generators.views.ibnetdiscover import format_net
 from tests.conftest import DESIGNS, rendered_files
 from tests.ibfaults import by_desc, drop, swap
 from tests.realtools import IbFabric, OpenSMResult, ibsim_fabric, run_slurmctld

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from generators.asbuilt.ibnetdiscover import NetNode, format_net, parse_net
+from generators.asbuilt.ibnetdiscover import parse_net
 from generators.asbuilt.verify import PlanLocator, switch_name, verify_fabric
 from generators.model.plan import Plan
 from generators.vendors.infiniband import render_infiniband
+from generators.views.ibnetdiscover import NetNode, format_net
 from tests.conftest import DESIGNS
 from tests.ibfaults import by_desc, drop, set_speed, swap
 
@@ -116,7 +117,7 @@ def test_unknown_device_is_extra(plan256: Plan, fabric: dict[str, NetNode]) -> N
     leaf = by_desc(fabric, "su1-rail0-leaf")
     stranger = NetNode("Ca", "H-00000000000000a0", 0xA0, 1, "laptop mlx5_0")
     fabric[stranger.ident] = stranger
-    from generators.asbuilt.ibnetdiscover import NetLink
+    from generators.views.ibnetdiscover import NetLink
 
     stranger.links[1] = NetLink(1, leaf.ident, 61, "4xNDR")
     leaf.links[61] = NetLink(61, stranger.ident, 1, "4xNDR")
@@ -229,7 +230,7 @@ def test_write_config_with_the_hardware_guids(
 ) -> None:
     """After discovery the SM files get the real GUIDs: node GUIDs from the records, HCA port GUIDs as printed
     (mlx5 HCAs report a port GUID equal to the node GUID, not node + 1 as ibsim does)."""
-    from generators.asbuilt.ibnetdiscover import NetLink
+    from generators.views.ibnetdiscover import NetLink
 
     for i, n in enumerate(sorted(fabric.values(), key=lambda n: n.desc)):
         n.guid = 0x0C42A10300000000 + 0x100 * i

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from generators.asbuilt.ibnetdiscover import format_net, parse_net
+from generators.asbuilt.ibnetdiscover import parse_net
 from generators.asbuilt.lldp import LldpParseError, parse_lldp
 from generators.asbuilt.verify import LinkReport, Port, verify_fabric, verify_lldp
 from generators.model.plan import Plan
 from generators.vendors.infiniband import render_infiniband
+from generators.views.ibnetdiscover import format_net
 from tests.conftest import DESIGNS
 from tests.ibfaults import swap as ib_swap
 from tests.lldpfaults import Wiring, drop, swap, tables, wiring_of

@@ -30,13 +30,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from generators.asbuilt.ibnetdiscover import NetNode, NetParseError, ib_speed, links_of, one_sided, parse_net
+from generators.asbuilt.ibnetdiscover import NetParseError, links_of, one_sided, parse_net
 from generators.asbuilt.lldp import LldpParseError, Neighbour, parse_lldp
 from generators.model.errors import DesignError, printable
 from generators.model.inputfile import DISCOVERY_LIMIT, read_bytes
 from generators.model.plan import Plan
 from generators.output import Written, write_tree
 from generators.stages.infiniband import switch_port_numbers
+from generators.views.ibnetdiscover import NetNode, ib_speed
 
 End = tuple[str, str]  # (device, port name) as in the plan
 _MLNX_DESC = re.compile(r"^MF0;([^:]+):")

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 import hostlist
 
-from generators.asbuilt.ibnetdiscover import format_records, ib_speed, node_ident
 from generators.model.catalog import Catalog
 from generators.model.design import Design, tenant_members
 from generators.model.errors import DesignError, Problem
@@ -99,21 +98,6 @@ class Subnet:
         if self.kind[desc][0] == "Switch":
             return self.guid[desc]
         return self.hca_port_guid.get(desc) or self.guid[desc] + port
-
-    def net_text(self, plan: Plan, header: list[str]) -> str:
-        """The fabric in ibnetdiscover format, nodes in `order`, every link at both ends."""
-        info = {d: (k, node_ident(k, self.guid[d]), self.guid[d], d) for d, (k, _) in self.kind.items()}
-        links: dict[str, list[tuple[int, str, int, str | None]]] = {d: [] for d in self.order}
-        speeds: dict[int, str] = {}
-        for lk in plan.links:
-            if lk.network != self.network:
-                continue
-            (a, ap), (b, bp) = self.ends[(lk.a_device, lk.a_port)], self.ends[(lk.b_device, lk.b_port)]
-            sp = speeds.get(lk.speed_gbps) or speeds.setdefault(lk.speed_gbps, ib_speed(lk.speed_gbps))
-            links[a].append((ap, b, bp, sp))
-            links[b].append((bp, a, ap, sp))
-        port_guids = {(d, 1): g for d, g in self.hca_port_guid.items()}
-        return format_records(((d, self.kind[d][1], links[d]) for d in self.order), info, header, port_guids)
 
 
 @dataclass(frozen=True, slots=True)

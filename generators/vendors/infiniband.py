@@ -25,6 +25,7 @@ from generators.stages.infiniband import (
     subnet,
     tenant_owner,
 )
+from generators.views.ibnetdiscover import format_records, ib_speed, node_ident
 
 
 def _partitions_conf(plan: Plan, sn: Subnet, parts: list[Partition]) -> str:
@@ -154,7 +155,23 @@ def _topology_net(plan: Plan, sn: Subnet) -> str:
         "Speeds are the real ones (4xNDR = 400G). ibsim 0.10 parses speeds up to HDR: to rehearse this fabric",
         "in ibsim, load a copy with 4xNDR/4xXDR replaced by 4xHDR (routing and partitions do not depend on speed).",
     ]
-    return sn.net_text(plan, header)
+    return _net_text(plan, sn, header)
+
+
+def _net_text(plan: Plan, sn: Subnet, header: list[str]) -> str:
+    """The subnet in ibnetdiscover format, nodes in `sn.order`, every link at both ends."""
+    info = {d: (k, node_ident(k, sn.guid[d]), sn.guid[d], d) for d, (k, _) in sn.kind.items()}
+    links: dict[str, list[tuple[int, str, int, str | None]]] = {d: [] for d in sn.order}
+    speeds: dict[int, str] = {}
+    for lk in plan.links:
+        if lk.network != sn.network:
+            continue
+        (a, ap), (b, bp) = sn.ends[(lk.a_device, lk.a_port)], sn.ends[(lk.b_device, lk.b_port)]
+        sp = speeds.get(lk.speed_gbps) or speeds.setdefault(lk.speed_gbps, ib_speed(lk.speed_gbps))
+        links[a].append((ap, b, bp, sp))
+        links[b].append((bp, a, ap, sp))
+    port_guids = {(d, 1): g for d, g in sn.hca_port_guid.items()}
+    return format_records(((d, sn.kind[d][1], links[d]) for d in sn.order), info, header, port_guids)
 
 
 def _ufm(parts: list[Partition]) -> dict[str, str]:
