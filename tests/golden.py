@@ -47,9 +47,10 @@ def differences(want: Path, got: Path) -> list[str]:
     return out
 
 
-def regenerate(golden: Path = GOLDEN) -> None:
-    for name, design in DESIGNS.items():
-        compile_into(design, golden / name)
+def regenerate(golden: Path = GOLDEN, names: list[str] | None = None) -> None:
+    """Compile every golden design (or only `names`) into golden/<name>/."""
+    for name in names if names is not None else list(DESIGNS):
+        compile_into(DESIGNS[name], golden / name)
 
 
 if __name__ == "__main__":
