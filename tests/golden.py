@@ -16,7 +16,12 @@ from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
-DESIGNS = {"h100-256": ROOT / "designs" / "h100-256.yaml"}
+TEST_DESIGNS = ROOT / "tests" / "designs"
+# golden folder name (the design file's name) -> design file
+DESIGNS = {
+    "h100-256": ROOT / "designs" / "h100-256.yaml",
+    "golden-eos": TEST_DESIGNS / "golden-eos.yaml",  # EOS RoCE backend, frontend and OOB aggregation
+}
 REGEN = "scripts/regen-golden.sh"
 
 
