@@ -21,6 +21,7 @@ TEST_DESIGNS = ROOT / "tests" / "designs"
 DESIGNS = {
     "h100-256": ROOT / "designs" / "h100-256.yaml",
     "golden-eos": TEST_DESIGNS / "golden-eos.yaml",  # EOS RoCE backend, frontend and OOB aggregation
+    "golden-sonic-roce": TEST_DESIGNS / "golden-sonic-roce.yaml",  # SONiC RoCE backend
 }
 REGEN = "scripts/regen-golden.sh"
 
