@@ -22,6 +22,7 @@ DESIGNS = {
     "h100-256": ROOT / "designs" / "h100-256.yaml",
     "golden-eos": TEST_DESIGNS / "golden-eos.yaml",  # EOS RoCE backend, frontend and OOB aggregation
     "golden-sonic-roce": TEST_DESIGNS / "golden-sonic-roce.yaml",  # SONiC RoCE backend
+    "golden-cumulus": TEST_DESIGNS / "golden-cumulus.yaml",  # Cumulus NVUE RoCE backend (Spectrum-X)
 }
 REGEN = "scripts/regen-golden.sh"
 
