@@ -23,6 +23,7 @@ DESIGNS = {
     "golden-eos": TEST_DESIGNS / "golden-eos.yaml",  # EOS RoCE backend, frontend and OOB aggregation
     "golden-sonic-roce": TEST_DESIGNS / "golden-sonic-roce.yaml",  # SONiC RoCE backend
     "golden-cumulus": TEST_DESIGNS / "golden-cumulus.yaml",  # Cumulus NVUE RoCE backend (Spectrum-X)
+    "golden-xdr": TEST_DESIGNS / "golden-xdr.yaml",  # InfiniBand XDR on NVOS (Quantum-X800)
 }
 REGEN = "scripts/regen-golden.sh"
 
