@@ -24,6 +24,7 @@ DESIGNS = {
     "golden-sonic-roce": TEST_DESIGNS / "golden-sonic-roce.yaml",  # SONiC RoCE backend
     "golden-cumulus": TEST_DESIGNS / "golden-cumulus.yaml",  # Cumulus NVUE RoCE backend (Spectrum-X)
     "golden-xdr": TEST_DESIGNS / "golden-xdr.yaml",  # InfiniBand XDR on NVOS (Quantum-X800)
+    "golden-nvl72": TEST_DESIGNS / "golden-nvl72.yaml",  # a GB200 NVL72 rack-scale system
 }
 REGEN = "scripts/regen-golden.sh"
 
