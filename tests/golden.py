@@ -1,11 +1,16 @@
-"""Golden files: the full compiled output of one shipped design, committed under tests/golden/, as
+"""Golden files: the full compiled output of a few designs, committed under tests/golden/<name>/, as
 Arista AVD commits its intended configs. A code change that changes any output byte shows up in the
 pull request's diff of tests/golden/, and tests/test_golden.py fails until the files are regenerated:
 
     scripts/regen-golden.sh            # = python -m tests.golden
 
 The output goes through `railyard compile`, the command users run, so the golden tree is exactly what
-a user gets (manifest included)."""
+a user gets (manifest included).
+
+One design per family, so that every switch OS, backend technology and system family has one (a test
+in tests/test_golden.py checks that over the committed plans): h100-256 (SONiC frontend and OOB,
+InfiniBand NDR on MLNX-OS) and the small designs tests/designs/golden-*.yaml, each a shipped design (or
+for EOS the all-Arista test design) cut down to one small scalable unit, its tree ~1.4-1.9 MB."""
 
 from __future__ import annotations
 
