@@ -14,9 +14,8 @@ from typing import Any, get_args
 import pytest
 
 from generators import renderers
-from generators.model.catalog import NetworkOs
 from generators.model.design import Backend
-from generators.vendors import VENDORS
+from generators.model.netos import NETWORK_OSES
 from tests.golden import DESIGNS, GOLDEN, REGEN, TEST_DESIGNS, compile_into, differences, regenerate
 
 
@@ -90,7 +89,7 @@ def test_every_switch_os_backend_technology_and_rack_system_has_a_golden_design(
     """A family that loses its golden design (dropped from tests/golden.py, or a design change that moves
     it to another OS) fails here, from the committed plans: every switch OS the catalog defines
     configures a switch in some golden tree, every backend technology is some golden design's backend,
-    on every OS that serves it (generators.vendors), and some golden design is built of a rack-scale
+    on every OS that serves it (generators.model.netos), and some golden design is built of a rack-scale
     system with its NVLink switch trays."""
     plans = {name: _golden_plan(name) for name in DESIGNS}
     oses: set[str] = set()
@@ -101,7 +100,7 @@ def test_every_switch_os_backend_technology_and_rack_system_has_a_golden_design(
             oses.add(os_)
             if switches & in_backend:
                 backends.add((os_, plan["networks"]["backend"]["technology"]))
-    missing_os = sorted(set(get_args(NetworkOs)) - oses)
+    missing_os = sorted(set(NETWORK_OSES) - oses)
     assert not missing_os, (
         f"no golden design configures a switch on {', '.join(missing_os)} (configured: "
         f"{', '.join(sorted(oses))}): add a small design on it to DESIGNS in tests/golden.py and run {REGEN}"
@@ -113,8 +112,8 @@ def test_every_switch_os_backend_technology_and_rack_system_has_a_golden_design(
         f"no golden design has a {', '.join(missing_tech)} backend: add one to DESIGNS in tests/golden.py "
         f"and run {REGEN}"
     )
-    # a backend technology is also the vendor role of its switches ("infiniband", "roce")
-    served = {(os_, tech) for os_, v in VENDORS.items() for tech in technologies if tech in v.serves}
+    # a backend technology is also the duty of its switches ("infiniband", "roce")
+    served = {(os_, tech) for os_, row in NETWORK_OSES.items() for tech in technologies if tech in row.serves}
     missing_backends = sorted(served - backends)
     assert not missing_backends, (
         "no golden design has "

@@ -1,9 +1,9 @@
 """Renderers: plan -> files. Each renderer is a pure function returning {relative path: text};
 `render_all` gathers them so the writer can commit everything at once or nothing.
 
-The renderer modules are imported on first use, not with the package: `railyard validate` and the
-compile stages import `generators.views.switches` (and so this package) but render nothing, and
-the renderers bring jinja2, segno and the vendor modules (~0.3 s of a 1.3 s compile at 1,024 GPUs).
+The renderer modules are imported on first use, not with the package: the output folder's writer
+comes through this package, and the renderers bring jinja2, segno and the vendor modules (~0.3 s of a
+1.3 s compile at 1,024 GPUs), which `railyard validate` and a cached Pulumi run never use.
 """
 
 from __future__ import annotations
