@@ -415,7 +415,7 @@ def schema(catalog: CatalogOpt = None) -> None:
     """Print the JSON Schema of a design file (for editor completion and CI); catalog keys are enums of
     the catalog's entries. designs/design.schema.json is this for designs/catalog.yaml."""
     from generators.model.catalog import DEFAULT_CATALOG, load_catalog
-    from generators.model.schema import design_schema
+    from generators.model.design.json_schema import design_schema
 
     sys.stdout.write(schema_text(design_schema(load_catalog(catalog or DEFAULT_CATALOG))))
 

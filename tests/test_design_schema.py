@@ -21,8 +21,8 @@ from pydantic import ValidationError
 from generators.cli import schema_text
 from generators.model.catalog import DEFAULT_CATALOG, load_catalog
 from generators.model.design import Design, check_against_catalog
+from generators.model.design.json_schema import design_schema
 from generators.model.errors import DesignError
-from generators.model.schema import design_schema
 from generators.model.yamlload import apply_overrides, load_with_extends, parse_yaml_text
 from tests.conftest import DESIGNS, EXAMPLES, ROOT
 from tests.test_hostile_inputs import BASE as HOSTILE_BASE

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generators.model.catalog import Catalog
-from generators.model.design import Design
+from generators.model.design.schema import Design
 
 # draft-07, not pydantic's 2020-12: yaml-language-server (VS Code's YAML extension and others) implements
 # draft-07 and warns on later dialects; nothing here needs more (if/else, enums, patterns, $ref)

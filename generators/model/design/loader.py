@@ -1,0 +1,61 @@
+"""Loading a design: read the YAML (with `extends:` and `--set`), validate its shape, merge its catalog
+overlay, resolve a rack system and check it against the catalog. Every failure is one DesignError
+naming the fields and their lines."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from generators.model.catalog import DEFAULT_CATALOG, Catalog, load_catalog
+from generators.model.design.resolved import backend_speed, resolve_system
+from generators.model.design.schema import Design
+from generators.model.design.validation import check_against_catalog
+from generators.model.errors import DesignError, Problem, did_you_mean
+from generators.model.yamlload import SourceMap, apply_overrides, load_with_extends, where
+
+
+def load_design(
+    path: Path, overrides: list[str] | None = None, catalog_path: Path | None = None
+) -> tuple[Design, Catalog, SourceMap]:
+    """Load, merge `extends:`, apply `--set`, validate shape and catalog rules. Raises DesignError."""
+    data, src = load_with_extends(Path(path))
+    data = apply_overrides(data, src, overrides or [])
+    try:
+        design = Design.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = err["loc"]
+            msg = err["msg"].removeprefix("Value error, ")
+            field = ".".join(str(p) for p in loc) or "(design)"
+            # model-level rules name their field at the start of the message
+            if not loc and (m := re.match(r"([a-z_.]+): (.*)", msg)):
+                field, msg = m.group(1), m.group(2)
+                loc = tuple(field.split("."))
+            if err["type"] == "extra_forbidden":
+                msg, fix = "unknown field", did_you_mean(Design, loc) + "`railyard schema` lists every field"
+            elif err["type"] == "missing":
+                fix = "add this field"
+            else:
+                fix = _fix_for(err)
+            problems.append(Problem(field, msg, fix, where(src, loc)))
+        raise DesignError(problems) from None
+    catalog = load_catalog(catalog_path or DEFAULT_CATALOG, design.catalog.tables(), src)
+    design = resolve_system(design, catalog, src)
+    issues = check_against_catalog(design, catalog)
+    if issues:
+        raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
+    return design, catalog.with_switch_at(design.backend.switch, backend_speed(design, catalog)), src
+
+
+def _fix_for(err: dict[str, Any]) -> str:
+    ctx = err.get("ctx") or {}
+    if "expected" in ctx:
+        return f"use one of {ctx['expected']}"
+    if err["type"].startswith(("greater", "less")):
+        return "use a value in range"
+    return "see `railyard schema` for the allowed values"
