@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from generators.model.geometry import device_size
 from generators.model.plan import Plan
-from generators.stages import placement
-from generators.stages.placement import Item, Limits, Rack
+from generators.stages.placement.oob import oob_groups
+from generators.stages.placement.racks import Item, Limits, Rack, limits, pdu_name, pdus_per_rack, stack_units
 from generators.views.netbox_inventory import inventory
 
 # h100-256 is 2:1 as shipped; at 1:1 it has four backend spines (and no spare leaf port for the SM
@@ -119,22 +120,22 @@ def _switch_rack(n: int, units: int = 1) -> Rack:
 
 
 def test_switches_stack_up_from_a_fixed_anchor_whatever_else_shares_the_rack() -> None:
-    four = dict((it.name, u) for it, u in placement._units(_switch_rack(4), 48, LIM))
-    two = dict((it.name, u) for it, u in placement._units(_switch_rack(2), 48, LIM))
+    four = dict((it.name, u) for it, u in stack_units(_switch_rack(4), 48, LIM))
+    two = dict((it.name, u) for it, u in stack_units(_switch_rack(2), 48, LIM))
     assert four == {"spine01": 24, "spine02": 25, "spine03": 26, "spine04": 27}
     assert two == {k: v for k, v in four.items() if k in two}
 
 
 def test_a_stack_that_reaches_the_oob_unit_continues_below_the_anchor() -> None:
-    got = [u for _, u in placement._units(_switch_rack(14, units=2), 48, LIM)]
+    got = [u for _, u in stack_units(_switch_rack(14, units=2), 48, LIM)]
     assert got == [24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 22, 20]
-    full = [u for _, u in placement._units(_switch_rack(47), 48, LIM)]
+    full = [u for _, u in stack_units(_switch_rack(47), 48, LIM)]
     assert sorted(full) == list(range(1, 48))  # every usable unit, no collision
 
 
 def test_servers_still_stack_from_the_bottom() -> None:
     rack = Rack("compute", [Item(f"gpu{i:03d}", 8, 10.0) for i in range(1, 5)], layout="bottom")
-    assert [u for _, u in placement._units(rack, 48, LIM)] == [1, 9, 17, 25]
+    assert [u for _, u in stack_units(rack, 48, LIM)] == [1, 9, 17, 25]
 
 
 # ------------------------------------------------------------------------------ OOB ports
@@ -168,7 +169,7 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
     ports of every other rack as they were."""
     plan = compiled("h100-256")
     design, catalog = plan.design, plan.catalog
-    lim = placement._limits(design, catalog)
+    lim = limits(design, catalog)
     rows = {name: i for i, name in enumerate(sorted({r.row for r in plan.racks}))}
     racks = []
     for r in sorted(plan.racks, key=lambda r: (r.row, r.position)):
@@ -181,16 +182,16 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
             key=lambda d: d.unit,
         )
         layout = "bottom" if r.role in ("compute", "storage", "management") else "centre"
-        rk = Rack(r.role, [Item(d.name, *placement.device_size(catalog, d)) for d in mine], layout=layout)
+        rk = Rack(r.role, [Item(d.name, *device_size(catalog, d)) for d in mine], layout=layout)
         rk.name, rk.row, rk.position = r.name, rows[r.row], r.position
         racks.append(rk)
     agg = next(r for r in racks if any(i.name.startswith("oob-agg") for i in r.items))
-    groups, group_racks, agg_group = placement._oob_groups(racks, agg, plan, catalog, design, lim)
+    groups, group_racks, agg_group = oob_groups(racks, agg, plan, catalog, design, lim)
     gi = next(i for i, g in enumerate(group_racks) if len(g) > 1 and i != agg_group)
     first = group_racks[gi][0]
     victim = next(it for it in first.items[1:-1] or first.items)
     first.items.remove(victim)
-    again, _, _ = placement._oob_groups(racks, agg, plan, catalog, design, lim)
+    again, _, _ = oob_groups(racks, agg, plan, catalog, design, lim)
 
     def slots(gs: list[list[Any]]) -> dict[str, tuple[int, int]]:
         return {e[0]: (g, k) for g, grp in enumerate(gs) for k, e in enumerate(grp) if e is not None}
@@ -199,7 +200,7 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
     assert victim.name in before and victim.name not in after
     # the devices above it in its own rack slide down a unit and a port; the other racks keep theirs
     own = {it.name for it in first.items} | {
-        placement._pdu_name(first.name, k) for k in range(placement.pdus_per_rack(design, catalog, first.role))
+        pdu_name(first.name, k) for k in range(pdus_per_rack(design, catalog, first.role))
     }
     assert {k: v for k, v in after.items() if k not in own} == {
         k: v for k, v in before.items() if k not in own and k != victim.name

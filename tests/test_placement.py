@@ -323,3 +323,17 @@ def test_plan_json_carries_racks_and_units(compiled) -> None:
     back = Plan.from_dict(data)
     assert [(d.name, d.rack, d.unit) for d in back.devices] == [(d.name, d.rack, d.unit) for d in plan.devices]
     assert dumps(back) == dumps(plan)
+
+
+def test_every_placement_strategy_is_a_design_choice_and_back() -> None:
+    """backend.placement's choices are the strategy classes (generators.stages.placement.strategies): a new
+    strategy is one class there plus its name in the design schema, and this keeps the two equal."""
+    from typing import get_args
+
+    from generators.model.design import Backend
+    from generators.stages.placement.strategies import STRATEGIES
+
+    assert list(get_args(Backend.model_fields["placement"].annotation)) == list(STRATEGIES)
+    for name, strategy in STRATEGIES.items():
+        assert strategy.name == name and strategy.spine_position in ("start", "middle", "end")
+        assert type(strategy).__doc__, f"strategy {name} says what it does"

@@ -1,0 +1,140 @@
+"""What racks a design needs, block by block: compute and leaf racks by the placement strategy, then
+spine, core, frontend, storage and management racks, the same for every strategy."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from generators.model.catalog import Catalog
+from generators.model.design import Design
+from generators.model.errors import DesignError
+from generators.model.geometry import device_size
+from generators.model.plan import Plan
+from generators.stages.placement.racks import (
+    Block,
+    Item,
+    Limits,
+    Rack,
+    pack,
+)
+from generators.stages.placement.strategies import STRATEGIES, BackendInputs
+
+
+@dataclass(slots=True)
+class Contents:
+    blocks: list[Block]
+    central: list[Rack]
+    agg_rack: Rack | None  # the rack of the OOB aggregation switches (None: oob.uplink: frontend)
+    cdus: list[Rack] = field(default_factory=list)  # in-row CDU positions, made as the rows are filled
+
+
+def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs: int) -> Contents:
+    devs = plan.devices
+    size = {d.name: device_size(catalog, d) for d in devs if d.kind != "pdu"}
+
+    def item(name: str) -> Item:
+        u, kw = size[name]
+        return Item(name, u, kw)
+
+    leaves = [d for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "leaf"]
+    su_block: dict[int, int] = {}
+    for lf in leaves:
+        su_block[lf.attrs["su"]] = lf.attrs.get("pod", 1) - 1
+    n_blocks = max(su_block.values(), default=0) + 1
+    servers = [d for d in devs if d.kind == "server"]
+    block_of_server = {s.name: su_block.get(s.attrs["su"], 0) for s in servers}
+
+    blocks = [Block(i, [], [], [], []) for i in range(n_blocks)]
+    if design.compute.system is not None:
+        _system_racks(plan, design, catalog, blocks, block_of_server)
+    # compute racks
+    srv = catalog.servers[design.compute.server]
+    by_power = math.floor((lim.kw + 1e-9) / srv.power_kw)
+    by_units = lim.units // srv.rack_units
+    # a rack's endpoints (BMCs and PDUs) must fit one access switch
+    cap = min(by_power, by_units, lim.endpoints, design.site.rack.servers_per_rack or by_units)
+    if cap < 1 and design.compute.system is None:
+        field_ = "site.rack.power_kw" if by_power < 1 else "site.rack.units"
+        raise DesignError.one(
+            field_,
+            f"one {design.compute.server} ({srv.power_kw} kW, {srv.rack_units}U) does not "
+            f"fit a rack of {design.site.rack.power_kw} kW / {design.site.rack.units}U (the top "
+            f"unit and {design.site.rack.power_kw - lim.kw:.2f} kW are kept for the out-of-band "
+            "switch)",
+            "provision bigger racks",
+        )
+    STRATEGIES[design.backend.placement].racks(
+        BackendInputs(plan, design, lim, item, leaves, servers, su_block, block_of_server, blocks, cap)
+    )
+    spines = [d for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "spine"]
+    for b in range(n_blocks):
+        mine = [[item(s.name)] for s in spines if s.attrs.get("pod", 1) - 1 == b]
+        blocks[b].spines = pack(mine, lim, "spine", b)
+    cores = [[item(d.name)] for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "core"]
+
+    # frontend: leaves serving compute servers go to their servers' block
+    fe_block: dict[str, int] = {}
+    for lk in plan.links:
+        if lk.network == "frontend" and lk.tier == "server-leaf" and lk.a_device in block_of_server:
+            fe_block.setdefault(lk.b_device, block_of_server[lk.a_device])
+    fe = [d for d in devs if d.kind == "switch" and d.network == "frontend"]
+    for b in range(n_blocks):
+        mine = [[item(d.name)] for d in fe if d.role == "leaf" and fe_block.get(d.name) == b]
+        blocks[b].others = pack(mine, lim, "frontend", b)
+    agg_model = catalog.switches[
+        design.oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
+    ]
+    central_fe = [[item(d.name)] for d in fe if not (d.role == "leaf" and d.name in fe_block)]
+    aggs = [Item(f"oob-agg{i + 1}", agg_model.rack_units, agg_model.power_w / 1000) for i in range(n_aggs)]
+    central_fe += [[a] for a in aggs]
+    central: list[Rack] = pack(cores, lim, "core")
+    fe_racks = pack(central_fe, lim, "frontend")
+    central += fe_racks
+    # a dedicated storage fabric's leaves and spines: network racks of their own, beside the storage
+    # servers they serve (rack role storage, so the PDU rules of the storage racks apply)
+    central += pack([[item(d.name)] for d in devs if d.kind == "switch" and d.network == "storage"], lim, "storage")
+    for kind in ("storage", "management"):
+        for r in pack([[item(d.name)] for d in devs if d.kind == kind], lim, kind):
+            r.layout = "bottom"
+            central.append(r)
+    agg_rack = next((r for r in fe_racks if any(a in r.items for a in aggs)), None)
+    return Contents(blocks, central, agg_rack)
+
+
+def _system_racks(
+    plan: Plan, design: Design, catalog: Catalog, blocks: list[Block], block_of_server: dict[str, int]
+) -> None:
+    """One rack per rack-system rack, with its fixed contents bottom-up: the compute trays, the NVLink
+    switch trays, the power shelves; its management switches (the OOB access switches) go on top."""
+    assert design.compute.system is not None
+    rs = catalog.rack_systems[design.compute.system]
+    by_rack: dict[int, list[Item]] = defaultdict(list)
+    servers = [d for d in plan.devices if d.kind == "server"]
+    first: dict[int, str] = {}
+    for i, d in enumerate(servers):
+        k = i // rs.trays + 1
+        first.setdefault(k, d.name)
+        m = catalog.servers[d.model]
+        by_rack[k].append(Item(d.name, m.rack_units, m.power_kw))
+    for d in plan.devices:
+        if d.network == "nvlink":
+            sw = catalog.switches[d.model]
+            by_rack[d.attrs["system_rack"]].append(Item(d.name, sw.rack_units, sw.power_w / 1000))
+    for d in plan.devices:
+        if d.role == "power-shelf":
+            by_rack[d.attrs["system_rack"]].append(Item(d.name, catalog.pdus[d.model].rack_units, 0.0))
+    for k in sorted(by_rack):
+        b = block_of_server[first[k]]
+        blocks[b].compute.append(
+            Rack("compute", by_rack[k], b, layout="bottom", pdus=0, mgmt_switches=rs.mgmt_switches)
+        )
+
+
+def all_racks(c: Contents) -> list[Rack]:
+    out: list[Rack] = []
+    for b in c.blocks:
+        out += b.compute + b.leaves + b.spines + b.others
+    out += c.central + c.cdus
+    return out

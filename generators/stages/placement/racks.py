@@ -1,0 +1,203 @@
+"""Racks as placement builds them: items (a device's units and power), racks by role, blocks, the
+limits of one rack, packing items into racks, PDUs per rack and how a rack's items stack in its units."""
+
+from __future__ import annotations
+
+import math
+import typing
+from dataclasses import dataclass
+
+from generators.model.catalog import Catalog
+from generators.model.design import Design, RackRole
+from generators.stages.fabric import eligible
+
+ROLES: tuple[str, ...] = typing.get_args(RackRole)
+
+
+@dataclass(slots=True)
+class Item:
+    """Something that takes rack units and power."""
+
+    name: str
+    units: int
+    kw: float
+
+
+@dataclass(slots=True)
+class Rack:
+    role: str
+    items: list[Item]
+    block: int = -1  # -1: central
+    name: str = ""
+    row: int = -1
+    position: int = -1  # 0-based
+    layout: str = "centre"  # how items stack: bottom, centre, tor
+    pdus: int | None = None  # None: by role (site.rack.pdus); 0: a rack system's rack, fed by its power shelves
+    mgmt_switches: int = 0  # a rack system's in-rack management switches: its own OOB access switches
+
+    @property
+    def kw(self) -> float:
+        return sum(i.kw for i in self.items)
+
+    @property
+    def units(self) -> int:
+        return sum(i.units for i in self.items)
+
+
+@dataclass(slots=True)
+class Block:
+    index: int
+    compute: list[Rack]
+    leaves: list[Rack]
+    spines: list[Rack]
+    others: list[Rack]  # frontend leaf racks serving the block
+
+
+def rack_pdus(design: Design, catalog: Catalog, rack: Rack) -> int:
+    """PDUs of this rack: a rack system's none (its power shelves are devices of the rack), else by role."""
+    return pdus_per_rack(design, catalog, rack.role) if rack.pdus is None else rack.pdus
+
+
+def pdus_per_rack(design: Design, catalog: Catalog, role: str) -> int:
+    """PDUs of a rack of `role` (site.rack.pdus: one count, a count per role, or unset)."""
+    r = design.site.rack
+    if isinstance(r.pdus, int):
+        return r.pdus
+    if isinstance(r.pdus, dict) and role in r.pdus:
+        return r.pdus[role]  # type: ignore[index]  # role is one of RackRole
+    # A and B feeds, each alone carrying the rack's budget (N+N)
+    return 2 * math.ceil(r.power_kw / catalog.pdus[r.pdu].capacity_kw)
+
+
+def max_pdus_per_rack(design: Design, catalog: Catalog) -> int:
+    """The most PDUs any rack has: what a rack's OOB port budget must leave room for."""
+    return max(pdus_per_rack(design, catalog, role) for role in ROLES)
+
+
+def pdu_field(design: Design, role: str) -> str:
+    """The design field that set a rack's PDU count, for error messages."""
+    pdus = design.site.rack.pdus
+    return f"site.rack.pdus.{role}" if isinstance(pdus, dict) and role in pdus else "site.rack.pdus"
+
+
+@dataclass(slots=True)
+class Limits:
+    units: int  # usable for devices (the top unit is kept for the OOB access switch)
+    kw: float  # usable for devices (the OOB access switch's power is kept)
+    endpoints: int  # OOB endpoints a rack may have, so one access switch port block covers it
+
+
+def limits(design: Design, catalog: Catalog) -> Limits:
+    r = design.site.rack
+    oob = catalog.switches[design.oob.switch]
+    down_speed = min(g.speed_gbps for g in oob.port_groups if g.role in ("down", "any"))
+    ports = len(eligible(oob, down_speed, "down"))
+    return Limits(
+        r.units - oob.rack_units, r.power_kw - oob.power_w / 1000, max(1, ports - max_pdus_per_rack(design, catalog))
+    )
+
+
+def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> list[Rack]:
+    """Fill racks in order, keeping each group (e.g. one scalable unit's leaves) in one rack when it
+    fits. Racks of single items are then balanced so 32 spines become 16 + 16, not 23 + 9."""
+    racks: list[list[Item]] = []
+    cur: list[Item] = []
+
+    def fits(items: list[Item]) -> bool:
+        return (
+            sum(i.units for i in items) <= lim.units
+            and sum(i.kw for i in items) <= lim.kw + 1e-9
+            and len(items) <= lim.endpoints
+        )
+
+    for g in groups:
+        if fits(cur + g):
+            cur += g
+            continue
+        if cur:
+            racks.append(cur)
+            cur = []
+        if fits(g):
+            cur = list(g)
+            continue
+        for it in g:
+            if not fits([*cur, it]):
+                racks.append(cur)
+                cur = []
+            cur.append(it)
+    if cur:
+        racks.append(cur)
+    if racks and all(len(g) == 1 for g in groups):
+        items = [g[0] for g in groups]
+        n = len(racks)
+        size, extra = divmod(len(items), n)
+        chunks, k = [], 0
+        for i in range(n):
+            step = size + (1 if i < extra else 0)
+            chunks.append(items[k : k + step])
+            k += step
+        if all(fits(c) for c in chunks):
+            racks = chunks
+    return [Rack(role, r, block) for r in racks]
+
+
+def stack_units(rack: Rack, total: int, lim: Limits) -> list[tuple[Item, int]]:
+    """Lowest unit of each item. Servers stack from the bottom (heavy, and their cables short); a
+    top-of-rack leaf sits mid-rack among its servers.
+
+    Switch racks stack from a fixed anchor, the middle of the usable units, upward in the rack's
+    order (index within role: spine01, spine02, ...). Technicians rack and cable by unit and NetBox
+    stores it, so a switch's unit must not depend on how many others share its rack: centring the
+    stack (as before) moved every spine when the 2:1 variant dropped spine03/04. The anchor keeps what
+    centring was for: every switch rack of a row starts at the same height, so runs across to the
+    neighbouring rack stay level (leafNN beside spineNN), and the stack grows towards the overhead
+    tray. A stack that would run into the unit kept for the OOB switch continues downward below the
+    anchor; each item's unit depends only on the items before it, so dropping the last ones never
+    moves the others."""
+    if rack.layout in ("bottom", "tor"):
+        u = 1
+        out = []
+        for it in rack.items:
+            out.append((it, u))
+            u += it.units
+        return out
+    anchor = lim.units // 2 + 1
+    up, down = anchor, anchor  # next free unit above; lowest unit taken below
+    out = []
+    for it in rack.items:
+        if up + it.units - 1 <= lim.units:
+            out.append((it, up))
+            up += it.units
+        else:
+            down -= it.units
+            out.append((it, down))
+    if down < 1:
+        # mixed heights left gaps above the anchor: stack compactly under the OOB unit instead (the
+        # rack holds no more than its usable units, so this fits)
+        u, out = lim.units - rack.units + 1, []
+        for it in rack.items:
+            out.append((it, u))
+            u += it.units
+    return out
+
+
+def pdu_name(rack: str, k: int) -> str:
+    return f"pdu-{rack}-{'ab'[k % 2]}{k // 2 + 1}"
+
+
+@dataclass(slots=True)
+class CduRows:
+    """In-row cooling: each group of `per` system racks of a row is followed by `spares + 1` CDU positions."""
+
+    per: int
+    cdus: int
+    made: list[Rack]
+
+
+def cdu_rows(design: Design, catalog: Catalog) -> CduRows | None:
+    cool, system = design.site.cooling, design.compute.system
+    if cool is None or system is None or catalog.cdus[cool.cdu].placement != "in_row":
+        return None
+    cdu = catalog.cdus[cool.cdu]
+    per = cool.racks_per_cdu or max(1, int(cdu.capacity_kw // catalog.rack_systems[system].liquid_kw(catalog)))
+    return CduRows(per, 2 if cool.redundancy == "N+1" else 1, [])
