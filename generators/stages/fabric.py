@@ -1,5 +1,6 @@
 """Design -> fabric graph: every device with named ports and every link of the backend, frontend and
-out-of-band networks.
+dedicated storage networks (the out-of-band network is built once placement knows the racks:
+`generators.stages.oob`).
 
 The builder wires exactly what the design asks for, with a fixed port convention (leaf downlinks on
 the first ports, uplinks next, spine-major so a leaf's links to one spine share a cage); it does not
@@ -186,7 +187,8 @@ def _two_tier(n_leaves: int, uplinks: int, ports: int) -> int | None:
     return s
 
 
-def _width(n: int) -> int:
+def number_width(n: int) -> int:
+    """Digits of the numbers 1..n in names (leaf07, oob12): at least two, so names sort as they count."""
     return max(2, len(str(n)))
 
 
@@ -203,7 +205,7 @@ def _two_tier_plane(
     tree: Tree,
 ) -> None:
     k = uplinks // spines
-    w = _width(spines)
+    w = number_width(spines)
     down = eligible(b.catalog.switches[model], speed, "down")
     for j in range(spines):
         sp = b.switch(f"{prefix}spine{j + 1:0{w}d}", model, network, "spine", **_plane_attr(prefix), index=j + 1)
@@ -286,7 +288,7 @@ def _three_tier_plane(
     m = up // core_c
     ports = eligible(model, speed, "down")
     down_idx, up_idx = ports[:half], ports[half : 2 * half]
-    ws, wc = _width(s_pod), _width(s_pod * core_c)
+    ws, wc = number_width(s_pod), number_width(s_pod * core_c)
     cores = [
         b.switch(f"{prefix}core{n + 1:0{wc}d}", model_key, network, "core", **_plane_attr(prefix), index=n + 1)
         for n in range(s_pod * core_c)
@@ -365,7 +367,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         up = _leaf_uplinks(down, ratio)
         downs, ups = _layout(model, speed, down, speed, up)
         up_ports: dict[str, list[int]] = {}
-        lw = _width(n_lpr)
+        lw = number_width(n_lpr)
         for u in range(n_su):
             members = servers[u * su_size : (u + 1) * su_size]
             for r in range(rails):
@@ -403,7 +405,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         downs, ups = _layout(model, speed, down, speed, up)
         up_ports = {}
         leaves_per_su = math.ceil(su_size / per_leaf)
-        lw = _width(leaves_per_su)
+        lw = number_width(leaves_per_su)
         for u in range(n_su):
             members = servers[u * su_size : (u + 1) * su_size]
             for k in range(leaves_per_su):
@@ -721,165 +723,6 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     }
 
 
-# ----------------------------------------------------------------------------------------------- oob
-
-
-Endpoint = tuple[str, str]  # (device, its management port) on the out-of-band network
-
-
-def oob_port(catalog: Catalog, dev: Device) -> str | None:
-    """The management port a device connects to the out-of-band network with (None: it has none here).
-    OOB switches are managed in-band through their uplinks."""
-    if dev.kind in ("server", "management"):
-        return catalog.servers[dev.model].bmc_port
-    if dev.kind == "storage":
-        return catalog.storage_servers[dev.model].bmc_port
-    if dev.kind == "pdu":
-        return catalog.pdus[dev.model].mgmt_port
-    if dev.kind == "cdu":
-        return catalog.cdus[dev.model].mgmt_port
-    if dev.kind == "switch" and dev.network in ("backend", "frontend", "storage", "nvlink"):
-        return catalog.switches[dev.model].mgmt_port
-    return None
-
-
-def oob_sizing(catalog: Catalog, design: Design, sizes: list[int], agg_group: int) -> tuple[int, int]:
-    """(access switches per aggregation pair, aggregation pairs) for groups of `sizes` endpoints.
-    Access switches hang off aggregation pairs, half their uplinks to each switch of the pair; the
-    aggregation switches' own management ports need access ports too (in group `agg_group`), so the
-    two are sized together."""
-    oob = design.oob
-    if oob.uplink == "frontend":
-        return 0, 0  # the access switches uplink into the frontend's service leaves: no aggregation pair
-    model = catalog.switches[oob.switch]
-    agg_key = oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
-    down_speed = min(g.speed_gbps for g in model.port_groups if g.role in ("down", "any"))
-    downs = len(eligible(model, down_speed, "down"))
-    agg_ports = len(eligible(catalog.switches[agg_key], native_speed(model, "up"), "down"))
-    per_pair = max(1, agg_ports // math.ceil(oob.uplinks_per_switch / 2))
-    n_pairs = 1
-    for _ in range(8):
-        n_sw = sum(math.ceil((s + (2 * n_pairs if i == agg_group else 0)) / downs) for i, s in enumerate(sizes))
-        if math.ceil(n_sw / per_pair) == n_pairs:
-            break
-        n_pairs = math.ceil(n_sw / per_pair)
-    return per_pair, n_pairs
-
-
-def build_oob(
-    b: Builder, design: Design, groups: list[list[Endpoint | None]] | None = None, agg_group: int = 0
-) -> dict[str, Any]:
-    """Access switches and their aggregation pairs. Without `groups` every endpoint is served in device
-    order (servers' BMCs first, then switches). Placement passes rack-local `groups` instead (one or more
-    access switches per group, tagged with attrs["group"]); an endpoint takes the access port of its
-    position in the group, `None` leaves that port free. The aggregation switches' own management
-    ports join group `agg_group`, the group of the rack they will stand in, after its endpoints."""
-    oob = design.oob
-    model = b.catalog.switches[oob.switch]
-    agg_key = oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
-    agg_model = b.catalog.switches[agg_key]
-    down_speed = min(g.speed_gbps for g in model.port_groups if g.role in ("down", "any"))
-    up_speed = native_speed(model, "up")
-    grouped = groups is not None
-    if groups is None:
-        # in the order technicians meet them: servers, storage and management nodes, then switches
-        ordered = [d for d in b.devices if d.kind != "switch"] + [d for d in b.devices if d.kind == "switch"]
-        groups = [[(d.name, p) for d in ordered if (p := oob_port(b.catalog, d)) is not None]]
-    groups = [list(g) for g in groups]
-    endpoints = sum(e is not None for g in groups for e in g)
-    downs = eligible(model, down_speed, "down")
-    ups = [i for i in eligible(model, up_speed, "up") if i not in set(downs)][: oob.uplinks_per_switch]
-    agg_ports = eligible(agg_model, up_speed, "down")
-    per_pair, n_pairs = oob_sizing(b.catalog, design, [len(g) for g in groups], agg_group)
-    aggs = [
-        b.switch(f"oob-agg{i + 1}", agg_key, "oob", "spine", index=i + 1, pair=i // 2 + 1) for i in range(2 * n_pairs)
-    ]
-    n_sw = sum(
-        math.ceil((len(g) + (2 * n_pairs if gi == agg_group else 0)) / len(downs)) for gi, g in enumerate(groups)
-    )
-    if aggs:
-        groups[agg_group] += [(a.name, agg_model.mgmt_port) for a in aggs]
-    agg_next = [0] * len(aggs)
-    leaf_ports = _service_leaf_ports(b, up_speed) if oob.uplink == "frontend" else {}
-    service = list(leaf_ports)
-    uplink_no = cursor = 0
-    w = _width(n_sw)
-    n = 0
-    for gi, group in enumerate(groups):
-        for c in range(math.ceil(len(group) / len(downs))):
-            attrs: dict[str, Any] = {"index": n + 1}
-            if grouped:
-                attrs["group"] = gi
-            sw = b.switch(f"oob{n + 1:0{w}d}", oob.switch, "oob", "leaf", **attrs)
-            for k, ep in enumerate(group[c * len(downs) : (c + 1) * len(downs)]):
-                if ep is None:
-                    continue
-                dev, port = ep
-                b.link("oob", "mgmt-access", down_speed, dev, port, sw.name, b.port_name(sw.name, downs[k]))
-            if oob.uplink == "frontend":
-                # round robin over the service leaves that have a free port left, so a switch's
-                # uplinks land on different leaves (both sides of a pair) and switches spread evenly
-                for u in range(oob.uplinks_per_switch):
-                    k = next((k for k in range(len(service)) if leaf_ports[service[(cursor + k) % len(service)]]), 0)
-                    leaf = service[(cursor + k) % len(service)]
-                    cursor = (cursor + k + 1) % len(service)
-                    uplink_no += 1
-                    free = leaf_ports[leaf]
-                    lmodel = b.catalog.switches[b.by_name[leaf].model]
-                    # past the free ports: an overflow port, which the invariants refuse with the fix
-                    idx = free.pop(0) if free else lmodel.ports + uplink_no
-                    up_idx = ups[u] if u < len(ups) else model.ports + u
-                    b.link(
-                        "oob",
-                        "access-leaf",
-                        up_speed,
-                        sw.name,
-                        b.port_name(sw.name, up_idx),
-                        leaf,
-                        b.port_name(leaf, idx),
-                    )
-                n += 1
-                continue
-            pair = n // per_pair
-            for u in range(oob.uplinks_per_switch):
-                a = 2 * pair + u % 2
-                idx = agg_ports[agg_next[a]] if agg_next[a] < len(agg_ports) else agg_model.ports + agg_next[a]
-                agg_next[a] += 1
-                up_idx = ups[u] if u < len(ups) else model.ports + u
-                b.link(
-                    "oob",
-                    "access-agg",
-                    up_speed,
-                    sw.name,
-                    b.port_name(sw.name, up_idx),
-                    aggs[a].name,
-                    b.port_name(aggs[a].name, idx),
-                )
-            n += 1
-    return {
-        "switch": oob.switch,
-        "aggregation_switch": agg_key if oob.uplink == "aggregation" else None,
-        "access_switches": n,
-        "aggregation_switches": len(aggs),
-        "endpoints": endpoints + len(aggs),
-        "uplinks_per_switch": oob.uplinks_per_switch,
-        "uplink_speed_gbps": up_speed,
-    }
-
-
-def _service_leaf_ports(b: Builder, speed: int) -> dict[str, list[int]]:
-    """The frontend service leaves (storage and management nodes) and their free ports that run
-    `speed`, in port order: where OOB access switches uplink with oob.uplink: frontend. Service leaves
-    carry every network's VLANs (storage trunks), so the infra VRF the uplinks join is on each."""
-    used = {(lk.a_device, lk.a_port) for lk in b.links} | {(lk.b_device, lk.b_port) for lk in b.links}
-    out: dict[str, list[int]] = {}
-    for d in b.devices:
-        if d.kind == "switch" and d.network == "frontend" and d.role == "leaf" and d.attrs.get("service"):
-            model = b.catalog.switches[d.model]
-            out[d.name] = [i for i in eligible(model, speed, "down") if (d.name, b.port_name(d.name, i)) not in used]
-    return out
-
-
 # --------------------------------------------------------------------------------------------- compile
 
 
@@ -910,7 +753,6 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
     }
     if design.storage.network == "dedicated":
         networks["storage"] = build_storage(b, design, servers, storage)
-    networks["oob"] = build_oob(b, design)
     plan = Plan(
         design=design,
         catalog=catalog,

@@ -33,7 +33,8 @@ from generators.model.design import rack_model_key
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Plan
 from generators.model.sections import PlanWarning
-from generators.stages.fabric import Builder, build_oob, oob_sizing
+from generators.stages.fabric import Builder
+from generators.stages.oob import build_oob, oob_sizing
 from generators.stages.placement.checks import check_racks, check_rows
 from generators.stages.placement.contents import all_racks, rack_contents
 from generators.stages.placement.cooling import add_cdus, cooling_section
@@ -60,11 +61,8 @@ def place(plan: Plan, catalog: Catalog) -> None:
     """The placement stage: racks on the floor, devices in racks and units, PDUs, rack-local OOB."""
     design = plan.design
     site = design.site
-    # the fabric builder's OOB network served endpoints in device order; sites put the access
-    # switches in the racks they serve, so it is rebuilt once the racks are known
-    devices = [d for d in plan.devices if d.network != "oob"]
-    links = [lk for lk in plan.links if lk.network != "oob"]
-    plan.devices, plan.links = devices, links
+    # the out-of-band network is built here, once the racks are known: sites put the access switches
+    # in the racks they serve
     lim = limits(design, catalog)
 
     n_aggs = 2 if design.oob.uplink == "aggregation" else 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from generators.model.catalog import Catalog
 from generators.model.design import Design
 from generators.model.plan import Plan
-from generators.stages.fabric import Endpoint, oob_port
+from generators.stages.oob import Endpoint, oob_port
 from generators.stages.placement.racks import (
     Limits,
     Rack,
