@@ -47,7 +47,7 @@ def _rules(plan: Plan) -> dict[str, int]:
     down = be.su_size // be.leaves_per_rail
     up = math.ceil(Fraction(down) / ratio_value(be.oversubscription))
     leaves = n_su * rails * be.leaves_per_rail
-    radix = cat.switches[cat.switch_at(be.switch, plan.networks["backend"]["speed_gbps"])].ports
+    radix = cat.switches[cat.switch_at(be.switch, plan.networks.backend.speed_gbps)].ports
     return {
         "rails": rails,
         "n_su": n_su,
@@ -69,15 +69,15 @@ def _backend(plan: Plan, tier: str) -> list:
 def test_switches_and_links_per_tier_follow_the_design_rules(compiled: Compiled) -> None:
     plan = compiled(SX)
     r = _rules(plan)
-    be = plan.networks["backend"]
+    be = plan.networks.backend
     switches = Counter(d.role for d in plan.devices if d.kind == "switch" and d.network == "backend")
-    assert (be["tiers"], switches["leaf"], switches["spine"], switches.get("core", 0)) == (
+    assert (be.tiers, switches["leaf"], switches["spine"], switches.get("core", 0)) == (
         2,
         r["leaves"],
         r["spines"],
         0,
     )
-    assert (be["downlinks_per_leaf"], be["uplinks_per_leaf"]) == (r["down"], r["up"])
+    assert (be.downlinks_per_leaf, be.uplinks_per_leaf) == (r["down"], r["up"])
     assert r["rails"] == 16  # 8 ConnectX-8 x 2 planes
     # a non-blocking 2-tier fabric fills the leaves exactly: half the radix down, half up
     assert r["down"] + r["up"] == r["radix"]
@@ -85,7 +85,7 @@ def test_switches_and_links_per_tier_follow_the_design_rules(compiled: Compiled)
     assert len(_backend(plan, "server-leaf")) == servers * r["rails"]
     assert len(_backend(plan, "leaf-spine")) == r["leaves"] * r["up"]
     assert {lk.speed_gbps for lk in plan.links if lk.network == "backend"} == {400}
-    assert be["oversubscription"]["measured"] == "1:1" and be["bisection"]["ratio"] == 1.0
+    assert be.oversubscription.measured == "1:1" and be.bisection.ratio == 1.0
 
 
 def test_the_two_planes_of_a_connectx8_share_its_cage_and_reach_two_leaves(compiled: Compiled) -> None:
@@ -142,7 +142,7 @@ def test_transceivers_one_twin_per_cage_at_each_end(compiled: Compiled) -> None:
     # every backend cage holds two 400G ports (a split 800G OSFP at the switches, a ConnectX-8's two
     # planes at the servers), both in use, and leaves and spines stand in network racks (no copper
     # reaches): one twin-port optic per cage, half as many as link ends
-    split = cat.switches[plan.networks["backend"]["switch_model"]]
+    split = cat.switches[plan.networks.backend.switch_model]
     assert {p.ports_per_cage for p in port_table(split)} == {2}
     assert plan.cabling.transceivers["backend"] == links  # 2 ends per link, 2 ports per optic
     parts = plan.cabling.transceiver_parts
@@ -152,7 +152,7 @@ def test_transceivers_one_twin_per_cage_at_each_end(compiled: Compiled) -> None:
     assert flat == plan.design.compute.count * cat.servers[plan.design.compute.server].backend.count
     bom = {ln.part: ln.quantity for ln in plan.bom.lines if ln.category == "backend"}
     assert sum(bom[p] for p in parts) == links
-    assert bom[plan.networks["backend"]["switch_model"]] == _rules(plan)["leaves"] + _rules(plan)["spines"]
+    assert bom[plan.networks.backend.switch_model] == _rules(plan)["leaves"] + _rules(plan)["spines"]
 
 
 def test_racks_pdus_and_power_per_rack(compiled: Compiled) -> None:
@@ -235,7 +235,7 @@ def test_cable_sheet_names_the_split_leaves(compiled: Compiled) -> None:
     assert len(rows) == len([lk for lk in plan.links if lk.network == "backend"])
     first = next(r for r in rows if r["a_device"] == "gpu001" and r["a_port"] == "mlx5_0")
     half = next(r for r in rows if r["a_device"] == f"gpu{_rules(plan)['down'] + 1:03d}" and r["a_port"] == "mlx5_0")
-    port0 = plan.catalog.switches[plan.networks["backend"]["switch_model"]].port_names()[0]
+    port0 = plan.catalog.switches[plan.networks.backend.switch_model].port_names()[0]
     assert (first["b_device"], first["b_port"]) == ("su1-rail0-leaf01", port0)
     assert (half["b_device"], half["b_port"]) == ("su1-rail0-leaf02", port0)
 
@@ -246,7 +246,7 @@ def test_cable_sheet_names_the_split_leaves(compiled: Compiled) -> None:
 def test_connectx8_at_400g_on_quantum2_gets_400g_links_and_optics(compiled: Compiled) -> None:
     plan = compiled(REF, *B300_AT_400)
     cat = plan.catalog
-    assert plan.networks["backend"]["speed_gbps"] == 400
+    assert plan.networks.backend.speed_gbps == 400
     assert {lk.speed_gbps for lk in plan.links if lk.network == "backend"} == {400}
     rows = [
         r
@@ -269,9 +269,9 @@ def test_connectx8_at_400g_on_quantum2_gets_400g_links_and_optics(compiled: Comp
 
 
 def test_without_backend_speed_the_nic_runs_its_native_speed(compiled: Compiled) -> None:
-    assert compiled(REF).networks["backend"]["speed_gbps"] == 400  # ConnectX-7
-    assert compiled("b300-xdr").networks["backend"]["speed_gbps"] == 800  # ConnectX-8 on XDR
-    assert compiled(SX).networks["backend"]["speed_gbps"] == 400  # ConnectX-8 as 2 x 400GbE
+    assert compiled(REF).networks.backend.speed_gbps == 400  # ConnectX-7
+    assert compiled("b300-xdr").networks.backend.speed_gbps == 800  # ConnectX-8 on XDR
+    assert compiled(SX).networks.backend.speed_gbps == 400  # ConnectX-8 as 2 x 400GbE
     assert "speed" not in compiled(REF).design.model_dump()["backend"]
 
 
@@ -342,7 +342,8 @@ def test_one_leaf_per_rail_keeps_the_historical_leaf_names(compiled: Compiled) -
     plan = compiled(SX)
     leaves = sorted(d.name for d in plan.devices if d.network == "backend" and d.role == "leaf")
     assert leaves[0] == "su1-rail0-leaf" and all(n.endswith("-leaf") for n in leaves)
-    assert "leaves_per_rail" not in plan.networks["backend"]
+    assert plan.networks.backend.leaves_per_rail is None
+    assert "leaves_per_rail" not in plan.networks.backend.to_dict()
 
 
 # ------------------------------------------------------------------------------------------ breakout
@@ -352,7 +353,7 @@ def test_sn5600_800g_at_400g_splits_each_osfp_into_two_sonic_ports(compiled: Com
     plan = compiled(SX, "backend.switch=SN5600-800G")
     cat = plan.catalog
     whole = cat.switches["SN5600-800G"]
-    key = plan.networks["backend"]["switch_model"]
+    key = plan.networks.backend.switch_model
     split = cat.switches[key]
     assert key == "SN5600-800G@2x400G"
     assert split.ports == 2 * whole.ports and split.sku == whole.sku and split.price == whole.price
@@ -368,8 +369,8 @@ def test_sn5600_800g_at_400g_splits_each_osfp_into_two_sonic_ports(compiled: Com
     ]
     assert all(d.model == key for d in plan.devices if d.network == "backend" and d.kind == "switch")
     # one leaf per rail now takes the whole 64-server unit: 64 x 400G down, 64 up
-    be = plan.networks["backend"]
-    assert (be["downlinks_per_leaf"], be["uplinks_per_leaf"]) == (plan.design.backend.su_size,) * 2
+    be = plan.networks.backend
+    assert (be.downlinks_per_leaf, be.uplinks_per_leaf) == (plan.design.backend.su_size,) * 2
     assert {lk.speed_gbps for lk in plan.links if lk.network == "backend"} == {400}
 
 
@@ -378,7 +379,7 @@ def test_cumulus_names_a_split_port_after_its_800g_port(compiled: Compiled) -> N
     split one is swpNs0 and swpNs1 (Cumulus numbers the halves from 0), both in cage N."""
     plan = compiled(SX)
     cat = plan.catalog
-    key = plan.networks["backend"]["switch_model"]
+    key = plan.networks.backend.switch_model
     assert key == "SN5600-800G-CL@2x400G" and cat.switches[key].os == "cumulus"
     whole = cat.switches["SN5600-800G-CL"]
     assert whole.port_names() == [f"swp{n}" for n in range(1, 65)]
@@ -403,7 +404,7 @@ def test_a_split_cage_takes_one_twin_transceiver(compiled: Compiled) -> None:
     plan = compiled(SX)
     cat = plan.catalog
     assert plan.cables is not None
-    split = cat.switches[plan.networks["backend"]["switch_model"]]
+    split = cat.switches[plan.networks.backend.switch_model]
     cage = {p.name: p.cage for p in port_table(split)}
     idx = plan.index()
     used: set[tuple[str, int]] = set()
@@ -543,11 +544,11 @@ def test_ufm_hosts_take_the_reserved_slot_on_the_second_leaf_of_its_rail(compile
     full = compiled(REF, "backend.leaves_per_rail=2")
     last = [d.name for d in full.devices if d.kind == "server"][-1]
     slot = {lk.a_port: (lk.b_device, lk.b_port) for lk in full.links if lk.network == "backend" and lk.a_device == last}
-    sm = plan.networks["backend"]["subnet_manager_ports"]
-    assert [(p["leaf"], p["leaf_port"]) for p in sm] == [slot["mlx5_0"], slot["mlx5_1"]]
-    assert all(p["leaf"].endswith("-leaf02") for p in sm)
+    sm = plan.networks.backend.subnet_manager_ports
+    assert [(p.leaf, p.leaf_port) for p in sm] == [slot["mlx5_0"], slot["mlx5_1"]]
+    assert all(p.leaf.endswith("-leaf02") for p in sm)
     # the invariants accept the partial leaves: only the ones holding the slot run below the ratio
-    assert plan.networks["backend"]["leaves"] == full.networks["backend"]["leaves"]
+    assert plan.networks.backend.leaves == full.networks.backend.leaves
 
 
 def test_three_tier_pods_hold_whole_units_of_split_rails(compiled: Compiled) -> None:
@@ -558,7 +559,7 @@ def test_three_tier_pods_hold_whole_units_of_split_rails(compiled: Compiled) -> 
         pods_of_su.setdefault(lf.attrs["su"], set()).add(lf.attrs["pod"])
     # a pod never cuts a unit: all 32 leaves of a unit (16 rails x 2) are in one pod
     assert all(len(p) == 1 for p in pods_of_su.values())
-    assert plan.networks["backend"]["leaves_per_pod"] % (_rules(plan)["rails"] * 2) == 0
+    assert plan.networks.backend.leaves_per_pod % (_rules(plan)["rails"] * 2) == 0
 
 
 def test_per_rail_planes_take_both_leaves_of_a_rail(compiled: Compiled) -> None:

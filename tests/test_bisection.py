@@ -67,7 +67,7 @@ def test_variants(case: tuple[str, ...]) -> None:
 
 def test_3_tier_variant_has_3_tiers() -> None:
     plan, _ = _fabric("h100-512-roce", "compute.count=1024", "backend.su_size=16")
-    assert plan.networks["backend"]["tiers"] == 3
+    assert plan.networks.backend.tiers == 3
 
 
 def test_oversubscribed_fabric_is_measured_below_demand() -> None:

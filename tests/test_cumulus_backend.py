@@ -164,7 +164,7 @@ def test_port_names_and_breakouts_match_the_cable_sheet(compiled: Compiled) -> N
     configured = {(n, p) for n, d in docs.items() for p, i in d["interface"].items() if "description" in i}
     assert configured == ends, "every cabled switch port is configured under its cable-sheet name, and no other"
     whole = plan.catalog.switches[plan.design.backend.switch]
-    speed = plan.networks["backend"]["speed_gbps"]
+    speed = plan.networks.backend.speed_gbps
     split_n = whole.breakout_for(speed)
     (group,) = whole.port_groups
     assert split_n == 2 and group.lanes is not None

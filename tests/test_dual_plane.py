@@ -45,11 +45,11 @@ def test_each_plane_has_its_own_spines(compiled: Compiled, extra: tuple[str, ...
                 f"{leaf.name} (rail {leaf.attrs['rail']}) reaches {lk.b_device} of another plane"
             )
             uplinks[leaf.name][lk.b_device] += 1
-    be = plan.networks["backend"]
+    be = plan.networks.backend
     per_plane = len(spine_plane) // planes
     for leaf, to in uplinks.items():
         # every leaf reaches every spine of its plane, with the same number of links
-        assert len(to) == per_plane and set(to.values()) == {be["uplinks_per_leaf"] // per_plane}, leaf
+        assert len(to) == per_plane and set(to.values()) == {be.uplinks_per_leaf // per_plane}, leaf
     # the planes are fabrics of their own: no path from one plane's leaves to another's
     g = nx.Graph(
         (lk.a_device, lk.b_device) for lk in plan.links if lk.network == "backend" and lk.tier != "server-leaf"
@@ -62,20 +62,20 @@ def test_each_plane_has_its_own_spines(compiled: Compiled, extra: tuple[str, ...
 @pytest.mark.parametrize("extra", [(), ("backend.leaves_per_rail=2",)])
 def test_planes_keep_the_shared_fabrics_counts_ratio_and_bisection(compiled: Compiled, extra: tuple[str, ...]) -> None:
     plan, shared = compiled(SX, *PER_PLANE, *extra), compiled(SX, *SHARED, *extra)
-    be = plan.networks["backend"]
-    radix = plan.catalog.switches[be["switch_model"]].ports
-    leaves_per_plane = be["leaves"] // plan.design.backend.planes
+    be = plan.networks.backend
+    radix = plan.catalog.switches[be.switch_model].ports
+    leaves_per_plane = be.leaves // plan.design.backend.planes
     # a plane is a non-blocking 2-tier fabric of its own: its leaves' uplinks fill its spines' ports
     assert len(_spines(plan)) == plan.design.backend.planes * math.ceil(
-        leaves_per_plane * be["uplinks_per_leaf"] / radix
+        leaves_per_plane * be.uplinks_per_leaf / radix
     )
     for key in ("leaves", "spines", "tiers", "downlinks_per_leaf", "uplinks_per_leaf"):
-        assert be[key] == shared.networks["backend"][key], key
+        assert getattr(be, key) == getattr(shared.networks.backend, key), key
     assert Counter(lk.tier for lk in plan.links) == Counter(lk.tier for lk in shared.links)
-    assert be["oversubscription"]["measured"] == "1:1"
+    assert be.oversubscription.measured == "1:1"
     # max-flow between the halves of the leaves: the planes are disconnected, so the total flow meets
     # the total demand only if every plane carries its own half's demand
-    assert be["bisection"]["ratio"] == 1.0 and be["bisection"]["demand_gbps"] > 0
+    assert be.bisection.ratio == 1.0 and be.bisection.demand_gbps > 0
 
     # the same switches, optics, racks and servers; the same number of cables, whose lengths differ as
     # a leaf's uplinks reach other spines (the routed length picks the stock length)

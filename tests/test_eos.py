@@ -85,7 +85,7 @@ def eos_structured_configs(plan: Plan) -> dict[str, dict[str, Any]]:
     views = frontend_views(plan) if plan.netplan is not None and plan.netplan.vendor == "eos" else {}
     out = {f"frontend/{n}": frontend_structured_config(plan, v, views) for n, v in views.items()}
     bn = plan.backend_net
-    if bn is not None and plan.catalog.switches[plan.networks["backend"]["switch"]].os == "eos":
+    if bn is not None and plan.catalog.switches[plan.networks.backend.switch].os == "eos":
         by_switch = bn.ports_by_switch()
         out |= {f"backend/{s.name}": backend_structured_config(plan, s, by_switch[s.name]) for s in bn.switches}
     out |= {
@@ -152,7 +152,7 @@ def test_three_tier_eos_cfg_is_what_eos_designs_makes_of_the_written_avd_inputs(
     switch of every tier and pod (eos_designs' facts span the whole fabric either way); the cores relay
     EVPN between the pods' spines in both."""
     plan, files = design_files(THREE_TIER)
-    assert plan.networks["frontend"]["tiers"] == 3
+    assert plan.networks.frontend.tiers == 3
     groups: dict[tuple[str, int], list[str]] = defaultdict(list)
     for d in plan.devices:
         if d.kind == "switch" and d.network == "frontend":
@@ -236,7 +236,7 @@ def test_16k_gpu_eos_frontend_compiles_in_3_tiers(compiled: Callable[..., Plan])
 
     plan = compiled("h100-16k", *EOS)
     files = rendered_files(compiled, "h100-16k", *EOS)
-    assert plan.networks["frontend"]["tiers"] == 3
+    assert plan.networks.frontend.tiers == 3
     np_ = plan.netplan
     assert np_ is not None
     fe = {d.name: d for d in plan.devices if d.kind == "switch" and d.network == "frontend"}

@@ -21,18 +21,18 @@ def test_reference_counts(compiled):
     assert _count(plan, "backend", role="spine") == 16
     assert _count(plan, "backend", tier="server-leaf") == 1024
     assert _count(plan, "backend", tier="leaf-spine") == 1024
-    assert plan.networks["backend"]["tiers"] == 2
-    assert plan.networks["backend"]["oversubscription"] == {"requested": "1:1", "measured": "1:1"}
-    assert plan.networks["backend"]["bisection"]["ratio"] == 1.0
+    assert plan.networks.backend.tiers == 2
+    assert plan.networks.backend.oversubscription.to_dict() == {"requested": "1:1", "measured": "1:1"}
+    assert plan.networks.backend.bisection.ratio == 1.0
 
 
 def test_two_to_one_halves_the_spines(compiled):
     plan = compiled("h100-1024-reference", "backend.oversubscription=2:1")
     assert _count(plan, "backend", role="spine") == 8
     assert _count(plan, "backend", tier="leaf-spine") == 512
-    assert plan.networks["backend"]["oversubscription"]["measured"] == "2:1"
+    assert plan.networks.backend.oversubscription.measured == "2:1"
     # half the bisection, measured by max-flow on the graph
-    assert plan.networks["backend"]["bisection"]["ratio"] == 0.5
+    assert plan.networks.backend.bisection.ratio == 0.5
     # the freed leaf ports are reported as spare, for adding spines later
     leaf = next(d for d in plan.devices if d.name == "su1-rail0-leaf")
     assert len(leaf.spare_ports) == 16
@@ -45,7 +45,7 @@ def test_every_example_compiles(compiled, name):
     assert servers
     # every backend NIC on exactly one link
     ends = Counter((lk.a_device, lk.a_port) for lk in plan.links if lk.network == "backend")
-    rails = plan.networks["backend"]["rails"]
+    rails = plan.networks.backend.rails
     for s in servers:
         for r in range(rails):
             assert ends[(s.name, f"mlx5_{r}")] == 1
@@ -74,14 +74,14 @@ def test_top_of_rack_puts_a_servers_nics_on_one_leaf(compiled):
 
 def test_three_tier_16k(compiled):
     plan = compiled("h100-16k")
-    net = plan.networks["backend"]
-    assert net["tiers"] == 3
-    assert (net["leaves"], net["spines"], net["cores"], net["pods"]) == (512, 512, 256, 16)
+    net = plan.networks.backend
+    assert net.tiers == 3
+    assert (net.leaves, net.spines, net.cores, net.pods) == (512, 512, 256, 16)
     assert _count(plan, "backend", tier="spine-core") == 16384
     # a pod is 4 whole scalable units
     pods = {d.attrs["su"]: d.attrs["pod"] for d in plan.devices if d.network == "backend" and d.role == "leaf"}
     assert pods[1] == pods[4] == 1 and pods[5] == 2
-    assert net["bisection"]["ratio"] == 1.0
+    assert net.bisection.ratio == 1.0
 
 
 def test_per_rail_planes(compiled):
@@ -102,7 +102,7 @@ def test_frontend_dual_homed_to_two_leaves(compiled):
         if lk.network == "frontend" and lk.tier == "server-leaf":
             leaves.setdefault(lk.a_device, []).append(lk.b_device)
     assert all(len(set(v)) == len(v) == 2 for h, v in leaves.items() if h.startswith(("gpu", "stor")))
-    assert plan.networks["frontend"]["oversubscription"]["measured"] == "1:1"
+    assert plan.networks.frontend.oversubscription.measured == "1:1"
 
 
 def test_oob_reaches_every_management_port(compiled):
@@ -115,8 +115,8 @@ def test_oob_reaches_every_management_port(compiled):
 
 def test_subnet_managers_on_spare_leaf_ports(compiled):
     plan = compiled("h100-1024-optimized")
-    sm = plan.networks["backend"]["subnet_manager_ports"]
-    assert [(p["node"], p["leaf"], p["leaf_port"]) for p in sm] == [
+    sm = plan.networks.backend.subnet_manager_ports
+    assert [(p.node, p.leaf, p.leaf_port) for p in sm] == [
         ("mgmt01", "su4-rail0-leaf", "1/32/2"),
         ("mgmt02", "su4-rail1-leaf", "1/32/2"),
     ]
@@ -124,8 +124,8 @@ def test_subnet_managers_on_spare_leaf_ports(compiled):
 
 def test_roce_backend_on_spectrum(compiled):
     plan = compiled("h100-256", "backend.technology=roce", "backend.switch=SN5600")
-    assert plan.networks["backend"]["leaves"] == 8
-    assert plan.networks["backend"]["oversubscription"]["measured"] == "2:1"
+    assert plan.networks.backend.leaves == 8
+    assert plan.networks.backend.oversubscription.measured == "2:1"
 
 
 def test_switch_embedded_subnet_manager_is_flagged_beyond_its_scale(compiled):

@@ -263,7 +263,7 @@ def test_storage_reaches_each_tenant_only_in_its_vrf(compiled: Callable[..., Pla
 
 
 def test_storage_bandwidth_reported(compiled: Callable[..., Plan]) -> None:
-    bw = compiled("h100-256").networks["frontend"]["storage_bandwidth"]
+    bw = compiled("h100-256").networks.frontend.storage_bandwidth
     assert bw["throughput_gbytes"] == 8 * 40  # 8 x nvme-storage-1u at 40 GB/s
     assert bw["nic_limited_gbytes"] == 8 * 2 * 100 / 8  # 2 x 100G ports each
     assert bw["uplink_gbytes"] == 2 * 32 * 100 / 8  # two service leaves, 32 x 100G uplinks each

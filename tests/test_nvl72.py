@@ -180,10 +180,10 @@ def test_backend_counts_per_tier_follow_the_rules(compiled: Compiled, name: str,
     radix = cat.switches[be.switch].ports
     leaves = sus * rails * be.leaves_per_rail
     assert leaves <= radix  # two tiers at these sizes
-    net = plan.networks["backend"]
+    net = plan.networks.backend
     tiers = Counter(lk.tier for lk in plan.links if lk.network == "backend")
     roles = Counter(d.role for d in plan.devices if d.kind == "switch" and d.network == "backend")
-    assert (net["rails"], net["tiers"], net["scalable_units"]) == (rails, 2, sus)
+    assert (net.rails, net.tiers, net.scalable_units) == (rails, 2, sus)
     assert roles == {"leaf": leaves, "spine": _spines(leaves, up, radix)}
     assert tiers == {"server-leaf": nics, "leaf-spine": leaves * up}
     # every NIC once (each tray's NIC i on a rail-i leaf of its unit), ratio and bisection measured
@@ -191,7 +191,7 @@ def test_backend_counts_per_tier_follow_the_rules(compiled: Compiled, name: str,
         (lk.a_device, lk.a_port) for lk in plan.links if lk.tier == "server-leaf" and lk.network == "backend"
     )
     assert len(per_port) == nics and set(per_port.values()) == {1}
-    assert net["oversubscription"]["measured"] == "1:1" and net["bisection"]["ratio"] == 1.0
+    assert net.oversubscription.measured == "1:1" and net.bisection.ratio == 1.0
 
 
 # ------------------------------------------------------------------------------------- refusals
@@ -312,8 +312,8 @@ def test_three_tiers_at_4_sus_give_each_spine_as_many_core_links_as_leaf_links(c
     downlinks its pod uses, not its full half of ports (a pod that does not fill the spines bought cores
     and optics for ports nothing fed)."""
     plan = compiled(GB200, "compute.racks=32", NO_TENANTS)
-    net = plan.networks["backend"]
-    assert net["tiers"] == 3 and plan.design.backend.oversubscription == "1:1"
+    net = plan.networks.backend
+    assert net.tiers == 3 and plan.design.backend.oversubscription == "1:1"
     down: Counter[str] = Counter()
     up: Counter[str] = Counter()
     per_core: Counter[str] = Counter()
@@ -327,4 +327,4 @@ def test_three_tiers_at_4_sus_give_each_spine_as_many_core_links_as_leaf_links(c
     assert sum(up.values()) == sum(down.values())
     radix = plan.catalog.switches[plan.design.backend.switch].ports
     assert max(down.values()) <= radix // 2 and max(per_core.values()) <= radix
-    assert net["oversubscription"]["measured"] == "1:1" and net["bisection"]["ratio"] == 1.0
+    assert net.oversubscription.measured == "1:1" and net.bisection.ratio == 1.0

@@ -62,7 +62,7 @@ def test_the_cable_plan_and_bom_follow_the_frontend_uplink(compiled: Callable[..
     assert sum(",access-leaf," in r for r in rows) == len(_uplinks(plan))
     # the BoM buys the switches that exist: the aggregation pair is gone from the OOB category
     default = compiled("h100-256")
-    agg_model = default.networks["oob"]["aggregation_switch"]
+    agg_model = default.networks.oob.aggregation_switch
 
     def oob_switches(p: Plan) -> Counter[str]:
         assert p.bom is not None
@@ -70,7 +70,7 @@ def test_the_cable_plan_and_bom_follow_the_frontend_uplink(compiled: Callable[..
             {ln.part: int(ln.quantity) for ln in p.bom.lines if ln.category == "oob" and ln.kind == "switch"}
         )
 
-    assert oob_switches(default)[agg_model] == default.networks["oob"]["aggregation_switches"] > 0
+    assert oob_switches(default)[agg_model] == default.networks.oob.aggregation_switches > 0
     assert oob_switches(plan) == Counter(d.model for d in plan.devices if d.kind == "switch" and d.network == "oob")
     assert agg_model not in oob_switches(plan)
     # NetBox gets the switches that exist, and the uplink cables like any other

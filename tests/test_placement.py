@@ -161,7 +161,7 @@ def test_pdus_are_managed_over_a_rack_local_oob_network(compiled) -> None:
         order = row_racks[racks[devs[sw].rack].row]
         idx = sorted(order.index(r) for r in rs)
         assert idx == list(range(idx[0], idx[-1] + 1)), f"{sw} serves racks that are not neighbours"
-    assert plan.networks["oob"]["access_switches"] == len(served)
+    assert plan.networks.oob.access_switches == len(served)
 
 
 def test_oob_racks_per_switch_knob(compiled) -> None:

@@ -34,8 +34,8 @@ def test_the_last_unit_has_one_server_fewer(compiled: Compiled) -> None:
     assert per_su == [32, 32, 32, 31]
     # the rails stay whole: every unit has its 8 rail leaves with the full design's uplinks
     full = compiled(REF)
-    assert plan.networks["backend"]["leaves"] == full.networks["backend"]["leaves"]
-    assert plan.networks["backend"]["spines"] == full.networks["backend"]["spines"]
+    assert plan.networks.backend.leaves == full.networks.backend.leaves
+    assert plan.networks.backend.spines == full.networks.backend.spines
 
 
 def test_ufm_hosts_take_the_removed_servers_leaf_ports(compiled: Compiled) -> None:
@@ -55,7 +55,7 @@ def test_ufm_hosts_take_the_removed_servers_leaf_ports(compiled: Compiled) -> No
         if lk.network == "backend" and lk.a_device not in ("mgmt01", "mgmt02")
     }
     assert not others & set(slot.values())
-    assert plan.networks["backend"]["subnet_manager_ports"] == [
+    assert [sm.to_dict() for sm in plan.networks.backend.subnet_manager_ports] == [
         {"node": n, "port": "mlx5_0", "leaf": lf, "leaf_port": p}
         for n, (lf, p) in zip(("mgmt01", "mgmt02"), taken, strict=True)
     ]
@@ -65,8 +65,8 @@ def test_cable_sheet_lists_the_ufm_links_at_the_slots_leaf_ports(compiled: Compi
     files = rendered_files(compiled, SUPERPOD)
     rows = list(csv.DictReader(io.StringIO(files["cabling/cables.csv"])))
     plan = compiled(SUPERPOD)
-    sm_ports = plan.networks["backend"]["subnet_manager_ports"]
-    want = {(sm["node"], sm["port"], sm["leaf"], sm["leaf_port"]) for sm in sm_ports}
+    sm_ports = plan.networks.backend.subnet_manager_ports
+    want = {(sm.node, sm.port, sm.leaf, sm.leaf_port) for sm in sm_ports}
     got = {
         (r["a_device"], r["a_port"], r["b_device"], r["b_port"])
         for r in rows
@@ -122,7 +122,7 @@ def test_a_partial_unit_without_ufm_hosts_warns_of_the_free_ports(compiled: Comp
     assert sum(d.kind == "server" and d.attrs["su"] == 4 for d in plan.devices) == 30
     warned = [w for w in plan.warnings if w.field == "compute.reserved_slots"]
     assert len(warned) == 1 and "16 leaf ports" in warned[0].message
-    assert plan.networks["backend"]["oversubscription"]["measured"] == "1:1"
+    assert plan.networks.backend.oversubscription.measured == "1:1"
 
 
 def test_full_designs_do_not_warn(compiled: Compiled) -> None:

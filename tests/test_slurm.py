@@ -25,11 +25,11 @@ def expected_tree(plan: Plan) -> dict[str, tuple[int, list[str], list[str]]]:
     """{switch: (level, child switches, nodes below)} worked out from device attributes, independently of
     slurm_tree: a rail-optimized unit is one switch, then one spine switch (2 tiers) or pods + core."""
     servers = [d for d in plan.devices if d.kind == "server"]
-    be = plan.networks["backend"]
-    w = len(str(be["scalable_units"]))
+    be = plan.networks.backend
+    w = len(str(be.scalable_units))
     out: dict[str, tuple[int, list[str], list[str]]] = {}
-    if be["topology"] == "rail_optimized":
-        for su in range(1, be["scalable_units"] + 1):
+    if be.topology == "rail_optimized":
+        for su in range(1, be.scalable_units + 1):
             out[f"su{su:0{w}d}"] = (0, [], [d.name for d in servers if d.attrs["su"] == su])
     else:
         leaf_of = {
@@ -38,7 +38,7 @@ def expected_tree(plan: Plan) -> dict[str, tuple[int, list[str], list[str]]]:
         for d in servers:
             out.setdefault(leaf_of[d.name], (0, [], []))[2].append(d.name)
     leaves = list(out)
-    if be["tiers"] == 2:
+    if be.tiers == 2:
         out["spine"] = (1, leaves, [n for lf in leaves for n in out[lf][2]])
     else:
         pod_of_su = {d.attrs["su"]: d.attrs["pod"] for d in plan.devices if d.role == "leaf" and d.network == "backend"}
@@ -188,10 +188,10 @@ def test_block_sizes_stop_at_slurms_limit() -> None:
 def test_one_block_per_scalable_unit(compiled: Compiled, name: str) -> None:
     plan = compiled(name)
     blocks, sizes = slurm_blocks(plan)
-    be = plan.networks["backend"]
-    assert len(blocks) == be["scalable_units"]
-    assert all(len(b.nodes) == be["su_size"] for b in blocks)
-    assert sizes[0] == be["su_size"]
+    be = plan.networks.backend
+    assert len(blocks) == be.scalable_units
+    assert all(len(b.nodes) == be.su_size for b in blocks)
+    assert sizes[0] == be.su_size
     assert check_blocks(blocks, sizes, [d.name for d in plan.devices if d.kind == "server"]) == []
 
 

@@ -179,7 +179,7 @@ def expected_keys(plan: Plan) -> dict[str, set[int]]:
     for p in ib.partitions[1:]:
         for h in hostlist.expand_hostlist(p.servers):
             key_of[h] = 0x8000 | int(p.pkey, 16)
-    rails = plan.networks["backend"]["rails"]
+    rails = plan.networks.backend.rails
     out = {
         f"{d.name} mlx5_{r}": {0x7FFF} | ({key_of[d.name]} if d.name in key_of else set())
         for d in plan.devices
@@ -198,7 +198,7 @@ def sample_ports(plan: Plan) -> list[str]:
     """First and last server of every tenant on the first and last rail, two unrented servers, the SM
     ports and a switch that does not run the SM."""
     ib = plan.infiniband
-    rails = plan.networks["backend"]["rails"]
+    rails = plan.networks.backend.rails
     rented: set[str] = set()
     out: list[str] = []
     for p in ib.partitions[1:]:
@@ -242,7 +242,7 @@ def test_same_unit_same_rail_is_one_switch_hop(sim: Sim) -> None:
     trace = fab.ibtracert(fab.lid("gpu001 mlx5_3"), fab.lid("gpu002 mlx5_3"))
     assert trace.switch_hops == 1
     assert trace.path == ["su1-rail3-leaf", "gpu002 mlx5_3"]
-    if sim.plan.networks["backend"]["scalable_units"] > 1:  # another unit, same rail: up to a spine and down
+    if sim.plan.networks.backend.scalable_units > 1:  # another unit, same rail: up to a spine and down
         other = next(d.name for d in sim.plan.devices if d.kind == "server" and d.attrs["su"] == 2)
         trace = fab.ibtracert(fab.lid("gpu001 mlx5_3"), fab.lid(f"{other} mlx5_3"))
         assert trace.switch_hops == 3

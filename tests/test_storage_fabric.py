@@ -301,7 +301,7 @@ def test_storage_bandwidth_is_measured_on_the_storage_fabric(compiled: Compiled)
     _, _, up = _storage_leaf_rule(plan)
     sides = len(plan.catalog.servers[plan.design.compute.server].storage_ports)
     leaves = sides * math.ceil(st.count * st.ports_per_server / sides / up)  # the storage servers' leaf pairs
-    bw = plan.networks["frontend"]["storage_bandwidth"]
+    bw = plan.networks.frontend.storage_bandwidth
     assert bw["throughput_gbytes"] == st.count * model.throughput_gbps
     assert bw["uplink_gbytes"] == leaves * up * st.speed / 8
     assert [p["leaves"] for p in bw["pairs"]] == [

@@ -161,7 +161,7 @@ def test_a_dual_port_backend_nic_is_two_rails_for_invariants_and_cabling(tmp_pat
     plan = _dual(tmp_path)
     nic = plan.catalog.nics["cx7-2x200g-qsfp112"]
     per_server = nic.ports * 4
-    assert plan.networks["backend"]["rails"] == per_server
+    assert plan.networks.backend.rails == per_server
     servers = {d.name for d in plan.devices if d.kind == "server"}
     used = Counter(lk.a_device for lk in plan.links if lk.network == "backend" and lk.a_device in servers)
     assert set(used.values()) == {per_server}
@@ -171,7 +171,7 @@ def test_a_dual_port_backend_nic_is_two_rails_for_invariants_and_cabling(tmp_pat
 
 def test_dual_port_backend_rails_set_to_every_port_compiles(tmp_path: Path) -> None:
     plan = _dual(tmp_path, backend={"rails": 8})
-    assert plan.networks["backend"]["rails"] == 8
+    assert plan.networks.backend.rails == 8
     # the NICs are priced per card, not per port
     servers = sum(1 for d in plan.devices if d.kind == "server")
     (nics,) = [ln for ln in plan_bom(plan).lines if ln.part == "cx7-2x200g-qsfp112" and "backend" in ln.description]

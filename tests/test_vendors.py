@@ -115,7 +115,7 @@ def test_each_switch_is_rendered_once_by_its_own_vendor(
         assert {p.split("/")[2] for p in files if p.startswith(f"oob/{s}/")} == SWITCH_FILES[os_of[s]], s
     fe = [d.name for d in plan.devices if d.kind == "switch" and d.network == "frontend"]
     frontend_os = {os_of[s] for s in fe}
-    assert frontend_os == {plan.networks["frontend"]["vendor"]}
+    assert frontend_os == {plan.networks.frontend.vendor}
     for s in fe:
         assert {p.split("/")[2] for p in files if p.startswith(f"frontend/{s}/")} == SWITCH_FILES[os_of[s]], s
     # every per-switch directory belongs to a switch of that network
@@ -132,12 +132,12 @@ def test_each_switch_is_rendered_once_by_its_own_vendor(
 
 def test_backend_files_come_from_the_backend_switch_os(compiled: Callable[..., Plan]) -> None:
     ib = rendered_files(compiled, "h100-256")
-    assert load_catalog().switches[compiled("h100-256").networks["backend"]["switch"]].os == "mlnx-os"
+    assert load_catalog().switches[compiled("h100-256").networks.backend.switch].os == "mlnx-os"
     assert "infiniband/partitions.conf" in ib and "infiniband/opensm.conf" in ib
     roce = rendered_files(compiled, "h100-256", "backend.technology=roce", "backend.switch=SN5600")
     assert not [p for p in roce if p.startswith("infiniband/")]
     # a Quantum-X800 runs NVOS: the subnet manager still programs its fabric from the same files
     xdr = ("backend.switch=Q3400", "compute.server=hgx-b300", "management.backend_attached=0")
-    assert load_catalog().switches[compiled("h100-256", *xdr).networks["backend"]["switch"]].os == "nvos"
+    assert load_catalog().switches[compiled("h100-256", *xdr).networks.backend.switch].os == "nvos"
     files = rendered_files(compiled, "h100-256", *xdr)
     assert "infiniband/partitions.conf" in files and "infiniband/opensm.conf" in files

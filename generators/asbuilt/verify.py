@@ -529,7 +529,7 @@ def run_verify(
     plan: Plan, discovered: Path, speed: str | None = None, node_name_map: Path | None = None
 ) -> VerifyReport:
     """`railyard verify`: read the files, turn unreadable input into a DesignError naming the option."""
-    if plan.networks.get("backend", {}).get("technology") != "infiniband":
+    if plan.networks.backend.technology != "infiniband":
         raise DesignError.one(
             "backend.technology",
             "verify reads ibnetdiscover output: the backend is not InfiniBand",
@@ -639,7 +639,7 @@ MGMT_IFNAMES = frozenset({"eth0", "mgmt0", "Management0", "Management1"})
 def ethernet_networks(plan: Plan) -> list[str]:
     """The networks LLDP can check: every cabled one whose technology is not InfiniBand."""
     nets = sorted({lk.network for lk in plan.links})
-    return [n for n in nets if (plan.networks.get(n) or {}).get("technology") != "infiniband"]
+    return [n for n in nets if plan.networks.technology(n) != "infiniband"]
 
 
 def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str = "LLDP") -> VerifyReport:

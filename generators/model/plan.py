@@ -23,6 +23,7 @@ from generators.model.sections import (
     Floor,
     InfinibandFacts,
     NetPlan,
+    Networks,
     PlanShapeError,
     PlanWarning,
     Rack,
@@ -94,7 +95,7 @@ class Plan:
     catalog: Catalog  # the catalog the plan was compiled against (the plan is self-contained)
     devices: list[Device]
     links: list[Link]
-    networks: dict[str, dict[str, Any]]  # per-network facts: tiers, oversubscription, spare ports, ...
+    networks: Networks  # per-network facts: tiers, oversubscription, spare ports, ...
     racks: list[Rack] = field(default_factory=list)  # placement
     floor: Floor | None = None  # placement
     trays: Trays | None = None  # cabling
@@ -125,7 +126,7 @@ class Plan:
         _RecordList of the records themselves (dumps converts them one at a time)."""
         yield "schema", PLAN_SCHEMA
         yield "design", self.design.model_dump(mode="json")
-        yield "networks", self.networks
+        yield "networks", self.networks.to_dict()
         yield "devices", _RecordList(self.devices)
         yield "links", _RecordList(self.links)
         for key in SECTIONS:  # alphabetical, as plan.json has always had them
@@ -185,7 +186,7 @@ class Plan:
                 )
                 for x in d["links"]
             ],
-            networks=d["networks"],
+            networks=Networks.from_dict(d["networks"], "networks"),
             **kw,
         )
 

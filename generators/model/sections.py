@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
@@ -28,7 +29,14 @@ def _record_type(tp: Any) -> type[Record] | None:
     return tp if isinstance(tp, type) and issubclass(tp, Record) else None
 
 
-Codec = tuple[tuple[str, ...], frozenset[str], dict[str, Any]]
+Codec = tuple[tuple[str, ...], frozenset[str], dict[str, Any], frozenset[str]]
+OMIT = "omit_when_none"  # field metadata: the key is left out of the JSON while the value is None
+
+
+def omitted(default: Any = None) -> Any:
+    """A field plan.json carries only once it has a value: set by a later stage, or only for some designs
+    (so the JSON of designs without it stays as it was)."""
+    return field(default=default, metadata={OMIT: True})
 _CODECS: dict[type, Codec] = {}
 
 
@@ -40,9 +48,9 @@ def _codec(cls: type[Record]) -> Codec:
 
 
 def _build_codec(cls: type[Record]) -> Codec:
-    """Field names in order, the names without a default (a reader must find them), and for each
-    field that holds records how to rebuild it: ("one", T), ("list", T), ("optional", T). Plain JSON
-    values need no conversion."""
+    """Field names in order, the names without a default (a reader must find them), for each field that
+    holds records how to rebuild it: ("one", T), ("list", T), ("optional", T) (plain JSON values need no
+    conversion), and the fields left out of the JSON while None (`omitted`)."""
     hints = typing.get_type_hints(cls)
     fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
@@ -61,7 +69,8 @@ def _build_codec(cls: type[Record]) -> Codec:
             inner = [a for a in args if a is not type(None)]
             if len(inner) == 1 and (rt := _record_type(inner[0])) is not None:
                 nested[name] = ("optional", rt)
-    return names, required, nested
+    omit = frozenset(f.name for f in fields if f.metadata.get(OMIT))
+    return names, required, nested, omit
 
 
 @dataclass(slots=True)
@@ -69,9 +78,11 @@ class Record:
     """Base of every plan section: one JSON codec for all of them."""
 
     def to_dict(self) -> dict[str, Any]:
-        names, _, nested = _codec(type(self))
-        out = {n: getattr(self, n) for n in names}
+        names, _, nested, omit = _codec(type(self))
+        out = {n: v for n in names if (v := getattr(self, n)) is not None or n not in omit}
         for n, (how, _) in nested.items():
+            if n not in out:
+                continue
             v = out[n]
             if how == "list":
                 out[n] = [x.to_dict() for x in v]
@@ -84,7 +95,7 @@ class Record:
         where = where or cls.__name__
         if not isinstance(d, dict):
             raise PlanShapeError(f"{where}: expected an object, got {type(d).__name__}")
-        names, required, nested = _codec(cls)
+        names, required, nested, _ = _codec(cls)
         unknown = set(d) - set(names)
         missing = [n for n in names if n in required and n not in d]
         if unknown or missing:
@@ -105,6 +116,163 @@ class Record:
             elif v is not None:
                 kw[n] = rt.from_dict(v, f"{where}.{n}")
         return cls(**kw)
+
+
+# ------------------------------------------------------------------------------------ networks
+#
+# plan.json's "networks": each network's shape as the fabric builder made it, what the invariants
+# measured on the graph and what the network plan chose. The fields of one network are written by
+# the stage each comment names, in plan.json's key order.
+
+
+@dataclass(slots=True)
+class Oversubscription(Record):
+    requested: str  # fabric: the design's ratio, "2:1"
+    measured: str | None = omitted()  # invariants: the worst leaf's downlink over uplink bandwidth
+
+
+@dataclass(slots=True)
+class Bisection(Record):
+    method: str
+    demand_gbps: int
+    max_flow_gbps: int
+    ratio: float
+
+
+@dataclass(slots=True)
+class SubnetManagerPort(Record):
+    node: str  # the management node
+    port: str
+    leaf: str
+    leaf_port: str
+
+
+@dataclass(slots=True, kw_only=True)
+class BackendFacts(Record):
+    # fabric
+    technology: str  # infiniband, roce
+    topology: str
+    switch: str  # the catalog model the design names
+    speed_gbps: int
+    rails: int
+    leaves_per_rail: int | None = omitted()  # only when more than 1
+    switch_model: str | None = omitted()  # the model as its ports run (Catalog.switch_at), when split
+    scalable_units: int
+    su_size: int
+    spine_grouping: str
+    tiers: int
+    leaves: int
+    spines: int
+    cores: int
+    pods: int
+    leaves_per_pod: int
+    downlinks_per_leaf: int
+    uplinks_per_leaf: int
+    links_per_leaf_spine: int
+    links_per_spine_core: int
+    oversubscription: Oversubscription
+    subnet_manager_ports: list[SubnetManagerPort]
+    # invariants
+    bisection: Bisection | None = omitted()
+    spare_ports: int | None = omitted()
+
+
+@dataclass(slots=True)
+class FrontendFacts(Record):
+    # fabric
+    switch: str
+    spine_switch: str
+    speed_gbps: int
+    uplink_speed_gbps: int
+    ports_per_server: int
+    tiers: int
+    leaves: int
+    spines: int
+    cores: int
+    downlinks_per_leaf: int
+    uplinks_per_leaf: int
+    links_per_leaf_spine: int
+    oversubscription: Oversubscription
+    # invariants
+    spare_ports: int | None = omitted()
+    # network plan
+    vendor: str | None = omitted()  # the frontend switches' network OS
+    storage_bandwidth: dict[str, Any] | None = omitted()  # per service-leaf pair (data: pair numbers)
+    asn: dict[str, str] | None = omitted()  # leaves, spines, cores: ASN ranges
+    vrfs: int | None = omitted()
+
+
+@dataclass(slots=True)
+class StorageFacts(Record):
+    """A dedicated storage fabric (storage.network: dedicated)."""
+
+    # fabric
+    technology: str
+    switch: str
+    speed_gbps: int
+    ports_per_server: int
+    server_ports: list[str]
+    tiers: int
+    leaves: int
+    server_leaves: int
+    storage_leaves: int
+    spines: int
+    cores: int
+    downlinks_per_leaf: int
+    storage_downlinks_per_leaf: int
+    uplinks_per_leaf: int
+    links_per_leaf_spine: int
+    oversubscription: Oversubscription
+    # invariants
+    spare_ports: int | None = omitted()
+
+
+@dataclass(slots=True)
+class OobFacts(Record):
+    # placement (which builds the out-of-band network)
+    switch: str
+    aggregation_switch: str | None  # None: oob.uplink: frontend
+    access_switches: int
+    aggregation_switches: int
+    endpoints: int
+    uplinks_per_switch: int
+    uplink_speed_gbps: int
+    # invariants
+    spare_ports: int | None = omitted()
+
+
+NetworkFacts = BackendFacts | FrontendFacts | StorageFacts | OobFacts
+
+
+@dataclass(slots=True)
+class Networks(Record):
+    """Per-network facts, by network: iterating gives the names of the networks the plan has, in
+    plan.json's order, and `plan.networks[name]` the facts of one."""
+
+    backend: BackendFacts
+    frontend: FrontendFacts
+    storage: StorageFacts | None = omitted()  # a dedicated storage fabric only
+    oob: OobFacts | None = omitted()  # once placement has built it
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n in ("backend", "frontend", "storage", "oob") if getattr(self, n) is not None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in ("backend", "frontend", "storage", "oob") and getattr(self, str(name)) is not None
+
+    def technology(self, name: str) -> str | None:
+        """What a network runs: the backend's and a storage fabric's technology (infiniband, roce,
+        ethernet), "ethernet" for the frontend and the OOB network, None for a network the plan lacks."""
+        if name not in self:
+            return None
+        facts = self[name]
+        return facts.technology if isinstance(facts, BackendFacts | StorageFacts) else "ethernet"
+
+    def __getitem__(self, name: str) -> NetworkFacts:
+        facts: NetworkFacts | None = getattr(self, name) if name in self else None
+        if facts is None:
+            raise KeyError(name)
+        return facts
 
 
 # ------------------------------------------------------------------------------------ placement

@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from generators.model.plan import Plan
+from generators.model.sections import OobFacts
 from generators.stages import backend_net
 from generators.stages.netplan import summary_rows
 
@@ -52,14 +53,15 @@ def summary_table(plan: Plan) -> Table:
         t.add_row(f"links: {tier}", net, f"{n:,}")
     # a dedicated storage fabric is a network of its own (its cost is the BoM's storage category)
     for net in (*NETWORKS, *(["storage"] if "storage" in plan.networks else [])):
-        info = plan.networks.get(net, {})
-        if "oversubscription" in info:
-            o = info["oversubscription"]
-            t.add_row("oversubscription", net, f"{o['requested']} (measured {o.get('measured', '?')})")
-        if "tiers" in info:
-            t.add_row("tiers", net, str(info["tiers"]))
-        if "spare_ports" in info:
-            t.add_row("spare switch ports", net, f"{info['spare_ports']:,}")
+        if net not in plan.networks:
+            continue
+        info = plan.networks[net]
+        if not isinstance(info, OobFacts):
+            o = info.oversubscription
+            t.add_row("oversubscription", net, f"{o.requested} (measured {o.measured or '?'})")
+            t.add_row("tiers", net, str(info.tiers))
+        if info.spare_ports is not None:
+            t.add_row("spare switch ports", net, f"{info.spare_ports:,}")
     sl = plan.slurm
     if sl:
         t.add_row("slurm switches by level", "backend", " / ".join(str(n) for n in sl.switches_per_level))
@@ -68,9 +70,9 @@ def summary_table(plan: Plan) -> Table:
     if ib:
         t.add_row("subnet managers", "backend", ", ".join(s.node for s in ib.subnet_managers))
         t.add_row("partition keys", "backend", ", ".join(f"{p.name} {p.pkey}" for p in ib.partitions))
-    bis = plan.networks.get("backend", {}).get("bisection")
+    bis = plan.networks.backend.bisection
     if bis:
-        t.add_row("bisection (max-flow)", "backend", f"{bis['ratio']:.0%} of {bis['demand_gbps']:,} Gb/s")
+        t.add_row("bisection (max-flow)", "backend", f"{bis.ratio:.0%} of {bis.demand_gbps:,} Gb/s")
     for row in [*summary_rows(plan), *backend_net.summary_rows(plan)]:
         t.add_row(*row)
     for role, n in c["racks"].items():

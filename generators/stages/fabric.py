@@ -28,7 +28,15 @@ from generators.model.design import (
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Link, Plan
 from generators.model.ports import backend_ports, port_table
-from generators.model.sections import PlanWarning
+from generators.model.sections import (
+    BackendFacts,
+    FrontendFacts,
+    Networks,
+    Oversubscription,
+    PlanWarning,
+    StorageFacts,
+    SubnetManagerPort,
+)
 
 # --------------------------------------------------------------------------------------------- ports
 
@@ -345,7 +353,7 @@ def _leaf_uplinks(down: int, ratio: Fraction) -> int:
     return math.ceil(down / ratio)
 
 
-def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, Any]:
+def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFacts:
     be = design.backend
     speed = backend_speed(design, b.catalog)
     # the switch as its ports run at this speed: split ports are a model of their own (load_design adds it)
@@ -450,31 +458,31 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> dict[str, A
         at = [(on_leaf[(r, si // down)], si % down) for si in range(first_free, su_size) for r in range(rails)]
         slots = [(lf, b.port_name(lf, downs[p])) for lf, p in at]
     sm_links = _attach_subnet_managers(b, design, leaves, speed, slots)
-    return {
-        "technology": be.technology,
-        "topology": be.topology,
-        "switch": be.switch,
-        "speed_gbps": speed,
-        "rails": rails,
+    return BackendFacts(
+        technology=be.technology,
+        topology=be.topology,
+        switch=be.switch,
+        speed_gbps=speed,
+        rails=rails,
         # only when used, so the facts of a design without them are unchanged
-        **({"leaves_per_rail": n_lpr} if n_lpr > 1 else {}),
-        **({"switch_model": sw_key} if sw_key != be.switch else {}),
-        "scalable_units": n_su,
-        "su_size": su_size,
-        "spine_grouping": be.spine_grouping,
-        "tiers": tree.tiers,
-        "leaves": len(leaves),
-        "spines": tree.spines,
-        "cores": tree.cores,
-        "pods": tree.pods,
-        "leaves_per_pod": tree.leaves_per_pod,
-        "downlinks_per_leaf": down,
-        "uplinks_per_leaf": up,
-        "links_per_leaf_spine": tree.links_per_leaf_spine,
-        "links_per_spine_core": tree.links_per_spine_core,
-        "oversubscription": {"requested": be.oversubscription},
-        "subnet_manager_ports": sm_links,
-    }
+        leaves_per_rail=n_lpr if n_lpr > 1 else None,
+        switch_model=sw_key if sw_key != be.switch else None,
+        scalable_units=n_su,
+        su_size=su_size,
+        spine_grouping=be.spine_grouping,
+        tiers=tree.tiers,
+        leaves=len(leaves),
+        spines=tree.spines,
+        cores=tree.cores,
+        pods=tree.pods,
+        leaves_per_pod=tree.leaves_per_pod,
+        downlinks_per_leaf=down,
+        uplinks_per_leaf=up,
+        links_per_leaf_spine=tree.links_per_leaf_spine,
+        links_per_spine_core=tree.links_per_spine_core,
+        oversubscription=Oversubscription(be.oversubscription),
+        subnet_manager_ports=sm_links,
+    )
 
 
 def _tor_servers(model: Switch, speed: int, rails: int, ratio: Fraction) -> int:
@@ -488,7 +496,7 @@ def _tor_servers(model: Switch, speed: int, rails: int, ratio: Fraction) -> int:
 
 def _attach_subnet_managers(
     b: Builder, design: Design, leaves: list[str], speed: int, slots: list[tuple[str, str]]
-) -> list[dict[str, str]]:
+) -> list[SubnetManagerPort]:
     """Subnet-manager nodes take the last port of rail k's leaf in the last scalable unit (a fixed,
     documented position, like NVIDIA's UFM port). On a fully populated 1:1 leaf that port is an
     uplink: the port invariant then says so instead of the builder quietly moving it.
@@ -498,7 +506,7 @@ def _attach_subnet_managers(
     SU's leaves in place of the 128th DGX: every backend port of every node, spread over the rails."""
     m = design.management
     mgmt_model = b.catalog.servers[m.server]
-    out: list[dict[str, str]] = []
+    out: list[SubnetManagerPort] = []
     if not m.backend_attached or mgmt_model.backend is None:
         return out
     if slots:
@@ -509,7 +517,7 @@ def _attach_subnet_managers(
                 leaf, leaf_port = next(free)
                 port = mgmt_model.backend.name.format(i=i)
                 b.link("backend", "server-leaf", speed, node, port, leaf, leaf_port)
-                out.append({"node": node, "port": port, "leaf": leaf, "leaf_port": leaf_port})
+                out.append(SubnetManagerPort(node, port, leaf, leaf_port))
         return out
     last_su = b.by_name[leaves[-1]].attrs["su"]
     candidates = [lf for lf in leaves if b.by_name[lf].attrs["su"] == last_su]
@@ -520,7 +528,7 @@ def _attach_subnet_managers(
         node = f"mgmt{k + 1:02d}"
         port = mgmt_model.backend.name.format(i=0)
         b.link("backend", "server-leaf", speed, node, port, leaf, b.port_name(leaf, idx))
-        out.append({"node": node, "port": port, "leaf": leaf, "leaf_port": b.port_name(leaf, idx)})
+        out.append(SubnetManagerPort(node, port, leaf, b.port_name(leaf, idx)))
     return out
 
 
@@ -612,7 +620,7 @@ def fill_leaf(total: int, down_speed: int, up_speed: int, ratio: Fraction) -> tu
 
 def build_frontend(
     b: Builder, design: Design, servers: list[str], storage: list[str], mgmt: list[str]
-) -> dict[str, Any]:
+) -> FrontendFacts:
     fe = design.frontend
     model = b.catalog.switches[fe.switch]
     spine_key = fe.spine_switch or fe.switch
@@ -649,27 +657,27 @@ def build_frontend(
     tree = build_upper(
         b, "frontend", [("fe-", leaves)], up_ports, up, up_speed, spine_key, "auto", sides, None, "frontend"
     )
-    return {
-        "switch": fe.switch,
-        "spine_switch": spine_key,
-        "speed_gbps": sd,
-        "uplink_speed_gbps": up_speed,
-        "ports_per_server": sides,
-        "tiers": tree.tiers,
-        "leaves": len(leaves),
-        "spines": tree.spines,
-        "cores": tree.cores,
-        "downlinks_per_leaf": down,
-        "uplinks_per_leaf": up,
-        "links_per_leaf_spine": tree.links_per_leaf_spine,
-        "oversubscription": {"requested": fe.oversubscription},
-    }
+    return FrontendFacts(
+        switch=fe.switch,
+        spine_switch=spine_key,
+        speed_gbps=sd,
+        uplink_speed_gbps=up_speed,
+        ports_per_server=sides,
+        tiers=tree.tiers,
+        leaves=len(leaves),
+        spines=tree.spines,
+        cores=tree.cores,
+        downlinks_per_leaf=down,
+        uplinks_per_leaf=up,
+        links_per_leaf_spine=tree.links_per_leaf_spine,
+        oversubscription=Oversubscription(fe.oversubscription),
+    )
 
 
 # ------------------------------------------------------------------------------------ storage fabric
 
 
-def build_storage(b: Builder, design: Design, servers: list[str], storage: list[str]) -> dict[str, Any]:
+def build_storage(b: Builder, design: Design, servers: list[str], storage: list[str]) -> StorageFacts:
     """The dedicated storage fabric (storage.network: dedicated): the compute servers' storage ports on
     leaf pairs filled to storage.fabric.oversubscription, then the storage servers on leaves of their
     own at 1:1 (NVIDIA's SuperPOD RA: "storage devices are connected at a 1:1 port to uplink ratio",
@@ -703,24 +711,24 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     tree = build_upper(
         b, "storage", [("stor-", leaves)], up_ports, up, speed, fab.switch, fab.tiers, sides, None, "storage.fabric"
     )
-    return {
-        "technology": fab.technology,
-        "switch": fab.switch,
-        "speed_gbps": speed,
-        "ports_per_server": sides,
-        "server_ports": srv_ports,
-        "tiers": tree.tiers,
-        "leaves": len(leaves),
-        "server_leaves": compute_leaves,
-        "storage_leaves": len(leaves) - compute_leaves,
-        "spines": tree.spines,
-        "cores": tree.cores,
-        "downlinks_per_leaf": down,
-        "storage_downlinks_per_leaf": up,
-        "uplinks_per_leaf": up,
-        "links_per_leaf_spine": tree.links_per_leaf_spine,
-        "oversubscription": {"requested": fab.oversubscription},
-    }
+    return StorageFacts(
+        technology=fab.technology,
+        switch=fab.switch,
+        speed_gbps=speed,
+        ports_per_server=sides,
+        server_ports=srv_ports,
+        tiers=tree.tiers,
+        leaves=len(leaves),
+        server_leaves=compute_leaves,
+        storage_leaves=len(leaves) - compute_leaves,
+        spines=tree.spines,
+        cores=tree.cores,
+        downlinks_per_leaf=down,
+        storage_downlinks_per_leaf=up,
+        uplinks_per_leaf=up,
+        links_per_leaf_spine=tree.links_per_leaf_spine,
+        oversubscription=Oversubscription(fab.oversubscription),
+    )
 
 
 # --------------------------------------------------------------------------------------------- compile
@@ -747,12 +755,11 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
                 attrs={"index": i + 1, "subnet_manager": i < design.management.backend_attached},
             )
         )
-    networks = {
-        "backend": build_backend(b, design, servers),
-        "frontend": build_frontend(b, design, servers, storage, mgmt),
-    }
+    networks = Networks(
+        backend=build_backend(b, design, servers), frontend=build_frontend(b, design, servers, storage, mgmt)
+    )
     if design.storage.network == "dedicated":
-        networks["storage"] = build_storage(b, design, servers, storage)
+        networks.storage = build_storage(b, design, servers, storage)
     plan = Plan(
         design=design,
         catalog=catalog,
@@ -771,7 +778,7 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
                 "addresses by hand, or use technology: infiniband (OpenSM files under infiniband/storage/)",
             )
         )
-    free = _free_reserved_ports(design, networks["backend"])
+    free = _free_reserved_ports(design, networks.backend)
     if free:
         plan.warnings.append(
             PlanWarning(
@@ -806,7 +813,7 @@ def _rack_system_devices(b: Builder, design: Design) -> None:
             )
 
 
-def _free_reserved_ports(design: Design, backend: dict[str, Any]) -> int:
+def _free_reserved_ports(design: Design, backend: BackendFacts) -> int:
     if design.backend.topology != "rail_optimized" or not design.compute.reserved_slots:
         return 0
-    return design.compute.reserved_slots * backend["rails"] - len(backend["subnet_manager_ports"])
+    return design.compute.reserved_slots * backend.rails - len(backend.subnet_manager_ports)

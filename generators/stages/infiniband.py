@@ -123,7 +123,7 @@ def ca_desc(device: str, port: str) -> str:
 
 
 def is_infiniband(plan: Plan, network: str = "backend") -> bool:
-    return plan.networks.get(network, {}).get("technology") == "infiniband"
+    return plan.networks.technology(network) == "infiniband"
 
 
 def infiniband_networks(plan: Plan) -> list[str]:

@@ -17,6 +17,7 @@ from generators.model.design import attached_nodes, ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
 from generators.model.ports import backend_ports, host_port_speeds, port_table
+from generators.model.sections import Bisection, OobFacts
 from generators.stages.bisection import TIER, CapacityGraph, max_flow
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
@@ -262,7 +263,7 @@ def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
             continue
         bw.measured[d.network][d.name] = Fraction(bw.down[d.name], bw.up[d.name])
     want_be = ratio_value(be.oversubscription)
-    n_su = plan.networks["backend"]["scalable_units"]
+    n_su = plan.networks.backend.scalable_units
     reserved = design.compute.reserved_slots
     su_of = {d.name: d.attrs.get("su") for d in plan.devices if d.network == "backend"}
     leaf_no = {d.name: d.attrs.get("index", 1) - 1 for d in plan.devices if d.network == "backend"}
@@ -276,7 +277,7 @@ def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
             missing = max(0, lo + per_leaf - max(lo, be.su_size - reserved))
             want = want_be * Fraction(per_leaf - missing, per_leaf)
         if r != want:
-            down_ports = plan.networks["backend"]["downlinks_per_leaf"]
+            down_ports = plan.networks.backend.downlinks_per_leaf
             fits = ", ".join(f"{n}:1" for n in range(1, 8) if down_ports % n == 0)
             c.add(
                 "ratio",
@@ -337,7 +338,7 @@ def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
         # shared spines make one fabric; rail planes one fabric (one subnet) per rail; network planes one
         # per plane, holding the rails r with the same r mod planes
         parts = g.components()
-        n_planes = {"per_rail": plan.networks["backend"]["rails"], "per_plane": be.planes}.get(be.spine_grouping)
+        n_planes = {"per_rail": plan.networks.backend.rails, "per_plane": be.planes}.get(be.spine_grouping)
         want_parts = n_planes or 1
         mixed = n_planes is not None and any(
             len({int(devs[n].attrs["rail"]) % n_planes for n in part if devs[n].role == "leaf"}) != 1 for part in parts
@@ -352,31 +353,33 @@ def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
     bisection = None
     if wiring_ok and not c.kinds["connect"]:
         bisection = _bisection(plan, g, bw.down)
-        if ratio_value(be.oversubscription) == 1 and bisection is not None and bisection["ratio"] < 1:
+        if ratio_value(be.oversubscription) == 1 and bisection is not None and bisection.ratio < 1:
             c.add(
                 "bisection",
                 "backend.oversubscription",
-                f"max-flow across the bisection is {bisection['max_flow_gbps']}G of "
-                f"{bisection['demand_gbps']}G needed: the fabric is not non-blocking",
+                f"max-flow across the bisection is {bisection.max_flow_gbps}G of "
+                f"{bisection.demand_gbps}G needed: the fabric is not non-blocking",
                 "add spines or uplinks",
             )
     return bisection
 
 
 def _annotate(
-    plan: Plan, catalog: Catalog, used: Counter[tuple[str, str]], bw: Bandwidth, bisection: dict[str, Any] | None
+    plan: Plan, catalog: Catalog, used: Counter[tuple[str, str]], bw: Bandwidth, bisection: Bisection | None
 ) -> None:
     """Write what was measured into the plan, so reports show what was proven."""
     for net, leaves in bw.measured.items():
         worst = max(leaves.values()) if leaves else Fraction(0)
-        plan.networks[net]["oversubscription"]["measured"] = _fmt_ratio(worst)
+        facts = plan.networks[net]
+        assert not isinstance(facts, OobFacts)  # the OOB network has no oversubscription to measure
+        facts.oversubscription.measured = _fmt_ratio(worst)
     if bisection is not None:
-        plan.networks["backend"]["bisection"] = bisection
+        plan.networks.backend.bisection = bisection
     for d in plan.devices:
         if d.kind == "switch":
             d.spare_ports = [p.name for p in port_table(catalog.switches[d.model]) if (d.name, p.name) not in used]
     for net in plan.networks:
-        plan.networks[net]["spare_ports"] = sum(len(d.spare_ports) for d in plan.devices if d.network == net)
+        plan.networks[net].spare_ports = sum(len(d.spare_ports) for d in plan.devices if d.network == net)
 
 
 def _capacity_graph(plan: Plan, network: str) -> CapacityGraph:
@@ -403,7 +406,7 @@ def bisection_halves(plan: Plan, down_bw: dict[str, int]) -> tuple[dict[str, int
     return ({x: down_bw.get(x, 0) for x in leaves[:half]}, {x: down_bw.get(x, 0) for x in leaves[half:]})
 
 
-def _bisection(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> dict[str, Any] | None:
+def _bisection(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> Bisection | None:
     """Max-flow from the first half of the leaves (in scalable-unit and pod order, so the cut falls
     across whole subtrees, the hardest cut of a fat tree) to the second half, each leaf sourcing or
     sinking its servers' bandwidth. Equal to the demand means full bisection bandwidth, on the graph.
@@ -416,9 +419,9 @@ def _bisection(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> dict[st
     demand = min(sum(a.values()), sum(b.values()))
     tier = {d.name: TIER[d.role] for d in plan.devices if d.network == "backend" and d.role in TIER}
     value = max_flow(g, a, b, tier)
-    return {
-        "method": "max-flow, first half of leaves to second half",
-        "demand_gbps": demand,
-        "max_flow_gbps": int(value),
-        "ratio": round(value / demand, 4) if demand else 1.0,
-    }
+    return Bisection(
+        method="max-flow, first half of leaves to second half",
+        demand_gbps=demand,
+        max_flow_gbps=int(value),
+        ratio=round(value / demand, 4) if demand else 1.0,
+    )

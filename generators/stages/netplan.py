@@ -441,15 +441,15 @@ def _store(
         oob=oob,
         dhcp_servers=dhcp,
     )
-    info = plan.networks["frontend"]
-    info["vendor"] = vendor
-    info["storage_bandwidth"] = storage_bw
-    info["asn"] = {
+    info = plan.networks.frontend
+    info.vendor = vendor
+    info.storage_bandwidth = storage_bw
+    info.asn = {
         "leaves": _span(asn[d.name] for d in fe if d.role == "leaf"),
         "spines": _span(asn[d.name] for d in fe if d.role == "spine"),
         "cores": _span(asn[d.name] for d in fe if d.role == "core"),
     }
-    info["vrfs"] = len(tenancy.networks)
+    info.vrfs = len(tenancy.networks)
 
 
 def _span(values: Iterable[int]) -> str:
@@ -647,10 +647,10 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
     np_ = required(plan.netplan, "netplan")
     if not np_:
         return []
-    fe = plan.networks["frontend"]
-    bw = fe["storage_bandwidth"]
+    fe = plan.networks.frontend
+    bw = required(fe.storage_bandwidth, "networks.frontend.storage_bandwidth")
     stor_net = "storage" if "storage" in plan.networks else "frontend"  # where the storage servers sit
-    asn = fe["asn"]
+    asn = required(fe.asn, "networks.frontend.asn")
     asns = ", ".join(f"{k} {v}" for k, v in asn.items() if v)
     tenants = sum(1 for n in np_.networks if n["tenant"])
     rows = [

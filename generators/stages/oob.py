@@ -7,11 +7,11 @@ the racks it serves, so its ports follow the racks, not the device list.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from generators.model.catalog import Catalog
 from generators.model.design import Design
 from generators.model.plan import Device
+from generators.model.sections import OobFacts
 from generators.stages.fabric import Builder, eligible, native_speed, number_width
 
 Endpoint = tuple[str, str]  # (device, its management port) on the out-of-band network
@@ -56,7 +56,7 @@ def oob_sizing(catalog: Catalog, design: Design, sizes: list[int], agg_group: in
     return per_pair, n_pairs
 
 
-def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], agg_group: int) -> dict[str, Any]:
+def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], agg_group: int) -> OobFacts:
     """Access switches and their aggregation pairs, for placement's rack-local `groups` (one or more
     access switches per group, tagged with attrs["group"]): an endpoint takes the access port of its
     position in the group, `None` leaves that port free. The aggregation switches' own management
@@ -135,15 +135,15 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], a
                     b.port_name(aggs[a].name, idx),
                 )
             n += 1
-    return {
-        "switch": oob.switch,
-        "aggregation_switch": agg_key if oob.uplink == "aggregation" else None,
-        "access_switches": n,
-        "aggregation_switches": len(aggs),
-        "endpoints": endpoints + len(aggs),
-        "uplinks_per_switch": oob.uplinks_per_switch,
-        "uplink_speed_gbps": up_speed,
-    }
+    return OobFacts(
+        switch=oob.switch,
+        aggregation_switch=agg_key if oob.uplink == "aggregation" else None,
+        access_switches=n,
+        aggregation_switches=len(aggs),
+        endpoints=endpoints + len(aggs),
+        uplinks_per_switch=oob.uplinks_per_switch,
+        uplink_speed_gbps=up_speed,
+    )
 
 
 def _service_leaf_ports(b: Builder, speed: int) -> dict[str, list[int]]:

@@ -22,17 +22,15 @@ def renderer(os: str) -> ModuleType:
 
 
 def render_frontend(plan: Plan) -> dict[str, str]:
-    fe = plan.networks.get("frontend", {})
-    if "vendor" not in fe:  # no network plan
+    os_ = plan.networks.frontend.vendor
+    if os_ is None:  # no network plan
         return {}
-    files: dict[str, str] = renderer(fe["vendor"]).render_frontend(plan)
+    files: dict[str, str] = renderer(os_).render_frontend(plan)
     return files
 
 
 def render_backend(plan: Plan) -> dict[str, str]:
-    model = plan.networks.get("backend", {}).get("switch")
-    if model is None:
-        return {}
+    model = plan.networks.backend.switch
     # the design check refuses a backend switch whose OS does not serve its technology
     files: dict[str, str] = renderer(plan.catalog.switches[model].os).render_backend(plan)
     return files

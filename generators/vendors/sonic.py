@@ -183,7 +183,7 @@ def frontend_frr(plan: Plan, v: SwitchView) -> str:
     vtep = bool(v.vlans)
     peers = {
         "leaf": "spines",
-        "spine": "leaves and cores" if plan.networks["frontend"]["tiers"] == 3 else "leaves",
+        "spine": "leaves and cores" if plan.networks.frontend.tiers == 3 else "leaves",
         "core": "pod spines",
     }[role]
     return (
@@ -512,7 +512,7 @@ def backend_frr(
 ) -> str:
     role = sw.role
     vtep = bool(sw.vrfs)
-    tiers = plan.networks["backend"]["tiers"]
+    tiers = plan.networks.backend.tiers
     peers = {"leaf": "spines", "spine": "leaves and cores" if tiers == 3 else "leaves", "core": "pod spines"}[role]
     fabric = [{"name": p.port, "description": f"{p.peer}:{p.peer_port}"} for p in ports if p.fabric]
     if asn is None:  # every switch's ASN: built once by render_backend (per switch it was O(switches^2))

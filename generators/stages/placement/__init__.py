@@ -145,6 +145,6 @@ def place(plan: Plan, catalog: Catalog) -> None:
             )
         )
     check_rows(racks, src.rows, design, catalog, plan.cooling)
-    plan.networks["oob"] = info
+    plan.networks.oob = info
     plan.racks = [rack_record(r, src.rows, design, catalog) for r in sorted(racks, key=lambda r: (r.row, r.position))]
     plan.floor = floor_record(src.rows, design, room, rack_model_key(design, catalog))
