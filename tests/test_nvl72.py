@@ -22,7 +22,8 @@ from generators.model.catalog import RackSystem
 from generators.model.design import ratio_value
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
-from generators.stages.slurm import Block, check_blocks, check_topology_yaml, slurm_blocks
+from generators.model.sections import SlurmBlock as Block
+from generators.stages.slurm import check_blocks, check_topology_yaml, slurm_blocks
 from tests.conftest import DESIGNS, rendered_files
 
 Compiled = Callable[..., Plan]

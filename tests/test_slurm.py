@@ -12,10 +12,11 @@ import pytest
 
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
-from generators.model.sections import SlurmFacts
+from generators.model.sections import SlurmBlock as Block
+from generators.model.sections import SlurmSwitch
 from generators.renderers import render_all
 from generators.renderers.slurm import render_slurm, slurm_hostlist
-from generators.stages.slurm import Block, SlurmSwitch, block_sizes, check_blocks, check_tree, slurm_blocks, slurm_tree
+from generators.stages.slurm import block_sizes, check_blocks, check_tree, slurm_blocks, slurm_tree
 from tests.conftest import DESIGNS
 
 Compiled = Callable[..., Plan]
@@ -269,9 +270,12 @@ def test_slurm_files_are_deterministic(compiled: Compiled) -> None:
 
 
 def test_plan_and_summary_carry_the_slurm_shape(compiled: Compiled, cli: Callable[..., object], tmp_path: Path) -> None:
-    assert compiled("h100-16k").slurm == SlurmFacts(
-        switches_per_level=[64, 16, 1], blocks=64, block_sizes=[32, 64, 128, 256, 512, 1024, 2048]
-    )
+    plan = compiled("h100-16k")
+    sl = plan.slurm
+    assert (sl.switches_per_level, sl.blocks, sl.block_sizes) == ([64, 16, 1], 64, [32, 64, 128, 256, 512, 1024, 2048])
+    # the stage stores the tree and the blocks it checked; the renderer writes exactly these
+    assert sl.tree == slurm_tree(plan) and (sl.topology_blocks, sl.block_sizes) == slurm_blocks(plan)
+    assert len(sl.topology_blocks) == sl.blocks
     r = cli("compile", DESIGNS / "h100-1024-reference.yaml", "-o", tmp_path / "out")
     assert r.exit_code == 0  # type: ignore[attr-defined]
     out = r.output  # type: ignore[attr-defined]

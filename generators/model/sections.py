@@ -532,10 +532,31 @@ class BackendNet(Record):
 
 
 @dataclass(slots=True)
+class SlurmSwitch(Record):
+    """A switch of Slurm's topology/tree: a set of plan switches with the same children."""
+
+    name: str
+    level: int
+    nodes: list[str] = field(default_factory=list)  # level 0: the servers below
+    switches: list[str] = field(default_factory=list)  # above level 0: child Slurm switches
+    members: list[str] = field(default_factory=list)  # the plan switches it stands for
+
+
+@dataclass(slots=True)
+class SlurmBlock(Record):
+    """A block of Slurm's topology/block: a scalable unit, or a rack system's rack (NVLink domain)."""
+
+    name: str
+    nodes: list[str]
+
+
+@dataclass(slots=True)
 class SlurmFacts(Record):
     switches_per_level: list[int]
     blocks: int
     block_sizes: list[int]
+    tree: list[SlurmSwitch]  # leaves first, as topology.conf lists them
+    topology_blocks: list[SlurmBlock]  # in unit (or rack) order
 
 
 @dataclass(slots=True)

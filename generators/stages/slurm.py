@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 import hostlist
@@ -25,7 +24,7 @@ import hostlist
 from generators.model.catalog import Catalog
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Plan
-from generators.model.sections import SlurmFacts
+from generators.model.sections import SlurmBlock, SlurmFacts, SlurmSwitch
 
 # "DEFAULT" sets partition defaults in slurm.conf and "all" is the operators' partition in nodes.conf
 RESERVED_PARTITIONS = {"default", "all"}
@@ -34,21 +33,6 @@ _ROLE_RANK = {"leaf": 0, "spine": 1, "core": 2}
 # Installed memory the kernel and firmware keep: RealMemory above what slurmd measures drains the node
 # ("Low RealMemory"), so declare 97% of the DIMMs, rounded down to whole GiB.
 REAL_MEMORY_FRACTION = 0.97
-
-
-@dataclass(slots=True)
-class SlurmSwitch:
-    name: str
-    level: int
-    nodes: list[str] = field(default_factory=list)  # level 0: the servers below
-    switches: list[str] = field(default_factory=list)  # above level 0: child Slurm switches
-    members: list[str] = field(default_factory=list)  # the plan switches it stands for
-
-
-@dataclass(slots=True)
-class Block:
-    name: str
-    nodes: list[str]
 
 
 def _first_token(names: list[str]) -> str | None:
@@ -240,7 +224,7 @@ def block_sizes(base: int, n_blocks: int) -> list[int]:
     return [base << k for k in range(top + 1)]
 
 
-def slurm_blocks(plan: Plan) -> tuple[list[Block], list[int]]:
+def slurm_blocks(plan: Plan) -> tuple[list[SlurmBlock], list[int]]:
     """One block per scalable unit, in unit order; for a rack system one block per rack (its NVLink
     domain: a job that fits one rack runs over NVLink alone), BlockSizes the rack's trays times powers
     of two, so larger blocks are 2, 4, ... racks (NVIDIA's topograph: 18/36/72 nodes for NVL72)."""
@@ -250,18 +234,18 @@ def slurm_blocks(plan: Plan) -> tuple[list[Block], list[int]]:
         trays = plan.catalog.rack_systems[system].trays
         racks = [[d.name for d in servers[k : k + trays]] for k in range(0, len(servers), trays)]
         w = max(2, len(str(len(racks))))
-        nvl = [Block(f"nvl{k + 1:0{w}d}", nodes) for k, nodes in enumerate(racks)]
+        nvl = [SlurmBlock(f"nvl{k + 1:0{w}d}", nodes) for k, nodes in enumerate(racks)]
         return nvl, block_sizes(trays, len(nvl))
     by_su: dict[int, list[str]] = {}
     for d in servers:
         by_su.setdefault(int(d.attrs.get("su", 1)), []).append(d.name)
     w = len(str(max(by_su, default=1)))
-    blocks = [Block(f"su{su:0{w}d}", nodes) for su, nodes in sorted(by_su.items())]
+    blocks = [SlurmBlock(f"su{su:0{w}d}", nodes) for su, nodes in sorted(by_su.items())]
     base = min((len(b.nodes) for b in blocks), default=0)
     return blocks, block_sizes(base, len(blocks))
 
 
-def check_blocks(blocks: list[Block], sizes: list[int], nodes: list[str]) -> list[Problem]:
+def check_blocks(blocks: list[SlurmBlock], sizes: list[int], nodes: list[str]) -> list[Problem]:
     """The rules slurmctld's topology/block applies (some only as warnings), as errors."""
     problems: list[Problem] = []
     if not blocks or not sizes:
@@ -375,11 +359,11 @@ def _check_block_yaml(at: str, body: Any, nodes: list[str]) -> list[str]:
     sizes, entries = body["block_sizes"], body["blocks"]
     if not isinstance(sizes, list) or not all(isinstance(x, int) for x in sizes) or not isinstance(entries, list):
         return [f"{at}: block_sizes must be a list of integers and blocks a list"]
-    blocks: list[Block] = []
+    blocks: list[SlurmBlock] = []
     for j, e in enumerate(entries):
         if not isinstance(e, dict) or set(e) != BLOCK_ENTRY_KEYS:
             return [f"{at}: block {j + 1} must be `block` and `nodes`"]
-        blocks.append(Block(str(e["block"]), hostlist.expand_hostlist(str(e["nodes"]))))
+        blocks.append(SlurmBlock(str(e["block"]), hostlist.expand_hostlist(str(e["nodes"]))))
     return [f"{at}: {p.message}" for p in check_blocks(blocks, sizes, nodes)]
 
 
@@ -404,5 +388,9 @@ def check(plan: Plan, catalog: Catalog) -> None:
         raise DesignError(problems)
     levels = Counter(sw.level for sw in tree)
     plan.slurm = SlurmFacts(
-        switches_per_level=[levels[lv] for lv in sorted(levels)], blocks=len(blocks), block_sizes=sizes
+        switches_per_level=[levels[lv] for lv in sorted(levels)],
+        blocks=len(blocks),
+        block_sizes=sizes,
+        tree=tree,
+        topology_blocks=blocks,
     )
