@@ -66,9 +66,7 @@ def test_planes_keep_the_shared_fabrics_counts_ratio_and_bisection(compiled: Com
     radix = plan.catalog.switches[be.switch_model].ports
     leaves_per_plane = be.leaves // plan.design.backend.planes
     # a plane is a non-blocking 2-tier fabric of its own: its leaves' uplinks fill its spines' ports
-    assert len(_spines(plan)) == plan.design.backend.planes * math.ceil(
-        leaves_per_plane * be.uplinks_per_leaf / radix
-    )
+    assert len(_spines(plan)) == plan.design.backend.planes * math.ceil(leaves_per_plane * be.uplinks_per_leaf / radix)
     for key in ("leaves", "spines", "tiers", "downlinks_per_leaf", "uplinks_per_leaf"):
         assert getattr(be, key) == getattr(shared.networks.backend, key), key
     assert Counter(lk.tier for lk in plan.links) == Counter(lk.tier for lk in shared.links)

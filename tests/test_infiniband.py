@@ -286,8 +286,8 @@ def test_default_key_cannot_be_a_tenant_key(cli: Callable[..., object], tmp_path
 
 
 def test_renderer_refuses_tenants_that_overlap_behind_validation(compiled: Compiled) -> None:
-    """Defense in depth: a plan whose tenants overlap (here edited after validation) is refused by the
-    renderer itself, naming the shared port."""
+    """Defense in depth: a plan whose design no longer matches the partitions the stage chose (here two
+    tenants edited to overlap after compiling) is refused by the renderer itself, naming the port."""
     plan = compiled("h100-1024-reference")
     tenants = list(plan.design.tenants)
     tenants[2] = tenants[2].model_copy(update={"servers": ["gpu[064-070]"]})  # gpu064 also belongs to acme (SU 2)
@@ -295,7 +295,7 @@ def test_renderer_refuses_tenants_that_overlap_behind_validation(compiled: Compi
     with pytest.raises(DesignError) as exc:
         render_infiniband(bad)
     text = str(exc.value)
-    assert "port gpu064 mlx5_0" in text and "is a member of both 'acme' and 'initech'" in text
+    assert "holds gpu064 mlx5_0, a port of gpu064, which 'acme' does not rent (owner: initech)" in text
 
 
 def _parts() -> tuple[list[Partition], dict[str, str]]:

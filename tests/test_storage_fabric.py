@@ -223,6 +223,25 @@ def test_opensm_files_for_a_second_subnet(compiled: Compiled) -> None:
     assert all(f"# {s} eth0 (storage server)" in default for s in storage)
 
 
+def test_an_infiniband_storage_fabric_gets_its_subnet_manager_beside_a_roce_backend(compiled: Compiled) -> None:
+    """The storage fabric's OpenSM files come from its own switches' OS, whatever the backend runs: a RoCE
+    backend beside an InfiniBand storage fabric once left the storage subnet with no subnet-manager files."""
+    sets = ("backend.technology=roce", "backend.switch=SN5600")
+    plan = compiled(SUPERPOD, *sets)
+    files = rendered_files(compiled, SUPERPOD, *sets)
+    assert plan.infiniband is None and plan.infiniband_storage is not None
+    assert not any(k.startswith("infiniband/") and not k.startswith("infiniband/storage/") for k in files)
+    # the same storage subnet, keys and files as beside an InfiniBand backend
+    ib = rendered_files(compiled, SUPERPOD)
+    storage = {k: v for k, v in ib.items() if k.startswith("infiniband/storage/")}
+    assert sorted(storage) == sorted(
+        f"infiniband/storage/{f}"
+        for f in ("node-name-map", "opensm.conf", "partitions.conf", "root_guids", "topology.net")
+    )
+    assert {k: files[k] for k in storage} == storage
+    assert plan.infiniband_storage == compiled(SUPERPOD).infiniband_storage
+
+
 def test_frontend_storage_is_the_default_and_unchanged(compiled: Compiled) -> None:
     plan = compiled("h100-256")
     explicit = compiled("h100-256", "storage.network=frontend")

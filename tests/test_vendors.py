@@ -35,6 +35,8 @@ def test_every_network_os_row_has_a_renderer_for_what_it_serves() -> None:
         assert hasattr(module, "render_frontend") == (Duty.FRONTEND in row.serves), name
         assert hasattr(module, "render_oob") == bool(row.serves & {Duty.OOB_ACCESS, Duty.OOB_AGGREGATION}), name
         assert hasattr(module, "render_backend") == bool(row.serves & {Duty.INFINIBAND, Duty.ROCE}), name
+        # an InfiniBand storage fabric is a subnet of its own, rendered by its switches' OS
+        assert hasattr(module, "render_storage") == (Duty.INFINIBAND in row.serves), name
 
 
 def _catalog_with(tmp_path: Path, model: str, os_: str) -> Path:

@@ -106,6 +106,7 @@ class Plan:
     backend_net: BackendNet | None = None  # network plan of a RoCE backend
     slurm: SlurmFacts | None = None  # Slurm
     infiniband: InfinibandFacts | None = None  # InfiniBand (backend on InfiniBand only)
+    infiniband_storage: InfinibandFacts | None = None  # InfiniBand (a dedicated InfiniBand storage fabric)
     bom: Bom | None = None  # BoM
     warnings: list[PlanWarning] = field(default_factory=list)  # any stage
 
@@ -200,6 +201,7 @@ SECTIONS: dict[str, type[Record]] = {
     "cooling": Cooling,
     "floor": Floor,
     "infiniband": InfinibandFacts,
+    "infiniband_storage": InfinibandFacts,
     "netplan": NetPlan,
     "racks": Rack,
     "slurm": SlurmFacts,

@@ -37,6 +37,8 @@ def omitted(default: Any = None) -> Any:
     """A field plan.json carries only once it has a value: set by a later stage, or only for some designs
     (so the JSON of designs without it stays as it was)."""
     return field(default=default, metadata={OMIT: True})
+
+
 _CODECS: dict[type, Codec] = {}
 
 

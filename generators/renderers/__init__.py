@@ -41,7 +41,7 @@ def _load() -> list[Renderer]:
     from generators.renderers.pack import render_labels, render_rows
     from generators.renderers.slurm import render_slurm
     from generators.renderers.storage_tenants import render_storage_tenants
-    from generators.vendors import render_backend, render_frontend, render_oob
+    from generators.vendors import render_backend, render_frontend, render_oob, render_storage
 
     # switch configs through the vendor registry: each switch by the module of its catalog `os`
     found: list[Renderer] = [
@@ -52,7 +52,7 @@ def _load() -> list[Renderer]:
         render_netbox_csv,
         render_storage_tenants,
     ]
-    found += [render_slurm, render_backend, render_hosts]
+    found += [render_slurm, render_backend, render_storage, render_hosts]
     found += [render_cabling, render_floor, render_labels, render_rows]
     found.append(render_bom)  # DIR/bom.csv, bom.json, bom.html
     globals().update({r.__name__: r for r in found})
@@ -113,6 +113,7 @@ SHARE_ORDER = (
     "render_slurm",
     "render_bom",
     "render_storage_tenants",
+    "render_storage",
 )
 
 

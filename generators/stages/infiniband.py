@@ -27,9 +27,10 @@ import hostlist
 from generators.model.catalog import Catalog
 from generators.model.design import Design, tenant_members
 from generators.model.errors import DesignError, Problem
-from generators.model.plan import Plan
+from generators.model.plan import Plan, required
 from generators.model.ports import port_table
 from generators.model.sections import InfinibandFacts, PartitionFact, PlanWarning, SubnetManager
+from generators.model.vocabulary import RANK, Role, rank
 
 GUID_PREFIX = 0x02 << 56  # EUI-64 with the U/L bit set: locally administered, never a vendor's OUI
 GUID_HASH_MASK = 0x00FF_FFFF_FFFF_FFF0  # low nibble left for port numbers (CA port GUID = node + port)
@@ -137,18 +138,19 @@ def switch_port_numbers(catalog: Catalog, model: str) -> dict[str, int]:
     return {p.name: i + 1 for i, p in enumerate(port_table(catalog.switches[model]))}
 
 
-_ROLE_RANK = {"leaf": 0, "spine": 1, "core": 2}
+@dataclass(slots=True)
+class _Nodes:
+    """A network's nodes as its subnet manager sees them: what the links and the GUIDs give, before the
+    stage's choices (the ftree roots and the subnet-manager hosts)."""
+
+    kinds: dict[str, tuple[str, int]]
+    guid_of: dict[str, int]
+    ends: dict[tuple[str, str], tuple[str, int]]
+    switches: list[str]  # in plan order
+    hca_ports: dict[str, int]
 
 
-def subnet(
-    plan: Plan,
-    guids: Mapping[str, int] | None = None,
-    port_guids: Mapping[str, int] | None = None,
-    network: str = "backend",
-) -> Subnet:
-    """The backend (or the dedicated storage fabric, `network`) as an InfiniBand subnet. `guids` (node
-    description -> node GUID) and `port_guids` (HCA description -> port GUID), from a discovered fabric,
-    replace the name-derived placeholders; `guids` must cover every node."""
+def _nodes(plan: Plan, guids: Mapping[str, int] | None, port_guids: Mapping[str, int] | None, network: str) -> _Nodes:
     catalog = plan.catalog
     idx = plan.index()
     numbers: dict[str, dict[str, int]] = {}
@@ -182,30 +184,73 @@ def subnet(
                 "map every node description of the plan to its as-built GUID",
             )
         guid_of = {k: guids[k] for k in kinds}
-
     order = {d.name: i for i, d in enumerate(plan.devices)}
     switches = sorted((d for d, (k, _) in kinds.items() if k == "Switch"), key=order.__getitem__)
-    top = max((_ROLE_RANK.get(idx[s].role, 0) for s in switches), default=0)
-    roots = [s for s in switches if _ROLE_RANK.get(idx[s].role, 0) == top] if top > 0 else []
-    sm_names = {d.name for d in plan.devices if d.kind == "management" and d.attrs.get("subnet_manager")}
     hca_ports = {d: g for d, g in (port_guids or {}).items() if d in kinds}
-    hosts = [
-        SmHost(dev, desc, hca_ports.get(desc) or guid_of[desc] + 1, on_switch=False)
-        for (dev, _port), (desc, _) in ends.items()
-        if dev in sm_names
+    return _Nodes(kinds, guid_of, ends, switches, hca_ports)
+
+
+def _subnet(
+    nodes: _Nodes, roots: list[str], hosts: list[tuple[str, str, bool]], as_built: bool, network: str
+) -> Subnet:
+    """The subnet of `nodes` with its roots and its subnet-manager hosts ((device, node, on switch)),
+    the SM host first in the node order: ibsim and OpenSM attach to the first node."""
+    sm = [
+        SmHost(
+            dev,
+            node,
+            nodes.guid_of[node] if on_switch else nodes.hca_ports.get(node) or nodes.guid_of[node] + 1,
+            on_switch,
+        )
+        for dev, node, on_switch in hosts
     ]
-    hosts.sort(key=lambda h: (order[h.device], h.node))
+    first = sm[0].node if sm else None
+    ordered = [
+        *([first] if first else []),
+        *(s for s in nodes.switches if s != first),
+        *(c for c, (k, _) in nodes.kinds.items() if k != "Switch" and c != first),
+    ]
+    return Subnet(ordered, nodes.kinds, nodes.guid_of, nodes.ends, roots, sm, as_built, nodes.hca_ports, network)
+
+
+def subnet(plan: Plan, network: str = "backend") -> Subnet:
+    """The stage's choice for the backend (or the dedicated storage fabric, `network`) as an InfiniBand
+    subnet: its ftree roots are its top tier, its subnet managers run on the backend-attached management
+    nodes, else embedded in the first two roots. GUIDs are the name-derived placeholders."""
+    nodes = _nodes(plan, None, None, network)
+    idx = plan.index()
+    top = max((rank(idx[s].role) for s in nodes.switches), default=0)
+    roots = [s for s in nodes.switches if rank(idx[s].role) == top] if top > RANK[Role.LEAF] else []
+    order = {d.name: i for i, d in enumerate(plan.devices)}
+    sm_names = {d.name for d in plan.devices if d.kind == "management" and d.attrs.get("subnet_manager")}
+    hosts = sorted(
+        ((dev, desc, False) for (dev, _port), (desc, _) in nodes.ends.items() if dev in sm_names),
+        key=lambda h: (order[h[0]], h[1]),
+    )
     if not hosts:
         # management.backend_attached: 0: the SM runs embedded in managed switches; the top tier sees
         # the whole subnet at equal distance, so the first two roots host master and standby
-        hosts = [SmHost(s, s, guid_of[s], on_switch=True) for s in (roots or switches)[:2]]
-    first = hosts[0].node if hosts else None
-    ordered = [
-        *([first] if first else []),
-        *(s for s in switches if s != first),
-        *(c for c, (k, _) in kinds.items() if k != "Switch" and c != first),
-    ]
-    return Subnet(ordered, kinds, guid_of, ends, roots, hosts, guids is not None, hca_ports, network)
+        hosts = [(s, s, True) for s in (roots or nodes.switches)[:2]]
+    return _subnet(nodes, roots, hosts, False, network)
+
+
+def planned_subnet(
+    plan: Plan,
+    guids: Mapping[str, int] | None = None,
+    port_guids: Mapping[str, int] | None = None,
+    network: str = "backend",
+) -> Subnet:
+    """The subnet as the stage chose it (its roots and subnet managers, from the plan's section). `guids`
+    (node description -> node GUID) and `port_guids` (HCA description -> port GUID), from a discovered
+    fabric, replace the name-derived placeholders; `guids` must cover every node."""
+    facts = subnet_facts(plan, network)
+    hosts = [(m.device, m.node, m.on_switch) for m in facts.subnet_managers]
+    return _subnet(_nodes(plan, guids, port_guids, network), facts.root_switches, hosts, guids is not None, network)
+
+
+def subnet_facts(plan: Plan, network: str = "backend") -> InfinibandFacts:
+    """The stage's section for `network`: plan.infiniband (the backend) or plan.infiniband_storage."""
+    return required(plan.infiniband if network == "backend" else plan.infiniband_storage, f"infiniband ({network})")
 
 
 # ---------------------------------------------------------------------------------------- partitions
@@ -230,32 +275,59 @@ def tenant_pkeys(design: Design) -> list[tuple[int, str, int]]:
     return out
 
 
-def partitions(plan: Plan, sn: Subnet) -> list[Partition]:
-    """Default (SM full, everyone else limited) and one full-membership partition per tenant."""
-    members = tenant_members(plan.design)
+def _ports_of(sn: Subnet) -> dict[str, list[tuple[str, int]]]:
+    """Each HCA-side device's ports on the subnet: (node description, port GUID), in link order."""
     ports_of: dict[str, list[tuple[str, int]]] = {}
     for (dev, _port), (desc, p) in sn.ends.items():
         if sn.kind[desc][0] != "Switch":
             ports_of.setdefault(dev, []).append((desc, sn.port_guid(desc, p)))
-    default = Partition("Default", DEFAULT_PKEY, [Member(h.node, h.device, h.port_guid, True) for h in sn.sm_hosts])
-    if sn.network == "storage":
-        # every tenant reaches the storage servers: their ports are full members of the default
-        # partition (a limited tenant port may talk to a full member), tenants still never each other
-        kind = {d.name: d.kind for d in plan.devices}
-        default.members += [
-            Member(desc, dev, sn.port_guid(desc, p), True)
-            for (dev, _port), (desc, p) in sorted(sn.ends.items())
-            if kind[dev] == "storage"
-        ]
-    out = [default]
+    return ports_of
+
+
+def _default(sn: Subnet, servers: list[str]) -> Partition:
+    """The default partition: the subnet-manager ports full members, and every port of `servers` (the
+    storage servers, on a storage fabric: every tenant reaches them) too, in port order."""
+    members = [Member(h.node, h.device, h.port_guid, True) for h in sn.sm_hosts]
+    full = set(servers)
+    members += [
+        Member(desc, dev, sn.port_guid(desc, p), True)
+        for (dev, _port), (desc, p) in sorted(sn.ends.items())
+        if dev in full
+    ]
+    return Partition("Default", DEFAULT_PKEY, members, servers=servers)
+
+
+def _tenant(ports_of: dict[str, list[tuple[str, int]]], name: str, pkey: int, i: int, servers: list[str]) -> Partition:
+    """A tenant's partition: every port of its servers on the subnet, full members."""
+    return Partition(name, pkey, [Member(label, s, g, True) for s in servers for label, g in ports_of[s]], i, servers)
+
+
+def partitions(plan: Plan, sn: Subnet) -> list[Partition]:
+    """The stage's choice: Default (SM full, the storage servers of a storage fabric full, everyone else
+    limited) and one full-membership partition per tenant renting servers on the subnet."""
+    members = tenant_members(plan.design)
+    ports_of = _ports_of(sn)
+    storage = [d.name for d in plan.devices if d.kind == "storage"] if sn.network == "storage" else []
+    out = [_default(sn, [s for s in storage if s in ports_of])]
     for i, name, pkey in tenant_pkeys(plan.design):
         servers = [s for s in members.get(name, []) if s in ports_of]
         if servers:
-            out.append(
-                Partition(
-                    name, pkey, [Member(label, s, g, True) for s in servers for label, g in ports_of[s]], i, servers
-                )
-            )
+            out.append(_tenant(ports_of, name, pkey, i, servers))
+    return out
+
+
+def planned_partitions(plan: Plan, sn: Subnet) -> list[Partition]:
+    """The partitions the stage chose (keys and servers, from the plan's section), with the port GUIDs of
+    `sn` (name-derived, or as built)."""
+    ports_of = _ports_of(sn)
+    index = {t.name: i for i, t in enumerate(plan.design.tenants)}
+    out = []
+    for p in subnet_facts(plan, sn.network).partitions:
+        servers = hostlist.expand_hostlist(p.servers) if p.servers else []
+        if p.name == "Default":
+            out.append(_default(sn, servers))
+        else:
+            out.append(_tenant(ports_of, p.name, int(p.pkey, 16), index[p.name], servers))
     return out
 
 
@@ -343,23 +415,8 @@ def tenant_owner(plan: Plan) -> dict[str, str]:
     return {s: t for t, servers in members.items() for s in servers}
 
 
-def check(plan: Plan, catalog: Catalog) -> None:
-    """Compiler stage: refuse a plan whose InfiniBand partitions would not isolate tenants, and record
-    the keys and subnet managers in plan.infiniband for later consumers (UFM, Pulumi)."""
-    owner = tenant_owner(plan)
-    problems: list[Problem] = []
-    if is_infiniband(plan, "storage"):
-        problems += isolation_problems(partitions(plan, subnet(plan, network="storage")), owner)
-    if not is_infiniband(plan):
-        if problems:
-            raise DesignError(problems)
-        return
-    sn = subnet(plan)
-    parts = partitions(plan, sn)
-    problems += isolation_problems(parts, owner)
-    if problems:
-        raise DesignError(problems)
-    plan.infiniband = InfinibandFacts(
+def _facts(sn: Subnet, parts: list[Partition]) -> InfinibandFacts:
+    return InfinibandFacts(
         root_switches=sn.roots,
         subnet_managers=[SubnetManager(device=h.device, node=h.node, on_switch=h.on_switch) for h in sn.sm_hosts],
         partitions=[
@@ -372,7 +429,26 @@ def check(plan: Plan, catalog: Catalog) -> None:
             for p in parts
         ],
     )
-    if sn.sm_hosts and sn.sm_hosts[0].on_switch and len(sn.order) > EMBEDDED_SM_MAX_NODES:
+
+
+def check(plan: Plan, catalog: Catalog) -> None:
+    """Compiler stage: refuse a plan whose InfiniBand partitions would not isolate tenants, and record
+    each subnet's roots, subnet managers and partitions (plan.infiniband for the backend,
+    plan.infiniband_storage for a dedicated storage fabric) for the renderer, UFM and Pulumi."""
+    owner = tenant_owner(plan)
+    problems: list[Problem] = []
+    facts: dict[str, InfinibandFacts] = {}
+    sizes: dict[str, Subnet] = {}
+    for network in infiniband_networks(plan):
+        sn = subnet(plan, network)
+        parts = partitions(plan, sn)
+        problems += isolation_problems(parts, owner)
+        facts[network], sizes[network] = _facts(sn, parts), sn
+    if problems:
+        raise DesignError(problems)
+    plan.infiniband, plan.infiniband_storage = facts.get("backend"), facts.get("storage")
+    sn = sizes.get("backend")  # type: ignore[assignment]
+    if sn is not None and sn.sm_hosts and sn.sm_hosts[0].on_switch and len(sn.order) > EMBEDDED_SM_MAX_NODES:
         # the playbook: UFM (or an SM on servers) is a hard requirement above ~2k GPUs
         plan.warnings.append(
             PlanWarning(

@@ -1,8 +1,9 @@
 """Switch configs, one renderer module per network OS: each switch is rendered by the module its OS's
 row in ``generators.model.netos`` names (``render_frontend``, ``render_backend`` and ``render_oob``
 below are the only dispatch). A module defines ``render_frontend(plan)`` if its OS serves the frontend,
-``render_backend(plan)`` for an InfiniBand or RoCE backend, and ``render_oob(plan, views)`` for
-out-of-band switches; tests/test_vendors.py holds every row to that.
+``render_backend(plan)`` for an InfiniBand or RoCE backend, ``render_storage(plan)`` if it serves an
+InfiniBand storage fabric, and ``render_oob(plan, views)`` for out-of-band switches;
+tests/test_vendors.py holds every row to that.
 """
 
 from __future__ import annotations
@@ -33,6 +34,16 @@ def render_backend(plan: Plan) -> dict[str, str]:
     model = plan.networks.backend.switch
     # the design check refuses a backend switch whose OS does not serve its technology
     files: dict[str, str] = renderer(plan.catalog.switches[model].os).render_backend(plan)
+    return files
+
+
+def render_storage(plan: Plan) -> dict[str, str]:
+    """A dedicated storage fabric's switch files, by the OS of its switches. An InfiniBand one is a
+    subnet of its own; an Ethernet one gets none yet (its PlanWarning says so)."""
+    if plan.networks.technology("storage") != "infiniband":
+        return {}
+    assert plan.networks.storage is not None
+    files: dict[str, str] = renderer(plan.catalog.switches[plan.networks.storage.switch].os).render_storage(plan)
     return files
 
 

@@ -21,8 +21,8 @@ from generators.stages.infiniband import (
     Subnet,
     is_infiniband,
     isolation_problems,
-    partitions,
-    subnet,
+    planned_partitions,
+    planned_subnet,
     tenant_owner,
 )
 from generators.views.ibnetdiscover import format_records, ib_speed, node_ident
@@ -201,27 +201,41 @@ def _ufm(parts: list[Partition]) -> dict[str, str]:
 def render_infiniband(
     plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mapping[str, int] | None = None
 ) -> dict[str, str]:
-    """DIR/infiniband/: OpenSM files, the expected fabric and UFM bodies (nothing for a RoCE backend).
-    With as-built `guids`/`port_guids` (see `subnet`) the same files carry the hardware's GUIDs."""
-    files: dict[str, str] = {}
-    if is_infiniband(plan):
-        sn = subnet(plan, guids, port_guids)
-        files.update(_subnet_files(plan, sn, "infiniband", OPENSM_DIR))
-        files.update({f"infiniband/{rel}": text for rel, text in _ufm(partitions(plan, sn)).items()})
-    if is_infiniband(plan, "storage") and guids is None:
-        # a second subnet with its own SM; as-built GUIDs (verify --write-config) cover the backend only
-        files.update(
-            _subnet_files(plan, subnet(plan, network="storage"), "infiniband/storage", f"{OPENSM_DIR}/storage")
-        )
+    """DIR/infiniband/: the backend subnet's OpenSM files, expected fabric and UFM bodies, and the storage
+    fabric's (infiniband/storage/) when it is InfiniBand too; nothing for networks that are not. With
+    as-built `guids`/`port_guids` (see `planned_subnet`) the backend's files carry the hardware's GUIDs
+    (a storage fabric's discovery is not read: its files are left out)."""
+    files = render_backend(plan, guids, port_guids)
+    if guids is None:
+        files.update(render_storage(plan))
     return files
 
 
-def render_backend(plan: Plan) -> dict[str, str]:
-    return render_infiniband(plan)
+def render_backend(
+    plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mapping[str, int] | None = None
+) -> dict[str, str]:
+    """The backend subnet's files (infiniband/), from the infiniband stage's choices."""
+    if not is_infiniband(plan):
+        return {}
+    sn = planned_subnet(plan, guids, port_guids)
+    parts = planned_partitions(plan, sn)
+    files = _subnet_files(plan, sn, parts, "infiniband", OPENSM_DIR)
+    files.update({f"infiniband/{rel}": text for rel, text in _ufm(parts).items()})
+    return files
 
 
-def _subnet_files(plan: Plan, sn: Subnet, folder: str, base: str) -> dict[str, str]:
-    parts = partitions(plan, sn)
+def render_storage(plan: Plan) -> dict[str, str]:
+    """A dedicated InfiniBand storage fabric's files (infiniband/storage/): a subnet with its own SM,
+    whatever the backend runs."""
+    if not is_infiniband(plan, "storage"):
+        return {}
+    sn = planned_subnet(plan, network="storage")
+    return _subnet_files(plan, sn, planned_partitions(plan, sn), "infiniband/storage", f"{OPENSM_DIR}/storage")
+
+
+def _subnet_files(plan: Plan, sn: Subnet, parts: list[Partition], folder: str, base: str) -> dict[str, str]:
+    # the stage proved these partitions isolate the tenants; checked again against the design the
+    # files are written for, and for as-built GUIDs (two ports reported with one GUID)
     problems = isolation_problems(parts, tenant_owner(plan))
     if problems:
         raise DesignError(problems)
