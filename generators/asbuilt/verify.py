@@ -35,6 +35,7 @@ from generators.asbuilt.lldp import LldpParseError, Neighbour, parse_lldp
 from generators.model.errors import DesignError, printable
 from generators.model.inputfile import DISCOVERY_LIMIT, read_bytes
 from generators.model.plan import Plan
+from generators.model.vocabulary import rank
 from generators.output import Written, write_tree
 from generators.stages.infiniband import switch_port_numbers
 from generators.views.ibnetdiscover import NetNode, ib_speed
@@ -293,8 +294,8 @@ class _Namer:
 
     def shown(self, a: End, b: End) -> tuple[End, End]:
         """Servers first, then up the tiers, as planned links are written."""
-        ra = _RANK.get(self.idx[a[0]].role, 0) if a[0] in self.idx else 0
-        rb = _RANK.get(self.idx[b[0]].role, 0) if b[0] in self.idx else 0
+        ra = rank(self.idx[a[0]].role) if a[0] in self.idx else 0
+        rb = rank(self.idx[b[0]].role) if b[0] in self.idx else 0
         return (b, a) if rb < ra else (a, b)
 
     def end_of(self, n: NetNode, p: int) -> tuple[End, bool]:
@@ -329,9 +330,6 @@ class _Namer:
         pa = self.port(a[0], a[1], self.ib_found.get(a) if not known_a else self.ib_of(a), known_a)
         pb = self.port(b[0], b[1], self.ib_found.get(b) if not known_b else self.ib_of(b), known_b)
         return LinkReport(pa, pb, ca.cable_id if ca else None, ca.label if ca else None, planned_speed, speed)
-
-
-_RANK = {"leaf": 1, "spine": 2, "core": 3}
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ from generators.model.sections import (
     SlurmFacts,
     Trays,
 )
+from generators.model.vocabulary import Kind, Network, Role, Tier
 from generators.text.jsontext import dumps_indented, record_encoder
 
 PLAN_SCHEMA = "railyard.plan/1"
@@ -40,10 +41,10 @@ T = TypeVar("T")
 @dataclass(slots=True)
 class Device:
     name: str
-    kind: str  # server, switch, storage, management, pdu
-    role: str  # compute, leaf, spine, core, storage, management, oob-leaf, oob-agg
+    kind: Kind
+    role: Role
     model: str  # catalog key
-    network: str | None = None  # switches only: backend, frontend, storage (a dedicated storage fabric), oob
+    network: Network | None = None  # switches only
     ports: int = 0  # front-panel ports (switches)
     attrs: dict[str, Any] = field(default_factory=dict)  # su, rail, pod, plane, index, ...
     spare_ports: list[str] = field(default_factory=list)  # switches: ports left free for growth
@@ -67,8 +68,8 @@ class Device:
 
 @dataclass(slots=True)
 class Link:
-    network: str  # backend, frontend, storage (a dedicated storage fabric), oob
-    tier: str  # server-leaf, leaf-spine, spine-core, mgmt
+    network: Network
+    tier: Tier
     speed_gbps: int
     a_device: str
     a_port: str
@@ -163,10 +164,10 @@ class Plan:
             devices=[
                 Device(
                     x["name"],
-                    x["kind"],
-                    x["role"],
+                    Kind(x["kind"]),
+                    Role(x["role"]),
                     x["model"],
-                    x.get("network"),
+                    Network(x["network"]) if x.get("network") is not None else None,
                     x.get("ports", 0),
                     x.get("attrs", {}),
                     x.get("spare_ports", []),
@@ -177,8 +178,8 @@ class Plan:
             ],
             links=[
                 Link(
-                    x["network"],
-                    x["tier"],
+                    Network(x["network"]),
+                    Tier(x["tier"]),
                     x["speed_gbps"],
                     x["a"]["device"],
                     x["a"]["port"],

@@ -12,6 +12,7 @@ from generators.model.errors import DesignError, Problem
 from generators.model.plan import Plan, required
 from generators.model.sections import SlurmBlock, SlurmSwitch
 from generators.stages.slurm import REAL_MEMORY_FRACTION, check_topology_yaml
+from generators.text.yamltext import SAFE_DUMPER
 
 _TAIL_DIGITS = re.compile(r"^(.*?)(\d*)$")
 
@@ -95,7 +96,7 @@ def _topology_yaml(plan: Plan, tree: list[SlurmSwitch], blocks: list[SlurmBlock]
         "# as topology `nvlink`: add Topology=nvlink to the partitions that should place jobs by rack.",
         "# Slurm reads it instead of topology.conf when it exists: install one or the other.",
     ]
-    return "\n".join(head) + "\n" + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+    return "\n".join(head) + "\n" + yaml.dump(doc, Dumper=SAFE_DUMPER, sort_keys=False, default_flow_style=False)
 
 
 def _node_shape(plan: Plan) -> tuple[str, int, int]:

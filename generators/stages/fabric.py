@@ -37,6 +37,7 @@ from generators.model.sections import (
     StorageFacts,
     SubnetManagerPort,
 )
+from generators.model.vocabulary import Kind, Network, Role, Tier
 
 # --------------------------------------------------------------------------------------------- ports
 
@@ -79,15 +80,15 @@ class Builder:
         self.by_name[dev.name] = dev
         return dev
 
-    def switch(self, name: str, model: str, network: str, role: str, **attrs: Any) -> Device:
+    def switch(self, name: str, model: str, network: Network, role: Role, **attrs: Any) -> Device:
         sw = self.catalog.switches[model]
-        return self.add(Device(name, "switch", role, model, network, sw.ports, attrs))
+        return self.add(Device(name, Kind.SWITCH, role, model, network, sw.ports, attrs))
 
     def port_name(self, dev: str, index: int) -> str:
         table = port_table(self.catalog.switches[self.by_name[dev].model])
         return table[index].name if index < len(table) else overflow_port(index)
 
-    def link(self, network: str, tier: str, speed: int, a: str, a_port: str, b: str, b_port: str) -> None:
+    def link(self, network: Network, tier: Tier, speed: int, a: str, a_port: str, b: str, b_port: str) -> None:
         self.links.append(Link(network, tier, speed, a, a_port, b, b_port))
 
 
@@ -129,7 +130,7 @@ class Tree:
 
 def build_upper(
     b: Builder,
-    network: str,
+    network: Network,
     planes: list[tuple[str, list[str]]],
     up_ports: dict[str, list[int]],
     uplinks: int,
@@ -202,7 +203,7 @@ def number_width(n: int) -> int:
 
 def _two_tier_plane(
     b: Builder,
-    network: str,
+    network: Network,
     prefix: str,
     leaves: list[str],
     up_ports: dict[str, list[int]],
@@ -216,12 +217,12 @@ def _two_tier_plane(
     w = number_width(spines)
     down = eligible(b.catalog.switches[model], speed, "down")
     for j in range(spines):
-        sp = b.switch(f"{prefix}spine{j + 1:0{w}d}", model, network, "spine", **_plane_attr(prefix), index=j + 1)
+        sp = b.switch(f"{prefix}spine{j + 1:0{w}d}", model, network, Role.SPINE, **_plane_attr(prefix), index=j + 1)
         for li, leaf in enumerate(leaves):
             for t in range(k):
                 b.link(
                     network,
-                    "leaf-spine",
+                    Tier.LEAF_SPINE,
                     speed,
                     leaf,
                     b.port_name(leaf, up_ports[leaf][j * k + t]),
@@ -251,7 +252,7 @@ def plane_count(design: Design, rails: int) -> int:
 
 def _three_tier_plane(
     b: Builder,
-    network: str,
+    network: Network,
     prefix: str,
     leaves: list[str],
     up_ports: dict[str, list[int]],
@@ -298,7 +299,7 @@ def _three_tier_plane(
     down_idx, up_idx = ports[:half], ports[half : 2 * half]
     ws, wc = number_width(s_pod), number_width(s_pod * core_c)
     cores = [
-        b.switch(f"{prefix}core{n + 1:0{wc}d}", model_key, network, "core", **_plane_attr(prefix), index=n + 1)
+        b.switch(f"{prefix}core{n + 1:0{wc}d}", model_key, network, Role.CORE, **_plane_attr(prefix), index=n + 1)
         for n in range(s_pod * core_c)
     ]
     for q, pod in enumerate(pods):
@@ -307,7 +308,7 @@ def _three_tier_plane(
                 f"{prefix}pod{q + 1}-spine{j + 1:0{ws}d}",
                 model_key,
                 network,
-                "spine",
+                Role.SPINE,
                 **_plane_attr(prefix),
                 pod=q + 1,
                 index=j + 1,
@@ -317,7 +318,7 @@ def _three_tier_plane(
                 for t in range(k):
                     b.link(
                         network,
-                        "leaf-spine",
+                        Tier.LEAF_SPINE,
                         speed,
                         leaf,
                         b.port_name(leaf, up_ports[leaf][j * k + t]),
@@ -329,7 +330,7 @@ def _three_tier_plane(
                 for t in range(m):
                     b.link(
                         network,
-                        "spine-core",
+                        Tier.SPINE_CORE,
                         speed,
                         sp.name,
                         b.port_name(sp.name, up_idx[g * m + t]),
@@ -384,7 +385,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
                     # cable labels of built sites know it
                     name = f"su{u + 1:0{su_w}d}-rail{r}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
                     attrs: dict[str, Any] = {"su": u + 1, "rail": r} | ({"index": k + 1} if n_lpr > 1 else {})
-                    leaf = b.switch(name, sw_key, "backend", "leaf", **attrs)
+                    leaf = b.switch(name, sw_key, Network.BACKEND, Role.LEAF, **attrs)
                     leaves.append(leaf.name)
                     per_rail[r].append(leaf.name)
                     up_ports[leaf.name] = ups
@@ -392,8 +393,8 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
                         # rail r carries NIC r; a design with fewer rails than NICs leaves NICs dark
                         # and the invariants report them.
                         b.link(
-                            "backend",
-                            "server-leaf",
+                            Network.BACKEND,
+                            Tier.SERVER_LEAF,
                             speed,
                             host,
                             srv.backend.name.format(i=r),
@@ -418,15 +419,15 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
             members = servers[u * su_size : (u + 1) * su_size]
             for k in range(leaves_per_su):
                 leaf = b.switch(
-                    f"su{u + 1:0{su_w}d}-leaf{k + 1:0{lw}d}", sw_key, "backend", "leaf", su=u + 1, index=k + 1
+                    f"su{u + 1:0{su_w}d}-leaf{k + 1:0{lw}d}", sw_key, Network.BACKEND, Role.LEAF, su=u + 1, index=k + 1
                 )
                 leaves.append(leaf.name)
                 up_ports[leaf.name] = ups
                 for si, host in enumerate(members[k * per_leaf : (k + 1) * per_leaf]):
                     for j, r in enumerate(cage_order):
                         b.link(
-                            "backend",
-                            "server-leaf",
+                            Network.BACKEND,
+                            Tier.SERVER_LEAF,
                             speed,
                             host,
                             srv.backend.name.format(i=r),
@@ -447,7 +448,9 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
         unit = rails // n_planes * n_lpr
     else:
         planes = [("", leaves)]
-    tree = build_upper(b, "backend", planes, up_ports, up, speed, sw_key, be.tiers, unit, be.sus_per_pod, "backend")
+    tree = build_upper(
+        b, Network.BACKEND, planes, up_ports, up, speed, sw_key, be.tiers, unit, be.sus_per_pod, "backend"
+    )
     slots: list[tuple[str, str]] = []
     if be.topology == "rail_optimized" and design.compute.reserved_slots:
         # the ports the last unit's missing servers would have taken: slot by slot, rail by rail
@@ -516,7 +519,7 @@ def _attach_subnet_managers(
             for i in range(mgmt_model.backend.count):
                 leaf, leaf_port = next(free)
                 port = mgmt_model.backend.name.format(i=i)
-                b.link("backend", "server-leaf", speed, node, port, leaf, leaf_port)
+                b.link(Network.BACKEND, Tier.SERVER_LEAF, speed, node, port, leaf, leaf_port)
                 out.append(SubnetManagerPort(node, port, leaf, leaf_port))
         return out
     last_su = b.by_name[leaves[-1]].attrs["su"]
@@ -527,7 +530,7 @@ def _attach_subnet_managers(
         idx = eligible(model, speed, "down")[-1 - k // len(candidates)]
         node = f"mgmt{k + 1:02d}"
         port = mgmt_model.backend.name.format(i=0)
-        b.link("backend", "server-leaf", speed, node, port, leaf, b.port_name(leaf, idx))
+        b.link(Network.BACKEND, Tier.SERVER_LEAF, speed, node, port, leaf, b.port_name(leaf, idx))
         out.append(SubnetManagerPort(node, port, leaf, b.port_name(leaf, idx)))
     return out
 
@@ -544,7 +547,7 @@ class LeafPairs:
     p % sides, so a host's ports reach different leaves. The frontend and the storage fabric use it."""
 
     b: Builder
-    network: str
+    network: Network
     prefix: str  # leaf names: <prefix>01, <prefix>02, ...
     switch: str
     sides: int
@@ -564,7 +567,7 @@ class LeafPairs:
                     f"{self.prefix}{n:02d}",
                     self.switch,
                     self.network,
-                    "leaf",
+                    Role.LEAF,
                     pair=(n - 1) // sides + 1,
                     side=s,
                     service=service,
@@ -581,7 +584,7 @@ class LeafPairs:
                 for p, (pname, speed) in enumerate(ports):
                     b.link(
                         self.network,
-                        "server-leaf",
+                        Tier.SERVER_LEAF,
                         speed,
                         host,
                         pname,
@@ -638,7 +641,7 @@ def build_frontend(
     sides = fe.ports_per_server
     leaves: list[str] = []
     up_ports: dict[str, list[int]] = {}
-    pairs = LeafPairs(b, "frontend", "fe-leaf", fe.switch, sides, leaves, up_ports)
+    pairs = LeafPairs(b, Network.FRONTEND, "fe-leaf", fe.switch, sides, leaves, up_ports)
 
     def place(group: list[HostPorts], service: bool) -> None:
         pairs.place(group, down, downs, ups, service)
@@ -655,7 +658,7 @@ def build_frontend(
     svc += [(h, ports(mm.frontend_port_name, min(sides, mnic.ports), mnic.speed_gbps)) for h in mgmt]
     place(svc, service=True)
     tree = build_upper(
-        b, "frontend", [("fe-", leaves)], up_ports, up, up_speed, spine_key, "auto", sides, None, "frontend"
+        b, Network.FRONTEND, [("fe-", leaves)], up_ports, up, up_speed, spine_key, "auto", sides, None, "frontend"
     )
     return FrontendFacts(
         switch=fe.switch,
@@ -693,7 +696,7 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     downs, ups = _layout(model, speed, down, speed, up)
     leaves: list[str] = []
     up_ports: dict[str, list[int]] = {}
-    pairs = LeafPairs(b, "storage", "stor-leaf", fab.switch, sides, leaves, up_ports)
+    pairs = LeafPairs(b, Network.STORAGE, "stor-leaf", fab.switch, sides, leaves, up_ports)
     pairs.place([(h, [(p, speed) for p in srv_ports]) for h in servers], down, downs, ups, service=False)
     # the storage servers' leaves: as many downlinks as uplinks, the same uplink count so one
     # spine layer serves both kinds of leaf
@@ -709,7 +712,17 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
         service=True,
     )
     tree = build_upper(
-        b, "storage", [("stor-", leaves)], up_ports, up, speed, fab.switch, fab.tiers, sides, None, "storage.fabric"
+        b,
+        Network.STORAGE,
+        [("stor-", leaves)],
+        up_ports,
+        up,
+        speed,
+        fab.switch,
+        fab.tiers,
+        sides,
+        None,
+        "storage.fabric",
     )
     return StorageFacts(
         technology=fab.technology,
@@ -739,18 +752,18 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
     servers = server_names(design)
     su = design.backend.su_size
     for i, h in enumerate(servers):
-        b.add(Device(h, "server", "compute", design.compute.server, attrs={"su": i // su + 1, "index": i + 1}))
+        b.add(Device(h, Kind.SERVER, Role.COMPUTE, design.compute.server, attrs={"su": i // su + 1, "index": i + 1}))
     _rack_system_devices(b, design)
     storage = [f"stor{i + 1:02d}" for i in range(design.storage.count)]
     for i, h in enumerate(storage):
-        b.add(Device(h, "storage", "storage", design.storage.server, attrs={"index": i + 1}))
+        b.add(Device(h, Kind.STORAGE, Role.STORAGE, design.storage.server, attrs={"index": i + 1}))
     mgmt = [f"mgmt{i + 1:02d}" for i in range(design.management.count)]
     for i, h in enumerate(mgmt):
         b.add(
             Device(
                 h,
-                "management",
-                "management",
+                Kind.MANAGEMENT,
+                Role.MANAGEMENT,
                 design.management.server,
                 attrs={"index": i + 1, "subnet_manager": i < design.management.backend_attached},
             )
@@ -806,10 +819,16 @@ def _rack_system_devices(b: Builder, design: Design) -> None:
     w = max(2, len(str(c.racks)))
     for k in range(1, c.racks + 1):
         for j in range(1, rs.nvlink_switches + 1):
-            b.switch(f"nvsw{k:0{w}d}-{j}", rs.nvlink_switch, "nvlink", "nvlink", system_rack=k, index=j)
+            b.switch(f"nvsw{k:0{w}d}-{j}", rs.nvlink_switch, Network.NVLINK, Role.NVLINK, system_rack=k, index=j)
         for j in range(1, rs.power_shelves + 1):
             b.add(
-                Device(f"pwr{k:0{w}d}-{j}", "pdu", "power-shelf", rs.power_shelf, attrs={"system_rack": k, "index": j})
+                Device(
+                    f"pwr{k:0{w}d}-{j}",
+                    Kind.PDU,
+                    Role.POWER_SHELF,
+                    rs.power_shelf,
+                    attrs={"system_rack": k, "index": j},
+                )
             )
 
 

@@ -12,6 +12,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design
 from generators.model.plan import Device
 from generators.model.sections import OobFacts
+from generators.model.vocabulary import Network, Role, Tier
 from generators.stages.fabric import Builder, eligible, native_speed, number_width
 
 Endpoint = tuple[str, str]  # (device, its management port) on the out-of-band network
@@ -74,7 +75,8 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], a
     agg_ports = eligible(agg_model, up_speed, "down")
     per_pair, n_pairs = oob_sizing(b.catalog, design, [len(g) for g in groups], agg_group)
     aggs = [
-        b.switch(f"oob-agg{i + 1}", agg_key, "oob", "spine", index=i + 1, pair=i // 2 + 1) for i in range(2 * n_pairs)
+        b.switch(f"oob-agg{i + 1}", agg_key, Network.OOB, Role.SPINE, index=i + 1, pair=i // 2 + 1)
+        for i in range(2 * n_pairs)
     ]
     n_sw = sum(
         math.ceil((len(g) + (2 * n_pairs if gi == agg_group else 0)) / len(downs)) for gi, g in enumerate(groups)
@@ -89,12 +91,12 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], a
     n = 0
     for gi, group in enumerate(groups):
         for c in range(math.ceil(len(group) / len(downs))):
-            sw = b.switch(f"oob{n + 1:0{w}d}", oob.switch, "oob", "leaf", index=n + 1, group=gi)
+            sw = b.switch(f"oob{n + 1:0{w}d}", oob.switch, Network.OOB, Role.LEAF, index=n + 1, group=gi)
             for k, ep in enumerate(group[c * len(downs) : (c + 1) * len(downs)]):
                 if ep is None:
                     continue
                 dev, port = ep
-                b.link("oob", "mgmt-access", down_speed, dev, port, sw.name, b.port_name(sw.name, downs[k]))
+                b.link(Network.OOB, Tier.MGMT_ACCESS, down_speed, dev, port, sw.name, b.port_name(sw.name, downs[k]))
             if oob.uplink == "frontend":
                 # round robin over the service leaves that have a free port left, so a switch's
                 # uplinks land on different leaves (both sides of a pair) and switches spread evenly
@@ -109,8 +111,8 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], a
                     idx = free.pop(0) if free else lmodel.ports + uplink_no
                     up_idx = ups[u] if u < len(ups) else model.ports + u
                     b.link(
-                        "oob",
-                        "access-leaf",
+                        Network.OOB,
+                        Tier.ACCESS_LEAF,
                         up_speed,
                         sw.name,
                         b.port_name(sw.name, up_idx),
@@ -126,8 +128,8 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], a
                 agg_next[a] += 1
                 up_idx = ups[u] if u < len(ups) else model.ports + u
                 b.link(
-                    "oob",
-                    "access-agg",
+                    Network.OOB,
+                    Tier.ACCESS_AGG,
                     up_speed,
                     sw.name,
                     b.port_name(sw.name, up_idx),

@@ -25,11 +25,11 @@ from generators.model.catalog import Catalog
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Plan
 from generators.model.sections import SlurmBlock, SlurmFacts, SlurmSwitch
+from generators.model.vocabulary import rank
 
 # "DEFAULT" sets partition defaults in slurm.conf and "all" is the operators' partition in nodes.conf
 RESERVED_PARTITIONS = {"default", "all"}
 MAX_BLOCK_LEVEL = 15  # slurmctld rejects BlockSizes beyond 2^15 times the base block
-_ROLE_RANK = {"leaf": 0, "spine": 1, "core": 2}
 # Installed memory the kernel and firmware keep: RealMemory above what slurmd measures drains the node
 # ("Low RealMemory"), so declare 97% of the DIMMs, rounded down to whole GiB.
 REAL_MEMORY_FRACTION = 0.97
@@ -53,7 +53,7 @@ def slurm_tree(plan: Plan) -> list[SlurmSwitch]:
             continue
         a, b = idx[lk.a_device], idx[lk.b_device]
         if a.kind == "switch" and b.kind == "switch":
-            lo, hi = (a, b) if _ROLE_RANK.get(a.role, 0) < _ROLE_RANK.get(b.role, 0) else (b, a)
+            lo, hi = (a, b) if rank(a.role) < rank(b.role) else (b, a)
             parents.setdefault(lo.name, set()).add(hi.name)
         elif a.kind == "server" and b.kind == "switch":
             leaf_nodes.setdefault(b.name, []).append(a.name)

@@ -35,6 +35,7 @@ import yaml
 
 from generators.model.plan import Plan, required
 from generators.model.sections import BackendPort, BackendSwitch, RoceQos
+from generators.model.vocabulary import rank
 from generators.text.yamltext import SAFE_DUMPER
 from generators.vendors import eos_text
 from generators.vendors.sonic import ECN_MARK_PERCENT, ECN_MAX_BYTES, ECN_MIN_BYTES, PFC_WD_MS
@@ -61,14 +62,11 @@ def _mgmt(plan: Plan, name: str, mgmt: dict[str, dict[str, str]] | None = None) 
     return {"mgmt_ip": r["address"], "gateway": r["gateway"]} if r is not None else {}
 
 
-_RANK = {"leaf": 0, "spine": 1, "core": 2}
-
-
 def _up_down(v: SwitchView, views: dict[str, SwitchView]) -> tuple[list[PortUse], list[PortUse]]:
     """The switch's fabric ports to the tier above and to the tier below, in port order."""
-    me = _RANK[v.device.role]
-    ups = [p for p in v.fabric_ports if _RANK[views[p.peer].device.role] > me]
-    return ups, [p for p in v.fabric_ports if _RANK[views[p.peer].device.role] < me]
+    me = rank(v.device.role)
+    ups = [p for p in v.fabric_ports if rank(views[p.peer].device.role) > me]
+    return ups, [p for p in v.fabric_ports if rank(views[p.peer].device.role) < me]
 
 
 def _uplinks(v: SwitchView, views: dict[str, SwitchView]) -> dict[str, list[str]]:

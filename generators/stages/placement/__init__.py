@@ -33,6 +33,7 @@ from generators.model.design import rack_model_key
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Plan
 from generators.model.sections import PlanWarning
+from generators.model.vocabulary import Kind, Role
 from generators.stages.fabric import Builder
 from generators.stages.oob import build_oob, oob_sizing
 from generators.stages.placement.checks import check_racks, check_rows
@@ -127,8 +128,8 @@ def place(plan: Plan, catalog: Catalog) -> None:
             feed = "ab"[k % 2]
             dev = Device(
                 pdu_name(r.name, k),
-                "pdu",
-                "pdu",
+                Kind.PDU,
+                Role.PDU,
                 site.rack.pdu,
                 attrs={"feed": feed.upper(), "slot": f"P{feed.upper()}{k // 2 + 1}"},
             )

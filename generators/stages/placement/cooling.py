@@ -8,6 +8,7 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design
 from generators.model.plan import Device, Plan
 from generators.model.sections import CduPlacement, Cooling, RackHeat, RowHeat
+from generators.model.vocabulary import Kind, Role
 from generators.stages.placement.floor import (
     RowGeom,
 )
@@ -36,7 +37,7 @@ def add_cdus(plan: Plan, racks: list[Rack], design: Design, catalog: Catalog) ->
             names += [(r, f"cdu-{r.name}-{j + 1}") for j in range(2 if cool.redundancy == "N+1" else 1)]
     for r, name in names:
         r.items = [it for it in r.items if it.name != name] + [Item(name, cdu.rack_units, kw)]
-        plan.devices.append(Device(name, "cdu", "cdu", cool.cdu))
+        plan.devices.append(Device(name, Kind.CDU, Role.CDU, cool.cdu))
 
 
 def heat_of(r: Rack, design: Design, catalog: Catalog) -> tuple[float, float, float | None]:
