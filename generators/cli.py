@@ -143,6 +143,11 @@ def _fail(exc: DesignError) -> None:
     raise typer.Exit(2)
 
 
+def _waiting(what: str) -> None:
+    """Another railyard holds the output folder: say so, then wait for it (write_tree's on_wait)."""
+    err_console.print(f"{what}: this one writes once it is done", markup=False)
+
+
 def _wrote(done: Written, out: Path) -> None:
     for rel in done.removed:
         err_console.print(f"removed stale {out / rel} (railyard wrote it before, not now)", markup=False)
@@ -191,7 +196,7 @@ def compile_(
         check_out_dir(out, "--out", force, design)  # before minutes of compiling
         plan, _, _ = compile_file(design, set_, catalog)
         # the renderers write straight into write_tree's staging folder (two processes on a large plan)
-        done = write_tree(functools.partial(render_into, plan), out, "--out", force, design)
+        done = write_tree(functools.partial(render_into, plan), out, "--out", force, design, _waiting)
     except DesignError as exc:
         _fail(exc)
         return
@@ -337,7 +342,7 @@ def verify(
             assert ibnetdiscover is not None
             report = run_verify(plan, ibnetdiscover, speed, node_name_map)
         if write_config is not None and ibnetdiscover is not None:
-            done = write_as_built(plan, ibnetdiscover, write_config, node_name_map, force, design)
+            done = write_as_built(plan, ibnetdiscover, write_config, node_name_map, force, design, _waiting)
         if progress is not None:
             marks = verify_marks(plan, report)
             rec = record(progress, marks, "railyard verify")
@@ -494,7 +499,7 @@ def cabling_pack(
                     str(exc),
                     "pass --html-only to write the HTML sheets alone, and report the chromium output",
                 ) from None
-        done = write_tree(dict(sorted(files.items())), out, "--out", force, design)
+        done = write_tree(dict(sorted(files.items())), out, "--out", force, design, _waiting)
     except DesignError as exc:
         _fail(exc)
         return

@@ -6,29 +6,48 @@ The output folder contract (`compile --out`, `verify --write-config`):
   non-empty folder without a manifest is refused unless `--force DIR` names it;
 - never: the filesystem root, a folder holding `.git` (a git work tree's root) or inside `.git`, the
   project's `designs/`, the folder of the design file or any of its ancestors, a symlink;
-- every file is first written into a temp folder (beside a new folder, which is then renamed in
-  whole; inside an existing one, whose files are then replaced one atomic rename each), so an
-  error while rendering or writing leaves the folder as it was; only files in the
-  manifest are replaced; files a user added are kept; stale railyard files (in the old manifest, not
-  written now) are removed and listed, unless edited since, then they are kept and listed too.
-Files are written 0644 and folders 0755 whatever the umask.
+- only files in the manifest are replaced; files a user added are kept; stale railyard files (in the
+  old manifest, not written now) are removed and listed, unless edited since, then they are kept and
+  listed too. Files are written 0644 and folders 0755 whatever the umask.
+
+The folder changes as one transaction: whatever kills the process (an error, kill -9, a power loss),
+the folder is the old output or the new one, never a mix.
+- One writer at a time: a lock file beside the folder (`.<name>.railyard-lock`, flock: released when
+  its process dies, the file removed when the writer is done); a second writer waits, and says whom
+  it waits for.
+- The new tree is staged beside the folder (`.<name>.railyard-stage-*`) with the user's files hard
+  linked into it, flushed to disk (syncfs), then swapped with the folder in one renameat2
+  RENAME_EXCHANGE (a new folder: one rename) and the parent folder flushed; the old tree is removed.
+- A folder whose parent railyard may not write (or a filesystem without RENAME_EXCHANGE) is staged
+  inside itself and committed from a journal (`.railyard-journal.json`, written once the staged
+  files are on disk): the files are moved in one by one, and a run killed half way is finished by
+  the next one before it does anything else.
+- Leftovers of killed runs (stage folders, a journal's staging) are recognised by their names and
+  removed by the next writer, under the lock.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import errno
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 
 from generators.model.errors import DesignError, Problem
 
 MANIFEST = ".railyard-manifest.json"
+JOURNAL = ".railyard-journal.json"  # the in-place commit's plan, while it runs (see the module docstring)
+STAGING = ".railyard-staging-"  # the in-place commit's staging folder, inside the output folder
+LOCK = ".railyard-lock"  # the writers' lock, beside the folder (.<name>.railyard-lock) or inside it
 SCHEMA = "railyard.manifest/1"
 FILE_MODE = 0o644
 DIR_MODE = 0o755
@@ -260,15 +279,146 @@ def write_tree(
     option: str = "--out",
     force: Path | None = None,
     design: Path | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> Written:
     """Write `files` ({relative path: text, or bytes such as a PDF}, or a Stager that writes them) into the
-    folder `out` under the contract above."""
+    folder `out` under the contract above. `on_wait` is told (once) when another writer holds the folder."""
     out = Path(out)
-    manifest = check_out_dir(out, option, force, design)
+    check_out_dir(out, option, force, design)
     try:
-        return _write_tree(files, out, manifest, option, force)
+        if not out.parent.exists():
+            make_parents(out)
+        with _locked(out, on_wait):
+            _recover(out)
+            # read again under the lock: another writer may have changed the folder since
+            manifest = check_out_dir(out, option, force, design)
+            return _write_tree(files, out, manifest, option, force)
     except OSError as exc:
         raise os_problem(option, out, exc) from None
+
+
+@contextlib.contextmanager
+def _locked(out: Path, on_wait: Callable[[str], None] | None) -> Iterator[None]:
+    """Hold the folder's lock: a file beside the folder when its parent is writable (the folder itself is
+    swapped), else inside it, there only while a writer holds it. flock dies with its holder, so a lock
+    file a killed writer left is taken by the next one; a waiter that finds the file it locked removed
+    (its holder finished) takes the lock again on the path's new file."""
+    inside = out.is_dir() and not out.is_symlink() and not _beside(out)
+    path = out / LOCK if inside else out.parent / f".{out.name}{LOCK}"
+    told = False
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None and not told:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+                on_wait(f"waiting for another railyard (pid {holder}) writing {out}")
+                told = True
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        mine = os.fstat(fd)
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # before the unlock: a waiter then sees its file gone and takes the path's next
+        os.close(fd)
+
+
+def _phase(name: str) -> None:
+    """A kill point for the tests (RAILYARD_KILL_AT=<name>): the process kills itself there with SIGKILL,
+    so tests/test_output_transaction.py can show the folder is the old or the new output whichever step
+    a kill meets."""
+    if os.environ.get("RAILYARD_KILL_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _beside(out: Path) -> bool:
+    """Whether the folder can be staged beside itself and swapped in whole (its parent is writable)."""
+    return os.access(out.parent, os.W_OK | os.X_OK)
+
+
+def _stage_prefix(out: Path) -> str:
+    return f".{out.name}.railyard-stage-"
+
+
+def _recover(out: Path) -> None:
+    """Under the lock: finish an in-place commit a killed run left (its journal), then remove what killed
+    runs staged and never committed, and the old trees they swapped out."""
+    journal = out / JOURNAL
+    if out.is_dir() and not out.is_symlink() and journal.is_file() and not journal.is_symlink():
+        try:
+            plan = json.loads(journal.read_bytes()[: 256 << 20])
+        except (ValueError, UnicodeDecodeError):
+            plan = None
+        _replay(out, plan)
+    leftovers: list[Path] = []
+    if _beside(out):
+        leftovers += [p for p in out.parent.iterdir() if p.name.startswith(_stage_prefix(out))]
+    if out.is_dir() and not out.is_symlink():
+        leftovers += [p for p in out.iterdir() if p.name.startswith(STAGING)]
+    for p in leftovers:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)  # under the lock: no writer is using it
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step (Linux renameat2 RENAME_EXCHANGE). False where the filesystem or the
+    C library cannot (the in-place commit is used instead)."""
+    renameat2 = getattr(_LIBC, "renameat2", None)
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _flush(folder: Path) -> None:
+    """Everything written so far on `folder`'s filesystem, on disk (syncfs; sync where there is none)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        syncfs = getattr(_LIBC, "syncfs", None)
+        if syncfs is None or syncfs(fd) != 0:
+            os.sync()
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _check_clash(out: Path, old: dict[str, str], digests: dict[str, str], option: str, force: Path | None) -> None:
+    """Every path is known now (a Stager's only once it has run): a user's file where railyard writes one
+    is refused unless --force names the folder."""
+    clash = sorted(r for r in digests if r not in old and (out / r).exists())
+    if clash and not (force is not None and Path(force).resolve() == out.resolve()):
+        raise _refuse(
+            option,
+            out,
+            f"{len(clash)} file(s) railyard would write are not railyard's, e.g. {clash[0]}",
+            f"move them away, or pass --force {out} to overwrite them",
+        )
 
 
 def _write_tree(
@@ -279,59 +429,170 @@ def _write_tree(
     force: Path | None,
 ) -> Written:
     old = manifest or {}
-    if not out.exists():
-        make_parents(out)
-    # a new folder is staged beside it and renamed in whole; an existing one is staged inside itself
-    # (same filesystem, and its parent need not be writable) and moved in file by file
-    tmp = Path(
-        tempfile.mkdtemp(
-            prefix=f".{out.name}.railyard-" if not out.exists() else ".railyard-staging-",
-            dir=out.parent if not out.exists() else out,
-        )
-    )
+    beside = not out.exists() or _beside(out)
+    tmp = Path(tempfile.mkdtemp(prefix=_stage_prefix(out) if beside else STAGING, dir=out.parent if beside else out))
     try:
         digests = files(tmp) if callable(files) else stage_files(files, tmp)
-        if out.exists():  # checked once every path is known (a Stager's only once it has run)
-            clash = sorted(r for r in digests if r not in old and (out / r).exists())
-            if clash and not (force is not None and Path(force).resolve() == out.resolve()):
-                raise _refuse(
-                    option,
-                    out,
-                    f"{len(clash)} file(s) railyard would write are not railyard's, e.g. {clash[0]}",
-                    f"move them away, or pass --force {out} to overwrite them",
-                )
+        _phase("staged")
         if not out.exists():
-            (tmp / MANIFEST).write_text(_manifest_text(digests), encoding="utf-8")
-            os.chmod(tmp / MANIFEST, FILE_MODE)
-            os.chmod(tmp, DIR_MODE)
+            _finish_stage(tmp, digests)
             tmp.rename(out)  # all at once
+            _fsync_dir(out.parent)
             return Written(len(digests))
-        # an existing folder: check every path before touching anything, then list old and new files
-        # in the manifest, so an interruption while moving leaves nothing unaccounted for
-        for rel in digests:
+        _check_clash(out, old, digests, option, force)
+        for rel in digests:  # every path checked before anything of the folder is touched
             _preflight(out, rel)
-        _write_manifest(out, {**old, **digests}, option)
-        for rel in digests:
-            safe_folders(out, PurePosixPath(rel).parent)
-            os.replace(tmp / rel, out / rel)
-        done = Written(len(digests))
-        for rel in sorted(set(old) - set(digests)):
-            path = out / rel
-            if _via_symlink(out, rel) or path.is_symlink() or not path.is_file():
-                continue
-            if _sha(path.read_bytes()) != old[rel]:
-                done.kept.append(rel)
-                continue
-            path.unlink()
-            done.removed.append(rel)
-            parent = path.parent
-            while parent != out and out in parent.parents and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
-        _write_manifest(out, digests, option)
-        return done
+        if beside:
+            try:
+                done = _carry_over(out, tmp, old, digests)
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                    raise
+                done = None  # a file that cannot be hard linked (another filesystem, not ours): in place
+            if done is not None:
+                _phase("carried")
+                _finish_stage(tmp, digests)
+                os.chmod(tmp, os.stat(out).st_mode & 0o7777)
+                _phase("flushed")
+                if _exchange(tmp, out):
+                    _fsync_dir(out.parent)
+                    _phase("exchanged")  # the old tree is still beside the folder, for the next run to remove
+                    return done
+        return _commit_in_place(out, tmp, old, digests)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _finish_stage(tmp: Path, digests: dict[str, str]) -> None:
+    """The staged tree complete: its manifest written, its mode set, everything on disk."""
+    (tmp / MANIFEST).write_text(_manifest_text(digests), encoding="utf-8")
+    os.chmod(tmp / MANIFEST, FILE_MODE)
+    os.chmod(tmp, DIR_MODE)
+    _flush(tmp)
+
+
+def _user_files(tmp: Path, digests: dict[str, str], kept: list[str]) -> list[str]:
+    """The files of the staged tree that railyard did not write now (the user's, linked in)."""
+    skip = {*digests, *kept, MANIFEST}
+    return [
+        rel
+        for rel in (p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file() or p.is_symlink())
+        if rel not in skip
+    ]
+
+
+def _carry_over(out: Path, tmp: Path, old: dict[str, str], digests: dict[str, str]) -> Written:
+    """Into the staged tree, hard linked from the folder: every file railyard does not write now and may
+    not remove, that is the user's files and the stale railyard files edited since; the stale ones not
+    edited are left behind (removed with the old tree). Empty folders of the user's come along too."""
+    done = Written(len(digests))
+    for dirpath, dirnames, filenames in os.walk(out):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(out)
+        if rel_dir == Path("."):
+            dirnames[:] = [d for d in dirnames if not d.startswith(STAGING)]
+        for name in dirnames:
+            if (here / name).is_symlink():  # a user's symlink to a folder: carried as the link it is
+                filenames.append(name)
+        for name in filenames:
+            rel = (rel_dir / name).as_posix()
+            if rel in digests or rel in (MANIFEST, JOURNAL, LOCK):
+                continue
+            src = here / name
+            if rel in old:
+                if _via_symlink(out, rel) or src.is_symlink() or not src.is_file():
+                    continue
+                if _sha(src.read_bytes()) == old[rel]:
+                    done.removed.append(rel)
+                    continue
+                done.kept.append(rel)
+            dst = tmp / rel
+            safe_folders(tmp, PurePosixPath(rel).parent)
+            if src.is_symlink():
+                os.symlink(os.readlink(src), dst)
+            else:
+                os.link(src, dst, follow_symlinks=False)
+        if rel_dir != Path("."):
+            if not filenames and not dirnames:
+                safe_folders(tmp, PurePosixPath(rel_dir.as_posix()))
+            if (tmp / rel_dir).is_dir():  # a folder keeps the mode it had (a user's 0700 stays 0700)
+                os.chmod(tmp / rel_dir, os.stat(here).st_mode & 0o7777)
+    done.removed.sort()
+    done.kept.sort()
+    return done
+
+
+def _commit_in_place(out: Path, tmp: Path, old: dict[str, str], digests: dict[str, str]) -> Written:
+    """Move the staged files into the folder, one rename each, from a journal that a killed run's successor
+    replays (the folder is the new output once the journal is on disk)."""
+    _flush(tmp)
+    plan = {"staging": str(tmp.resolve()), "write": sorted(digests), "old": old, "manifest": digests}
+    path = out / JOURNAL
+    with open(path.with_suffix(".tmp"), "w", encoding="utf-8") as fh:
+        json.dump(plan, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(path.with_suffix(".tmp"), path)
+    _fsync_dir(out)
+    _phase("journal")
+    return _replay(out, plan)
+
+
+def _journal(out: Path, plan: object) -> tuple[Path, list[str], dict[str, str], dict[str, str]]:
+    """(staging folder, paths to move in, old manifest, new manifest) of a journal, checked."""
+    fix = f"if no railyard is writing {out}, delete {out / JOURNAL} and run again (the folder then holds a mix)"
+    if not isinstance(plan, dict):
+        raise _refuse("--out", out, f"{JOURNAL} is not a railyard journal", fix)
+    tmp = Path(str(plan.get("staging", "")))
+    ours = (tmp.parent == out.resolve() and tmp.name.startswith(STAGING)) or (
+        tmp.parent == out.resolve().parent and tmp.name.startswith(_stage_prefix(out))
+    )
+    write, old, digests = plan.get("write"), plan.get("old"), plan.get("manifest")
+    if (
+        not ours
+        or not isinstance(write, list)
+        or not all(_safe_rel(r) for r in write)
+        or not all(
+            isinstance(m, dict) and all(_safe_rel(k) and isinstance(v, str) for k, v in m.items())
+            for m in (old, digests)
+        )
+    ):
+        raise _refuse("--out", out, f"{JOURNAL} is not a railyard journal", fix)
+    assert isinstance(old, dict) and isinstance(digests, dict)
+    return tmp, write, old, digests
+
+
+def _replay(out: Path, plan: object) -> Written:
+    """Carry out a journal: the staged files that are still there go in, stale railyard files not edited
+    since go, the new manifest is written, the journal goes. Every step can run twice. A journal that is
+    not one railyard wrote (a staging folder that is not railyard's, an unsafe path) is refused."""
+    tmp, write, old, digests = _journal(out, plan)
+    for i, rel in enumerate(write):
+        if i == len(write) // 2:
+            _phase("moving")
+        if (tmp / rel).is_file():
+            safe_folders(out, PurePosixPath(rel).parent)
+            os.replace(tmp / rel, out / rel)
+    done = Written(len(digests))
+    for rel in sorted(set(old) - set(digests)):
+        path = out / rel
+        if _via_symlink(out, rel) or path.is_symlink() or not path.is_file():
+            continue
+        if _sha(path.read_bytes()) != old[rel]:
+            done.kept.append(rel)
+            continue
+        path.unlink()
+        done.removed.append(rel)
+        parent = path.parent
+        while parent != out and out in parent.parents and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+    _phase("moved")
+    _write_manifest(out, digests, "--out")
+    (out / JOURNAL).unlink(missing_ok=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    _fsync_dir(out)
+    return done
 
 
 def check_out_file(path: Path, option: str = "--out", force: Path | None = None) -> None:

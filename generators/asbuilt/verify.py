@@ -25,7 +25,7 @@ same way from LLDP neighbour tables (`verify_lldp`), into the same report.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -600,6 +600,7 @@ def write_as_built(
     node_name_map: Path | None = None,
     force: Path | None = None,
     design: Path | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> Written:
     """`verify --write-config DIR`: plan.json and infiniband/ with the discovered GUIDs, under the output
     folder contract of generators.output."""
@@ -623,7 +624,7 @@ def write_as_built(
                 "cable and power them, then discover again",
             ) from None
         raise
-    return write_tree(files, out, "--write-config", force, design)
+    return write_tree(files, out, "--write-config", force, design, on_wait)
 
 
 # ---------------------------------------------------------------------------------------- Ethernet

@@ -8,8 +8,10 @@ comes through this package, and the renderers bring jinja2, segno and the vendor
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pickle
+import signal
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -148,9 +150,11 @@ def _render_into(plan: Plan, folder: Path, parallel: bool | None) -> dict[str, s
     with os.fdopen(q_write, "wb") as fh:
         fh.write(b"".join(i.to_bytes(2, "little") for i in _queue(every)))
     read, write = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: render its share, report {path: sha256} or its failure, and exit at once
         try:
+            _die_with(parent)
             os.close(read)
             payload = _child_result(plan, folder, every, _taken(q_read))
             with os.fdopen(write, "wb") as fh:
@@ -172,6 +176,21 @@ def _render_into(plan: Plan, folder: Path, parallel: bool | None) -> dict[str, s
     if failures:
         raise min(failures, key=lambda f: f[0])[1]
     return _merge(mine_digests, their_digests)
+
+
+def _die_with(parent: int) -> None:
+    """The render child dies with its parent: a compile killed (kill -9 included) stops writing at once
+    instead of rendering on into a staging folder nobody will commit (Linux's PR_SET_PDEATHSIG; the
+    parent may already be gone by the time it is set)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    prctl = getattr(libc, "prctl", None)
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 def _taken(fd: int) -> Iterator[int]:
