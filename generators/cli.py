@@ -280,9 +280,13 @@ def verify(
             "--lldp",
             help="LLDP neighbour tables of the Ethernet "
             "networks, one JSON file per device named after it "
-            "(lldpctl -f json0/json, NVUE, EOS); repeat it",
+            "(lldpctl -f json0/json, NVUE, EOS): --lldp a.json b.json ... or --lldp a.json --lldp b.json",
             show_default=False,
         ),
+    ] = None,
+    more_tables: Annotated[
+        list[Path] | None,
+        typer.Argument(help="more LLDP tables, after --lldp FILE", show_default=False, metavar="FILE"),
     ] = None,
     set_: SetOpt = None,
     speed: Annotated[
@@ -319,6 +323,13 @@ def verify(
     from generators.asbuilt.verify import run_verify, run_verify_lldp, write_as_built
 
     try:
+        if more_tables and not lldp:
+            raise DesignError.one(
+                "--lldp",
+                f"{len(more_tables)} file(s) after the design ({more_tables[0]}), but no --lldp",
+                "write --lldp before the LLDP tables: --lldp a.json b.json",
+            )
+        lldp = [*(lldp or []), *(more_tables or [])]
         if progress is not None:
             check_path(progress, "--progress")
         if (ibnetdiscover is None) == (not lldp):
@@ -464,7 +475,7 @@ def cabling_pack(
     (cabling/rows/<row>.html, .pdf and .csv), and the label-printer files (cabling/labels/<rack>.csv for
     Brady/DYMO/Brother label software, .zpl for Zebra printers).
     PDFs are printed by headless Chromium (about 1.5 s a sheet), which is why `compile` does not."""
-    from generators.asbuilt.progress import current, read_events
+    from generators.asbuilt.progress import read_current
     from generators.printing import PrintError, find_chromium, print_all
     from generators.renderers.pack import render_pack
 
@@ -478,7 +489,7 @@ def cabling_pack(
                     f"no progress file {progress}",
                     "mark cables first (`railyard cabling mark`), or leave --progress out",
                 )
-            done_cables = {k: (v.state, v.note) for k, v in current(read_events(progress)).items()}
+            done_cables = {k: (v.state, v.note) for k, v in read_current(progress).items()}
         chromium = None
         if not html_only:
             try:
@@ -567,9 +578,8 @@ def cabling_mark(
         check_ids,
         check_path,
         check_rack,
-        current,
         default_path,
-        read_events,
+        read_current,
         record,
         sheet_cables,
         transition_warnings,
@@ -602,7 +612,7 @@ def cabling_mark(
         bulk = [c for r in rack or [] for c in sheet_cables(plan, r) if c not in named]
         marks = [Mark(c, state, note) for c in dict.fromkeys(ids)]
         marks += [Mark(c, state, note, forward_only=True) for c in dict.fromkeys(bulk)]
-        old = current(read_events(path, "--progress"))
+        old = read_current(path, "--progress")
         rec = record(path, marks, by)
     except DesignError as exc:
         _fail(exc)
@@ -632,7 +642,7 @@ def cabling_status(
     """What is left to cable, per row in floor order (and per rack with --by rack) and for the site: cables,
     pulled (not yet tested), tested, faulty, left, with a progress bar. A cable counts in its A end's rack,
     where it is labelled and staged."""
-    from generators.asbuilt.progress import check_path, check_row, current, default_path, read_events, status
+    from generators.asbuilt.progress import check_path, check_row, default_path, read_current, status
 
     try:
         path = progress or default_path(design)
@@ -640,7 +650,7 @@ def cabling_status(
         plan, _, _ = compile_file(design, set_, catalog)
         if row is not None:
             check_row(plan, row)
-        st = status(plan, current(read_events(path, "--progress")), row)
+        st = status(plan, read_current(path, "--progress"), row)
     except DesignError as exc:
         _fail(exc)
         return

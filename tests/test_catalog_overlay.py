@@ -126,12 +126,10 @@ def test_diff_lists_the_overlay_with_the_catalogs_value(cli: Callable[..., Any])
     r = cli("diff", DESIGNS / "h100-256.yaml", SITE)
     assert r.exit_code == 0, r.stderr
     changes = r.stdout.split("## Design changes", 1)[1].split("\n## ", 1)[0]
-    assert f"`catalog.pdus.{REPRICED}.price.usd`: {old.usd} → {float(want['usd'])}" in changes
-    assert f'`catalog.pdus.{REPRICED}.price.source`: {json.dumps(old.source)} → "{want["source"]}"' in changes
-    assert (
-        f'`catalog.switches.{NEW_SWITCH}.sku`: null → "{SITE_YAML["catalog"]["switches"][NEW_SWITCH]["sku"]}"'
-        in changes
-    )
+    assert f"`catalog.pdus.{REPRICED}.price.usd`: `{old.usd}` → `{float(want['usd'])}`" in changes
+    assert f'`catalog.pdus.{REPRICED}.price.source`: `{json.dumps(old.source)}` → `"{want["source"]}"`' in changes
+    sku = SITE_YAML["catalog"]["switches"][NEW_SWITCH]["sku"]
+    assert f'`catalog.switches.{NEW_SWITCH}.sku`: `null` → `"{sku}"`' in changes
     assert f"`{REPRICED}`" in r.stdout.split("### Bill-of-materials lines that changed", 1)[1]
 
 

@@ -168,7 +168,7 @@ def test_the_review_of_1to1_to_2to1_leads_with_the_field_and_counts_only_spine_c
     md = res.output
     assert len(md.splitlines()) < 300
     design = md.split("## Design changes\n\n")[1].split("\n\n")[0].splitlines()
-    assert design == ['- `backend.oversubscription`: "1:1" → "2:1"']
+    assert design == ['- `backend.oversubscription`: `"1:1"` → `"2:1"`']
     assert md.index("## Design changes") < md.index("## Summary") < md.index("## Cables")
     assert "| `backend/spine` | 16 × QM9700 | 8 × QM9700 | -8 (-50.0%) |" in md
     base, head = compiled("h100-1024-vms"), compiled("h100-1024-vms", VMS_2TO1)

@@ -51,6 +51,10 @@ def parse_lldp(text: str) -> tuple[str, list[Neighbour]]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LldpParseError(f"not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise LldpParseError("JSON nested deeper than any LLDP table (hundreds of levels)") from None
+    except ValueError as exc:  # a number of thousands of digits (Python's int limit)
+        raise LldpParseError(f"a JSON value no LLDP table holds ({exc})") from None
     fmt, read = _format_of(doc)
     try:
         return fmt, read()

@@ -23,26 +23,27 @@ from __future__ import annotations
 import csv
 import difflib
 import fcntl
-import io
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import stat
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from generators.model.errors import DesignError
-from generators.model.inputfile import read_bytes
 from generators.model.plan import Plan, required
-from generators.output import MANIFEST, os_problem, write_file
+from generators.output import MANIFEST, os_problem
+from generators.text.csvtext import cell
+from generators.text.escape import printable
 
 if TYPE_CHECKING:
     from generators.asbuilt.verify import VerifyReport
 
 COLUMNS = ["when", "cable_id", "state", "by", "note"]
 STATES = ("pulled", "tested", "faulty", "cleared")
-PROGRESS_LIMIT = 1 << 30  # a 200k-cable site marked a few times over is tens of MB
+PROGRESS_LIMIT = 256 << 20  # a 259k-cable site (98,304 GPUs) marked four times over is ~100 MB
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,53 +118,80 @@ def check_path(path: Path, option: str) -> None:
             )
 
 
-def _parse(text: str, path: Path, option: str) -> list[Event]:
-    lines = text.splitlines()
-    if not lines:
-        return []
-    if lines[0] != ",".join(COLUMNS):
-        raise DesignError.one(
-            option,
-            f"{path} is not a railyard progress file: its first line is not {','.join(COLUMNS)!r}",
-            "pass the file `railyard cabling mark` wrote, or a new one",
-            where=f"{path}:1",
+def _open(path: Path, option: str) -> IO[str] | None:
+    """The progress file for reading (None: no file yet): a regular file of at most PROGRESS_LIMIT bytes."""
+    if not path.exists():
+        return None
+    try:
+        fh = open(path, encoding="utf-8", errors="replace", newline="")  # noqa: SIM115 (returned to the caller)
+    except OSError as exc:
+        raise os_problem(option, path, exc, "cannot read") from None
+    st = os.fstat(fh.fileno())
+    if not stat.S_ISREG(st.st_mode) or st.st_size > PROGRESS_LIMIT:
+        fh.close()
+        what = (
+            f"{st.st_size:,} bytes, more than the {PROGRESS_LIMIT:,} allowed"
+            if stat.S_ISREG(st.st_mode)
+            else ("not a regular file")
         )
-    events: list[Event] = []
-    for n, row in enumerate(csv.reader(io.StringIO(text)), 1):
-        if n == 1 or not row:
-            continue
-        if len(row) != len(COLUMNS) or not row[1] or row[2] not in STATES:
-            what = (
-                f"{len(row)} fields, not {len(COLUMNS)}"
-                if len(row) != len(COLUMNS)
-                else "no cable id"
-                if not row[1]
-                else f"state {row[2]!r} is not one of {', '.join(STATES)}"
-            )
+        raise DesignError.one(option, f"{path} is {what}", "name the progress file `railyard cabling mark` writes")
+    return fh
+
+
+def events(path: Path, option: str = "--progress") -> Iterator[Event]:
+    """Every event in the file, oldest first, read a line at a time (a 259k-cable site's file of a few
+    marks per cable is ~100 MB); no file is no events. A bad line is a DesignError naming it."""
+    path = Path(path)
+    fh = _open(path, option)
+    if fh is None:
+        return
+    with fh:
+        rows = csv.reader(fh)
+        header = next(rows, None)
+        if header is None:
+            return
+        if header != COLUMNS:
             raise DesignError.one(
                 option,
-                f"{path} line {n}: {what}",
-                "fix or remove that line (git diff shows what changed)",
-                where=f"{path}:{n}",
+                f"{path} is not a railyard progress file: its first line is not {','.join(COLUMNS)!r}",
+                "pass the file `railyard cabling mark` wrote, or a new one",
+                where=f"{path}:1",
             )
-        events.append(Event(*row))
-    return events
-
-
-def _read_text(path: Path, option: str) -> str:
-    if not path.exists():
-        return ""
-    return read_bytes(path, option, PROGRESS_LIMIT, "a railyard progress file").decode("utf-8", errors="replace")
+        for row in rows:
+            if not row:
+                continue
+            n = rows.line_num
+            if len(row) != len(COLUMNS) or not row[1] or row[2] not in STATES:
+                what = (
+                    f"{len(row)} fields, not {len(COLUMNS)}"
+                    if len(row) != len(COLUMNS)
+                    else "no cable id"
+                    if not row[1]
+                    else f"state {printable(row[2])!r} is not one of {', '.join(STATES)}"
+                )
+                raise DesignError.one(
+                    option,
+                    f"{path} line {n}: {what}",
+                    "fix or remove that line (git diff shows what changed)",
+                    where=f"{path}:{n}",
+                )
+            yield Event(*row)
 
 
 def read_events(path: Path, option: str = "--progress") -> list[Event]:
-    """Every event in the file, oldest first; no file is no events."""
-    path = Path(path)
-    check_path(path, option)
-    return _parse(_read_text(path, option), path, option)
+    """Every event in the file, oldest first (the whole history in memory: `read_current` for the state)."""
+    check_path(Path(path), option)
+    return list(events(path, option))
 
 
-def current(events: Sequence[Event]) -> dict[str, Event]:
+def read_current(path: Path, option: str = "--progress") -> dict[str, Event]:
+    """cable id -> its last event, for cables whose last event is not `cleared`; memory by cables, not
+    by events."""
+    check_path(Path(path), option)
+    return current(events(path, option))
+
+
+def current(events: Iterable[Event]) -> dict[str, Event]:
     """cable id -> its last event, for cables whose last event is not `cleared`."""
     last: dict[str, Event] = {}
     for ev in events:
@@ -195,17 +223,17 @@ def record(path: Path, marks: Sequence[Mark], by: str, option: str = "--progress
     check_path(path, option)
     done = Recorded()
     with _locked(path, option):
-        text = _read_text(path, option)
-        state = current(_parse(text, path, option))
+        state = current(events(path, option))
         stamp = when or now()
         for m in marks:
-            # one line per event: a note's line breaks and runs of spaces become one space
-            m = replace(m, note=" ".join(m.note.split()))
+            # one line per event: a note's line breaks and runs of spaces become one space, and it is
+            # kept as the log writes it (cell: never a formula or an escape), so a second mark compares
+            m = replace(m, note=cell(" ".join(m.note.split())))
             was = state.get(m.cable_id)
             if _holds(was, m):
                 done.unchanged.append(m.cable_id)
                 continue
-            ev = Event(stamp, m.cable_id, m.state, by, m.note)
+            ev = Event(stamp, m.cable_id, m.state, cell(by), m.note)
             done.added.append(ev)
             if m.state == "cleared":
                 del state[m.cable_id]
@@ -213,15 +241,41 @@ def record(path: Path, marks: Sequence[Mark], by: str, option: str = "--progress
                 state[m.cable_id] = ev
         if not done.added:
             return done
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        if not text:
-            w.writerow(COLUMNS)
-        elif not text.endswith("\n"):
-            buf.write("\n")
-        w.writerows(ev.row() for ev in done.added)
-        write_file(path, text + buf.getvalue(), option, replace_any=True)
+        _append(path, done.added, option)
     return done
+
+
+def _safe(row: list[str]) -> list[str]:
+    """A row as the log keeps it: a note or name someone typed cannot become a spreadsheet formula or a
+    terminal escape when the file is opened or printed (text.csvtext.cell)."""
+    return [cell(c) for c in row]
+
+
+def _append(path: Path, added: Sequence[Event], option: str) -> None:
+    """The file with `added` appended, replaced atomically: a copy streamed into a temp file beside it
+    (the rows already there byte for byte), the new rows, flushed, renamed over the file."""
+    tmp = path.with_name(f".{path.name}.railyard-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as out:
+            os.fchmod(out.fileno(), 0o644)
+            last = ""
+            if path.exists():
+                with open(path, encoding="utf-8", errors="replace", newline="") as old:
+                    while chunk := old.read(1 << 20):
+                        out.write(chunk)
+                        last = chunk[-1]
+            w = csv.writer(out, lineterminator="\n")
+            if last == "" and not (path.exists() and path.stat().st_size):
+                w.writerow(COLUMNS)
+            elif last != "\n":
+                out.write("\n")
+            w.writerows(_safe(ev.row()) for ev in added)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise os_problem(option, path, exc) from None
 
 
 # ------------------------------------------------------------------------------------ the plan side

@@ -32,12 +32,13 @@ from typing import Any
 
 from generators.asbuilt.ibnetdiscover import NetParseError, links_of, one_sided, parse_net
 from generators.asbuilt.lldp import LldpParseError, Neighbour, parse_lldp
-from generators.model.errors import DesignError, printable
-from generators.model.inputfile import DISCOVERY_LIMIT, read_bytes
+from generators.model.errors import DesignError
+from generators.model.inputfile import DISCOVERY_LIMIT, LLDP_LIMIT, read_bytes
 from generators.model.plan import Plan
 from generators.model.vocabulary import rank
 from generators.output import Written, write_tree
 from generators.stages.infiniband import switch_port_numbers
+from generators.text.escape import printable
 from generators.views.ibnetdiscover import NetNode, ib_speed
 
 End = tuple[str, str]  # (device, port name) as in the plan
@@ -173,6 +174,9 @@ class VerifyReport:
     source: str = "ibnetdiscover"
     not_covered: int = 0  # planned links no given table could see (LLDP: neither end's file, or a silent peer)
     no_table: list[str] = field(default_factory=list)  # devices of those links without a table
+    # devices whose table hears nothing on any port while the plan cables some: LLDP is off, or the file
+    # is not that device's table; a fault of the run, never "covered"
+    silent: list[str] = field(default_factory=list)
     checks_speed: bool = True  # LLDP carries no link speed: its reports say so rather than "0 slow"
     # the planned links this run could judge (every one but the not covered): those not reported are as
     # planned, which `verify --progress` marks tested; left out of to_dict (a 200k-link list)
@@ -185,7 +189,7 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        return self.faulty_links == 0
+        return self.faulty_links == 0 and not self.silent
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(replace(self, covered=set()))
@@ -207,13 +211,19 @@ class VerifyReport:
                 f"NOT COVERED: {self.not_covered} planned links (no table from a device that would see "
                 f"them); no table from: {shown}"
             )
+        for dev in self.silent:
+            lines.append(
+                f"SILENT   {dev}: its table hears nothing on any port, though the plan cables it: LLDP is not "
+                "running there (or the file is not its table), so none of its links were checked"
+            )
         if self.ok:
             lines.append("OK: the discovered fabric matches the plan" + (" where covered" if self.not_covered else ""))
             return printable("\n".join(lines)) + "\n"
         pairs = f"{len(self.swapped)} swapped pair{'' if len(self.swapped) == 1 else 's'}"
         slow = f", {len(self.slow)} slow" if self.checks_speed else "; speeds not checked: LLDP carries none"
         lines.append(
-            f"FAULTS: {self.faulty_links} links ({pairs}, {len(self.missing)} "
+            f"FAULTS: {self.faulty_links} links{f' and {len(self.silent)} silent tables' if self.silent else ''} "
+            f"({pairs}, {len(self.missing)} "
             f"missing, {len(self.extra)} extra{slow}"
             f"{f', {len(self.one_sided)} one-sided' if self.one_sided else ''})"
         )
@@ -711,6 +721,7 @@ def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str =
             )
         )
     rep.unknown_nodes = sorted(namer.unknown)
+    rep.silent = sorted(dev for dev, neighbours in tables.items() if not neighbours and dev in ports_of)
     return rep
 
 
@@ -765,7 +776,7 @@ def run_verify_lldp(plan: Plan, files: list[Path]) -> VerifyReport:
             )
         if dev in tables:
             raise DesignError.one("--lldp", f"{path}: a second table for {dev}", "give one file per device")
-        text = read_bytes(path, "--lldp", DISCOVERY_LIMIT, "an LLDP neighbour table").decode("utf-8", errors="replace")
+        text = read_bytes(path, "--lldp", LLDP_LIMIT, "an LLDP neighbour table").decode("utf-8", errors="replace")
         try:
             fmt, neighbours = parse_lldp(text)
         except LldpParseError as exc:

@@ -475,6 +475,8 @@ class RackSystem(_Strict):
     # listed per rack in the cable outputs as internal (not routed, not in any tray fill)
     nvlink_links: int = Field(ge=1)
     nvlink_cables: int = Field(ge=1)
+    # NVLink ports of one GPU (NVLink 5 on Blackwell: 18): every one meets a switch tray port
+    nvlink_ports_per_gpu: int = Field(ge=1)
     power_shelf: str  # pdus: one power shelf (capacity_kw, rack_units, mgmt_port)
     power_shelves: int = Field(ge=1)
     mgmt_switch: str  # switches: the in-rack management switches, the rack's out-of-band access switches
@@ -605,6 +607,15 @@ def _check_rack_system(cat: Catalog, key: str, rs: RackSystem) -> None:
     if rs.power_shelf not in cat.pdus:
         raise ValueError(f"{at}.power_shelf: unknown power shelf {rs.power_shelf!r} (a pdus entry)")
     ports = cat.switches[rs.nvlink_switch].ports * rs.nvlink_switches
+    gpu_links = rs.trays * tray.gpus * rs.nvlink_ports_per_gpu
+    if gpu_links != ports:
+        per_tray = tray.gpus * rs.nvlink_ports_per_gpu
+        fit = f"{ports // per_tray} trays" if ports % per_tray == 0 else "a tray count whose GPU links fill them"
+        raise ValueError(
+            f"{at}.trays: {rs.trays} trays x {tray.gpus} GPUs ({rs.tray}) x {rs.nvlink_ports_per_gpu} NVLink "
+            f"ports is {gpu_links} GPU links, but its {rs.nvlink_switches} x {rs.nvlink_switch} have {ports} NVLink "
+            f"ports: in one NVLink domain every GPU port meets one switch port; {fit} fill them"
+        )
     if rs.nvlink_links != ports:
         raise ValueError(
             f"{at}.nvlink_links: {rs.nvlink_links} backplane links, but {rs.nvlink_switches} x "
@@ -723,13 +734,25 @@ def _deepest(src: SourceMap, loc: tuple[str, ...]) -> tuple[int, str]:
 def _problem(err: Any, src: SourceMap, over_src: SourceMap, path: Path) -> Problem:
     loc = tuple(str(p) for p in err["loc"])
     msg = err["msg"].removeprefix("Value error, ")
+    rule = False  # a rule across fields of one part, or across tables
     # the cross-table rule (_references_exist) names its field at the start of the message
     if not loc and (m := re.match(r"([a-z_]+\.[^:\s]+): (.*)", msg)):
-        loc, msg = tuple(m.group(1).split(".")), m.group(2)
+        loc, msg, rule = tuple(m.group(1).split(".")), m.group(2), True
     elif loc and err["type"] == "value_error" and (m := re.match(r"([a-z_]+): (.*)", msg)):  # a part's own rule
-        loc, msg = (*loc, m.group(1)), m.group(2)
+        loc, msg, rule = (*loc, m.group(1)), m.group(2), True
     depth, at = _deepest(over_src, loc)
     in_design = depth > 0 and depth >= _deepest(src, loc)[0]  # a tie: the design's value won the merge
+    if rule and not in_design and len(loc) > 2 and loc[:2] in over_src:
+        # the rule's field is the catalog's, but the design changed the part: blame what it wrote
+        touched = sorted(k for k in over_src if len(k) > 2 and k[:2] == loc[:2])
+        if touched:
+            mine = touched[0]
+            return Problem(
+                "catalog." + ".".join(mine),
+                f"makes {'.'.join(loc)} wrong: {msg}",
+                "change it back, or set the part's other fields to match in the same overlay",
+                over_src[mine],
+            )
     field = ".".join(loc) or "(catalog)"
     if err["type"] == "extra_forbidden":
         msg, fix = "unknown field", did_you_mean(Catalog, loc) + f"{path.name} shows every field of a part"
@@ -744,6 +767,10 @@ def _problem(err: Any, src: SourceMap, over_src: SourceMap, path: Path) -> Probl
             "add this field: an override replaces a list (or a value the catalog leaves empty) whole, so "
             "what it writes there must be complete"
         )
+    elif rule and in_design and msg.startswith("unknown "):
+        fix = "name a part the catalog has, or add that part in the same overlay"
+    elif rule and in_design:
+        fix = "change it (the message says what fits), or set the part's other fields to match in the same overlay"
     else:
         msg, fix = _message(
             err, msg, f"write it as {path.name} writes this field" if in_design else "fix the catalog entry"

@@ -5,26 +5,13 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from generators.text.escape import printable
+
 if TYPE_CHECKING:  # every command imports this module; pydantic loads with the design model, not here
     from pydantic import BaseModel
-
-
-def printable(text: str, keep: str = "\n") -> str:
-    """Text safe to echo to a terminal: control and format characters (escape sequences, bidi
-    overrides) are shown as \\xNN / \\uNNNN instead of being obeyed; `keep` lists the ones left as is."""
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        if ch in keep or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"):
-            out.append(ch)
-        else:
-            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
-    return "".join(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,9 @@ from generators.model.errors import DesignError
 MiB = 1 << 20
 DESIGN_LIMIT = 1 * MiB  # the largest shipped design is ~3 KB; a 16k-server design ~1 KB
 DISCOVERY_LIMIT = 256 * MiB  # ibnetdiscover of h100-16k as railyard writes it is ~8 MB
+# one device's LLDP neighbour table: lldpctl's json0 is ~1-2 KB a port, so a 512-port switch ~1 MB;
+# parsed JSON takes ~20x its size in memory, so this also bounds a run's memory per table
+LLDP_LIMIT = 8 * MiB
 
 
 def read_bytes(path: Path, option: str, limit: int, what: str) -> bytes:

@@ -9,9 +9,24 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv4Network
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from generators.model.netos import FrontendOsName
+
+
+def _unicast(v: str) -> str:
+    """A host's gateway MAC must be one unicast address: not a group (multicast or broadcast) address,
+    whose first octet's lowest bit is set, and not all zeros."""
+    fix = "use a locally administered unicast MAC, e.g. 02:00:00:00:01:01 (second hex digit 2, 6, a or e)"
+    if int(v[:2], 16) & 1:
+        raise PydanticCustomError("value_error", "{mac} is a multicast (group) address", {"mac": v, "fix": fix})
+    if v == "00:00:00:00:00:00":
+        raise PydanticCustomError("value_error", "{mac} is no address", {"mac": v, "fix": fix})
+    return v
+
+
+UnicastMac = Annotated[str, Field(pattern=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$"), AfterValidator(_unicast)]
 
 # RFC 6996 private ASNs: 2-byte 64512-65534, 4-byte 4200000000-4294967294.
 PRIVATE_ASN_RANGES = ((64512, 65534), (4200000000, 4294967294))
@@ -112,9 +127,8 @@ class Evpn(_Model):
         "route target (<admin>:<VNI>); explicit RTs, since auto-derived ones embed each "
         "leaf's own ASN and differ between vendors",
     )
-    anycast_gateway_mac: str = Field(
+    anycast_gateway_mac: UnicastMac = Field(
         default="02:00:00:00:01:01",
-        pattern=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$",
         description="static anycast gateway MAC shared by every leaf's SVIs (locally administered)",
     )
 

@@ -260,9 +260,19 @@ def load_with_extends(path: Path, _seen: tuple[Path, ...] = ()) -> tuple[dict[st
             str(path),
         ) from None
     data, src = load_yaml_file(path, "extends" if _seen else "(file)")
+    if data is None or data == {}:
+        raise DesignError.one(
+            "(design)",
+            f"{_display(path)} holds no design (the file is empty)",
+            "start the file with `name: ...` (`railyard schema` lists every field)",
+            f"{_display(path)}:1",
+        )
     if not isinstance(data, dict):
         raise DesignError.one(
-            "(design)", "a design must be a YAML mapping", "start the file with `name: ...`", _display(path)
+            "(design)",
+            f"a design must be a YAML mapping, not a {type(data).__name__ if data is not None else 'empty document'}",
+            "start the file with `name: ...`",
+            src.get((), f"{_display(path)}:1"),
         )
     parent = data.pop("extends", None)
     if parent is None:
@@ -304,6 +314,8 @@ def load_with_extends(path: Path, _seen: tuple[Path, ...] = ()) -> tuple[dict[st
         raise
     merged_src = dict(base_src)
     merged_src.update({k: v for k, v in src.items() if k != ("extends",)})
+    # where each extended file comes in (no design field is named `extends`, so no lookup meets it)
+    merged_src[("extends", _display(parent_real))] = at
     return deep_merge(base, data), merged_src
 
 

@@ -18,6 +18,7 @@ job posts only changes when the designs do.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -338,8 +339,18 @@ def _table(rows: list[tuple[str, ...]], head: tuple[str, ...]) -> list[str]:
     return out + ["| " + " | ".join(r) + " |" for r in rows]
 
 
+def _code(text: str) -> str:
+    """Text from a design or the command line as a Markdown code span: rendered as written, never as HTML,
+    a link or a heading (a pull-request comment renders those). The fence is longer than any run of
+    backticks inside; control characters (a newline would end the list item) become escapes."""
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _value(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False)
+    return _code(json.dumps(v, ensure_ascii=False))
 
 
 def _more(shown: int, total: int, what: str, full: str | None) -> list[str]:
@@ -435,16 +446,16 @@ def _lines(f: FileChange) -> str:
 def review_markdown(r: Review, limit: int | None = LIMIT) -> str:
     """The pull-request comment; `limit=None` gives the full report (every cable and file)."""
     lines = [
-        f"# railyard design review: `{r.base_design}` → `{r.head_design}`",
+        f"# railyard design review: {_code(r.base_design)} → {_code(r.head_design)}",
         "",
-        f"base: `{r.base_label}`, head: `{r.head_label}`",
+        f"base: {_code(r.base_label)}, head: {_code(r.head_label)}",
         "",
         "## Design changes",
         "",
     ]
     if r.design:
         shown = r.design if limit is None else r.design[: limit * 4]
-        lines += [f"- `{c.path}`: {_value(c.base)} → {_value(c.head)}" for c in shown]
+        lines += [f"- {_code(c.path)}: {_value(c.base)} → {_value(c.head)}" for c in shown]
         lines += _more(len(shown), len(r.design), "fields", r.full_report)
     else:
         lines.append("no design field differs (after `extends:` and `--set`)")

@@ -221,6 +221,23 @@ def check_isolation(nets: list[NetworkIds], design: Design) -> list[Problem]:
                         )
                     )
                 owner.setdefault(v, (n, a))
+    # the out-of-band VLANs share the site's VLAN numbers (NetBox keeps a site's VLANs by number)
+    onet = design.oob.network
+    for vid, fld in ((onet.bmc_vlan, "oob.network.bmc_vlan"), (onet.mgmt_vlan, "oob.network.mgmt_vlan")):
+        taken = next(((n, a) for n in nets for a in spaces["VLAN"][0] if getattr(n, a) == vid), None)
+        if taken is not None:
+            n, a = taken
+            theirs = _id_field(design, n, a)
+            # blame a tenant's pin, else the OOB VLAN when the design sets it, else the numbering base
+            mine = fld.rsplit(".", 1)[1] in onet.model_fields_set and not theirs.startswith("tenants.")
+            problems.append(
+                Problem(
+                    fld if mine else theirs,
+                    f"VLAN {vid} of {n.name} ({a.replace('_', ' ')}) is also the out-of-band VLAN {fld}: a site "
+                    "numbers its VLANs once (NetBox keeps them by number per site)",
+                    f"give {n.name} another VLAN, or move {fld}",
+                )
+            )
     return problems
 
 

@@ -42,7 +42,12 @@ def load_design(
                 fix = "add this field"
             else:
                 fix = _fix_for(err)
-            problems.append(Problem(field, msg, fix, where(src, loc)))
+            at = where(src, loc)
+            if err["type"] == "extra_forbidden" and len(loc) == 1 and (line := _extended_by(src, at)):
+                # a top-level key of an extended file that is not a design: say where it came in
+                msg = f"unknown field, from {at.rsplit(':', 1)[0]}, which `extends:` at {line} brings in"
+                fix = f"extend a railyard design at {line} (is {at.rsplit(':', 1)[0]} one?)"
+            problems.append(Problem(field, msg, fix, at))
         raise DesignError(problems) from None
     catalog = load_catalog(catalog_path or DEFAULT_CATALOG, design.catalog.tables(), src)
     design = resolve_system(design, catalog, src)
@@ -52,8 +57,15 @@ def load_design(
     return design, catalog.with_switch_at(design.backend.switch, backend_speed(design, catalog)), src
 
 
+def _extended_by(src: SourceMap, at: str) -> str | None:
+    """The `extends:` line that brought in the file of location `at` (None: the design file itself)."""
+    return src.get(("extends", at.rsplit(":", 1)[0]))
+
+
 def _fix_for(err: dict[str, Any]) -> str:
     ctx = err.get("ctx") or {}
+    if "fix" in ctx:  # a validator's own fix (PydanticCustomError with ctx["fix"])
+        return str(ctx["fix"])
     if "expected" in ctx:
         return f"use one of {ctx['expected']}"
     if err["type"].startswith(("greater", "less")):

@@ -372,6 +372,19 @@ def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:
     """Scalable units are whole, except for compute.reserved_slots at the end of the last one."""
     c, b, m = design.compute, design.backend, design.management
     r = c.reserved_slots
+    if r == 0 and c.system is not None and c.racks is not None and c.count % b.su_size:
+        # a rack system's count is derived (racks x trays): blame the racks the design wrote, in racks
+        trays = c.count // c.racks
+        per_su = b.su_size // trays
+        lo, hi = c.racks // per_su * per_su, -(-c.racks // per_su) * per_su
+        bad(
+            "compute.racks",
+            f"{c.racks} {c.system} racks is not a whole number of {per_su}-rack scalable units "
+            f"(backend.su_size {b.su_size} = {per_su} racks of {trays} trays)",
+            f"use a multiple of {per_su} racks ({', '.join(str(n) for n in dict.fromkeys((lo, hi)) if n)}), or set "
+            f"backend.su_size to a multiple of {trays} trays that divides {c.count}",
+        )
+        return
     if r == 0:
         if c.count % b.su_size:
             full = -(-c.count // b.su_size) * b.su_size
