@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from generators.model.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 from generators.model.design.resolved import backend_speed, resolve_system
@@ -52,7 +52,7 @@ def load_design(
     return design, catalog.with_switch_at(design.backend.switch, backend_speed(design, catalog)), src
 
 
-def _fix_for(err: dict[str, Any]) -> str:
+def _fix_for(err: ErrorDetails) -> str:
     ctx = err.get("ctx") or {}
     if "expected" in ctx:
         return f"use one of {ctx['expected']}"
