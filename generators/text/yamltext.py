@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -56,7 +57,9 @@ def _name(s: str) -> str | None:
     something else (`on`, `true`, `1_000`, `2024-01-01`, as the resolver answers); None if neither."""
     if len(s) >= 80 or not _NAME.match(s):
         return None
-    return s if _RESOLVER.resolve(yaml.ScalarNode, s, (True, False)) == _STR else f"'{s}'"
+    # types-PyYAML leaves Resolver.resolve unannotated; it answers the tag the text reads back as
+    tag = _RESOLVER.resolve(yaml.ScalarNode, s, (True, False))  # type: ignore[no-untyped-call]
+    return s if tag == _STR else f"'{s}'"
 
 
 def _scalar(v: Any) -> str:
@@ -98,7 +101,7 @@ def _mapping(
     """`lead` starts the first key's line when the mapping is a sequence item (`- ` at indent - 2)."""
     _once(d, seen)
     pad = " " * indent
-    items = d.items()
+    items: Iterable[tuple[Any, Any]] = d.items()
     if sort:
         # PyYAML's order: sorted(mapping.items()), left as it is when the keys do not compare
         with contextlib.suppress(TypeError):
