@@ -37,7 +37,7 @@ SourceMap = dict[tuple[str, ...], str]  # path of keys -> "file:line"
 try:
     from yaml._yaml import CParser as _EventSource
 except ImportError:  # a PyYAML built without libyaml: the same events, slower
-
+    # (the fallback under the import's name: mypy sees two definitions of it)
     class _EventSource(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
         def __init__(self, stream: str) -> None:
             yaml.reader.Reader.__init__(self, stream)

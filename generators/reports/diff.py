@@ -225,7 +225,7 @@ def cable_changes(base: Plan, head: Plan) -> tuple[list[CableChange] | None, int
         cb, ch = b.get(cid), h.get(cid)
         eb, eh = (_end(cb) if cb else None), (_end(ch) if ch else None)
         racks = sorted(_racks((eb.labels if eb else []) + (eh.labels if eh else [])))
-        net = (ch or cb).network  # type: ignore[union-attr]
+        net = (ch if ch is not None else b[cid]).network  # the id is head's or base's
         if eb is None or eh is None:
             out.append(CableChange(cid, "added" if eb is None else "removed", net, racks, eb, eh, []))
             continue

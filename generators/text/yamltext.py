@@ -20,7 +20,7 @@ import enum
 import re
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -33,7 +33,13 @@ _NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_./:-]*[A-Za-z0-9_./-])?\Z")
 _RESOLVER = yaml.resolver.Resolver()
 
 
-class SafeDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+if TYPE_CHECKING:  # libyaml's CSafeDumper has SafeDumper's interface (its emitter in C)
+    _Dumper = yaml.SafeDumper
+else:
+    _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class SafeDumper(_Dumper):
     """PyYAML's safe dumper on libyaml's emitter when PyYAML was built with it (the same text, ~10x faster
     than the pure-Python emitter), which also writes railyard's vocabulary (StrEnum members such as
     Role.SPINE) as the plain strings they are: PyYAML picks a representer by exact type."""
