@@ -89,7 +89,7 @@ def is_sha256(value: object) -> bool:
 
 
 def _target(props: dict[str, Any]) -> Path:
-    return Path(props["dir"]) / props["path"]
+    return Path(props["dir"], props["path"])
 
 
 def stores_blobs(d: str) -> bool:
@@ -552,7 +552,7 @@ class FileGroupProvider(ResourceProvider):
             for path, entry in files.items():
                 if why := _path_problem(path):
                     failures.append(CheckFailure("files", f"{path!r}: {why}"))
-                elif entry != _UNKNOWN and (parse_entry(entry) is None or "mode" in parse_entry(entry)):
+                elif entry != _UNKNOWN and ((parsed := parse_entry(entry)) is None or "mode" in parsed):
                     failures.append(
                         CheckFailure(
                             "files",
@@ -643,9 +643,9 @@ class FileGroup(pulumi.dynamic.Resource, module="railyard", name="FileGroup"):
             if entries is not None:
                 raise TypeError(f"FileGroup {name}: a secret group is filled on every run, never given entries")
             paths = sorted(contents)
-            files = pulumi.Output.secret(pulumi.Output.all(*(contents[p] for p in paths))).apply(
-                lambda texts: _stage(dir, dict(zip(paths, texts, strict=True)))
-            )
+            # annotated: mypy cannot solve U of Output.secret's Input[U] (U, Awaitable[U] or Output[U]) alone
+            hidden: pulumi.Output[list[Any]] = pulumi.Output.secret(pulumi.Output.all(*(contents[p] for p in paths)))
+            files = hidden.apply(lambda texts: _stage(dir, dict(zip(paths, texts, strict=True))))
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["files"]))
         elif entries is not None:
             files = self.entries = dict(sorted(entries.items()))

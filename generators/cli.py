@@ -40,7 +40,7 @@ class _LazyConsole:
     """A rich Console made on first use: importing rich.console took ~20 ms of every command, `--help`
     and a mistyped option included, which print through click instead."""
 
-    def __init__(self, **options: object) -> None:
+    def __init__(self, **options: Any) -> None:  # Console's keyword arguments
         self._options = options
         self._console: Console | None = None
 
@@ -48,10 +48,11 @@ class _LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(**self._options)  # type: ignore[arg-type]
+            self._console = Console(**self._options)
         return getattr(self._console, name)
 
 
+# a Console to its callers: __getattr__ hands every attribute over to the real one
 out_console = cast("Console", _LazyConsole(highlight=False))
 err_console = cast("Console", _LazyConsole(stderr=True, highlight=False, soft_wrap=True))
 

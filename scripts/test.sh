@@ -4,6 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# the static checks first (seconds; mypy reads its settings from pyproject.toml and keeps a cache in
+# .mypy_cache): all three run, and any failing one stops the run before the installs and pytest
+failed=()
+.venv/bin/mypy || failed+=("mypy")
+.venv/bin/ruff check . || failed+=("ruff check")
+.venv/bin/ruff format --check . || failed+=("ruff format --check")
+if [ ${#failed[@]} -gt 0 ]; then
+  names=$(printf ', %s' "${failed[@]}")
+  echo "static checks failed: ${names:2}" >&2
+  exit 1
+fi
 bash scripts/install-system-deps.sh
 # the real Pulumi engine: an existing one, the cached build, or a ~15 min offline build from Go modules
 PATH="$(bash scripts/install-pulumi.sh | tail -1):$PATH"

@@ -712,10 +712,10 @@ def verify_lldp(plan: Plan, tables: Mapping[str, list[Neighbour]], source: str =
     _report_missing(rep, namer, diff)
     _report_extra(rep, namer, diff)
     for a, b in sorted(lopsided):
-        lk = namer.report(*namer.shown(a, b))
+        shown = namer.report(*namer.shown(a, b))
         rep.one_sided.append(
             replace(
-                lk,
+                shown,
                 note=f"{a[0]} hears {b[0]} {b[1]}, but {b[0]} hears nothing on that port "
                 "(one direction is down: clean or replace the optics/cable)",
             )

@@ -111,7 +111,7 @@ class Client:
             "Content-Type": "application/json",
         }
         self.requests = 0
-        self.seconds: Counter[str] = Counter()  # "<METHOD> <endpoint>" -> time spent, for the report
+        self.seconds: defaultdict[str, float] = defaultdict(float)  # "<METHOD> <endpoint>" -> time spent, reported
         self.calls: Counter[str] = Counter()
 
     def _connection(self) -> http.client.HTTPConnection:
@@ -382,6 +382,7 @@ def _send(c: Client, method: str, endpoint: str, rows: list[Any]) -> list[Any]:
 def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
     """The `railyard` tag and the `railyard_id` custom field on every object type railyard writes."""
     tags = c.all("extras/tags", slug=TAG)
+    tag_id: int  # NetBox's id of the tag (-1 in a dry run without one)
     if tags:
         tag_id = tags[0]["id"]
     elif dry_run:

@@ -10,6 +10,7 @@ import datetime
 import difflib
 import re
 import string
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -20,9 +21,9 @@ from generators.model.netos import NETWORK_OSES, OsName
 from generators.model.yamlload import SourceMap, deep_merge, load_yaml_file, where
 
 
-def _pattern(*fields: str) -> Any:
-    """A port name pattern (str.format) over exactly these fields: a design's `catalog:` may write one,
-    so a typo is refused here by field, not met as a KeyError while the fabric is built."""
+def _pattern(*fields: str) -> Callable[[str], str]:
+    """The check of a port name pattern (str.format) over exactly these fields: a design's `catalog:` may
+    write one, so a typo is refused here by field, not met as a KeyError while the fabric is built."""
 
     def check(v: str) -> str:
         try:
@@ -34,7 +35,13 @@ def _pattern(*fields: str) -> Any:
             raise ValueError(f"{{{bad[0]}}} is not one of {{{'}, {'.join(fields)}}}")
         return v
 
-    return Annotated[str, AfterValidator(check)]
+    return check
+
+
+# a switch port's name over its number n, index i, cage, sub, s and lane (PortGroup says what each is)
+SwitchPortPattern = Annotated[str, AfterValidator(_pattern("n", "i", "cage", "sub", "s", "lane"))]
+# a server port's name over its 0-based index i
+IndexPattern = Annotated[str, AfterValidator(_pattern("i"))]
 
 
 class _Strict(BaseModel):
@@ -62,13 +69,11 @@ class PortGroup(_Strict):
     # media rules and parts go by (a slower speed runs fewer lanes at the same rate: XDR 400G = 2 x 200G).
     # Omitted, the port's lane rate is unknown (a link then goes by its other end's) and {lane} counts 1
     lanes: int | None = Field(default=None, ge=1)
-    name: _pattern("n", "i", "cage", "sub", "s", "lane") = "{n}"
+    name: SwitchPortPattern = "{n}"
     # the name of a port once split by `breakout`, when the NOS renames split ports apart from whole
     # ones (Cumulus: swp1 splits into swp1s0 and swp1s1); omitted, split ports follow `name` (SONiC's
     # Ethernet{lane} names both). Left out of the dump when unset, so entries without one dump as before
-    breakout_name: _pattern("n", "i", "cage", "sub", "s", "lane") | None = Field(
-        default=None, exclude_if=lambda v: v is None
-    )
+    breakout_name: SwitchPortPattern | None = Field(default=None, exclude_if=lambda v: v is None)
     role: Literal["any", "down", "up"] = "any"
     # speed -> logical ports one port splits into at that speed, its lanes shared evenly (SN5600 at 800G:
     # {400: 2} gives 2 x 400G per OSFP). Left out of the dump when empty, so entries without one dump as before
@@ -249,11 +254,11 @@ class BackendPorts(_Strict):
 
     nic: str
     count: int = Field(ge=1, le=16)
-    name: _pattern("i") = "mlx5_{i}"  # the RDMA device of port i (NCCL_IB_HCA names these)
+    name: IndexPattern = "mlx5_{i}"  # the RDMA device of port i (NCCL_IB_HCA names these)
     cages: SystemCages | None = None
     # the Linux interface of port i, which the host's netplan addresses (RoCE): the OS image names it (a
     # systemd .link file or udev rule per PCI address, which the catalog cannot know); out of plan.json unset
-    netdev: _pattern("i") | None = Field(default=None, exclude_if=lambda v: v is None)
+    netdev: IndexPattern | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ServerModel(_Strict):
@@ -264,7 +269,7 @@ class ServerModel(_Strict):
     power_kw: float = Field(gt=0)
     cpu_sockets: int = Field(default=2, ge=1)
     backend: BackendPorts | None = None
-    frontend_port_name: _pattern("i") = "eth{i}"
+    frontend_port_name: IndexPattern = "eth{i}"
     # the frontend-NIC ports (frontend_port_name names) that join a dedicated storage fabric
     # (storage.network: dedicated); empty: the model has none, and such a design is refused
     storage_ports: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)  # out of plan.json when empty
@@ -289,7 +294,7 @@ class StorageModel(_Strict):
     throughput_gbps: float = Field(gt=0)  # large-block read a server's software stack delivers, GB/s
     nic: str
     nic_count: int = Field(default=1, ge=1)
-    frontend_port_name: _pattern("i") = "eth{i}"
+    frontend_port_name: IndexPattern = "eth{i}"
     bmc_port: str = "bmc"
     price: Price  # chassis with CPUs and RAM, without drives and NICs (priced from their own entries)
 

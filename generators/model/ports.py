@@ -177,8 +177,8 @@ def port_ends(plan: Plan, catalog: Catalog, design: Design) -> dict[str, dict[st
                 nic_key, count = sm.defaults.frontend_nic, sm.defaults.frontend_nic_count
             nic_ports(m, nic_key, count, sm.frontend_port_name, c)
             if d.kind == "server":
-                for p in stor_ports & set(m):
-                    m[p] = replace(m[p], protocol=storage_protocol)
+                for name in stor_ports & set(m):
+                    m[name] = replace(m[name], protocol=storage_protocol)
             m[sm.bmc_port] = mgmt
         elif d.kind == "storage":
             st = catalog.storage_servers[d.model]

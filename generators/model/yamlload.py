@@ -37,7 +37,7 @@ SourceMap = dict[tuple[str, ...], str]  # path of keys -> "file:line"
 try:
     from yaml._yaml import CParser as _EventSource
 except ImportError:  # a PyYAML built without libyaml: the same events, slower
-
+    # (the fallback under the import's name: mypy sees two definitions of it)
     class _EventSource(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
         def __init__(self, stream: str) -> None:
             yaml.reader.Reader.__init__(self, stream)
@@ -59,7 +59,10 @@ class _Loader(yaml.composer.Composer, _EventSource, yaml.constructor.SafeConstru
         self._depth = getattr(self, "_depth", 0) + 1
         try:
             if self._depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
+                # the parser stands at this node's event, and libyaml and PyYAML mark every event
+                event = self.peek_event()
+                assert event is not None and event.start_mark is not None
+                mark = event.start_mark
                 raise DesignError.one(
                     "(yaml)",
                     f"nested more than {MAX_DEPTH} levels deep",
@@ -123,7 +126,10 @@ class _Walk:
                 self.at(node),
             )
         self.src[path] = self.at(node)
-        std = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
+        std: dict[type[yaml.Node], str] = {
+            yaml.MappingNode: "tag:yaml.org,2002:map",
+            yaml.SequenceNode: "tag:yaml.org,2002:seq",
+        }
         if type(node) in std and node.tag != std[type(node)]:
             raise DesignError.one(
                 ".".join(path) or "(yaml)",

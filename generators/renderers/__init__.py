@@ -73,7 +73,8 @@ def __getattr__(name: str) -> Any:
 
 def _renderers() -> list[Renderer]:
     """RENDERERS, as tests may have patched it."""
-    return __getattr__("RENDERERS")
+    renderers: list[Renderer] = __getattr__("RENDERERS")  # _load()'s list, or a test's
+    return renderers
 
 
 def render_all(plan: Plan) -> dict[str, str]:
@@ -211,7 +212,8 @@ def _child_result(plan: Plan, folder: Path, renderers: list[Renderer], queue: It
     try:
         return pickle.dumps((digests, failed))
     except Exception as exc:  # an error that does not pickle: its text
-        return pickle.dumps((digests, (failed[0] if failed else -1, RuntimeError(f"{failed[1]!r}: {exc}"))))
+        index, error = failed if failed is not None else (-1, None)
+        return pickle.dumps((digests, (index, RuntimeError(f"{error!r}: {exc}"))))
 
 
 def _render_some(

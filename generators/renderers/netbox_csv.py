@@ -316,15 +316,15 @@ def translate(objects: list[NbObject], release: bool = False) -> Translation:
                 v = t.raw(f)
                 # YAML keeps numbers and booleans typed; only a reference becomes a name
                 doc[f] = names(v) if isinstance(v, Ref) else v
-        ifaces = []
+        iface_docs = []
         for it in templates[o.key]:
             tt = _Taker(it, names)
             tt.raw("device_type")  # implied by the document it is in
-            ifaces.append({"name": tt.raw("name"), "type": tt.raw("type"), "mgmt_only": tt.raw("mgmt_only")})
+            iface_docs.append({"name": tt.raw("name"), "type": tt.raw("type"), "mgmt_only": tt.raw("mgmt_only")})
             tt.done()
             template_of[(o.key, it.fields["name"])] = it.fields
-        if ifaces:
-            doc["interfaces"] = ifaces
+        if iface_docs:
+            doc["interfaces"] = iface_docs
         rows["dcim/device-types"].append(doc)
         t.done()
 

@@ -23,7 +23,9 @@ def slurm_hostlist(names: list[str]) -> str:
     the trailing number separately keeps to one range per term: "su1-leaf[01-08],su2-leaf[01-08]"."""
     by_prefix: dict[str, list[str]] = {}
     for n in names:
-        by_prefix.setdefault(_TAIL_DIGITS.match(n).group(1), []).append(n)  # type: ignore[union-attr]
+        m = _TAIL_DIGITS.match(n)
+        assert m is not None  # any host name matches (.*?)(\d*)
+        by_prefix.setdefault(m.group(1), []).append(n)
     return ",".join(hostlist.collect_hostlist(group) for group in by_prefix.values())
 
 

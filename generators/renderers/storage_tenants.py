@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import json
 from ipaddress import IPv4Network, ip_interface, ip_network
-from typing import Any
+from typing import Any, TypedDict
 
 from generators.model.plan import Plan, required
 
 SCHEMA = "railyard.storage-tenants/1"
+
+
+class StorageServer(TypedDict):
+    """One entry of storage_servers: a storage server and its frontend ports, in link order."""
+
+    name: str
+    model: str
+    ports: list[str]
 
 
 def _net(s: str) -> IPv4Network:
@@ -32,7 +40,7 @@ def storage_spec(plan: Plan) -> dict[str, Any]:
     for lk in plan.links:
         if lk.network == "frontend" and lk.tier == "server-leaf" and devs[lk.a_device].kind == "storage":
             ports.setdefault(lk.a_device, []).append(lk.a_port)
-    servers = [
+    servers: list[StorageServer] = [
         {"name": d.name, "model": d.model, "ports": ports.get(d.name, [])} for d in plan.devices if d.kind == "storage"
     ]
     tenants = []

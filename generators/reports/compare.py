@@ -164,8 +164,8 @@ def site_row(plan: Plan) -> SiteRow:
         design=plan.design.name,
         servers=c["servers"],
         gpus=c["gpus"],
-        backend_switches=tuple(sw.get(f"backend/{r}", 0) for r in ("leaf", "spine", "core")),  # type: ignore[arg-type]
-        backend_links=tuple(links.get(f"backend/{t}", 0) for t in BACKEND_TIERS),  # type: ignore[arg-type]
+        backend_switches=tuple(sw.get(f"backend/{r}", 0) for r in ("leaf", "spine", "core")),
+        backend_links=tuple(links.get(f"backend/{t}", 0) for t in BACKEND_TIERS),
         other_switches=sum(n for k, n in sw.items() if not k.startswith("backend/")),
         transceivers=sum(plan.cabling.transceivers.values()),
         racks=len(plan.racks),

@@ -20,12 +20,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from generators.model.plan import Plan
-from generators.model.sections import Cable
+from generators.model.sections import BomLine, Cable
 from generators.reports.facts import site_facts
 
 LIMIT = 15  # entries of a long list the markdown comment shows; the rest is counted
@@ -175,7 +175,7 @@ def bom_changes(base: Plan, head: Plan) -> list[BomChange] | None:
     if base.bom is None and head.bom is None:
         return None
 
-    def lines(p: Plan) -> dict[tuple[str, str, str], Any]:
+    def lines(p: Plan) -> dict[tuple[str, str, str], BomLine]:
         return {(ln.category, ln.kind, ln.part): ln for ln in (p.bom.lines if p.bom is not None else [])}
 
     b, h = lines(base), lines(head)
@@ -184,7 +184,7 @@ def bom_changes(base: Plan, head: Plan) -> list[BomChange] | None:
         lb, lh = b.get(key), h.get(key)
         if lb is not None and lh is not None and (lb.quantity, lb.total_usd) == (lh.quantity, lh.total_usd):
             continue
-        unit = (lh or lb).unit
+        unit = (lh if lh is not None else b[key]).unit  # the key is head's or base's
         out.append(
             BomChange(
                 *key,
@@ -226,7 +226,7 @@ def cable_changes(base: Plan, head: Plan) -> tuple[list[CableChange] | None, int
         cb, ch = b.get(cid), h.get(cid)
         eb, eh = (_end(cb) if cb else None), (_end(ch) if ch else None)
         racks = sorted(_racks((eb.labels if eb else []) + (eh.labels if eh else [])))
-        net = (ch or cb).network  # type: ignore[union-attr]
+        net = (ch if ch is not None else b[cid]).network  # the id is head's or base's
         if eb is None or eh is None:
             out.append(CableChange(cid, "added" if eb is None else "removed", net, racks, eb, eh, []))
             continue
@@ -334,7 +334,7 @@ def _delta(a: float | int | None, b: float | int | None, money: bool = False) ->
     return text
 
 
-def _table(rows: list[tuple[str, ...]], head: tuple[str, ...]) -> list[str]:
+def _table(rows: Sequence[tuple[str, ...]], head: tuple[str, ...]) -> list[str]:
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
     return out + ["| " + " | ".join(r) + " |" for r in rows]
 
@@ -386,13 +386,15 @@ def _cable_line(c: CableChange) -> str:
     for k, title in (("media", "medium"), ("parts", "part"), ("length_m", "length"), ("transceivers", "optics")):
         if k in c.what:
             old, new = getattr(c.base, k), getattr(c.head, k)
-            fmt = (
-                (lambda v: "/".join(f"{x:g} m" for x in sorted(set(v))))
-                if k == "length_m"
-                else (lambda v: v if isinstance(v, str) else "/".join(sorted(set(v))) or "—")
-            )
-            bits.append(f"{title} {fmt(old)} → {fmt(new)}")
+            bits.append(f"{title} {_cable_value(k, old)} → {_cable_value(k, new)}")
     return f"`{c.id}` " + ", ".join(bits)
+
+
+def _cable_value(k: str, v: Any) -> str:
+    """One end's medium, part, length or optics of a changed cable, as the review writes it."""
+    if k == "length_m":
+        return "/".join(f"{x:g} m" for x in sorted(set(v)))
+    return v if isinstance(v, str) else "/".join(sorted(set(v))) or "—"
 
 
 def _cables_md(r: Review, limit: int | None) -> list[str]:

@@ -80,7 +80,7 @@ def networkx_max_flow(g: CapacityGraph, sources: dict[str, int], sinks: dict[str
     and the tests' cross-check."""
     import networkx as nx  # only here: the compile path does not import networkx otherwise
 
-    flow = nx.DiGraph()
+    flow: nx.DiGraph[str] = nx.DiGraph()
     for u, v, c in g.edges():
         flow.add_edge(u, v, capacity=c)
         flow.add_edge(v, u, capacity=c)
@@ -100,11 +100,11 @@ def _tree_flow(g: CapacityGraph, sources: dict[str, int], sinks: dict[str, int],
     children: dict[str, list[tuple[str, int]]] = {n: [] for n in nodes}
     for a, row in g.adj.items():
         for b, c in row.items():
-            d = tier[b] - tier[a]
-            if d == 1:
+            step = tier[b] - tier[a]
+            if step == 1:
                 parents[a].append((b, c))
                 children[b].append((a, c))
-            elif d != -1:
+            elif step != -1:
                 return None  # a link within a tier or across two: not a tiered tree
     levels: dict[int, list[str]] = {}
     for n in sorted(nodes, key=lambda n: tier[n]):
@@ -153,10 +153,10 @@ def _tree_flow(g: CapacityGraph, sources: dict[str, int], sinks: dict[str, int],
             if p not in seen and (not (up_full[u] and used_all[p]) or (down_some[u] and served_some[p])):
                 seen.add(p)
                 queue.append(p)
-        for c, _ in children[u]:  # down u -> c
-            if c not in seen and (not (down_full[c] and served_all[u]) or (up_some[c] and used_some[u])):
-                seen.add(c)
-                queue.append(c)
+        for ch, _ in children[u]:  # down u -> ch
+            if ch not in seen and (not (down_full[ch] and served_all[u]) or (up_some[ch] and used_some[u])):
+                seen.add(ch)
+                queue.append(ch)
     if value.denominator != 1:
         return None  # cannot be, integer capacities have an integer max-flow; networkx then says so
     return int(value)
@@ -171,14 +171,14 @@ class _Factors(dict[str, Fraction]):
         super().__init__()
         self.cls: dict[str, int] = {}
         self.number: dict[Fraction, int] = {}
-        self.values: list[Fraction] = []
+        self.distinct: list[Fraction] = []  # the values by number (not `values`: dict's method)
 
     def __setitem__(self, n: str, f: Fraction) -> None:
         super().__setitem__(n, f)
         k = self.number.get(f)
         if k is None:
-            k = self.number[f] = len(self.values)
-            self.values.append(f)
+            k = self.number[f] = len(self.distinct)
+            self.distinct.append(f)
         self.cls[n] = k
 
     def weighted(self, links: list[tuple[str, int]]) -> Fraction:
@@ -188,4 +188,4 @@ class _Factors(dict[str, Fraction]):
         for n, c in links:
             k = cls[n]
             by[k] = by.get(k, 0) + c
-        return sum((self.values[k] * c for k, c in by.items()), Fraction(0))
+        return sum((self.distinct[k] * c for k, c in by.items()), Fraction(0))

@@ -138,7 +138,7 @@ def build_trays(plan: Plan, design: Design) -> Trays:
         ends += [left, right]
     y_front = min(r.y_mm for r in rows) - fl.aisle_mm / 2
     y_back = max(r.y_mm for r in rows) + d + fl.aisle_mm / 2
-    by_x: dict[int, list[Any]] = defaultdict(list)
+    by_x: dict[float, list[Any]] = defaultdict(list)
     for n in ends:
         by_x[pos[n][0]].append(n)
     fronts, backs = [], []
@@ -623,9 +623,9 @@ def _bundle(w: Wiring) -> list[Bundle]:
         if eb.ppc > 1:
             cage_use[(b_dev[i], eb.cage)] += 1
         if ea.ppc > 1:
-            key = (a_dev[i], ea.cage)
-            cage_use[key] += 1
-            keys[i] = key
+            cage = (a_dev[i], ea.cage)
+            cage_use[cage] += 1
+            keys[i] = cage
         elif eb.ppc > 1:
             keys[i] = (b_dev[i], eb.cage)
     groups: dict[tuple[str, int], list[int]] = {}
@@ -1063,7 +1063,7 @@ def _record(
     cables = []
     seen_cages: set[tuple[str, int]] = set()
     counts: Counter[tuple[str, str]] = Counter()
-    metres: Counter[str] = Counter()
+    metres: dict[str, float] = {}  # by kind; a kind without cables reads 0 (an int, as a Counter's would)
     xcvrs: Counter[tuple[str, str]] = Counter()
     parts: Counter[str] = Counter()
     keys = [
@@ -1092,14 +1092,13 @@ def _record(
         o = ch.option
         ks = bd.links
         net = links[ks[0]].network
-        optical = o.xa is not None
         physical = len(ks) if o.per_link or bd.shape in ("single", "mixed") else 1
         counts[(net, o.media)] += physical
         kind = "copper" if o.media in COPPER else ("fiber" if o.media in fiber else "cat6")
-        metres[kind] += sum(ch.lengths) if physical > 1 else ch.lengths[0]
+        metres[kind] = metres.get(kind, 0) + (sum(ch.lengths) if physical > 1 else ch.lengths[0])
         for j in range(physical):
             parts[ch.skus[j]] += 1
-        if optical:
+        if o.xa is not None and o.xb is not None:  # optics: an option has both ends' or neither
             for k in ks:
                 for cage, part in (((a_dev[k], ends_a[k].cage), o.xa), ((b_dev[k], ends_b[k].cage), o.xb)):
                     if cage not in seen_cages:
@@ -1129,9 +1128,9 @@ def _record(
     nets = sorted({n for n, _ in counts})
     plan.cabling = CablingTotals(
         cables={f"{n}/{m}": counts[(n, m)] for n, m in sorted(counts, key=lambda k: (k[0], MEDIA_ORDER.index(k[1])))},
-        copper_m=round(metres["copper"], 2),
-        fiber_m=round(metres["fiber"], 2),
-        cat6_m=round(metres["cat6"], 2),
+        copper_m=round(metres.get("copper", 0), 2),
+        fiber_m=round(metres.get("fiber", 0), 2),
+        cat6_m=round(metres.get("cat6", 0), 2),
         transceivers={n: sum(c for (nn, _), c in xcvrs.items() if nn == n) for n in nets},
         transceiver_parts={p: sum(c for (_, pp), c in xcvrs.items() if pp == p) for p in sorted({p for _, p in xcvrs})},
         cable_parts=dict(sorted(parts.items())),

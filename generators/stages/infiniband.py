@@ -447,13 +447,13 @@ def check(plan: Plan, catalog: Catalog) -> None:
     if problems:
         raise DesignError(problems)
     plan.infiniband, plan.infiniband_storage = facts.get("backend"), facts.get("storage")
-    sn = sizes.get("backend")  # type: ignore[assignment]
-    if sn is not None and sn.sm_hosts and sn.sm_hosts[0].on_switch and len(sn.order) > EMBEDDED_SM_MAX_NODES:
+    be = sizes.get("backend")
+    if be is not None and be.sm_hosts and be.sm_hosts[0].on_switch and len(be.order) > EMBEDDED_SM_MAX_NODES:
         # the playbook: UFM (or an SM on servers) is a hard requirement above ~2k GPUs
         plan.warnings.append(
             PlanWarning(
                 field="management.backend_attached",
-                message=f"{len(sn.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
+                message=f"{len(be.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
                 "subnet manager handles; attach management nodes to the backend and run OpenSM or UFM there "
                 "(a fully populated 1:1 fabric needs a free port for them: give them the last unit's last "
                 "server slot with compute.reserved_slots: 1 and one server fewer)",

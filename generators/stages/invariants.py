@@ -261,6 +261,7 @@ def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
         if not bw.up[d.name]:
             c.add("ratio", f"{d.network}.oversubscription", f"{d.name} has no uplinks", "check the design")
             continue
+        assert d.network is not None  # a switch is in its network (plan.Device)
         bw.measured[d.network][d.name] = Fraction(bw.down[d.name], bw.up[d.name])
     want_be = ratio_value(be.oversubscription)
     n_su = plan.networks.backend.scalable_units
@@ -328,7 +329,7 @@ def _check_rails(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
             )
 
 
-def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collector) -> dict[str, Any] | None:
+def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collector) -> Bisection | None:
     """Connectivity, and full bisection for non-blocking backends. They need a wiring that fits the
     switches, so they run only once the port checks pass; returns the bisection measured."""
     be = plan.design.backend

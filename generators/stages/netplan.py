@@ -439,6 +439,8 @@ def _store(
         # without configured DHCP servers the first two management nodes serve the OOB network
         dhcp = [tenancy.hosts[d.name]["address"].split("/")[0] for d in plan.devices if d.kind == "management"][:2]
     vendor = design.frontend.vendor
+    mtu = design.frontend.mtu or network_os(vendor).mtu
+    assert mtu is not None  # frontend.vendor is an OS that serves the frontend, and each such row has its MTU
     plan.netplan = NetPlan(
         scheme={
             "asn": "RFC 7938: one ASN per leaf (leaf_asn_base + NN), per pod spine layer (spine_asn_base + pod), "
@@ -446,7 +448,7 @@ def _store(
             "reserved_hosts": RESERVED_HOSTS,
         },
         vendor=vendor,
-        mtu=design.frontend.mtu or network_os(vendor).mtu,
+        mtu=mtu,
         domain=ad.domain or f"{design.site.name}.internal",
         anycast_gateway_mac=design.frontend.evpn.anycast_gateway_mac,
         asn=asn,

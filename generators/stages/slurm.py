@@ -53,8 +53,8 @@ def slurm_tree(plan: Plan) -> list[SlurmSwitch]:
             continue
         a, b = idx[lk.a_device], idx[lk.b_device]
         if a.kind == "switch" and b.kind == "switch":
-            lo, hi = (a, b) if rank(a.role) < rank(b.role) else (b, a)
-            parents.setdefault(lo.name, set()).add(hi.name)
+            low, high = (a, b) if rank(a.role) < rank(b.role) else (b, a)
+            parents.setdefault(low.name, set()).add(high.name)
         elif a.kind == "server" and b.kind == "switch":
             leaf_nodes.setdefault(b.name, []).append(a.name)
         elif b.kind == "server" and a.kind == "switch":
@@ -76,7 +76,7 @@ def slurm_tree(plan: Plan) -> list[SlurmSwitch]:
     for leaf, nodes in leaf_nodes.items():
         by_set.setdefault(frozenset(nodes), []).append(leaf)
     group_of: dict[str, str] = {}
-    for nodes, leaves in sorted(by_set.items(), key=lambda kv: min(order[n] for n in kv[0])):
+    for node_set, leaves in sorted(by_set.items(), key=lambda kv: min(order[n] for n in kv[0])):
         su = {idx[lf].attrs.get("su") for lf in leaves}
         token = _first_token(leaves)
         if len(leaves) == 1:
@@ -91,7 +91,7 @@ def slurm_tree(plan: Plan) -> list[SlurmSwitch]:
         sw = SlurmSwitch(
             unique(name),
             0,
-            nodes=sorted(nodes, key=order.__getitem__),
+            nodes=sorted(node_set, key=order.__getitem__),
             members=sorted(leaves, key=dev_order.__getitem__),
         )
         out.append(sw)
@@ -111,8 +111,8 @@ def slurm_tree(plan: Plan) -> list[SlurmSwitch]:
             break
         level += 1
         by_children: dict[frozenset[str], list[str]] = {}
-        for hi, kids in children.items():
-            by_children.setdefault(frozenset(kids), []).append(hi)
+        for hi, child_groups in children.items():
+            by_children.setdefault(frozenset(child_groups), []).append(hi)
         groups = sorted(by_children.items(), key=lambda kv: min(dev_order[h] for h in kv[1]))
         level_switches = []
         kid_order = {sw.name: j for j, sw in enumerate(out)}
@@ -162,8 +162,8 @@ def check_tree(switches: list[SlurmSwitch], nodes: list[str]) -> list[Problem]:
             )
         if sw.level == 0 and not sw.nodes:
             problems.append(Problem("backend", f"leaf switch {sw.name} holds no nodes", "report a railyard bug"))
-        for n in sw.nodes:
-            leaf_of.setdefault(n, []).append(sw.name)
+        for node in sw.nodes:
+            leaf_of.setdefault(node, []).append(sw.name)
         for c in sw.switches:
             parent_of.setdefault(c, []).append(sw.name)
             if c not in defined:
@@ -273,8 +273,8 @@ def check_blocks(blocks: list[SlurmBlock], sizes: list[int], nodes: list[str]) -
                     "make every scalable unit at least the base size",
                 )
             )
-        for n in b.nodes:
-            member.setdefault(n, []).append(b.name)
+        for node in b.nodes:
+            member.setdefault(node, []).append(b.name)
     dup = Counter(b.name for b in blocks)
     for name, n in dup.items():
         if n > 1:

@@ -34,27 +34,27 @@ def csv_text(header: Sequence[str], rows: Iterable[list[Any]] | Iterable[tuple[A
     sheets rarely hold a cell csv would quote (a comma, quote or line break), so the rows are first joined
     plainly and kept when no cell needed quoting: csv.writer took 3.6 s of a 98,304-GPU compile's rack
     sheets, the joins about a third of that."""
-    rows = [header, *([cell(c) if isinstance(c, str) else c for c in r] for r in rows)]
+    table: list[Sequence[Any]] = [header, *([cell(c) if isinstance(c, str) else c for c in r] for r in rows)]
     try:
-        lines = [",".join(r) for r in rows]
+        lines = [",".join(r) for r in table]
     except TypeError:  # a cell that is not a string: csv.writer formats it
-        return _writer(rows)
+        return _writer(table)
     text = "\n".join(lines) + "\n"
     # no cell holds a quote, a carriage return or (comparing counts with the joins') a comma or newline,
     # and no row is one empty cell (csv writes it as "")
     if (
         '"' in text
         or "\r" in text
-        or text.count("\n") != len(rows)
-        or text.count(",") != sum(len(r) - 1 for r in rows if r)
-        or any(len(r) == 1 and r[0] == "" for r in rows)
+        or text.count("\n") != len(table)
+        or text.count(",") != sum(len(r) - 1 for r in table if r)
+        or any(len(r) == 1 and r[0] == "" for r in table)
     ):
         # a few cells need quoting (e.g. a twin cable's "port,port"): csv.writer writes those rows alone
-        return "".join(line + "\n" if _plain(line, r) else _writer([r]) for line, r in zip(lines, rows, strict=True))
+        return "".join(line + "\n" if _plain(line, r) else _writer([r]) for line, r in zip(lines, table, strict=True))
     return text
 
 
-def _plain(line: str, row: list[str]) -> bool:
+def _plain(line: str, row: Sequence[Any]) -> bool:
     """Whether csv.writer writes this row as its plain join."""
     return (
         '"' not in line
@@ -65,7 +65,7 @@ def _plain(line: str, row: list[str]) -> bool:
     )
 
 
-def _writer(rows: list[list[str]]) -> str:
+def _writer(rows: Sequence[Sequence[Any]]) -> str:
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
     return buf.getvalue()

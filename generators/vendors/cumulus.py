@@ -200,7 +200,7 @@ def backend_nvue(
     for v in bn.vrfs:
         if v.name not in sw.vrfs:
             continue
-        rt = {v.route_target: {}}
+        rt: dict[str, dict[str, Any]] = {v.route_target: {}}
         vrfs[v.name] = {
             "evpn": {"enable": "on", "vni": {v.l3vni: {}}},
             "router": {

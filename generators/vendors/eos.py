@@ -558,9 +558,10 @@ def pyavd_cli(validated: dict[str, Any]) -> str:
     re-executes its ~400 compiled template modules every time, which cost more than the rendering."""
     from pyavd.constants import EOS_CLI_CONFIG_GEN_JINJA2_CONFIG_TEMPLATE
 
-    return _templar().render_template_from_file(
+    text: str = _templar().render_template_from_file(
         template_file=EOS_CLI_CONFIG_GEN_JINJA2_CONFIG_TEMPLATE, template_vars=validated
     )
+    return text
 
 
 @functools.cache

@@ -232,7 +232,8 @@ def _template() -> jinja2.Template:
 
     env = environment(autoescape=False, trim=True).overlay()
     env.filters["natural_sort"] = natural_sort
-    env.getattr = dict_getattr(env)  # type: ignore[method-assign]
+    # an instance attribute in place of Environment.getattr, which the compiled templates call
+    env.getattr = dict_getattr(env)  # type: ignore[method-assign, assignment]
     return env.get_template("eos.cfg.j2")
 
 

@@ -72,6 +72,7 @@ class _NoLate(dict[str, "Ref"]):
     def _refuse(self, *_: object, **__: object) -> None:
         raise TypeError("NO_LATE is shared by every NbObject without late fields: give the object its own dict")
 
+    # every mutator refuses, whatever dict's own signature for it
     __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = _refuse  # type: ignore[assignment]
 
 

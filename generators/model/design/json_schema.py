@@ -114,7 +114,7 @@ class _Partial:
             return [self.of(n) for n in node]
         if not isinstance(node, dict):
             return node
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in node.items():
             if k in ("required", "if", "then", "else"):  # a conditional says what is required
                 continue

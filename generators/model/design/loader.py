@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from generators.model.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 from generators.model.design.resolved import backend_speed, resolve_system
@@ -62,7 +62,7 @@ def _extended_by(src: SourceMap, at: str) -> str | None:
     return src.get(("extends", at.rsplit(":", 1)[0]))
 
 
-def _fix_for(err: dict[str, Any]) -> str:
+def _fix_for(err: ErrorDetails) -> str:
     ctx = err.get("ctx") or {}
     if "fix" in ctx:  # a validator's own fix (PydanticCustomError with ctx["fix"])
         return str(ctx["fix"])

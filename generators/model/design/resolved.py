@@ -16,9 +16,17 @@ def server_width(count: int) -> int:
     return max(3, len(str(count)))
 
 
+def server_count(design: Design) -> int:
+    """compute.count: the design's own, or racks x trays for a rack system (resolve_system sets it)."""
+    count = design.compute.count
+    assert count is not None  # the schema requires it without compute.system, resolve_system sets it with one
+    return count
+
+
 def server_names(design: Design) -> list[str]:
-    w = server_width(design.compute.count)
-    return [f"{design.compute.hostname_prefix}{i:0{w}d}" for i in range(1, design.compute.count + 1)]
+    count = server_count(design)
+    w = server_width(count)
+    return [f"{design.compute.hostname_prefix}{i:0{w}d}" for i in range(1, count + 1)]
 
 
 def backend_speed(design: Design, catalog: Catalog) -> int:

@@ -15,6 +15,7 @@ from generators.model.design.resolved import (
     backend_speed,
     rack_model_key,
     resolved_config,
+    server_count,
     server_names,
     server_width,
     storage_fabric_ports,
@@ -162,11 +163,11 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
     _check_license(bad, catalog, "storage.license", st.license, "tb")
     if st.fabric is not None:
         _check_storage_fabric(design, catalog, bad, known)
-    sw = design.software
-    if sw.subnet_manager == "ufm" and b.technology == "infiniband":
-        _check_license(bad, catalog, "software.ufm_license", sw.ufm_license, "endpoint")
-    if sw.cluster_manager is not None:
-        _check_license(bad, catalog, "software.cluster_manager.license", sw.cluster_manager.license, "gpu_year")
+    soft = design.software
+    if soft.subnet_manager == "ufm" and b.technology == "infiniband":
+        _check_license(bad, catalog, "software.ufm_license", soft.ufm_license, "endpoint")
+    if soft.cluster_manager is not None:
+        _check_license(bad, catalog, "software.cluster_manager.license", soft.cluster_manager.license, "gpu_year")
     m = design.management
     if (
         known("management.server", m.server, catalog.servers, "server model")
@@ -371,10 +372,10 @@ def _check_sonic_releases(design: Design, catalog: Catalog, bad: Any) -> None:
 def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:
     """Scalable units are whole, except for compute.reserved_slots at the end of the last one."""
     c, b, m = design.compute, design.backend, design.management
-    r = c.reserved_slots
-    if r == 0 and c.system is not None and c.racks is not None and c.count % b.su_size:
+    count, r = server_count(design), c.reserved_slots
+    if r == 0 and c.system is not None and c.racks is not None and count % b.su_size:
         # a rack system's count is derived (racks x trays): blame the racks the design wrote, in racks
-        trays = c.count // c.racks
+        trays = count // c.racks
         per_su = b.su_size // trays
         lo, hi = c.racks // per_su * per_su, -(-c.racks // per_su) * per_su
         bad(
@@ -382,17 +383,17 @@ def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:
             f"{c.racks} {c.system} racks is not a whole number of {per_su}-rack scalable units "
             f"(backend.su_size {b.su_size} = {per_su} racks of {trays} trays)",
             f"use a multiple of {per_su} racks ({', '.join(str(n) for n in dict.fromkeys((lo, hi)) if n)}), or set "
-            f"backend.su_size to a multiple of {trays} trays that divides {c.count}",
+            f"backend.su_size to a multiple of {trays} trays that divides {count}",
         )
         return
     if r == 0:
-        if c.count % b.su_size:
-            full = -(-c.count // b.su_size) * b.su_size
+        if count % b.su_size:
+            full = -(-count // b.su_size) * b.su_size
             bad(
                 "compute.count",
-                f"{c.count} servers is not a whole number of {b.su_size}-server scalable units",
+                f"{count} servers is not a whole number of {b.su_size}-server scalable units",
                 f"use a multiple of backend.su_size ({b.su_size}), change backend.su_size, or leave the last "
-                f"unit's free slots to the {attached_nodes(design)} with compute.reserved_slots: {full - c.count}",
+                f"unit's free slots to the {attached_nodes(design)} with compute.reserved_slots: {full - count}",
             )
         return
     if b.topology != "rail_optimized":
@@ -409,13 +410,12 @@ def _check_slots(design: Design, catalog: Catalog, bad: Any) -> None:
             f"reserve fewer than backend.su_size ({b.su_size}) slots, or drop a scalable unit from compute.count",
         )
         return
-    if (c.count + r) % b.su_size:
-        fit = -(-c.count // b.su_size) * b.su_size - r
+    if (count + r) % b.su_size:
+        fit = -(-count // b.su_size) * b.su_size - r
         bad(
             "compute.count",
-            f"{c.count} servers plus {r} reserved slots is not a whole number of {b.su_size}-server scalable units",
-            f"set compute.count to {fit} (or compute.reserved_slots to "
-            f"{-(-c.count // b.su_size) * b.su_size - c.count})",
+            f"{count} servers plus {r} reserved slots is not a whole number of {b.su_size}-server scalable units",
+            f"set compute.count to {fit} (or compute.reserved_slots to {-(-count // b.su_size) * b.su_size - count})",
         )
         return
     mm = catalog.servers.get(m.server)
@@ -585,7 +585,7 @@ def _check_whole_racks(design: Design, catalog: Catalog, bad: Any) -> None:
         split = sorted(k + 1 for k, n in racks.items() if n != trays)
         if split:
             k = split[0] - 1
-            first = design.compute.hostname_prefix + f"{k * trays + 1:0{server_width(design.compute.count)}d}"
+            first = design.compute.hostname_prefix + f"{k * trays + 1:0{server_width(server_count(design))}d}"
             bad(
                 f"tenants.{i}",
                 f"tenant {name!r} rents part of rack {split[0]} (its trays from {first}): a "
@@ -596,7 +596,8 @@ def _check_whole_racks(design: Design, catalog: Catalog, bad: Any) -> None:
 
 def _check_tenants(design: Design, bad: Any) -> None:
     names = set(server_names(design))
-    sus = -(-design.compute.count // design.backend.su_size) if design.backend.su_size else 0
+    count = server_count(design)
+    sus = -(-count // design.backend.su_size) if design.backend.su_size else 0
     owner: dict[str, str] = {}
     seen_names: set[str] = set()
     for i, t in enumerate(design.tenants):
@@ -619,11 +620,11 @@ def _check_tenants(design: Design, bad: Any) -> None:
                     "use a unit number within the design",
                 )
                 continue
-            w = server_width(design.compute.count)
+            w = server_width(count)
             first = (su - 1) * design.backend.su_size + 1
             members += [
                 f"{design.compute.hostname_prefix}{k:0{w}d}"
-                for k in range(first, min(first + design.backend.su_size, design.compute.count + 1))
+                for k in range(first, min(first + design.backend.su_size, count + 1))
             ]
         for j, expr in enumerate(t.servers):
             try:

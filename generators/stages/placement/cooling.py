@@ -87,16 +87,18 @@ def cooling_section(racks: list[Rack], rows: list[RowGeom], design: Design, cata
         per = 1
     else:
         # a group: the system racks of a row before its CDU positions (since the previous CDUs)
-        per = cdu_rows(design, catalog).per  # type: ignore[union-attr]  # in_row: always a CduRows
+        in_row = cdu_rows(design, catalog)
+        assert in_row is not None  # a rack system's in-row CDUs: cdu_rows always answers
+        per = in_row.per
         by_row: dict[int, list[Rack]] = defaultdict(list)
         for r in ordered:
             by_row[r.row].append(r)
         for row_racks in by_row.values():
             group: list[Rack] = []
             cdus: list[Rack] = []
-            for r in [*row_racks, None]:
-                if r is not None and r.role == "cdu":
-                    cdus.append(r)
+            for rack in [*row_racks, None]:
+                if rack is not None and rack.role == "cdu":
+                    cdus.append(rack)
                     continue
                 if cdus:
                     names = [g.name for g in group]
@@ -108,21 +110,23 @@ def cooling_section(racks: list[Rack], rows: list[RowGeom], design: Design, cata
                     for n in names:
                         served[n] += [f"cdu-{c.name}" for c in cdus]
                     group, cdus = [], []
-                if r is not None and r.mgmt_switches:
-                    group.append(r)
-    rack_heat = [
-        RackHeat(
-            r.name,
-            rows[r.row].name,
-            round(r.kw, 3),
-            round(heat[r.name][0], 3),
-            round(heat[r.name][1], 3),
-            heat[r.name][2],
-            None if heat[r.name][2] is None else round(heat[r.name][2] / area, 1),
-            served[r.name],
+                if rack is not None and rack.mgmt_switches:
+                    group.append(rack)
+    rack_heat: list[RackHeat] = []
+    for r in ordered:
+        liquid, air, kg = heat[r.name]
+        rack_heat.append(
+            RackHeat(
+                r.name,
+                rows[r.row].name,
+                round(r.kw, 3),
+                round(liquid, 3),
+                round(air, 3),
+                kg,
+                None if kg is None else round(kg / area, 1),
+                served[r.name],
+            )
         )
-        for r in ordered
-    ]
     fl = design.site.floor
     row_heat: list[RowHeat] = []
     for row in rows:

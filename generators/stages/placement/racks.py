@@ -64,7 +64,7 @@ def pdus_per_rack(design: Design, catalog: Catalog, role: str) -> int:
     if isinstance(r.pdus, int):
         return r.pdus
     if isinstance(r.pdus, dict) and role in r.pdus:
-        return r.pdus[role]  # type: ignore[index]  # role is one of RackRole
+        return r.pdus[role]
     # A and B feeds, each alone carrying the rack's budget (N+N)
     return 2 * math.ceil(r.power_kw / catalog.pdus[r.pdu].capacity_kw)
 

@@ -64,7 +64,7 @@ class DedicatedRacks(Strategy):
     spine racks stand at the row's end."""
 
     name = "dedicated_racks"
-    spine_position = "end"
+    spine_position: ClassVar[SpinePosition] = "end"
 
     def racks(self, x: BackendInputs) -> None:
         by_su: dict[int, list[Device]] = defaultdict(list)
