@@ -664,8 +664,6 @@ def storage_bandwidth(plan: Plan, catalog: Catalog) -> tuple[dict[str, Any], lis
 def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
     """Rows for the compile summary: vendor, ASNs, VRFs, storage bandwidth, OOB reservations."""
     np_ = required(plan.netplan, "netplan")
-    if not np_:
-        return []
     fe = plan.networks.frontend
     bw = required(fe.storage_bandwidth, "networks.frontend.storage_bandwidth")
     stor_net = "storage" if "storage" in plan.networks else "frontend"  # where the storage servers sit
