@@ -61,7 +61,7 @@ BROKEN = [
         "needs more ports than its model QM9700",
         id="port-count",
     ),
-    pytest.param(["backend.oversubscription=3:1"], "backend.oversubscription", "measures 2.91:1", id="ratio"),
+    pytest.param(["backend.oversubscription=3:1"], "backend.oversubscription", "measure 2.91:1", id="ratio"),
     pytest.param(["backend.rails=4"], "backend.rails", "mlx5_4 is connected 0 times", id="nic-once"),
     pytest.param(
         ["management.backend_attached=2"], "management.backend_attached", "is used by 2 links", id="port-twice"

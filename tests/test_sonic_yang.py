@@ -64,15 +64,16 @@ def test_default_release_writes_no_sag_but_one_gateway_mac_and_says_so(compiled:
     # the same gateway address on every leaf that carries the VLAN
     other = _db(plan, "frontend/fe-leaf02/config_db.json")["VLAN_INTERFACE"]
     assert [k for k in svi if "|" in k] == [k for k in other if "|" in k]
-    [w] = [w for w in plan.warnings if w.field == "frontend.sonic_release"]
-    assert "202605 has no static anycast gateway" in w.message and "sonic_release: master" in w.message
+    # the design chose nothing wrong: no warning, the summary says how the gateway is made
+    assert not [w for w in plan.warnings if w.field == "frontend.sonic_release"]
 
 
 def test_the_summary_names_the_releases(cli: Callable[..., object], tmp_path: Path) -> None:
     r = cli("compile", DESIGNS / "h100-256.yaml", "-o", tmp_path / "out", "--set", "oob.sonic_release=202511")
     text = " ".join(r.output.split())  # the table wraps long cells
     assert "release 202605" in text and "SONiC release │ oob │ 202511" in text
-    assert "warning: frontend.sonic_release: SONiC 202605 has no static anycast gateway" in text
+    assert "anycast gateway │ frontend │ 02:00:00:00:01:01:" in text and "VLAN_INTERFACE mac_addr" in text
+    assert "warning" not in text
 
 
 def test_master_renders_sag_and_no_warning(compiled: Callable[..., Plan]) -> None:

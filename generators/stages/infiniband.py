@@ -31,6 +31,7 @@ from generators.model.plan import Plan, required
 from generators.model.ports import port_table
 from generators.model.sections import InfinibandFacts, PartitionFact, PlanWarning, SubnetManager
 from generators.model.vocabulary import RANK, Role, rank
+from generators.stages.fabric import eligible
 
 GUID_PREFIX = 0x02 << 56  # EUI-64 with the U/L bit set: locally administered, never a vendor's OUI
 GUID_HASH_MASK = 0x00FF_FFFF_FFFF_FFF0  # low nibble left for port numbers (CA port GUID = node + port)
@@ -415,6 +416,58 @@ def tenant_owner(plan: Plan) -> dict[str, str]:
     return {s: t for t, servers in members.items() for s in servers}
 
 
+def _sm_fix(plan: Plan) -> str:
+    """What attaching subnet-manager nodes takes in this design: free leaf ports and a management server
+    whose backend NIC runs the backend's speed."""
+    design, catalog = plan.design, plan.catalog
+    speed = plan.networks.backend.speed_gbps
+    steps = []
+    mm = catalog.servers[design.management.server]
+    nic = catalog.nics[mm.backend.nic] if mm.backend is not None else None
+    if nic is None or (speed != nic.speed_gbps and speed not in nic.speeds_gbps):
+        fit = sorted(
+            k
+            for k, srv in catalog.servers.items()
+            if srv.backend is not None
+            and not srv.gpus
+            and speed in (catalog.nics[srv.backend.nic].speed_gbps, *catalog.nics[srv.backend.nic].speeds_gbps)
+        )
+        steps.append(
+            f"a management.server whose backend NIC runs {speed}G ("
+            + (
+                ", ".join(fit)
+                if fit
+                else f"no catalog server has one: add it in a catalog: overlay; {design.management.server}'s does not"
+            )
+            + ")"
+        )
+    if not _sm_ports_free(plan):
+        steps.append(
+            "free leaf ports for them: every port of the last unit's rail leaves is taken at "
+            f"{design.backend.oversubscription}: "
+            + (
+                "a backend.oversubscription above 1:1 leaves some"
+                if design.compute.system is not None
+                else "give them the last server slot with compute.reserved_slots: 1 and one server fewer"
+            )
+        )
+    steps.append("management.backend_attached: 2")
+    return "; ".join(steps)
+
+
+def _sm_ports_free(plan: Plan) -> bool:
+    """Whether management.backend_attached would find its ports free: the port a subnet-manager node takes
+    (the last downlink port of a rail leaf in the last scalable unit, stages.fabric) is spare there."""
+    leaves = [d for d in plan.devices if d.network == "backend" and d.role == "leaf"]
+    if not leaves:
+        return False
+    last = [d for d in leaves if d.attrs.get("su") == leaves[-1].attrs.get("su")]
+    speed = plan.networks.backend.speed_gbps
+    ports = port_table(plan.catalog.switches[last[0].model])
+    down = eligible(plan.catalog.switches[last[0].model], speed, "down")
+    return bool(down) and all(ports[down[-1]].name in d.spare_ports for d in last[:2])
+
+
 def _facts(sn: Subnet, parts: list[Partition]) -> InfinibandFacts:
     return InfinibandFacts(
         root_switches=sn.roots,
@@ -454,8 +507,7 @@ def check(plan: Plan, catalog: Catalog) -> None:
             PlanWarning(
                 field="management.backend_attached",
                 message=f"{len(be.order):,} InfiniBand nodes exceed the ~{EMBEDDED_SM_MAX_NODES:,} a switch-embedded "
-                "subnet manager handles; attach management nodes to the backend and run OpenSM or UFM there "
-                "(a fully populated 1:1 fabric needs a free port for them: give them the last unit's last "
-                "server slot with compute.reserved_slots: 1 and one server fewer)",
+                "subnet manager handles; attach management nodes to the backend and run OpenSM or UFM there: "
+                + _sm_fix(plan),
             )
         )

@@ -6,6 +6,7 @@ bisection, spare ports) are written back into the plan so reports show what was 
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -269,6 +270,7 @@ def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
     su_of = {d.name: d.attrs.get("su") for d in plan.devices if d.network == "backend"}
     leaf_no = {d.name: d.attrs.get("index", 1) - 1 for d in plan.devices if d.network == "backend"}
     per_leaf = be.su_size // be.leaves_per_rail
+    off: dict[tuple[Fraction, Fraction, int, int], list[str]] = {}  # the leaves off the ratio, by how
     for leaf, r in bw.measured["backend"].items():
         # the last unit's reserved slots send no server traffic up: the leaves holding them run below
         # the ratio by exactly the missing servers' share, every other leaf at the requested ratio
@@ -278,15 +280,21 @@ def _check_ratios(plan: Plan, bw: Bandwidth, c: _Collector) -> None:
             missing = max(0, lo + per_leaf - max(lo, be.su_size - reserved))
             want = want_be * Fraction(per_leaf - missing, per_leaf)
         if r != want:
-            down_ports = plan.networks.backend.downlinks_per_leaf
-            fits = ", ".join(f"{n}:1" for n in range(1, 8) if down_ports % n == 0)
-            c.add(
-                "ratio",
-                "backend.oversubscription",
-                f"{leaf} measures {_pretty_ratio(r)} ({bw.down[leaf]}G down / {bw.up[leaf]}G up), "
-                f"not the requested {be.oversubscription}",
-                f"pick a ratio that divides the leaf's {down_ports} server ports: {fits}",
-            )
+            off.setdefault((r, want, bw.down[leaf], bw.up[leaf]), []).append(leaf)
+    for (r, want, down_bw, up_bw), leaves in off.items():
+        # one problem per way of missing the ratio, naming the leaves, with the ratios they can run
+        down_ports = plan.networks.backend.downlinks_per_leaf
+        near = sorted({math.floor(down_ports / want), math.ceil(down_ports / want)} - {0})
+        runs = [f"{down_ports // math.gcd(down_ports, u)}:{u // math.gcd(down_ports, u)} ({u} uplinks)" for u in near]
+        fits = ", ".join(f"{n}:1" for n in range(1, 8) if down_ports % n == 0)
+        shown = ", ".join(leaves[:3]) + (f" and {len(leaves) - 3} more" if len(leaves) > 3 else "")
+        c.add(
+            "ratio",
+            "backend.oversubscription",
+            f"{len(leaves)} leaves ({shown}) measure {_pretty_ratio(r)} ({down_bw}G down / {up_bw}G up), not the "
+            f"requested {be.oversubscription}: a leaf's uplinks are whole ports, {down_ports} server ports each",
+            f"write a ratio the leaves run: {' or '.join(runs)}; or one that divides {down_ports}: {fits}",
+        )
     want_fe = ratio_value(design.frontend.oversubscription)
     for leaf, r in bw.measured["frontend"].items():
         if r > want_fe:

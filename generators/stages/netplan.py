@@ -31,7 +31,7 @@ from generators.model.netdesign import PRIVATE_ASN_RANGES, SONIC_SAG
 from generators.model.netos import network_os
 from generators.model.plan import Device, Plan, required
 from generators.model.ports import port_table
-from generators.model.sections import NetPlan, PlanWarning
+from generators.model.sections import NetPlan
 
 # First host addresses of every hosts/storage subnet kept for the provider: .1 is the anycast
 # gateway, the rest for DHCP/DNS/VIPs added later, so hosts start at a fixed, documented offset.
@@ -279,18 +279,6 @@ def plan_network(plan: Plan, catalog: Catalog) -> None:
     if problems:
         raise DesignError(problems)
     _store(plan, design, routers, tenancy, oob, storage_bw)
-    release = design.frontend.sonic_release
-    if design.frontend.vendor == "sonic" and release not in SONIC_SAG:
-        plan.warnings.append(
-            PlanWarning(
-                field="frontend.sonic_release",
-                message=f"SONiC {release} has no static anycast gateway (the SAG table is in master only): each leaf's "
-                "hosts and storage VLAN interfaces carry the same gateway address with "
-                f"{design.frontend.evpn.anycast_gateway_mac} (frontend.evpn.anycast_gateway_mac) as their "
-                "router MAC (VLAN_INTERFACE mac_addr), so a host keeps its gateway when its bond fails over; "
-                "set frontend.sonic_release: master for SONiC's SAG",
-            )
-        )
 
 
 def _check_pools(design: Design) -> None:
@@ -661,6 +649,20 @@ def storage_bandwidth(plan: Plan, catalog: Catalog) -> tuple[dict[str, Any], lis
     }, problems
 
 
+def _gateway_row(plan: Plan) -> list[tuple[str, str, str]]:
+    """How a SONiC frontend gives every leaf the hosts' one gateway: SONiC's static anycast gateway (SAG,
+    master only), else the same address and router MAC on each leaf's VLAN interface (VLAN_INTERFACE
+    mac_addr, from 202505), which keeps a host's gateway when its bond fails over just as well. A fact
+    of the release, said in the summary, not a warning: there is nothing to fix."""
+    fe = plan.design.frontend
+    if fe.vendor != "sonic":
+        return []
+    how = (
+        "SAG table" if fe.sonic_release in SONIC_SAG else "VLAN_INTERFACE mac_addr on every leaf (no SAG before master)"
+    )
+    return [("anycast gateway", "frontend", f"{fe.evpn.anycast_gateway_mac}: {how}")]
+
+
 def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
     """Rows for the compile summary: vendor, ASNs, VRFs, storage bandwidth, OOB reservations."""
     np_ = required(plan.netplan, "netplan")
@@ -677,6 +679,7 @@ def summary_rows(plan: Plan) -> list[tuple[str, str, str]]:
             network_os(np_.vendor).summary
             + (f", release {plan.design.frontend.sonic_release}" if np_.vendor == "sonic" else ""),
         ),
+        *_gateway_row(plan),
         ("ASNs", "frontend", asns),
         ("VRFs (infra + tenants)", "frontend", f"1 + {tenants}"),
         (

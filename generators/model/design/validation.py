@@ -3,6 +3,7 @@ the user wrote and a fix that works. `check_against_catalog` returns them all; t
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections import Counter
 from typing import Any
@@ -38,7 +39,14 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
 
     def known(path: str, key: str | None, table: dict[str, Any], what: str) -> bool:
         if key is not None and key not in table:
-            bad(path, f"unknown {what} {key!r}", f"use one of: {', '.join(sorted(table))}")
+            close = difflib.get_close_matches(key, list(table), n=1, cutoff=0.6) or difflib.get_close_matches(
+                key.lower(), [k.lower() for k in table], n=1, cutoff=0.6
+            )
+            if close:
+                name = next(k for k in table if k.lower() == close[0].lower())
+                bad(path, f"unknown {what} {key!r}", f"did you mean {name!r}? (`railyard schema` lists every one)")
+            else:
+                bad(path, f"unknown {what} {key!r}", f"use one of: {', '.join(sorted(table))}")
             return False
         return True
 
@@ -158,7 +166,9 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
                 "storage.capacity_pb",
                 f"{st.capacity_pb:g} PB usable needs {sizing.drives_per_server} drives in each "
                 f"of {st.count} servers but {st.server} has {sm.drive_bays} bays",
-                f"set storage.count to at least {need} or lower the target",
+                f"set storage.count to at least {need}, or storage.capacity_pb to at most "
+                f"{math.floor(st.count * sm.drive_bays * sm.drive_tb * sm.usable_fraction / 100) / 10:g} "
+                f"(what {st.count} full servers hold)",
             )
     _check_license(bad, catalog, "storage.license", st.license, "tb")
     if st.fabric is not None:
