@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import json
+import math
 import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
@@ -25,15 +27,65 @@ from generators.output import Written, check_out_dir, check_out_file, os_problem
 # runs one sets PYDANTIC_DISABLE_PLUGINS to anything else, e.g. an empty value.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
+
 # rich_markup_mode=None: click's plain help and usage errors; typer's rich formatting imported rich's
 # markdown, syntax and traceback modules (~50 ms, a quarter of `railyard --help`) to draw boxes
+def _argument_type(self: Any, ctx: Any) -> str | None:
+    """Typer 0.29 prints an argument's Python type after its name in help ("DESIGN <list[Path]>") even
+    when the argument has a metavar, which options do not; with a metavar, the metavar says it all."""
+    return None if self.metavar is not None else _TYPER_ARGUMENT_TYPE(self, ctx)
+
+
+_TYPER_ARGUMENT_TYPE = typer.core.TyperArgument.display_type_rich
+typer.core.TyperArgument.display_type_rich = _argument_type  # type: ignore[method-assign]
+
+# -h as well as --help, on every command and group
+HELP = {"help_option_names": ["-h", "--help"]}
 app = typer.Typer(
-    add_completion=False,
+    add_completion=False,  # `railyard completion SHELL` instead: typer's options import shellingham at start-up
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings=HELP,
     help="Compile a GPU cluster design into cable plans, configs, topology and a BoM.",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from generators import __version__
+
+        print(f"railyard {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", is_eager=True, callback=_version, help="print railyard's version and exit"),
+    ] = False,
+) -> None:
+    """Compile a GPU cluster design into cable plans, configs, topology and a BoM."""
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+
+
+@app.command()
+def completion(shell: Annotated[Shell, typer.Argument(help="the shell to complete in", metavar="SHELL")]) -> None:
+    """Print the shell completion script, e.g. `eval "$(railyard completion bash)"` in ~/.bashrc, or
+    `railyard completion fish > ~/.config/fish/completions/railyard.fish`: commands, options and
+    design files complete on TAB.
+
+    Example: railyard completion bash > /etc/bash_completion.d/railyard"""
+    # typer's own scripts: they call `railyard` back with _RAILYARD_COMPLETE set, which typer answers
+    from typer._completion_shared import get_completion_script
+
+    sys.stdout.write(get_completion_script(prog_name="railyard", complete_var="_RAILYARD_COMPLETE", shell=shell) + "\n")
 
 
 class _LazyConsole:
@@ -56,11 +108,15 @@ class _LazyConsole:
 out_console = cast("Console", _LazyConsole(highlight=False))
 err_console = cast("Console", _LazyConsole(stderr=True, highlight=False, soft_wrap=True))
 
-DesignArg = Annotated[Path, typer.Argument(help="design YAML file", show_default=False)]
-SetOpt = Annotated[list[str] | None, typer.Option("--set", help="what-if override path=value, repeatable")]
+DesignArg = Annotated[Path, typer.Argument(help="design YAML file", show_default=False, metavar="DESIGN")]
+SetOpt = Annotated[
+    list[str] | None, typer.Option("--set", help="what-if override path=value, repeatable", metavar="PATH=VALUE")
+]
 CatalogOpt = Annotated[
     Path | None,
-    typer.Option("--catalog", help="parts catalog YAML instead of designs/catalog.yaml", show_default=False),
+    typer.Option(
+        "--catalog", help="parts catalog YAML instead of designs/catalog.yaml", show_default=False, metavar="FILE"
+    ),
 ]
 ForceOpt = Annotated[
     Path | None,
@@ -68,6 +124,7 @@ ForceOpt = Annotated[
         "--force",
         help="write into this existing folder (or file) although railyard did not write it; must name the output",
         show_default=False,
+        metavar="PATH",
     ),
 ]
 if TYPE_CHECKING:
@@ -84,11 +141,25 @@ INTERNAL = 70  # EX_SOFTWARE: a railyard bug, not the user's input
 # Each command imports what it uses when it runs: `railyard --help` and a mistyped option answer
 # without loading pydantic, the compiler and the renderers (0.74 s for --help when all were imported).
 def compile_file(
-    path: Path, overrides: list[str] | None = None, catalog_path: Path | None = None
+    path: Path,
+    overrides: list[str] | None = None,
+    catalog_path: Path | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> tuple[Plan, Design, Catalog]:
     from generators.compiler import compile_file as compile_
 
-    return compile_(path, overrides, catalog_path)
+    return compile_(path, overrides, catalog_path, on_stage)
+
+
+@contextlib.contextmanager
+def _progress(shown: bool, what: str) -> Iterator[Callable[[str], None]]:
+    """A status line on stderr while a long step runs ("compiling h100-16k: cabling"), on a terminal
+    only (a pipe or CI log gets nothing); the callback names the current step."""
+    if not shown or not err_console.is_terminal:
+        yield lambda step: None
+        return
+    with err_console.status(what, spinner="dots") as status:
+        yield lambda step: status.update(f"{what}: {step}")
 
 
 def render_all(plan: Plan) -> dict[str, str]:
@@ -132,7 +203,30 @@ def _guarded(fn: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-def _fail(exc: DesignError) -> None:
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON on stdout (problems too, exit 2)")]
+
+
+def _problems_json(exc: DesignError) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "problems": [{"field": p.field, "message": p.message, "fix": p.hint, "where": p.where} for p in exc.problems],
+    }
+
+
+def _warnings_json(plan: Plan) -> list[dict[str, str]]:
+    from generators.stages.bom import plan_bom
+
+    return [{"field": w.field, "message": w.message} for w in [*plan.warnings, *plan_bom(plan).warnings]]
+
+
+def _print_json(doc: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+
+
+def _fail(exc: DesignError, as_json: bool = False) -> None:
+    if as_json:
+        _print_json(_problems_json(exc))
+        raise typer.Exit(2)
     n = f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''}"
     # an option, an argument (CABLE_ID) or a path, not the design
     if all(p.field.startswith(("-", "(file)")) or p.field.isupper() for p in exc.problems):
@@ -170,36 +264,116 @@ def _warn(plan: Plan) -> None:
 
 @app.command()
 @_guarded
-def validate(design: DesignArg, set_: SetOpt = None, catalog: CatalogOpt = None) -> None:
-    """Check a design (shape, catalog, and every fabric invariant) without writing anything."""
+def validate(design: DesignArg, set_: SetOpt = None, catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
+    """Check a design (shape, catalog, and every fabric invariant) without writing anything.
+
+    Example: railyard validate designs/h100-256.yaml --set backend.oversubscription=2:1"""
     try:
         plan, _, _ = compile_file(design, set_, catalog)
+    except DesignError as exc:
+        _fail(exc, as_json)
+        return
+    if as_json:
+        _print_json({"ok": True, "design": plan.design.name, "warnings": _warnings_json(plan)})
+        return
+    _warn(plan)
+    out_console.print(f"ok: {plan.design.name} is valid")
+
+
+class Technology(StrEnum):
+    infiniband = "infiniband"
+    roce = "roce"
+
+
+@app.command()
+@_guarded
+def init(
+    design: Annotated[Path, typer.Argument(help="the design file to write", show_default=False, metavar="FILE")],
+    system: Annotated[
+        str, typer.Option("--system", help="GPU server model or rack system (catalog key)", metavar="KEY")
+    ] = "hgx-h100",
+    gpus: Annotated[
+        int, typer.Option("--gpus", help="GPUs at least: rounded up to whole scalable units", metavar="N")
+    ] = 1024,
+    backend: Annotated[
+        Technology, typer.Option("--backend", help="backend fabric technology", metavar="infiniband|roce")
+    ] = Technology.infiniband,
+    name: Annotated[str, typer.Option("--name", help="design name (default: <system>-<gpus>)", metavar="NAME")] = "",
+    force: ForceOpt = None,
+) -> None:
+    """Write a starting design for a GPU system and size, every field commented, that validates and
+    compiles as written; then change it and `railyard validate` it.
+
+    Example: railyard init site.yaml --system hgx-b200 --gpus 2048"""
+    from generators.model.catalog import DEFAULT_CATALOG, load_catalog
+    from generators.model.design.starter import start
+
+    try:
+        forced = force is not None and Path(force).resolve() == design.resolve()
+        if (design.exists() or design.is_symlink()) and not forced:
+            raise DesignError.one(
+                "FILE",
+                f"{design} exists: railyard init never overwrites a file",
+                f"name a new file, or pass --force {design} to replace it",
+            )
+        if design.is_dir():
+            raise DesignError.one("FILE", f"{design} is a folder", f"name a file, e.g. {design / 'site.yaml'}")
+        got = start(load_catalog(DEFAULT_CATALOG), system, gpus, backend.value, name)
+        write_file(design, got.text, "FILE", replace_any=True)
+        plan, _, _ = compile_file(design)  # what it wrote must compile: say so now, not at the user's first try
     except DesignError as exc:
         _fail(exc)
         return
     _warn(plan)
-    out_console.print(f"ok: {plan.design.name} is valid")
+    out_console.print(
+        f"wrote {design}: {got.gpus:,} GPUs in {got.servers:,} servers ({got.units} scalable units), "
+        f"from {got.based_on}\nnext: railyard validate {design}; railyard compile {design} --out out/{got.name}",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 @app.command("compile")
 @_guarded
 def compile_(
     design: DesignArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="output directory")] = Path("out"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="output directory", metavar="DIR")] = Path("out"),
     set_: SetOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no summary table")] = False,
     catalog: CatalogOpt = None,
     force: ForceOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Compile a design and write DIR/plan.json and every generated artifact. Only files railyard wrote
-    (listed in DIR/.railyard-manifest.json) are ever replaced or removed."""
+    """Compile a design and write DIR/plan.json and every generated artifact, with DIR/index.html saying
+    what each is. Only files railyard wrote (listed in DIR/.railyard-manifest.json) are ever replaced or
+    removed.
+
+    Example: railyard compile designs/h100-256.yaml --out out/h100-256"""
     try:
         check_out_dir(out, "--out", force, design)  # before minutes of compiling
-        plan, _, _ = compile_file(design, set_, catalog)
-        # the renderers write straight into write_tree's staging folder (two processes on a large plan)
-        done = write_tree(functools.partial(render_into, plan), out, "--out", force, design, _waiting)
+        with _progress(not (quiet or as_json), f"compiling {design.stem}") as step:
+            plan, _, _ = compile_file(design, set_, catalog, step)
+            step(f"rendering and writing {out}/")
+            # the renderers write straight into write_tree's staging folder (two processes on a large plan)
+            done = write_tree(functools.partial(render_into, plan), out, "--out", force, design, _waiting)
     except DesignError as exc:
-        _fail(exc)
+        _fail(exc, as_json)
+        return
+    if as_json:
+        from generators.reports.facts import site_facts
+
+        _print_json(
+            {
+                "ok": True,
+                "design": plan.design.name,
+                "out": str(out),
+                "files": done.files,
+                "removed": done.removed,
+                "kept": done.kept,
+                "warnings": _warnings_json(plan),
+                "facts": site_facts(plan, {}),
+            }
+        )
         return
     if not quiet:
         from generators.reports.summary import summary_table
@@ -208,6 +382,12 @@ def compile_(
     _warn(plan)
     _wrote(done, out)
     out_console.print(f"wrote {done.files} files to {out}/")
+    from generators.renderers.index import open_next
+
+    manifest = json.loads((out / ".railyard-manifest.json").read_text())["files"]
+    out_console.print(
+        "open next: " + ", ".join(str(out / p) for p in open_next(manifest)), markup=False, soft_wrap=True
+    )
 
 
 class DiffFormat(StrEnum):
@@ -218,22 +398,38 @@ class DiffFormat(StrEnum):
 @app.command("diff")
 @_guarded
 def diff_(
-    base: Annotated[Path, typer.Argument(help="base design YAML (the target branch's)", show_default=False)],
-    head: Annotated[Path, typer.Argument(help="head design YAML (the proposed change)", show_default=False)],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the review here")] = None,
+    base: Annotated[
+        Path, typer.Argument(help="base design YAML (the target branch's)", show_default=False, metavar="BASE")
+    ],
+    head: Annotated[
+        Path, typer.Argument(help="head design YAML (the proposed change)", show_default=False, metavar="HEAD")
+    ],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the review here", metavar="FILE")] = None,
     full: Annotated[
         Path | None,
-        typer.Option("--full", help="also write the whole review here (every cable and file); --out links it"),
+        typer.Option(
+            "--full", help="also write the whole review here (every cable and file); --out links it", metavar="FILE"
+        ),
     ] = None,
     fmt: Annotated[
         DiffFormat,
-        typer.Option("--format", help="markdown (a pull-request comment within a size budget) or json (every item)"),
+        typer.Option(
+            "--format",
+            help="markdown (a pull-request comment within a size budget) or json (every item)",
+            metavar="markdown|json",
+        ),
     ] = DiffFormat.markdown,
-    base_set: Annotated[list[str] | None, typer.Option("--base-set", help="override on the base")] = None,
-    head_set: Annotated[list[str] | None, typer.Option("--head-set", help="override on the head")] = None,
+    base_set: Annotated[
+        list[str] | None, typer.Option("--base-set", help="override on the base", metavar="PATH=VALUE")
+    ] = None,
+    head_set: Annotated[
+        list[str] | None, typer.Option("--head-set", help="override on the head", metavar="PATH=VALUE")
+    ] = None,
     force: ForceOpt = None,
 ) -> None:
-    """Review of a design change: the design fields that differ, then switches, cost, cables and files."""
+    """Review of a design change: the design fields that differ, then switches, cost, cables and files.
+
+    Example: railyard diff base.yaml designs/h100-1024-reference.yaml --out review.md"""
     from generators.reports.diff import review, review_json, review_markdown
 
     try:
@@ -273,7 +469,8 @@ def diff_(
 def verify(
     design: DesignArg,
     ibnetdiscover: Annotated[
-        Path | None, typer.Option("--ibnetdiscover", help="output of `ibnetdiscover` on site", show_default=False)
+        Path | None,
+        typer.Option("--ibnetdiscover", help="output of `ibnetdiscover` on site", show_default=False, metavar="FILE"),
     ] = None,
     lldp: Annotated[
         list[Path] | None,
@@ -283,6 +480,7 @@ def verify(
             "networks, one JSON file per device named after it "
             "(lldpctl -f json0/json, NVUE, EOS): --lldp a.json b.json ... or --lldp a.json --lldp b.json",
             show_default=False,
+            metavar="FILE",
         ),
     ] = None,
     more_tables: Annotated[
@@ -291,17 +489,24 @@ def verify(
     ] = None,
     set_: SetOpt = None,
     speed: Annotated[
-        str | None, typer.Option("--speed", help="expected link speed instead of the plan's, e.g. 4xHDR on a simulator")
+        str | None,
+        typer.Option(
+            "--speed", help="expected link speed instead of the plan's, e.g. 4xHDR on a simulator", metavar="SPEED"
+        ),
     ] = None,
     node_name_map: Annotated[
         Path | None,
-        typer.Option("--node-name-map", help="GUID -> name map for devices whose node description is not set"),
+        typer.Option(
+            "--node-name-map", help="GUID -> name map for devices whose node description is not set", metavar="FILE"
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable report")] = False,
     write_config: Annotated[
         Path | None,
         typer.Option(
-            "--write-config", help="also write plan.json and infiniband/ with the discovered GUIDs to this directory"
+            "--write-config",
+            help="also write plan.json and infiniband/ with the discovered GUIDs to this directory",
+            metavar="DIR",
         ),
     ] = None,
     force: ForceOpt = None,
@@ -314,12 +519,15 @@ def verify(
             "found as planned become tested, those at fault faulty "
             "with the finding",
             show_default=False,
+            metavar="FILE",
         ),
     ] = None,
 ) -> None:
     """Compare a discovered InfiniBand fabric (--ibnetdiscover) or the Ethernet networks' LLDP tables
     (--lldp) with the plan: missing, extra, swapped and slow links. Exits 1 when the fabric differs from
-    the plan, 2 on bad input."""
+    the plan, 2 on bad input.
+
+    Example: railyard verify site.yaml --ibnetdiscover ibnetdiscover.txt --progress site.progress.csv"""
     from generators.asbuilt.progress import check_path, record, verify_marks
     from generators.asbuilt.verify import run_verify, run_verify_lldp, write_as_built
 
@@ -384,7 +592,10 @@ def verify(
 @app.command()
 @_guarded
 def compare(
-    designs: Annotated[list[Path], typer.Argument(help="design YAML files; the first is the base", show_default=False)],
+    designs: Annotated[
+        list[Path],
+        typer.Argument(help="design YAML files; the first is the base", show_default=False, metavar="DESIGN"),
+    ],
     set_: SetOpt = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="print a Markdown table")] = False,
     sites: Annotated[
@@ -396,10 +607,13 @@ def compare(
             "compute rack power, cost per GPU",
         ),
     ] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Compare designs' costs by category side by side, with deltas against the first design; designs of
     different sizes are also compared per GPU. Every --set applies to every design (e.g. price them all
-    with a cluster-manager subscription)."""
+    with a cluster-manager subscription).
+
+    Example: railyard compare designs/h100-1024-reference.yaml designs/h100-1024-optimized.yaml"""
     from generators.reports.compare import compare_markdown, compare_table, site_row, sites_markdown, sites_table
     from generators.stages.bom import plan_bom
 
@@ -409,10 +623,31 @@ def compare(
             plan, _, _ = compile_file(path, set_)
             plans.append(plan)
     except DesignError as exc:
-        _fail(exc)
+        _fail(exc, as_json)
         return
     boms = [plan_bom(p) for p in plans]
     rows = [site_row(p) for p in plans] if sites else []
+    if as_json:
+        from dataclasses import asdict
+
+        from generators.reports.compare import compare_rows
+
+        doc: dict[str, Any] = {"ok": True, "designs": [b.design for b in boms]}
+        if sites:
+            doc["sites"] = [asdict(r) for r in rows]
+        else:
+            doc["rows"] = [
+                {
+                    "label": r.label,
+                    "group": r.group,
+                    "unit": r.unit,
+                    "values": [None if math.isnan(v) else v for v in r.values],
+                    "deltas": [None if math.isnan(d) else d for d in r.deltas()] if r.comparable else None,
+                }
+                for r in compare_rows(boms)
+            ]
+        _print_json(doc)
+        return
     if markdown:
         sys.stdout.write(sites_markdown(rows) if sites else compare_markdown(boms))
         return
@@ -430,7 +665,9 @@ def compare(
 @_guarded
 def schema(catalog: CatalogOpt = None) -> None:
     """Print the JSON Schema of a design file (for editor completion and CI); catalog keys are enums of
-    the catalog's entries. designs/design.schema.json is this for designs/catalog.yaml."""
+    the catalog's entries. designs/design.schema.json is this for designs/catalog.yaml.
+
+    Example: railyard schema > design.schema.json"""
     from generators.model.catalog import DEFAULT_CATALOG, load_catalog
     from generators.model.design.json_schema import design_schema
 
@@ -443,7 +680,9 @@ def schema_text(doc: dict[str, object]) -> str:
 
 
 cabling_app = typer.Typer(
-    no_args_is_help=True, help="The technician's pack: printable rack and row sheets, and cabling progress."
+    no_args_is_help=True,
+    context_settings=HELP,
+    help="The technician's pack: printable rack and row sheets, and cabling progress.",
 )
 app.add_typer(cabling_app, name="cabling")
 
@@ -452,14 +691,14 @@ app.add_typer(cabling_app, name="cabling")
 @_guarded
 def cabling_pack(
     design: DesignArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="output directory")] = Path("pack"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="output directory", metavar="DIR")] = Path("pack"),
     set_: SetOpt = None,
     catalog: CatalogOpt = None,
     force: ForceOpt = None,
     html_only: Annotated[
         bool, typer.Option("--html-only", help="write the HTML sheets without printing PDFs (no Chromium needed)")
     ] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Chromiums printing at once")] = 2,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Chromiums printing at once", metavar="N")] = 2,
     progress: Annotated[
         Path | None,
         typer.Option(
@@ -468,6 +707,7 @@ def cabling_pack(
             "progress file has as pulled or tested, and flag "
             "the faulty ones, on the rack sheets",
             show_default=False,
+            metavar="FILE",
         ),
     ] = None,
 ) -> None:
@@ -475,7 +715,9 @@ def cabling_pack(
     (cabling/racks/<rack>.html and .pdf), per row the racks and the bill of cables to stage
     (cabling/rows/<row>.html, .pdf and .csv), and the label-printer files (cabling/labels/<rack>.csv for
     Brady/DYMO/Brother label software, .zpl for Zebra printers).
-    PDFs are printed by headless Chromium (about 1.5 s a sheet), which is why `compile` does not."""
+    PDFs are printed by headless Chromium (about 1.5 s a sheet), which is why `compile` does not.
+
+    Example: railyard cabling pack site.yaml --out pack --html-only"""
     from generators.asbuilt.progress import read_current
     from generators.printing import PrintError, find_chromium, print_all
     from generators.renderers.pack import render_pack
@@ -534,6 +776,7 @@ ProgressOpt = Annotated[
         "--progress",
         help="the cabling progress file (default: <design>.progress.csv beside the design)",
         show_default=False,
+        metavar="FILE",
     ),
 ]
 
@@ -553,12 +796,16 @@ def cabling_mark(
     rack: Annotated[
         list[str] | None,
         typer.Option(
-            "--rack", help="every cable on this rack's sheet (an end in the rack); repeat it", show_default=False
+            "--rack",
+            help="every cable on this rack's sheet (an end in the rack); repeat it",
+            show_default=False,
+            metavar="RACK",
         ),
     ] = None,
-    note: Annotated[str, typer.Option("--note", help="why, e.g. what is faulty")] = "",
+    note: Annotated[str, typer.Option("--note", help="why, e.g. what is faulty", metavar="TEXT")] = "",
     by: Annotated[
-        str | None, typer.Option("--by", help="who marks (default: your login name)", show_default=False)
+        str | None,
+        typer.Option("--by", help="who marks (default: your login name)", show_default=False, metavar="NAME"),
     ] = None,
     progress: ProgressOpt = None,
     set_: SetOpt = None,
@@ -570,7 +817,9 @@ def cabling_mark(
     with the state and note it has records nothing. A cable named by id takes the mark (tested before
     pulled, or pulled after tested, with a warning); --rack only moves cables forward (it never takes a
     tested cable back to pulled, nor clears a fault). Two technicians may mark at once: the file is locked
-    while it changes."""
+    while it changes.
+
+    Example: railyard cabling mark site.yaml C-0A1B2-3C4D5 faulty --note 'dirty MPO at the leaf end'"""
     import getpass
 
     from generators.asbuilt.progress import (
@@ -633,8 +882,10 @@ class StatusBy(StrEnum):
 @_guarded
 def cabling_status(
     design: DesignArg,
-    by: Annotated[StatusBy, typer.Option("--by", help="one line per row, or per row and rack")] = StatusBy.row,
-    row: Annotated[str | None, typer.Option("--row", help="only this row", show_default=False)] = None,
+    by: Annotated[
+        StatusBy, typer.Option("--by", help="one line per row, or per row and rack", metavar="row|rack")
+    ] = StatusBy.row,
+    row: Annotated[str | None, typer.Option("--row", help="only this row", show_default=False, metavar="ROW")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
     progress: ProgressOpt = None,
     set_: SetOpt = None,
@@ -642,7 +893,9 @@ def cabling_status(
 ) -> None:
     """What is left to cable, per row in floor order (and per rack with --by rack) and for the site: cables,
     pulled (not yet tested), tested, faulty, left, with a progress bar. A cable counts in its A end's rack,
-    where it is labelled and staged."""
+    where it is labelled and staged.
+
+    Example: railyard cabling status site.yaml --by rack --row r02"""
     from generators.asbuilt.progress import check_path, check_row, default_path, read_current, status
 
     try:
@@ -664,12 +917,17 @@ def cabling_status(
         sys.stdout.write(st.text(by_rack))
 
 
-netbox_app = typer.Typer(no_args_is_help=True, help="Hand the site over to NetBox, and read its as-built back.")
+netbox_app = typer.Typer(
+    no_args_is_help=True, context_settings=HELP, help="Hand the site over to NetBox, and read its as-built back."
+)
 app.add_typer(netbox_app, name="netbox")
 UrlOpt = Annotated[
     str,
     typer.Option(
-        "--url", help="NetBox base URL, e.g. https://netbox.example.com (token from NETBOX_TOKEN)", show_default=False
+        "--url",
+        help="NetBox base URL, e.g. https://netbox.example.com (token from NETBOX_TOKEN)",
+        show_default=False,
+        metavar="URL",
     ),
 ]
 
@@ -677,7 +935,11 @@ UrlOpt = Annotated[
 WorkersOpt = Annotated[
     int,
     typer.Option(
-        "--workers", min=1, max=32, help="NetBox requests in flight at once (lower it for a busy production NetBox)"
+        "--workers",
+        min=1,
+        max=32,
+        help="NetBox requests in flight at once (lower it for a busy production NetBox)",
+        metavar="N",
     ),
 ]
 
@@ -732,7 +994,9 @@ def netbox_push(
     workers: WorkersOpt = WORKERS,
 ) -> None:
     """Create or update the whole site in NetBox (racks, device types, devices, interfaces, cables,
-    addresses); delete only what railyard pushed before and the design no longer has."""
+    addresses); delete only what railyard pushed before and the design no longer has.
+
+    Example: railyard netbox push site.yaml --url https://netbox.example.com --dry-run"""
     from generators.handover.netbox_sync import push
     from generators.views.netbox_inventory import inventory
 
@@ -753,7 +1017,9 @@ def netbox_pull(
     workers: WorkersOpt = WORKERS,
 ) -> None:
     """Read the site's cables back from NetBox and report what differs from the plan (missing, moved,
-    extra, wrong type or length) with both ends' rack and unit; exit 1 when anything differs."""
+    extra, wrong type or length) with both ends' rack and unit; exit 1 when anything differs.
+
+    Example: railyard netbox pull site.yaml --url https://netbox.example.com --json"""
     from generators.asbuilt.netbox_pull import pull
     from generators.views.netbox_inventory import inventory
 
@@ -770,6 +1036,10 @@ def netbox_pull(
 
 
 def main() -> None:
+    if "_RAILYARD_COMPLETE" in os.environ:  # a shell asks for completions (`railyard completion SHELL`)
+        from typer._completion_classes import completion_init
+
+        completion_init()
     try:
         app()
     except SystemExit as exc:  # every command ends here, typer's app() exits

@@ -35,25 +35,40 @@ STAGES += [slurm.check, infiniband.check]  # Slurm topology rules, tenant isolat
 STAGES.append(bom_stage)  # last: prices the finished plan (counts, cables, racks)
 
 
-def compile_design(design: Design, catalog: Catalog) -> Plan:
+# told the name of each stage as it starts (the CLI's progress line)
+OnStage = Callable[[str], None]
+
+
+def stage_name(stage: Stage) -> str:
+    """A stage's name for people: its module's (placement, cabling, ...)."""
+    return stage.__module__.rsplit(".", 1)[-1].replace("_", " ")
+
+
+def compile_design(design: Design, catalog: Catalog, on_stage: OnStage | None = None) -> Plan:
     with paused_gc():  # millions of long-lived objects at 98k GPUs and no cycles: see generators.gc_pause
+        if on_stage is not None:
+            on_stage("fabric")
         plan = build_fabric(design, catalog)
         for stage in STAGES:
+            if on_stage is not None:
+                on_stage(stage_name(stage))
             stage(plan, catalog)
     return plan
 
 
 def compile_file(
-    path: Path, overrides: list[str] | None = None, catalog_path: Path | None = None
+    path: Path, overrides: list[str] | None = None, catalog_path: Path | None = None, on_stage: OnStage | None = None
 ) -> tuple[Plan, Design, Catalog]:
+    if on_stage is not None:
+        on_stage("loading the design")
     design, catalog, src = load_design(path, overrides, catalog_path)
-    return compile_loaded(design, catalog, src), design, catalog
+    return compile_loaded(design, catalog, src, on_stage), design, catalog
 
 
-def compile_loaded(design: Design, catalog: Catalog, src: SourceMap) -> Plan:
+def compile_loaded(design: Design, catalog: Catalog, src: SourceMap, on_stage: OnStage | None = None) -> Plan:
     """compile_design of what load_design returned, its errors pointed at the design's YAML lines."""
     try:
-        return compile_design(design, catalog)
+        return compile_design(design, catalog, on_stage)
     except DesignError as exc:
         # stages name fields; point each at the YAML line that set it (or its section)
         exc.problems = [p if p.where else replace(p, where=where(src, tuple(p.field.split(".")))) for p in exc.problems]

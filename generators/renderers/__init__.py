@@ -78,12 +78,15 @@ def _renderers() -> list[Renderer]:
 
 
 def render_all(plan: Plan) -> dict[str, str]:
+    from generators.renderers.index import render_index
+
     files: dict[str, str] = {}
     for r in _renderers():
         for path, text in r(plan).items():
             if path in files:
                 raise RuntimeError(f"two renderers write {path}")
             files[path] = text
+    files.update(render_index(plan, files))  # last: it lists every other file
     return dict(sorted(files.items()))
 
 
@@ -144,7 +147,7 @@ def _render_into(plan: Plan, folder: Path, parallel: bool | None) -> dict[str, s
         digests, failed = _render_some(plan, folder, every, iter(range(len(every))))
         if failed is not None:
             raise failed[1]
-        return _merge(digests, {})
+        return _indexed(plan, folder, _merge(digests, {}))
     # the queue is a pipe of 2-byte indices, filled and closed for writing before the fork: each read of
     # 2 bytes takes one index for one process, and an empty queue reads as end of file in both
     q_read, q_write = os.pipe()
@@ -176,7 +179,14 @@ def _render_into(plan: Plan, folder: Path, parallel: bool | None) -> dict[str, s
     failures = [f for f in (mine_failed, their_failed) if f is not None]
     if failures:
         raise min(failures, key=lambda f: f[0])[1]
-    return _merge(mine_digests, their_digests)
+    return _indexed(plan, folder, _merge(mine_digests, their_digests))
+
+
+def _indexed(plan: Plan, folder: Path, digests: dict[str, str]) -> dict[str, str]:
+    """The digests with DIR/index.html staged too: it lists every other file, so it comes last."""
+    from generators.renderers.index import render_index
+
+    return dict(sorted({**digests, **stage_files(render_index(plan, digests), folder)}.items()))
 
 
 def _die_with(parent: int) -> None:
