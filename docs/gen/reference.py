@@ -423,7 +423,7 @@ def outputs_md(found: dict[str, dict[str, int]]) -> str:
     lines = [
         "# Output files",
         "",
-        "Every file `railyard compile DIR --out DIR` and `railyard cabling pack` write, as path patterns:",
+        "Every file `railyard compile DESIGN --out DIR` and `railyard cabling pack` write, as path patterns:",
         "`<switch>`, `<server>`, `<rack>`, `<row>` and `<tenant>` stand for each one's name. Generated at",
         "build time by compiling these designs into a temp folder (the build fails on a file this page does",
         "not describe): " + ", ".join(f"`{label}`" for label in labels) + ". The last column counts each",
