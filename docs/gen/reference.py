@@ -221,7 +221,8 @@ def cli_md() -> str:
         if subs:
             lines.extend(["| command | what |", "|---|---|"])
             for name, sub in subs.items():
-                lines.append(f"| `{path} {name}` | {_cell(sub.get_short_help_str(limit=200))} |")
+                anchor = f"{path} {name}".replace(" ", "-")
+                lines.append(f"| [`{path} {name}`](#{anchor}) | {_cell(sub.get_short_help_str(limit=200))} |")
             lines.append("")
         for name, sub in subs.items():
             walk(sub, sub.context_class(sub, info_name=name, parent=ctx), depth + 1)
