@@ -1,4 +1,4 @@
-"""The benchmark scripts the README quotes still run and print what it says they print: first the
+"""The benchmark scripts docs/reference/benchmarks.md quotes still run and print what it says: first the
 host's speed line (bench/host.py), then their table, then the host's speed again. Nothing here is
 timed: one run of the smallest case each, the figures only checked to be figures."""
 

@@ -1,5 +1,5 @@
 """The stack config Pulumi.yaml declares, on the real engine: a stack that sets only `railyard:design`
-runs, and its artifacts land in deploy/<stack> as the README and components/program.py promise.
+runs, and its artifacts land in deploy/<stack> as docs/howto/pulumi-deploy.md and components/program.py promise.
 
 Fails (never skips) when the engine is missing: scripts/install-pulumi.sh finds or builds it.
 """

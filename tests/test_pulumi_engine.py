@@ -600,7 +600,7 @@ def test_an_unchanged_design_deploys_from_the_site_cache(tmp_path):
     files = snapshot(out)
     again = st.run("up", "--yes", "--skip-preview")
     assert "site cache" in again.stdout and "unchanged" in again.stdout and "updated" not in again.stdout
-    # the line the README quotes
+    # the line docs/reference/pulumi.md quotes (Compiled-site cache)
     assert re.search(
         r"railyard: h100-256\.yaml with this catalog and railyard is in the site cache "
         r"\([0-9a-f]{12}\): nothing compiled \(RAILYARD_SITE_CACHE=off compiles\)",
