@@ -235,6 +235,7 @@ def cli_md() -> str:
 
 # pattern -> what the file is. <switch>, <server>, <rack>, <row>, <tenant> stand for each one's name.
 OUTPUTS: dict[str, str] = {
+    "index.html": "what the compile wrote: every top-level file and folder with a line on what it is; open it first",
     ".railyard-manifest.json": "every file railyard wrote into the folder, with its SHA-256: a later run "
     "replaces and removes only these ([Output folders](output-folders.md))",
     "plan.json": "the compiled plan (`railyard.plan/1`): the validated design and catalog, devices, links, "
