@@ -47,7 +47,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings=HELP,
-    help="Compile a GPU cluster design into cable plans, configs, topology and a BoM.",
+    help="Compile a GPU cluster design into cable plans, configs, topology and a BoM.\n\n"
+    "Exit codes: 0 done, 1 faults found (verify, netbox pull) or NetBox refused, 2 bad input (the message "
+    "names the field and a fix), 70 a railyard bug.",
 )
 
 
@@ -66,7 +68,7 @@ def _root(
         typer.Option("--version", "-V", is_eager=True, callback=_version, help="print railyard's version and exit"),
     ] = False,
 ) -> None:
-    """Compile a GPU cluster design into cable plans, configs, topology and a BoM."""
+    """The root of every command (its options: --version)."""
 
 
 class Shell(StrEnum):
@@ -420,10 +422,12 @@ def diff_(
         ),
     ] = DiffFormat.markdown,
     base_set: Annotated[
-        list[str] | None, typer.Option("--base-set", help="override on the base", metavar="PATH=VALUE")
+        list[str] | None,
+        typer.Option("--base-set", help="what-if override path=value on the base, repeatable", metavar="PATH=VALUE"),
     ] = None,
     head_set: Annotated[
-        list[str] | None, typer.Option("--head-set", help="override on the head", metavar="PATH=VALUE")
+        list[str] | None,
+        typer.Option("--head-set", help="what-if override path=value on the head, repeatable", metavar="PATH=VALUE"),
     ] = None,
     force: ForceOpt = None,
 ) -> None:
@@ -500,7 +504,7 @@ def verify(
             "--node-name-map", help="GUID -> name map for devices whose node description is not set", metavar="FILE"
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable report")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON on stdout")] = False,
     write_config: Annotated[
         Path | None,
         typer.Option(
@@ -664,7 +668,7 @@ def compare(
 @app.command()
 @_guarded
 def schema(catalog: CatalogOpt = None) -> None:
-    """Print the JSON Schema of a design file (for editor completion and CI); catalog keys are enums of
+    """Print the JSON Schema of a design file on stdout (for editor completion and CI); catalog keys are enums of
     the catalog's entries. designs/design.schema.json is this for designs/catalog.yaml.
 
     Example: railyard schema > design.schema.json"""
