@@ -135,20 +135,39 @@ build_flags=(-p "$jobs" -trimpath -buildvcs=false -tags "$BUILD_TAGS")
 log "building Pulumi $PULUMI_VERSION with $(go version | cut -d' ' -f3) (-p $jobs); a cold build takes" \
   "about 15 minutes on 2 cores and adds ~1.4 GB to $(go env GOMODCACHE) and ~1.7 GB to $(go env GOCACHE)"
 start=$SECONDS
-(
-  cd "$MODULE_DIR"
-  log "compiling the CLI (github.com/pulumi/pulumi/pkg/v3/cmd/pulumi)"
-  go build "${build_flags[@]}" -ldflags "$CLI_LDFLAGS" \
-    -o "$staging/bin/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi >&2
-  log "compiling the Python language host (./cmd/pulumi-language-python)"
-  go build "${build_flags[@]}" -ldflags "$HOST_LDFLAGS" \
-    -o "$staging/bin/pulumi-language-python" ./cmd/pulumi-language-python >&2
-  # The SDK module ships the program runner and the dynamic-provider runner; module cache files
-  # are read-only, so copy them with fresh modes.
-  sdk_dir="$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)"
-  install -m 0755 "$sdk_dir/python/cmd/pulumi-language-python-exec" "$staging/bin/"
-  install -m 0755 "$sdk_dir/python/dist/pulumi-resource-pulumi-python" "$staging/bin/"
-)
+# go's own output (a "go: downloading" line per module on a cold cache, hundreds) goes to a log: the
+# terminal gets a line per step, a minute's heartbeat, and the log's tail if it fails
+build_log="$CACHE_ROOT/pulumi-$PULUMI_VERSION.build.log"
+: >"$build_log"
+step() {  # step "what" cmd...: run cmd with its output in the log, saying every minute that it runs
+  local what=$1
+  shift
+  log "$what"
+  "$@" >>"$build_log" 2>&1 &
+  local pid=$! t0=$SECONDS
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    if (((SECONDS - t0) % 60 < 5 && SECONDS - t0 >= 60)); then
+      log "  still building ($(((SECONDS - start) / 60)) min so far, $(grep -c '^go: downloading' "$build_log") modules downloaded)"
+    fi
+  done
+  if ! wait "$pid"; then
+    tail -n 40 "$build_log" >&2
+    die "$what failed (the whole log: $build_log)"
+  fi
+}
+cd "$MODULE_DIR"
+step "compiling the CLI (github.com/pulumi/pulumi/pkg/v3/cmd/pulumi)" \
+  go build "${build_flags[@]}" -ldflags "$CLI_LDFLAGS" -o "$staging/bin/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+step "compiling the Python language host (./cmd/pulumi-language-python)" \
+  go build "${build_flags[@]}" -ldflags "$HOST_LDFLAGS" -o "$staging/bin/pulumi-language-python" ./cmd/pulumi-language-python
+# The SDK module ships the program runner and the dynamic-provider runner; module cache files
+# are read-only, so copy them with fresh modes.
+sdk_dir="$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)"
+install -m 0755 "$sdk_dir/python/cmd/pulumi-language-python-exec" "$staging/bin/"
+install -m 0755 "$sdk_dir/python/dist/pulumi-resource-pulumi-python" "$staging/bin/"
+cd - >/dev/null
+log "go downloaded $(grep -c '^go: downloading' "$build_log") modules (the log: $build_log)"
 elapsed=$((SECONDS - start))
 
 got="$("$staging/bin/pulumi" version 2>/dev/null | tail -1)"
