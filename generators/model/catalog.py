@@ -658,7 +658,11 @@ def _check_cages(field: str, cages: SystemCages, ports: int) -> None:
         )
 
 
-DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "designs" / "catalog.yaml"
+# The shipped designs and the parts catalog are package data: generators/designs is the repository's
+# designs/ (a symlink in the checkout, its files in an installed wheel), so a pip-installed railyard
+# finds its catalog as a checkout does.
+SHIPPED = (Path(__file__).resolve().parents[1] / "designs").resolve()
+DEFAULT_CATALOG = SHIPPED / "catalog.yaml"
 
 
 def load_catalog(

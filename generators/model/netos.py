@@ -8,6 +8,7 @@ subnet manager programs those switches, railyard renders no per-switch config fo
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -32,6 +33,18 @@ class NetworkOs:
     summary: str = ""  # the compile summary's "frontend vendor" / "backend configs" value
     # RoCE backend: what the switch OS could do that railyard leaves unconfigured (the summary says so)
     roce_unconfigured: str = ""
+    # the Python package its renderer needs beyond railyard's own, and the pip extra that installs it
+    requires: str = ""
+    extra: str = ""
+
+    def missing(self) -> str:
+        """The package this OS's renderer needs and this Python lacks ("" when none)."""
+        if not self.requires:
+            return ""
+        try:
+            return "" if importlib.util.find_spec(self.requires) is not None else self.requires
+        except (ImportError, ValueError):
+            return self.requires
 
     def circuit_id_of(self, switch: str, port: str) -> str:
         return self.circuit_id.format(switch=switch, port=port)
@@ -76,6 +89,10 @@ NETWORK_OSES: dict[str, NetworkOs] = {
             summary="Arista EOS (AVD via pyavd)",
             roce_unconfigured="dynamic load balancing (adaptive routing) and PFC buffer headroom per cable length "
             "(EOS sizes it from its own defaults); ECMP hashes per flow",
+            # Arista's own library builds and validates the structured configs (tens of MB of
+            # dependencies: installed only for designs with EOS switches)
+            requires="pyavd",
+            extra="eos",
         ),
         # NVIDIA MLNX-OS (Quantum InfiniBand): railyard configures no switch of the InfiniBand backend one by
         # one, the subnet manager programs the fabric, so it renders the OpenSM files, the expected topology

@@ -11,18 +11,17 @@ from __future__ import annotations
 import math
 import typing
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel
 
-from generators.model.catalog import Catalog
+from generators.model.catalog import SHIPPED, Catalog
 from generators.model.design.schema import Design
 from generators.model.errors import DesignError
 from generators.model.yamlload import load_with_extends
 
-DESIGNS = Path(__file__).resolve().parents[3] / "designs"
+DESIGNS = SHIPPED  # the shipped designs (package data)
 
 # (backend technology, GPU system) -> the shipped design a start copies; a system not named here takes
 # the start of its GPU model and backend NIC speed (STARTS_BY_GPU)

@@ -137,6 +137,22 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
             )
         )
     roles.append(("backend.switch", b.switch, Duty.INFINIBAND if b.technology == "infiniband" else Duty.ROCE))
+    # a switch's OS renders through a package this Python must have (EOS: pyavd, an extra of railyard's)
+    chosen = [("frontend.vendor", None, f.vendor), *((p, k, None) for p, k, _ in roles)]
+    for path, key, os_name in chosen:
+        os_name = os_name or (catalog.switches[key].os if key in catalog.switches else None)
+        if os_name is None or tuple(path.split(".")) in flagged:
+            continue
+        row = network_os(os_name)
+        if row.missing():
+            bad(
+                path,
+                f"{key or os_name} runs {os_name}, whose configs railyard renders through the Python package "
+                f"{row.requires}, which is not installed",
+                f"pip install 'railyard[{row.extra}]' (or {row.requires} from requirements.txt), or pick a "
+                "switch of another OS",
+            )
+            flagged.add(tuple(path.split(".")))
     for path, key, role in roles:
         if key in catalog.switches and tuple(path.split(".")) not in flagged:
             os_ = catalog.switches[key].os
