@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
 import typer
 
-from generators.handover import WORKERS
+from generators.handover import CONNECT_TIMEOUT, READ_TIMEOUT, TOTAL_TIMEOUT, WORKERS
 from generators.model.errors import DesignError
 from generators.output import Written, check_out_dir, check_out_file, os_problem, write_file, write_tree
 
@@ -139,6 +139,21 @@ if TYPE_CHECKING:
 
 INTERNAL = 70  # EX_SOFTWARE: a railyard bug, not the user's input
 
+# secrets this run knows (NETBOX_TOKEN, the password of a --url), taken out of whatever it prints when
+# it fails, a traceback included; with anything that looks like URL credentials (scheme://user:pass@)
+_SECRETS: set[str] = set()
+_URL_CREDENTIALS = r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s@]*@"
+
+
+def _redact(text: str) -> str:
+    import re
+
+    token = os.environ.get("NETBOX_TOKEN", "")
+    # shorter ones would blank out common words (and are no secret worth the name)
+    for s in sorted((x for x in {*_SECRETS, token, token.strip()} if len(x) >= 4), key=len, reverse=True):
+        text = text.replace(s, "***")
+    return re.sub(_URL_CREDENTIALS, r"\1***@", text)
+
 
 # Each command imports what it uses when it runs: `railyard --help` and a mistyped option answer
 # without loading pydantic, the compiler and the renderers (0.74 s for --help when all were imported).
@@ -199,7 +214,7 @@ def _guarded(fn: Callable[..., None]) -> Callable[..., None]:
                 "please report it with the traceback below",
                 markup=True,
             )
-            err_console.print(traceback.format_exc(), markup=False)
+            err_console.print(_redact(traceback.format_exc()), markup=False)
             raise typer.Exit(INTERNAL) from None
 
     return run
@@ -236,7 +251,7 @@ def _fail(exc: DesignError, as_json: bool = False) -> None:
     else:
         err_console.print(f"[bold red]error[/]: the design is not valid ({n})", markup=True)
     for p in exc.problems:
-        err_console.print(p.render(), markup=False)
+        err_console.print(_redact(p.render()), markup=False)
     raise typer.Exit(2)
 
 
@@ -946,6 +961,51 @@ WorkersOpt = Annotated[
         metavar="N",
     ),
 ]
+TimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        help="seconds one NetBox request may take, its retries and their waits included",
+        metavar="SECONDS",
+    ),
+]
+ReadTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--read-timeout",
+        min=0.1,
+        help="seconds NetBox may stay silent on a read before it is asked again (a write, never sent twice, "
+        "has until --timeout)",
+        metavar="SECONDS",
+    ),
+]
+ConnectTimeoutOpt = Annotated[
+    float,
+    typer.Option("--connect-timeout", min=0.1, help="seconds to make a connection to NetBox", metavar="SECONDS"),
+]
+
+
+def _netbox_token() -> str:
+    """NETBOX_TOKEN, whitespace around it trimmed (and said); refused, never printed, when it is empty or
+    holds whitespace or control characters inside."""
+    raw = os.environ.get("NETBOX_TOKEN", "")
+    token = raw.strip()
+    if not token:
+        raise DesignError.one(
+            "NETBOX_TOKEN",
+            "no NetBox API token",
+            "export NETBOX_TOKEN=<a token with write access> (v2 tokens look like nbt_<key>.<secret>)",
+        )
+    if not all("!" <= ch <= "~" for ch in token):
+        raise DesignError.one(
+            "NETBOX_TOKEN",
+            f"the token ({len(token)} characters, not shown) holds whitespace, control or non-ASCII characters",
+            "export the token alone: NETBOX_TOKEN=nbt_<key>.<secret>",
+        )
+    if token != raw:
+        err_console.print("NETBOX_TOKEN: trimmed the whitespace around the token", markup=False)
+    return token
 
 
 def _with_netbox(
@@ -954,37 +1014,50 @@ def _with_netbox(
     set_: list[str] | None,
     catalog: Path | None,
     workers: int,
+    timeouts: tuple[float, float, float],
     job: Callable[[Plan, Client], None],
 ) -> None:
-    """Compile the design, connect, and run job(plan, client): a bad design, token or URL exits 2,
-    a NetBox that refuses or does not answer exits 1, both without a traceback."""
-    from generators.handover.netbox_sync import Client, NetBoxError
+    """Check the token and URL, compile the design, connect, and run job(plan, client), all without a
+    traceback: a bad design, token or URL, or nothing answering at the URL exits 2; a NetBox that refuses
+    a request, answers what railyard cannot read or not in time exits 1, with the request and its answer."""
+    from generators.handover.http import HttpError, Timeouts, url_password
+    from generators.handover.netbox_sync import Client
 
+    _SECRETS.update(url_password(url))
+    connect, read, total = timeouts
     try:
-        plan, _, _ = compile_file(design, set_, catalog)
-        token = os.environ.get("NETBOX_TOKEN", "")
-        if not token:
-            raise DesignError.one(
-                "NETBOX_TOKEN",
-                "no NetBox API token",
-                "export NETBOX_TOKEN=<a token with write access> (v2 tokens look like nbt_<key>.<secret>)",
-            )
+        token = _netbox_token()
+        _SECRETS.add(token)
         try:
-            client = Client(url, token, workers=workers)
-        except NetBoxError as exc:
+            client = Client(url, token, Timeouts(connect, read, total), workers=workers, on_retry=_retrying)
+        except HttpError as exc:
             raise DesignError.one(
                 "--url", str(exc), "give the NetBox base URL, e.g. https://netbox.example.com"
             ) from None
+        try:
+            plan, _, _ = compile_file(design, set_, catalog)
+        except BaseException:
+            client.close()
+            raise
     except DesignError as exc:
         _fail(exc)
         return
     try:
         job(plan, client)
-    except NetBoxError as exc:
-        err_console.print(f"[bold red]error[/]: {exc}", markup=True)
-        raise typer.Exit(1) from None
+    except HttpError as exc:
+        from rich.text import Text
+
+        from generators.text.escape import printable
+
+        # the HTTP layer escaped NetBox's text already; rich reads none of it as markup
+        err_console.print(Text.assemble(("error", "bold red"), ": ", printable(_redact(str(exc)))))
+        raise typer.Exit(exc.exit_code) from None
     finally:
         client.close()
+
+
+def _retrying(message: str) -> None:
+    err_console.print(_redact(message), markup=False, emoji=False)
 
 
 @netbox_app.command("push")
@@ -996,6 +1069,9 @@ def netbox_push(
     set_: SetOpt = None,
     catalog: CatalogOpt = None,
     workers: WorkersOpt = WORKERS,
+    timeout: TimeoutOpt = TOTAL_TIMEOUT,
+    read_timeout: ReadTimeoutOpt = READ_TIMEOUT,
+    connect_timeout: ConnectTimeoutOpt = CONNECT_TIMEOUT,
 ) -> None:
     """Create or update the whole site in NetBox (racks, device types, devices, interfaces, cables,
     addresses); delete only what railyard pushed before and the design no longer has.
@@ -1007,7 +1083,7 @@ def netbox_push(
     def job(plan: Plan, client: Client) -> None:
         out_console.print(push(inventory(plan), client, dry_run=dry_run).text(), end="", markup=False)
 
-    _with_netbox(design, url, set_, catalog, workers, job)
+    _with_netbox(design, url, set_, catalog, workers, (connect_timeout, read_timeout, timeout), job)
 
 
 @netbox_app.command("pull")
@@ -1019,6 +1095,9 @@ def netbox_pull(
     set_: SetOpt = None,
     catalog: CatalogOpt = None,
     workers: WorkersOpt = WORKERS,
+    timeout: TimeoutOpt = TOTAL_TIMEOUT,
+    read_timeout: ReadTimeoutOpt = READ_TIMEOUT,
+    connect_timeout: ConnectTimeoutOpt = CONNECT_TIMEOUT,
 ) -> None:
     """Read the site's cables back from NetBox and report what differs from the plan (missing, moved,
     extra, wrong type or length) with both ends' rack and unit; exit 1 when anything differs.
@@ -1036,7 +1115,7 @@ def netbox_pull(
         if not report.ok:
             raise typer.Exit(1)
 
-    _with_netbox(design, url, set_, catalog, workers, job)
+    _with_netbox(design, url, set_, catalog, workers, (connect_timeout, read_timeout, timeout), job)
 
 
 def main() -> None:
@@ -1053,7 +1132,7 @@ def main() -> None:
     except Exception:  # outside any command (start-up): still labelled, still exit 70
         sys.stderr.write(
             "internal error: this is a railyard bug, not a problem with your input; please report "
-            "it with the traceback below\n" + traceback.format_exc()
+            "it with the traceback below\n" + _redact(traceback.format_exc())
         )
         sys.exit(INTERNAL)
 

@@ -28,10 +28,11 @@ def test_a_url_that_is_not_http_exits_2_naming_the_option() -> None:
     assert "--url" in res.output and "not an http(s) URL" in res.output
 
 
-def test_a_netbox_that_does_not_answer_exits_1_with_the_address() -> None:
+def test_nothing_listening_at_the_url_exits_2_with_the_address() -> None:
+    # the user's --url (or a NetBox that is down): retried a few times, then exit 2 as bad input
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     res = _run({"NETBOX_TOKEN": "nbt_x.y"}, "netbox", "push", DESIGN, "--url", f"http://127.0.0.1:{port}")
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 2, res.output
     assert f"cannot reach NetBox at http://127.0.0.1:{port}/api/" in res.output and "Traceback" not in res.output

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from generators.handover.http import Timeouts
 from generators.handover.netbox_sync import BATCH, Client, NetBoxError, _send
 
 
@@ -109,9 +110,35 @@ def test_workers_below_one_are_refused() -> None:
 
 def test_a_request_netbox_is_slow_to_answer_is_not_sent_twice(server: _Server) -> None:
     # a POST NetBox is still applying must not be re-sent: it would create every object twice
-    c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", workers=1, timeout=0.2)
-    with pytest.raises(NetBoxError, match=r"did not answer POST within 0.2 s"):
+    # (a write has the whole --timeout: the read timeout is for requests that can be asked again)
+    c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", Timeouts(read=0.1, total=0.2), workers=1)
+    with pytest.raises(NetBoxError, match=r"POST .* was not over within 0.2 s .*not sent again"):
         _send(c, "POST", "dcim/cables", [{"n": 1, "slow": True}])
     c.close()
     time.sleep(0.6)
     assert len(server.bodies) == 1
+
+
+def test_a_failure_drops_the_requests_not_yet_started(server: _Server) -> None:
+    # 8 requests over 2 workers: the first is refused at once, so only the one beside it still runs
+    c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", workers=2)
+    items = [[{"n": i, "bad": i == 0, "slow": i > 0}] for i in range(8)]
+    with pytest.raises(NetBoxError, match=r"HTTP 400"):
+        c.parallel(lambda rows: c.request("POST", "dcim/cables/", rows), items)
+    c.close()
+    assert len(server.bodies) == 2
+
+
+def test_retry_after_is_read_as_seconds_or_a_date_and_backoff_is_bounded() -> None:
+    from email.utils import formatdate
+
+    import httpx
+
+    from generators.handover.http import BACKOFF_CAP, _backoff, _retry_after
+
+    assert _retry_after(httpx.Headers({"Retry-After": "7"})) == 7.0
+    assert 8 < (_retry_after(httpx.Headers({"Retry-After": formatdate(time.time() + 10, usegmt=True)})) or 0) <= 10
+    assert _retry_after(httpx.Headers({"Retry-After": "soon"})) is None
+    assert _retry_after(httpx.Headers({})) is None
+    assert all(0.25 <= _backoff(1) <= 0.5 for _ in range(50))
+    assert all(BACKOFF_CAP / 2 <= _backoff(12) <= BACKOFF_CAP for _ in range(50))

@@ -22,9 +22,25 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from generators.asbuilt.verify import End, PlanLocator
+from generators.handover.http import Opt, Req, check
 from generators.handover.netbox_sync import Client, NetBoxError
 from generators.model.plan import Plan
+from generators.text.escape import printable
 from generators.views.netbox_model import KEY_FIELD, NbObject, Termination
+
+# what pull reads of a NetBox cable (a field, when there, must be of its shape)
+_VALUE = (str, {"value": Opt(str)})  # a choice: its value, or {"value": ..., "label": ...}
+_ENDS = Opt([{"object_type": Opt(str), "object": Opt({"name": Opt(str), "device": Opt({"name": Opt(str)})})}])
+_CABLE = {
+    "id": Req(int),
+    "custom_fields": Opt({KEY_FIELD: Opt(str)}),
+    "label": Opt(str),
+    "length": Opt(float),
+    "type": Opt(_VALUE),
+    "status": Opt(_VALUE),
+    "a_terminations": _ENDS,
+    "b_terminations": _ENDS,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +105,8 @@ class PullReport:
             if self.ok
             else f"{len(self.findings)} difference{'s' if len(self.findings) != 1 else ''} from the plan"
         )
-        return "\n".join(lines) + "\n"
+        # names and labels of cables railyard did not plan are NetBox's text: escaped, never obeyed
+        return printable("\n".join(lines) + "\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +162,7 @@ def pull(plan: Plan, objects: list[NbObject], client: Client) -> PullReport:
     if not sites:
         raise NetBoxError(f"NetBox has no site {slug!r}: run `railyard netbox push` first")
     found = client.all("dcim/cables", site_id=sites[0]["id"])
+    check(found, [_CABLE], "NetBox's dcim/cables")
     where = PlanLocator(plan)
 
     def ends(e: Iterable[End]) -> list[CableEnd]:

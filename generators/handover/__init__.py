@@ -4,3 +4,9 @@
 # interface, so one request at a time leaves all but one of its workers idle (here, not in netbox_sync,
 # so the CLI's --workers default does not import the HTTP client)
 WORKERS = 4
+# the HTTP layer's time bounds, seconds (generators/handover/http.py says what each bounds; here for
+# the same reason as WORKERS). A bulk POST of 100 cables takes NetBox ~20 s of CPU, ~40 s with 4 in
+# flight on 2 cores: READ leaves it 3x that; TOTAL lets a slow request be retried a few times.
+CONNECT_TIMEOUT = 10.0
+READ_TIMEOUT = 120.0
+TOTAL_TIMEOUT = 600.0

@@ -21,11 +21,9 @@ of thousands, and NetBox's workers share them.
 
 from __future__ import annotations
 
-import http.client
-import json
+import itertools
 import math
 import re
-import ssl
 import threading
 import time
 from collections import Counter, defaultdict
@@ -36,6 +34,17 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from generators.handover import WORKERS
+from generators.handover.http import (
+    BadAnswer,
+    BadUrl,
+    HttpError,
+    JsonClient,
+    Opt,
+    Req,
+    Timeouts,
+    check,
+    escape,
+)
 from generators.views.netbox_model import ENDPOINTS, KEY_FIELD, TAG, NbObject, Ref, Termination
 
 _HEX6 = re.compile(r"[0-9a-fA-F]{6}")
@@ -77,135 +86,157 @@ ADOPT_AS_IS = frozenset({"dcim/interfaces"})
 SHARED_BY_SLUG = ("dcim/manufacturers", "dcim/device-roles", "ipam/rirs", "tenancy/tenants", "dcim/sites")
 
 
-class NetBoxError(Exception):
-    """NetBox refused a request, or could not be reached; the message says which and why."""
+# every failure of a NetBox request: http.py's errors (their exit_code says 1 or 2), and the push's own
+NetBoxError = HttpError
+
+# what railyard reads of the objects NetBox lists (a field, when there, must be of its shape), and of
+# the lists themselves
+_REF = {"id": Req(int)}
+_OBJECT = {
+    "id": Req(int),
+    "custom_fields": Opt({KEY_FIELD: Opt(str)}),
+    "tags": [{"id": Req(int), "slug": Opt(str)}],
+    "slug": Opt(str),
+    "name": Opt(str),
+    "device": Opt(_REF),
+    "device_type": Opt(_REF),
+    "tagged_vlans": Opt([_REF]),
+    "sites": Opt([_REF]),
+    "object_types": Opt([str]),
+}
+_PAGE = {"count": Opt(int), "next": Opt(str), "results": Req([_OBJECT])}
+HARD_PAGES = 10_000  # pages one listing may take, whatever its count says (10 million objects at PAGE)
 
 
 # ------------------------------------------------------------------------------------ HTTP client
 
 
-class Client:
-    """A small JSON client over kept-alive connections, one per thread (stdlib only: no extra
-    dependency). `parallel` runs up to `workers` requests at once, each on its own connection."""
+class _Dropped(Exception):
+    """An item `parallel` did not start, because one before it failed."""
+
+
+class Client(JsonClient):
+    """NetBox's REST API over generators/handover/http.py (time, size and retry bounds; errors that
+    name the request and NetBox's answer). `parallel` runs up to `workers` requests at once, each on a
+    kept-alive connection of its own; `requests`, `seconds` and `calls` count them for the report, and
+    `written` the objects NetBox took (created, updated, deleted) for a push that stops half-way."""
 
     def __init__(
-        self, url: str, token: str, timeout: float = 600.0, verify_tls: bool = True, workers: int = WORKERS
+        self,
+        url: str,
+        token: str,
+        timeouts: Timeouts | None = None,
+        verify_tls: bool = True,
+        workers: int = WORKERS,
+        on_retry: Callable[[str], None] | None = None,
     ) -> None:
-        u = urlsplit(url.rstrip("/"))
-        if u.scheme not in ("http", "https") or not u.hostname:
-            raise NetBoxError(f"not an http(s) URL: {url!r}")
         if workers < 1:
-            raise NetBoxError(f"workers must be at least 1, not {workers}")
-        self.base = u.path
-        self.origin = f"{u.scheme}://{u.netloc}"
-        self.workers = workers
-        self._conn_args = (u.scheme, u.hostname, u.port, timeout, verify_tls)
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self._conns: list[http.client.HTTPConnection] = []
+            raise BadUrl(f"workers must be at least 1, not {workers}")
+        if not token or not all("!" <= ch <= "~" for ch in token):
+            raise BadUrl("the API token is empty or holds whitespace, control or non-ASCII characters (not shown)")
         # v2 tokens (NetBox >= 4.5, `nbt_<key>.<secret>`) go as Bearer, legacy v1 tokens as Token
         scheme = "Bearer" if token.startswith("nbt_") else "Token"
-        self.headers = {
-            "Authorization": f"{scheme} {token}",
-            "Accept": "application/json",
-            "Content-Type": "application/json",
-        }
+        super().__init__(
+            url,
+            service="NetBox",
+            headers={"Authorization": f"{scheme} {token}", "Accept": "application/json"},
+            timeouts=timeouts,
+            connections=workers,
+            verify_tls=verify_tls,
+            secrets=(token,),
+            on_retry=on_retry,
+        )
+        self.workers = workers
         self.requests = 0
         self.seconds: defaultdict[str, float] = defaultdict(float)  # "<METHOD> <endpoint>" -> time spent, reported
         self.calls: Counter[str] = Counter()
-
-    def _connection(self) -> http.client.HTTPConnection:
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            scheme, host, port, timeout, verify = self._conn_args
-            if scheme == "https":
-                ctx = ssl.create_default_context() if verify else ssl._create_unverified_context()
-                conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=ctx)
-            else:
-                conn = http.client.HTTPConnection(host, port, timeout=timeout)
-            self._local.conn = conn
-            with self._lock:
-                self._conns.append(conn)
-        return conn
-
-    def _drop(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
-            with self._lock:
-                self._conns.remove(conn)
+        self.written: Counter[str] = Counter()  # "POST"/"PATCH"/"DELETE" -> objects NetBox took
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
         full = path if path.startswith(self.base + "/api/") else f"{self.base}/api/{path}"
-        t0 = time.monotonic()
-        for attempt in (1, 2):
-            reused = getattr(self._local, "conn", None) is not None
-            try:
-                conn = self._connection()
-                conn.request(method, full, body=data, headers=self.headers)
-                resp = conn.getresponse()
-                raw = resp.read()
-                break
-            except TimeoutError:
-                # never retried: NetBox may still be applying a POST, and a second one would
-                # duplicate it (its bulk requests are transactions, so a push again picks up)
-                self._drop()
-                raise NetBoxError(
-                    f"NetBox at {self.origin}{full} did not answer {method} within "
-                    f"{self._conn_args[3]:g} s (it may still apply it: push again when it is "
-                    "idle, or lower --workers)"
-                ) from None
-            except (ConnectionError, http.client.HTTPException, OSError) as exc:
-                self._drop()
-                # one retry when a kept-alive connection was closed by the server while idle: the
-                # request never reached a worker
-                stale = reused and isinstance(
-                    exc, http.client.RemoteDisconnected | BrokenPipeError | ConnectionResetError
-                )
-                if attempt == 2 or not stale:
-                    raise NetBoxError(f"cannot reach NetBox at {self.origin}{full}: {exc}") from None
         parts = full.removeprefix(self.base + "/api/").split("?")[0].strip("/").split("/")
         what = f"{method} {'/'.join(parts[:-1] if parts[-1].isdigit() else parts)}"
-        with self._lock:
-            self.requests += 1
-            self.seconds[what] += time.monotonic() - t0
-            self.calls[what] += 1
-        if resp.status >= 400:
-            raise NetBoxError(f"NetBox refused {method} {self.origin}{full}: HTTP {resp.status} {_short(raw)}")
-        return json.loads(raw) if raw else None
+        t0 = time.monotonic()
+        try:
+            answer = super().request(method, full, body)
+        finally:
+            with self._lock:
+                self.requests += 1
+                self.seconds[what] += time.monotonic() - t0
+                self.calls[what] += 1
+        if method in ("POST", "PATCH", "DELETE"):
+            with self._lock:
+                self.written[method] += len(body) if isinstance(body, list) else 1
+        return answer
 
     def parallel(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
-        """fn(item) for every item, up to `workers` at once; results in the items' order. The first
-        failure is raised once the requests already in flight have finished."""
+        """fn(item) for every item, up to `workers` at once; results in the items' order. On a failure
+        the items not yet started are dropped, and the first failure is raised once the requests
+        already in flight have finished."""
         if self.workers == 1 or len(items) < 2:
             return [fn(x) for x in items]
+        failed = threading.Event()
+
+        def run(x: Any) -> Any:
+            if failed.is_set():
+                raise _Dropped
+            try:
+                return fn(x)
+            except BaseException:
+                failed.set()
+                raise
+
         with ThreadPoolExecutor(max_workers=min(self.workers, len(items)), thread_name_prefix="netbox") as ex:
-            futures = [ex.submit(fn, x) for x in items]
+            futures = [ex.submit(run, x) for x in items]
+        # items start in their order, so every dropped one comes after the failure that dropped it
         return [f.result() for f in futures]
 
-    def close(self) -> None:
-        with self._lock:
-            conns, self._conns = self._conns, []
-        for conn in conns:
-            conn.close()
-        self._local = threading.local()
-
     def all(self, endpoint: str, **params: Any) -> list[dict[str, Any]]:
+        """Every object of a listing, page by page. A page must be an object with a `results` list of
+        objects with an integer `id`; `next` is followed only to the same host and endpoint, never to a
+        page already read, and for no more pages than the first page's `count` takes (HARD_PAGES at most)."""
+        first = f"{self.base}/api/{endpoint.strip('/')}/"
+        path = f"{first}?{urlencode({'limit': PAGE, **params}, doseq=True)}"
+        seen = {path}
         out: list[dict[str, Any]] = []
-        path: str | None = f"{endpoint}/?{urlencode({'limit': PAGE, **params}, doseq=True)}"
-        while path:
+        bound = HARD_PAGES
+        for n in itertools.count(1):
             page = self.request("GET", path)
-            out += page["results"]
-            nxt = page.get("next")
-            path = urlsplit(nxt)._replace(scheme="", netloc="").geturl() if nxt else None
-        return out
+            what = f"NetBox's answer to GET {self.shown(path)}"
+            check(page, _PAGE, what, "is --url NetBox's address, not a proxy's?")
+            results, nxt = page["results"], page.get("next")
+            out += results
+            if not nxt:
+                return out
+            if n == 1 and isinstance(count := page.get("count"), int):
+                bound = min(HARD_PAGES, math.ceil(count / max(len(results), 1)) + 2)  # +2: objects added meanwhile
+            if not results:
+                raise BadAnswer(f"{what} is an empty page that links to another: stopped there")
+            if n >= bound:
+                raise BadAnswer(
+                    f"{what} links to page {n + 1}, past the {bound:,} pages the first page's count takes: "
+                    "stopped there"
+                )
+            path = self._next(nxt, first, what)
+            if path in seen:
+                raise BadAnswer(f"{what} links back to a page it sent before (a loop): stopped there")
+            seen.add(path)
+        raise AssertionError("unreachable")  # pragma: no cover
 
-
-def _short(raw: bytes, limit: int = 1500) -> str:
-    text = raw.decode("utf-8", "replace")
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} bytes)"
+    def _next(self, link: str, first: str, what: str) -> str:
+        """The path and query of a `next` link, which must name this host and this endpoint (its scheme
+        and port may differ: NetBox behind a TLS proxy often writes http://); always asked of --url."""
+        try:
+            u = urlsplit(link)
+            ok = (not u.netloc or (u.hostname or "").lower() == self.host) and u.path == first
+        except ValueError:
+            ok = False
+        if not ok or any(ch <= " " or ch == "\x7f" for ch in link):
+            raise BadAnswer(
+                f"{what} links its next page to {escape(link, self.secrets, limit=300)}, not to {first} on "
+                f"{self.host}: not followed"
+            )
+        return f"{u.path}?{u.query}" if u.query else u.path
 
 
 # ------------------------------------------------------------------------------------ the plan
@@ -295,8 +326,9 @@ def _same(want: Any, have: Any) -> bool:
     return bool(want == have)
 
 
-def _termination(t: Any) -> tuple[str, int]:
-    return (t["object_type"], t["object_id"]) if isinstance(t, dict) else ("", -1)
+def _termination(t: Any) -> tuple[str, str]:
+    # as text: NetBox's answer may hold anything there, and the ends are sorted
+    return (str(t.get("object_type")), str(t.get("object_id"))) if isinstance(t, dict) else ("", "")
 
 
 class _Ids:
@@ -375,7 +407,14 @@ def _send(c: Client, method: str, endpoint: str, rows: list[Any]) -> list[Any]:
     if not rows:
         return []
     size = max(1, min(BATCH, math.ceil(len(rows) / c.workers)))
-    answers = c.parallel(lambda chunk: c.request(method, f"{endpoint}/", chunk), list(_chunks(rows, size)))
+    chunks = list(_chunks(rows, size))
+    answers = c.parallel(lambda chunk: c.request(method, f"{endpoint}/", chunk), chunks)
+    if method == "POST":  # railyard reads the new objects' ids, in the order it sent them
+        for chunk, a in zip(chunks, answers, strict=True):
+            what = f"NetBox's answer to POST {endpoint}/"
+            check(a, [_REF], what)
+            if len(a) != len(chunk):
+                raise BadAnswer(f"{what} lists {len(a)} objects for the {len(chunk)} railyard sent")
     return [o for a in answers for o in (a or [])]
 
 
@@ -388,11 +427,13 @@ def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
     elif dry_run:
         tag_id = -1
     else:
-        tag_id = c.request(
+        made = c.request(
             "POST",
             "extras/tags/",
             {"name": TAG, "slug": TAG, "color": "2196f3", "description": "written by railyard: do not edit by hand"},
-        )["id"]
+        )
+        check(made, _REF, "NetBox's answer to POST extras/tags/")
+        tag_id = made["id"]
     types = sorted(t for e, t in OBJECT_TYPES.items() if e not in UNTAGGED)
     fields_ = c.all("extras/custom-fields", name=KEY_FIELD)
     if not fields_:
@@ -452,12 +493,45 @@ def _templates(c: Client, device_types: dict[str, dict[str, Any]], fields: str) 
     key_of = {o["id"]: k for k, o in device_types.items()}
     out: dict[str, dict[str, Any]] = {}
     for chunk in _chunks(sorted(key_of), 50):
-        for t in c.all("dcim/interface-templates", device_type_id=chunk, fields=fields):
+        found = c.all("dcim/interface-templates", device_type_id=chunk, fields=fields)
+        check(found, [{"device_type": Req(_REF), "name": Req(str)}], "NetBox's dcim/interface-templates")
+        for t in found:
+            if t["device_type"]["id"] not in key_of:
+                raise BadAnswer(
+                    f"NetBox listed interface template {t['id']} of device type {t['device_type']['id']}, "
+                    f"which railyard did not ask for (asked for {chunk})"
+                )
             out[f"{key_of[t['device_type']['id']]}:{t['name']}"] = t
     return out
 
 
 def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushReport:
+    """Make NetBox hold `objects` (see the module's docstring). A push that fails part-way says, in the
+    error's notes, what it had written: each list request is one transaction in NetBox, so what is
+    written is whole objects, and the same push run again compares and completes it."""
+    before = c.written.copy()
+    try:
+        return _push(objects, c, dry_run)
+    except HttpError as exc:
+        done = c.written - before
+        again = "once NetBox is idle (the request it left unanswered may still be applied)" if exc.unsure else ""
+        if dry_run:
+            exc.notes.append("nothing was written (a dry run)")
+        elif not done:
+            exc.notes.append(
+                f"no other request of this push wrote to NetBox; run it again {again or 'once that is fixed'}"
+            )
+        else:
+            exc.notes.append(
+                f"before this, the push had written {done['POST']:,} new, {done['PATCH']:,} changed and "
+                f"{done['DELETE']:,} deleted NetBox objects (each request is one transaction: none is half "
+                f"written); run the same push again {again + ' ' if again else ''}to complete it: it does only "
+                "what is left"
+            )
+        raise
+
+
+def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
     start, requests = time.monotonic(), c.requests
     want: dict[str, dict[str, NbObject]] = defaultdict(dict)
     for o in objects:
@@ -565,6 +639,8 @@ def _natural_index(
             if dev is not None and dev > 0:
                 devices[dev][o.fields["name"]] = k
         pages = c.parallel(lambda chunk: c.all(endpoint, device_id=chunk), list(_chunks(sorted(devices), 50)))
+        for page in pages:
+            check(page, [{"device": Req(_REF), "name": Req(str)}], f"NetBox's {endpoint}")
         for found in (f for page in pages for f in page):
             key = devices[found["device"]["id"]].get(found["name"])
             if key is not None:
