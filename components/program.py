@@ -4,13 +4,16 @@ Stack config (namespace `railyard`):
   design     design YAML, relative to the project directory (required)
   outDir     where the artifacts are written (default deploy/<stack>)
   overrides  optional list of `path=value` what-if overrides, as `railyard compile --set`
-  switchPassword, bmcPassword, snmpCommunity, bgpPassword
+  switchPassword, snmpAuthPassword, snmpPrivPassword, bgpPassword, tacacsKey, radiusKey, bmcPassword,
+  snmpCommunity, and any <camelCase> secret a design names (management.users[].password_secret)
              secrets (`pulumi config set --secret ...`), needed only when an artifact refers to them
+             (docs/howto/day0.md)
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -48,21 +51,47 @@ def resolve(path: str, base: Path) -> Path:
     return (p if p.is_absolute() else base / p).resolve()
 
 
-def secret_config(cfg: pulumi.Config) -> dict[str, pulumi.Output[str]]:
-    """The secrets that are set, as secret Outputs (never plain strings in the program)."""
-    out = {}
-    for name, key in secrets.SECRETS.items():
-        value = cfg.get_secret(key)
-        if value is not None:
-            out[name] = value
-    return out
+class ConfigSecrets(Mapping[str, pulumi.Output[str]]):
+    """The stack's secrets by name, as secret Outputs (never plain strings in the program), read from the
+    config when a file asks for one: besides the well-known ones (secrets.SECRETS) a design may name its
+    own (management.users[].password_secret -> railyard:<camelCase>)."""
+
+    def __init__(self, cfg: pulumi.Config) -> None:
+        self._cfg = cfg
+        self._read: dict[str, pulumi.Output[str] | None] = {}
+
+    def _get(self, name: str) -> pulumi.Output[str] | None:
+        if name not in self._read:
+            key = secrets.config_key(name).split(":", 1)[1] if secrets.known(name) else None
+            self._read[name] = self._cfg.get_secret(key) if key else None
+        return self._read[name]
+
+    def __getitem__(self, name: str) -> pulumi.Output[str]:
+        value = self._get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._get(name) is not None
+
+    def __iter__(self) -> Iterator[str]:  # the well-known secrets that are set, and any read since
+        return iter(sorted({n for n in (*secrets.SECRETS, *self._read) if n in self}))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def secret_config(cfg: pulumi.Config) -> ConfigSecrets:
+    """The stack's secrets (see ConfigSecrets)."""
+    return ConfigSecrets(cfg)
 
 
 def build(
     design: Path,
     out_dir: Path,
     overrides: list[str] | None = None,
-    secret_values: dict[str, pulumi.Output[str]] | None = None,
+    secret_values: Mapping[str, pulumi.Output[str]] | None = None,
     name: str | None = None,
 ) -> Site:
     """The Site of a design: from the compiled-site cache when this design, catalog and railyard were

@@ -166,15 +166,10 @@ class Site(pulumi.ComponentResource):
     ) -> None:
         super().__init__(SITE_T, name, None, opts)
         self.facts = layout.facts
-        values = secret_values or {}
-        problems = []
-        for g in layout.groups.values():  # every missing secret, before any resource is registered
-            for path, needed in g.needs.items():
-                try:
-                    secrets.require(set(needed), values, path)
-                except DesignError as exc:
-                    problems += exc.problems
-        if problems:
+        values = secret_values if secret_values is not None else {}
+        # every missing secret (once, naming a file that needs it), before any resource is registered
+        needs = {path: needed for g in layout.groups.values() for path, needed in g.needs.items()}
+        if problems := secrets.missing(needs, values):
             raise DesignError(problems)
         self.owner = layout.owner()
         if stores_blobs(out_dir):

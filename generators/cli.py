@@ -290,11 +290,25 @@ def validate(design: DesignArg, set_: SetOpt = None, catalog: CatalogOpt = None,
     except DesignError as exc:
         _fail(exc, as_json)
         return
+    from generators.reports.mgmtplane import management_json, management_lines
+
     if as_json:
-        _print_json({"ok": True, "design": plan.design.name, "warnings": _warnings_json(plan)})
+        _print_json(
+            {
+                "ok": True,
+                "design": plan.design.name,
+                "warnings": _warnings_json(plan),
+                "management": management_json(plan),
+            }
+        )
         return
     _warn(plan)
     out_console.print(f"ok: {plan.design.name} is valid")
+    lines = management_lines(plan)
+    if lines:
+        out_console.print("switch management plane (management.*, as every switch config carries it):", markup=False)
+        for line in lines:
+            out_console.print(f"  {line}", markup=False, soft_wrap=True)
 
 
 class Technology(StrEnum):
@@ -363,7 +377,7 @@ def compile_(
 ) -> None:
     """Compile a design and write DIR/plan.json and every generated artifact, with DIR/index.html saying
     what each is. Only files railyard wrote (listed in DIR/.railyard-manifest.json) are ever replaced or
-    removed.
+    removed. Credentials are placeholders there (docs: Day 0).
 
     Example: railyard compile designs/h100-256.yaml --out out/h100-256"""
     try:

@@ -23,7 +23,7 @@ pulumi stack select --create "$stack" --non-interactive >/dev/null
 pulumi config set --stack "$stack" railyard:design "$design"
 pulumi config set --stack "$stack" railyard:outDir "deploy/$name"
 # Demo credentials for artifacts that embed them, generated once (kept encrypted in the stack config).
-for key in switchPassword bmcPassword snmpCommunity bgpPassword; do
+for key in switchPassword snmpAuthPassword snmpPrivPassword bgpPassword bmcPassword snmpCommunity; do
   if ! pulumi config get --stack "$stack" "railyard:$key" >/dev/null 2>&1; then
     pulumi config set --stack "$stack" --secret "railyard:$key" "demo-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
   fi

@@ -64,6 +64,18 @@ SKIPPED_TABLES = frozenset(
         "WRED_PROFILE",
         "PFC_WD",
         "FLEX_COUNTER_TABLE",
+        # the switch's own management plane (issue 38): services reached over its management port
+        "NTP",
+        "NTP_SERVER",
+        "SYSLOG_SERVER",
+        "DNS_NAMESERVER",
+        "SNMP",
+        "SNMP_USER",
+        "TACPLUS",
+        "TACPLUS_SERVER",
+        "RADIUS",
+        "RADIUS_SERVER",
+        "AAA",
     }
 )
 TRANSLATED_TABLES = frozenset(

@@ -22,6 +22,7 @@ import yaml
 
 from components.artifact import STORE
 from components.site import GROUP_T
+from generators.model.secrets import config_key
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL = ROOT / "scripts" / "install-pulumi.sh"
@@ -60,6 +61,16 @@ def python_runtime() -> tuple[dict[str, Any], dict[str, str]]:
     return {"toolchain": "pip"}, {"PULUMI_PYTHON_CMD": sys.executable}
 
 
+# What a stack of a shipped design needs to deploy its switch configs (docs/howto/day0.md): test values,
+# each distinct, so a test can look for every one of them anywhere it must not be
+SITE_SECRETS = {
+    "switch_password": "Sw-test-pass-91c2e0",
+    "snmp_auth_password": "Snmp-auth-test-5d1e",
+    "snmp_priv_password": "Snmp-priv-test-0b7a",
+    "bgp_password": "Bgp-md5-test-3f88a1",
+}
+
+
 class Stack:
     def __init__(
         self,
@@ -69,6 +80,7 @@ class Stack:
         name: str = "test",
         skip_checkpoints: bool = False,
         pythonpath: Path | None = None,
+        site_secrets: bool = True,
     ) -> None:
         self.dir = workdir / "project"
         self.state = workdir / "state"
@@ -101,6 +113,8 @@ class Stack:
         if skip_checkpoints:
             self.env["PULUMI_SKIP_CHECKPOINTS"] = "true"
         self.run("stack", "init", name)
+        if site_secrets:  # unless the test sets them (or leaves them out) itself
+            config = {f"railyard:{config_key(n).split(':', 1)[1]}": Secret(v) for n, v in SITE_SECRETS.items()} | config
         self.configure(config)
 
     def use_program(self, main: Path, pythonpath: Path | None = None) -> None:
@@ -199,13 +213,16 @@ def sha(entry: str | None) -> str | None:
 
 def changed_paths(preview: dict[str, Any]) -> set[str]:
     """The paths a preview's FileGroup steps would write or remove: keys added, dropped or changed
-    between a group's old outputs and its new inputs (the map diff `preview --diff` prints)."""
+    between a group's old outputs and its new inputs (the map diff `preview --diff` prints); a secret
+    group's map is encrypted, its paths are not among them."""
     out: set[str] = set()
     for step in preview.get("steps", []):
         if type_of(step.get("urn", "")) != GROUP_T or step["op"] in ("same", "refresh"):
             continue
         old = ((step.get("oldState") or {}).get("outputs") or {}).get("files") or {}
         new = ((step.get("newState") or {}).get("inputs") or {}).get("files") or {}
+        if not isinstance(old, dict) or not isinstance(new, dict):  # a `#secret` group: "[secret]", no paths
+            continue
         out |= {p for p in set(old) | set(new) if sha(old.get(p)) != sha(new.get(p))}
     return out
 

@@ -11,10 +11,20 @@ from pulumi.runtime import mocks, rpc
 
 from components import program
 from components.artifact import BLOBS, OWNERS, entry_text, sha256_text, store_blob, summary
-from components.site import FOLDER_T, GROUP_T, NETWORK_T, RACK_T, Site, place, rack_index, site_layout
-from generators.model.secrets import placeholder
+from components.site import (
+    FOLDER_T,
+    GROUP_T,
+    NETWORK_T,
+    RACK_T,
+    SECRET_SUFFIX,
+    Site,
+    place,
+    rack_index,
+    site_layout,
+)
+from generators.model.secrets import config_key, fill_files, placeholder, referenced
 from generators.renderers import render_all
-from tests.pulumi_engine import SECRET_KEY
+from tests.pulumi_engine import SECRET_KEY, SITE_SECRETS
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # pulumi's wire signature of a secret value (under SECRET_KEY)
@@ -97,6 +107,11 @@ FILES = {
 }
 
 
+def site_values() -> dict[str, pulumi.Output[str]]:
+    """The stack secrets a shipped design's switch configs need, as the program hands them to Site."""
+    return {n: pulumi.Output.secret(v) for n, v in SITE_SECRETS.items()}
+
+
 @pytest.fixture(scope="module")
 def h100_256_files(compiled):
     return render_all(compiled("h100-256"))
@@ -117,7 +132,7 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     of its section's component; a section's files of no rack in the group named after the section."""
     plan, files = compiled("h100-256"), h100_256_files
     stale = store_blob(tmp_path, "a file of an earlier deploy\n")
-    site = run(lambda: Site("h100-256", site_layout(plan, files), str(tmp_path)))
+    site = run(lambda: Site("h100-256", site_layout(plan, files), str(tmp_path), site_values()))
     assert not (tmp_path / BLOBS / stale).exists(), "the earlier deploy's copy is pruned once all are deployed"
     reg = monitor.registered
     nets, folders = _by_name(monitor, NETWORK_T), _by_name(monitor, FOLDER_T)
@@ -130,7 +145,7 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     # each group is a child of its section's component (the Site for `.`), named after its section and rack
     sections = {urn: name for name, (urn, _) in {**nets, **folders}.items()}
     for name, (urn, _) in groups.items():
-        assert sections.get(reg[urn]["parent"], ".") == name.split("/")[0], name
+        assert sections.get(reg[urn]["parent"], ".") == name.split("/")[0].removesuffix(SECRET_SUFFIX), name
         assert name == "." or reg[urn]["parent"] in sections
     assert "frontend" not in groups, "every frontend file is a switch's, in its row's group"
     rack_of = {d.name: d.rack for d in plan.devices}
@@ -143,8 +158,10 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
         section, device = path.split("/")[:2]
         rack = rack_of[device]
         assert rack is not None, f"{device} was not placed"
-        assert held[path] == f"{section}/{row_of[rack]}", f"{path} is not with rack {rack}'s row"
-        assert reg[groups[f"{section}/{row_of[rack]}"][0]]["parent"] == nets[section][0]
+        # a config holding a secret placeholder is in the row's `#secret` group beside it
+        secret = SECRET_SUFFIX if referenced(files[path]) else ""
+        assert held[path] == f"{section}/{row_of[rack]}{secret}", f"{path} is not with rack {rack}'s row"
+        assert reg[groups[f"{section}/{row_of[rack]}{secret}"][0]]["parent"] == nets[section][0]
     # a rack's printed sheets go to its row's group in the cabling folder
     for r in plan.racks:
         assert held[f"cabling/racks/{r.name}.html"] == f"cabling/{r.row}"
@@ -165,7 +182,8 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     assert (tmp_path / BLOBS / sha256_text(text)).read_text() == text
     assert reg[groups["slurm"][0]]["secret_outputs"] == []
     # every stored copy is one a file uses (the store was pruned to this site, nothing more)
-    assert {p.name for p in (tmp_path / BLOBS).iterdir()} == {sha256_text(t) for t in files.values()}
+    deployed = fill_files(files, SITE_SECRETS)[0]
+    assert {p.name for p in (tmp_path / BLOBS).iterdir()} == {sha256_text(t) for t in deployed.values()}
     # the owners record the providers read: path -> group, as registered
     assert json.loads((tmp_path / OWNERS).read_text())["paths"] == held
     assert len(groups) < len(files) / 4
@@ -175,7 +193,7 @@ def test_aliases_cover_the_other_section_type(monitor, compiled, h100_256_files,
     """A group stays the same resource when its top folder becomes (or stops being) one of the plan's
     networks: its alias names the URN it has under the other section type."""
     plan = compiled("h100-256")
-    run(lambda: Site("s", site_layout(plan, h100_256_files), str(tmp_path)))
+    run(lambda: Site("s", site_layout(plan, h100_256_files), str(tmp_path), site_values()))
     groups = _by_name(monitor, GROUP_T)
     rack = f"cabling/{plan.racks[0].row}"
     chain = "railyard:site:Site$railyard:site:Network$pulumi-python:dynamic/railyard:FileGroup"
@@ -229,7 +247,12 @@ def test_stack_outputs_from_the_real_program(monitor, tmp_path, monkeypatch):
     exported = {}
     monkeypatch.setattr(pulumi, "export", lambda k, v: exported.__setitem__(k, v))
     monkeypatch.chdir(ROOT)
-    pulumi.runtime.set_all_config({"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(tmp_path)})
+    # the switch credentials from the stack's config, as `pulumi config set --secret` leaves them
+    site_secrets = {config_key(n): v for n, v in SITE_SECRETS.items()}
+    pulumi.runtime.set_all_config(
+        {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(tmp_path), **site_secrets},
+        secret_keys=list(site_secrets),
+    )
     run(program.main)
     assert exported["design"] == "h100-256"
     assert exported["gpus"] == 256 and exported["servers"] == 32
@@ -254,7 +277,7 @@ def test_stack_outputs_from_the_real_program(monitor, tmp_path, monkeypatch):
 
 def test_cable_and_cost_outputs_come_from_the_plan(monitor, compiled, h100_256_files, tmp_path):
     plan = compiled("h100-256")
-    site = run(lambda: Site("s", site_layout(plan, h100_256_files), str(tmp_path)))
+    site = run(lambda: Site("s", site_layout(plan, h100_256_files), str(tmp_path), site_values()))
     f = site.facts
     # the figures a stack exports are the ones the written files give a reader
     written = json.loads(h100_256_files["bom.json"])

@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from generators.compiler import compile_file
+from generators.model.secrets import config_key, fill_files
 from generators.renderers import render_all
-from tests.pulumi_engine import ROOT, EngineMissing, Stack, engine_bin, snapshot
+from tests.pulumi_engine import ROOT, SITE_SECRETS, EngineMissing, Stack, engine_bin, snapshot
 
 pytestmark = pytest.mark.engine
 DESIGN = ROOT / "designs" / "h100-256.yaml"
@@ -41,14 +42,16 @@ def test_stack_with_only_the_design_deploys_into_deploy_stack(tmp_path: Path) ->
     program.mkdir()
     (program / "__main__.py").write_text("from components.program import main\n\nmain()\n")
     st = Stack(tmp_path, {"railyard:design": str(DESIGN)}, main=program, name="site-a")
-    assert set(yaml.safe_load((st.dir / "Pulumi.site-a.yaml").read_text())["config"]) == {"railyard:design"}
+    # the design and the switch configs' credentials (secrets, which only a secret-holding file needs)
+    secrets = {config_key(n) for n in SITE_SECRETS}
+    assert set(yaml.safe_load((st.dir / "Pulumi.site-a.yaml").read_text())["config"]) == {"railyard:design", *secrets}
 
     preview = st.run("preview", check=False)
     assert preview.returncode == 0, preview.stdout[-3000:] + preview.stderr[-3000:]
     assert "missing configuration value" not in preview.stdout + preview.stderr
     st.up()
     out = program / "deploy" / "site-a"
-    expected = render_all(compile_file(DESIGN)[0])
+    expected = fill_files(render_all(compile_file(DESIGN)[0]), SITE_SECRETS)[0]
     assert {p: c for p, (c, _, _) in snapshot(out).items()} == expected
     assert st.outputs()["outDir"] == str(out.resolve())
     st.run("destroy", "--yes", "--skip-preview")

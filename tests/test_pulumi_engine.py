@@ -18,16 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from components.artifact import BLOBS, entry_text, parse_entry, summary
-from components.site import group_name, place, rack_index
+from components.artifact import BLOBS, OWNERS, entry_text, parse_entry, summary
+from components.site import SECRET_SUFFIX, group_name, place, rack_index
 from generators.compiler import compile_file
 from generators.model.plan import Plan
+from generators.model.secrets import config_key, fill_files, referenced
 from generators.renderers import render_all
 from tests.pulumi_engine import (
     ARTIFACT_T,
     GROUP_T,
     ROOT,
     SECRET_KEY,
+    SITE_SECRETS,
     EngineMissing,
     Secret,
     Stack,
@@ -50,14 +52,23 @@ def engine():
 
 
 def rendered(design: str, *overrides: str) -> dict[str, str]:
-    return render_all(compile_file(ROOT / "designs" / f"{design}.yaml", list(overrides))[0])
+    """What a stack deploys: the rendered files with the stack's secrets (SITE_SECRETS) filled in."""
+    return fill_files(render_all(compile_file(ROOT / "designs" / f"{design}.yaml", list(overrides))[0]), SITE_SECRETS)[
+        0
+    ]
 
 
-def grouping(design: str, *overrides: str) -> dict[str, str]:
-    """path -> the FileGroup the program puts it in, from the compiled plan (as components/site.py does)."""
+def grouping(design: str, *overrides: str, secret: bool = False) -> dict[str, str]:
+    """path -> the FileGroup the program puts it in, from the compiled plan (as components/site.py does),
+    for the files of public groups (a `#secret` group's map is encrypted: Stack.held cannot see it), and
+    with secret=True also those holding a secret placeholder, in their `<group>#secret`."""
     plan = compile_file(ROOT / "designs" / f"{design}.yaml", list(overrides))[0]
     racks, device_rack = rack_index(plan)
-    return {p: group_name(place(p, set(plan.networks), racks, device_rack)) for p in render_all(plan)}
+    return {
+        p: group_name(place(p, set(plan.networks), racks, device_rack)) + (SECRET_SUFFIX if referenced(text) else "")
+        for p, text in render_all(plan).items()
+        if secret or not referenced(text)
+    }
 
 
 def unchanged(before: dict, after: dict) -> list[str]:
@@ -126,8 +137,11 @@ def test_design_change_touches_exactly_the_affected_artifacts(tmp_path):
     st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
     preview = st.preview()
     planned = step_ops(preview)
-    assert changed_paths(preview) == affected, "the groups' map diffs name exactly the changed files"
-    was, now = grouping("h100-1024-reference"), grouping("h100-1024-reference", "backend.oversubscription=2:1")
+    was = grouping("h100-1024-reference", secret=True)
+    now = grouping("h100-1024-reference", "backend.oversubscription=2:1", secret=True)
+    # the map diffs name exactly the changed files of public groups (a secret group's are encrypted)
+    shown = {p for p in affected if not (was.get(p) or now.get(p) or "").endswith(SECRET_SUFFIX)}
+    assert changed_paths(preview) == shown
     assert set(planned) == {was.get(p) for p in affected} - {None} | {now.get(p) for p in affected} - {None}
     for name, op in planned.items():
         want = "create" if name not in was.values() else "delete" if name not in now.values() else "update"
@@ -173,7 +187,8 @@ def test_two_thousand_files_secrets_and_regrouping(tmp_path):
     assert len(synthetic) == count
     groups = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources()}
     held = st.held()
-    assert set(held) == set(files) - {"oob/bmc-credentials.env"}
+    public = set(grouping("h100-256")) | {p for p in files if p.startswith("synthetic/")}
+    assert set(held) == public and "oob/bmc-credentials.env" not in held
     assert len(groups) < len(files) / 20, "synthetic files are per server: one group per row holds them"
 
     # the secret: in the file (owner-only) but nowhere in the state or the stack config
@@ -263,11 +278,19 @@ def test_real_project_file_runs_with_the_venv(tmp_path):
         assert pulumi("stack", "init", name).returncode == 0
         for k, v in (("railyard:design", "designs/h100-256.yaml"), ("railyard:outDir", str(tmp_path / "out"))):
             assert pulumi("config", "set", "--stack", name, k, v).returncode == 0
+        # the switch configs' credentials, as docs/howto/day0.md has a site set them
+        for n, v in SITE_SECRETS.items():
+            assert pulumi("config", "set", "--stack", name, "--secret", config_key(n), v).returncode == 0
         proc = pulumi("preview", "--stack", name, "--json")
         assert proc.returncode == 0, proc.stderr
         steps = json.loads(proc.stdout)["steps"]
-        planned = {p for s in steps if GROUP_T in s["urn"] for p in s["newState"]["inputs"]["files"]}
-        assert planned == set(rendered("h100-256"))
+        planned = {
+            p
+            for s in steps
+            if GROUP_T in s["urn"] and isinstance(s["newState"]["inputs"]["files"], dict)
+            for p in s["newState"]["inputs"]["files"]
+        }
+        assert planned == set(grouping("h100-256")), "every public file, in its group's map"
     finally:
         cfg.unlink(missing_ok=True)
         if cfg.parent.exists() and not any(cfg.parent.iterdir()):
@@ -283,26 +306,33 @@ def by_type(st: Stack) -> dict[str, dict[str, dict]]:
     return out
 
 
-def assert_racked(tree: dict[str, dict[str, dict]], plan) -> None:
+def assert_racked(tree: dict[str, dict[str, dict]], plan, out: Path) -> None:
     """Every switch's config files are in the FileGroup `<network>/<row>` of the row of the rack placement
-    put the switch in, a child of its network's component; every rack's printed sheets in `cabling/<row>`."""
+    put the switch in (those holding a secret in `<network>/<row>#secret` beside it, whose map is
+    encrypted: the owners record the program writes names their group), a child of its network's
+    component; every rack's printed sheets in `cabling/<row>`."""
     (site,) = tree[SITE_T].values()
     nets, folders, groups = tree[NETWORK_T], tree[FOLDER_T], tree[GROUP_T]
     assert RACK_T not in tree, "a rack is its FileGroup, not a component holding one"
     held = {
         p: name for name, g in groups.items() if SECRET_KEY not in g["outputs"]["files"] for p in g["outputs"]["files"]
     }
-    switch_files = [p for p in held if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
+    owner = json.loads((out / OWNERS).read_text())["paths"]
+    assert {p: g for p, g in owner.items() if not g.endswith(SECRET_SUFFIX)} == held
+    switch_files = [p for p in owner if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
     switches = {d.name: d for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")}
     assert {p.split("/")[1] for p in switch_files} == set(switches), "every frontend/oob switch renders files"
     row = {r.name: r.row for r in plan.racks}
+    ib = {d.name: d for d in plan.devices if d.kind == "switch" and d.network == "backend"}
     want = {f"cabling/{r.row}" for r in plan.racks} | {f"{d.network}/{row[d.rack]}" for d in switches.values()}
-    assert {g for g in groups if "/" in g} == want
+    want |= {f"infiniband/{row[d.rack]}" for d in ib.values()}  # each InfiniBand switch's mgmt.cfg
+    assert {g.removesuffix(SECRET_SUFFIX) for g in groups if "/" in g} == want
     for name, g in groups.items():  # each group is the child of its section's component
-        assert g["parent"] == (site if name == "." else {**nets, **folders}[name.split("/")[0]])["urn"], name
+        section = name.split("/")[0].removesuffix(SECRET_SUFFIX)
+        assert g["parent"] == (site if name == "." else {**nets, **folders}[section])["urn"], name
     for path in switch_files:
         section, device = path.split("/")[:2]
-        assert held[path] == f"{section}/{row[switches[device].rack]}", path
+        assert owner[path].removesuffix(SECRET_SUFFIX) == f"{section}/{row[switches[device].rack]}", path
         assert nets[section]["parent"] == site["urn"]
     for r in plan.racks:
         for sheet in (f"cabling/racks/{r.name}.html", f"cabling/racks/{r.name}.csv"):
@@ -318,23 +348,34 @@ def test_up_groups_switch_files_by_row(tmp_path):
     st.up()
     plan = compile_file(ROOT / "designs/h100-256.yaml")[0]
     tree = by_type(st)
-    assert_racked(tree, plan)
-    row = f"frontend/{next(r.row for r in plan.racks if r.name == plan.device('fe-leaf01').rack)}"
+    assert_racked(tree, plan, out)
+    # a leaf's configs hold secret placeholders (BGP password, SNMPv3, users): the row's `#secret` group
+    row = f"frontend/{next(r.row for r in plan.racks if r.name == plan.device('fe-leaf01').rack)}{SECRET_SUFFIX}"
     assert tree[GROUP_T][row]["urn"].split("::")[2] == f"{SITE_T}${NETWORK_T}${GROUP_T}"
-    assert "frontend/fe-leaf01/frr.conf" in tree[GROUP_T][row]["outputs"]["files"]
+    assert SECRET_KEY in tree[GROUP_T][row]["outputs"]["files"], "its map (paths, hashes) is encrypted"
+    assert json.loads((out / OWNERS).read_text())["paths"]["frontend/fe-leaf01/frr.conf"] == row
     # one frame of stack trace per resource the program registers (lean_stack_traces), not the whole
     # stack (the Stack resource itself is registered before the program runs)
     mine = [r for t in (SITE_T, NETWORK_T, FOLDER_T, GROUP_T) for r in tree[t].values()]
     assert {len(r["stackTrace"]) for r in mine} == {1}
 
 
+# switch configs that hold no secret but users.sh (no SNMPv3 user, BGP sessions without a password),
+# so the stacks of earlier railyards keep switch files in public groups to move (their maps readable)
+PUBLIC_SWITCHES = ["management.snmp_users=[]", "management.bgp_auth=none"]
+
+
 def deployed_by(tmp_path: Path, program: str) -> tuple[Stack, Path, Plan]:
     """h100-256 deployed by an earlier program (tests/<program>): the stack, its output folder, the plan."""
     out = tmp_path / "site"
     design = ROOT / "designs/h100-256.yaml"
-    st = Stack(tmp_path, {"railyard:design": str(design), "railyard:outDir": str(out)}, main=ROOT / "tests" / program)
+    st = Stack(
+        tmp_path,
+        {"railyard:design": str(design), "railyard:outDir": str(out), "railyard:overrides": PUBLIC_SWITCHES},
+        main=ROOT / "tests" / program,
+    )
     st.up()
-    return st, out, compile_file(design)[0]
+    return st, out, compile_file(design, PUBLIC_SWITCHES)[0]
 
 
 def assert_moved_untouched(st: Stack, out: Path, files: dict, plan: Plan) -> None:
@@ -342,7 +383,7 @@ def assert_moved_untouched(st: Stack, out: Path, files: dict, plan: Plan) -> Non
     none added, grouped as today's program groups them, and nothing left to change."""
     assert unchanged(files, snapshot(out)) == [], "a file was rewritten or removed"
     assert set(snapshot(out)) == set(files)
-    assert_racked(by_type(st), plan)
+    assert_racked(by_type(st), plan, out)
     st.run("preview", "--expect-no-changes")
 
 
@@ -362,14 +403,17 @@ def test_files_moving_into_row_groups_stay_on_disk(tmp_path):
     planned = step_ops(st.preview())
     # every frontend file is a switch's: the frontend group goes, its files all claimed by row groups;
     # oob keeps its files of no rack (kea, the management network's own) and lets the switch files go;
+    # the groups of the switches' users.sh and InfiniBand mgmt.cfg (secret) go to their rows' too;
     # the rack groups of the cabling sheets go, their files claimed by row groups
     assert (planned.pop("frontend"), planned.pop("oob")) == ("delete", "update")
+    secret = {"frontend#secret", "oob#secret", "infiniband#secret"}
+    assert {planned.pop(g) for g in secret} == {"delete"}
     assert {n for n, op in planned.items() if op == "delete"} == rack_groups
     created = {n for n, op in planned.items() if op == "create"}
     assert created | rack_groups == set(planned)
-    assert {n.split("/")[0] for n in created} == {"cabling", "frontend", "oob"}
-    assert {n.split("/")[1] for n in created} == {r.row for r in plan.racks}
-    assert st.up_ops() == {**planned, "frontend": "delete", "oob": "update"}
+    assert {n.split("/")[0] for n in created} == {"cabling", "frontend", "oob", "infiniband"}
+    assert {n.split("/")[1].removesuffix(SECRET_SUFFIX) for n in created} == {r.row for r in plan.racks}
+    assert st.up_ops() == {**planned, "frontend": "delete", "oob": "update", **dict.fromkeys(secret, "delete")}
     assert_moved_untouched(st, out, files, plan)
 
 
@@ -421,7 +465,7 @@ def test_stack_of_one_resource_per_file_moves_to_groups_untouched(tmp_path):
     assert set(step_ops(preview, ARTIFACT_T).values()) == {"delete"} and len(step_ops(preview, ARTIFACT_T)) == len(old)
     assert set(step_ops(preview).values()) == {"create"}
     ops = st.up_ops()
-    assert set(ops.values()) == {"create"} and set(ops) == set(grouping("h100-256").values())
+    assert set(ops.values()) == {"create"} and set(ops) == set(grouping("h100-256", secret=True).values())
     after = snapshot(out, store=True)
     assert unchanged({p: v for p, v in files.items() if not p.startswith(".railyard/")}, after) == [], (
         "a deployed file was rewritten or removed"
@@ -573,15 +617,20 @@ def test_preview_diff_of_a_design_change_is_bounded(tmp_path):
     base = rendered("h100-1024-vms")
     head = rendered("h100-1024-vms", "backend.oversubscription=2:1")
     changed = sorted(p for p in set(base) | set(head) if base.get(p) != head.get(p))
-    was, now = grouping("h100-1024-vms"), grouping("h100-1024-vms", "backend.oversubscription=2:1")
+    was = grouping("h100-1024-vms", secret=True)
+    now = grouping("h100-1024-vms", "backend.oversubscription=2:1", secret=True)
     groups = {was[p] for p in changed if p in was} | {now[p] for p in changed if p in now}
     st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
     diff = st.run("preview", "--diff").stdout
     lines = diff.splitlines()
     assert len(lines) < 3000, f"{len(lines)} lines"
     assert f"~ {len(groups & set(was.values()) & set(now.values()))} to update" in diff
-    # each changed file is named with its new hash, an unchanged one is not named, and no file's text is there
+    # each changed file is named with its new hash (a secret group's are not: its map is encrypted), an
+    # unchanged one is not named, and no file's text is there
     for path in changed:
+        if (was.get(path) or now.get(path) or "").endswith(SECRET_SUFFIX):
+            assert path not in diff, path
+            continue
         assert path in diff
         if path in head:
             assert hashlib.sha256(head[path].encode()).hexdigest() in diff, path
@@ -623,3 +672,41 @@ def test_an_unchanged_design_deploys_from_the_site_cache(tmp_path):
     st.env["RAILYARD_SITE_CACHE"] = "off"
     off = st.run("up", "--yes", "--skip-preview")
     assert "site cache" not in off.stdout and "updated" not in off.stdout
+
+
+def test_no_secret_value_in_any_stream_of_a_deploy(tmp_path):
+    """Issue 38: h100-256 deployed by the real program with the stack's switch secrets. The deploy folder's
+    switch configs hold the values (mode 0600; users.sh the SHA-512 crypt hash, never the password); no
+    value is in what `up --diff`, `preview --diff`, `stack output`, `stack export` print, in the state,
+    the stack's config (encrypted), the engine's home (logs), the compiled-site cache, nor in what a
+    failing `up` (a secret unset) prints."""
+    from passlib.hash import sha512_crypt
+
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
+    streams = {}
+    for args in (("up", "--yes", "--skip-preview", "--diff"), ("preview", "--diff"), ("stack", "output", "--json")):
+        p = st.run(*args)
+        streams[" ".join(args)] = p.stdout + p.stderr
+    p = st.run("stack", "export")
+    streams["stack export"] = p.stdout + p.stderr
+    frr = out / "frontend/fe-leaf01/frr.conf"
+    assert f"neighbor FABRIC password {SITE_SECRETS['bgp_password']}\n" in frr.read_text()
+    assert stat.S_IMODE(frr.stat().st_mode) == 0o600
+    users = (out / "oob/oob01/users.sh").read_text()
+    crypt = re.search(r"^user admin \S+ '(\$6\$[^']+)'$", users, re.M)
+    assert crypt and sha512_crypt.verify(SITE_SECRETS["switch_password"], crypt.group(1))
+    st.run("config", "rm", "railyard:bgpPassword")
+    failed = st.run("up", "--yes", "--skip-preview", check=False)
+    assert failed.returncode != 0 and "railyard:bgpPassword: secret is not set" in failed.stdout + failed.stderr
+    streams["a failing up"] = failed.stdout + failed.stderr
+    for what, text in streams.items():
+        for name, value in SITE_SECRETS.items():
+            assert value not in text, f"{name} in the output of {what}"
+    for root in (st.state, st.dir, tmp_path / "home", tmp_path / "cache"):
+        for f in root.rglob("*"):
+            if f.is_file():
+                data = f.read_bytes()
+                for name, value in SITE_SECRETS.items():
+                    assert value.encode() not in data, f"{name} in {f}"
+    st.run("destroy", "--yes", "--skip-preview", check=False)

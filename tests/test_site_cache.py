@@ -16,7 +16,7 @@ from components.artifact import BLOBS, parse_entry
 from components.site import GROUP_T
 from generators.model.design import load_design
 from generators.model.secrets import placeholder
-from tests.pulumi_engine import SECRET_KEY
+from tests.pulumi_engine import SECRET_KEY, SITE_SECRETS
 from tests.test_pulumi_components import Mocks, Recorder, _by_name, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,10 @@ def registered(preview: bool, fn) -> dict[str, dict]:
 
 
 def build(out: Path, overrides: list[str] | None = None, secrets: dict | None = None):
-    return lambda: program.build(DESIGN, out, overrides, secrets)
+    """The program's build, with the switch credentials a shipped design's configs need (SITE_SECRETS)."""
+    return lambda: program.build(
+        DESIGN, out, overrides, {**{n: pulumi.Output.secret(v) for n, v in SITE_SECRETS.items()}, **(secrets or {})}
+    )
 
 
 def no_compile(monkeypatch):
@@ -137,8 +140,8 @@ def test_a_damaged_or_foreign_record_is_a_miss(cache, tmp_path, monkeypatch):
 
 def test_secret_groups_are_filled_from_the_stack_on_every_run(cache, tmp_path, monkeypatch):
     """The record holds a secret file's text with its placeholder, never the value: a changed secret
-    changes the group's entry although the design did not change. (No shipped renderer writes a
-    secret yet; the file is added to the real render as tests/engine_program does.)"""
+    changes the group's entry although the design did not change. (A file with the BMC password is
+    added to the real render as tests/engine_program does.)"""
     import generators.renderers
 
     real_render = generators.renderers.render_all

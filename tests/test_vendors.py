@@ -19,7 +19,11 @@ from tests.conftest import DESIGNS, rendered_files
 
 EOS = ("frontend.vendor=eos", "frontend.switch=DCS-7060DX5-64S")
 # what each OS writes into oob/<switch>/ and frontend/<switch>/
-SWITCH_FILES = {"sonic": {"config_db.json", "frr.conf"}, "cumulus": {"startup.yaml"}, "eos": {"eos.cfg"}}
+SWITCH_FILES = {
+    "sonic": {"config_db.json", "frr.conf", "users.sh"},
+    "cumulus": {"startup.yaml"},
+    "eos": {"eos.cfg"},
+}
 
 
 def test_every_network_os_row_has_a_renderer_for_what_it_serves() -> None:

@@ -263,7 +263,9 @@ OUTPUTS: dict[str, str] = {
     "P-touch Editor: one label per row, two per cable, QR payload the cable id",
     "cabling/labels/<rack>.zpl": "the same labels for Zebra printers (`nc <printer> 9100 < r01-01.zpl`)",
     "frontend/<switch>/config_db.json": "SONiC frontend switch: ports, loopback, VLANs, VRFs, VXLAN maps, the "
-    "tenants' gateways, management VRF",
+    "tenants' gateways, management VRF and plane (NTP, syslog, DNS, SNMPv3, TACACS+/RADIUS: [Day 0](../howto/day0.md))",
+    "frontend/<switch>/users.sh": "SONiC switch's local users: SHA-512 crypt hashes (`chpasswd -e`) and SSH keys; "
+    "run as root ([Day 0](../howto/day0.md))",
     "frontend/<switch>/frr.conf": "SONiC frontend switch: FRR with eBGP unnumbered underlay and EVPN overlay",
     "frontend/<switch>/eos.cfg": "Arista EOS frontend switch: the config pyavd renders from railyard's "
     "validated AVD structured config",
@@ -272,6 +274,7 @@ OUTPUTS: dict[str, str] = {
     "oob/kea-dhcp4.conf": "ISC Kea: every BMC and management port reserved by relay circuit-id",
     "oob/<switch>/config_db.json": "SONiC out-of-band access or aggregation switch",
     "oob/<switch>/frr.conf": "FRR for a SONiC out-of-band switch",
+    "oob/<switch>/users.sh": "SONiC out-of-band switch's local users (as `frontend/<switch>/users.sh`)",
     "oob/<switch>/startup.yaml": "Cumulus Linux (NVUE) out-of-band switch, for `nv config replace`",
     "oob/<switch>/eos.cfg": "Arista EOS out-of-band aggregation switch (via pyavd)",
     "backend/<switch>/config_db.json": "SONiC RoCE backend switch: ports at their (split) speed, MTU 9100, "
@@ -279,10 +282,15 @@ OUTPUTS: dict[str, str] = {
     "backend/<switch>/frr.conf": "FRR for a SONiC RoCE backend switch: eBGP unnumbered, 64-way ECMP, the "
     "VRFs as EVPN type-5",
     "backend/<switch>/eos.cfg": "Arista EOS RoCE backend switch, with EOS's RoCE QoS",
+    "backend/<switch>/users.sh": "SONiC RoCE backend switch's local users (as `frontend/<switch>/users.sh`)",
     "backend/<switch>/startup.yaml": "Cumulus Linux (NVUE) RoCE backend switch, for `nv config replace`",
     "hosts/<server>/netplan.yaml": "RoCE backend: each backend NIC's /31, MTU 9000, routes and a routing table per NIC",
     "hosts/<server>/nccl.env": "RoCE backend: `NCCL_IB_HCA` in rail order, GID index, traffic class, "
     "`NCCL_SOCKET_IFNAME`",
+    "infiniband/<switch>/mgmt.cfg": "MLNX-OS InfiniBand switch's own management plane in its CLI: mgmt0 "
+    "address, users, SNMPv3, NTP, syslog, DNS, AAA ([Day 0](../howto/day0.md))",
+    "infiniband/<switch>/mgmt.nv": "NVOS InfiniBand switch's own management plane as `nv set` commands "
+    "([Day 0](../howto/day0.md))",
     "infiniband/opensm.conf": "OpenSM: ftree routing, root GUID file, partitions, `part_enforce both`",
     "infiniband/partitions.conf": "one pkey per tenant over every rail of its servers; the default "
     "partition's full members are the subnet managers",

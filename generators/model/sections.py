@@ -431,6 +431,47 @@ class CablingTotals(Record):
 
 
 @dataclass(slots=True)
+class AaaTarget(Record):
+    address: str
+    port: int
+    timeout: int  # seconds
+
+
+@dataclass(slots=True)
+class SnmpV3User(Record):
+    name: str
+    access: str  # ro, rw
+    auth_secret: str  # secret names (generators.model.secrets), never values
+    priv_secret: str
+
+
+@dataclass(slots=True)
+class LocalUser(Record):
+    name: str
+    role: str  # admin, operator
+    ssh_keys: list[str]
+    password_secret: str
+
+
+@dataclass(slots=True)
+class MgmtPlane(Record):
+    """Every switch's management plane as the network plan resolved it (management.* with defaults):
+    what the vendor renderers write and `railyard validate` prints."""
+
+    vrf: bool  # services and the management port in the management VRF
+    ntp: list[str]
+    syslog: list[str]
+    dns: list[str]
+    defaulted: list[str]  # which of ntp, syslog, dns took the default (the OOB DHCP servers)
+    tacacs: list[AaaTarget]
+    radius: list[AaaTarget]
+    snmp_users: list[SnmpV3User]
+    users: list[LocalUser]
+    bgp_auth: str  # md5, none
+    bgp_secret: str  # the secret name of the BGP session key
+
+
+@dataclass(slots=True)
 class NetPlan(Record):
     """ASNs, loopbacks, tenant networks and every address of the frontend and out-of-band networks."""
 
@@ -447,6 +488,7 @@ class NetPlan(Record):
     storage_addresses: dict[str, Any]
     oob: dict[str, Any]  # port map, access-switch subnets, reservations
     dhcp_servers: list[str]
+    management: MgmtPlane  # the switches' management plane (management.*)
 
 
 # ------------------------------------------------------------------------- RoCE backend network plan

@@ -31,7 +31,7 @@ from generators.model.netdesign import PRIVATE_ASN_RANGES, SONIC_SAG
 from generators.model.netos import network_os
 from generators.model.plan import Device, Plan, required
 from generators.model.ports import port_table
-from generators.model.sections import NetPlan
+from generators.model.sections import AaaTarget, LocalUser, MgmtPlane, NetPlan, SnmpV3User
 
 # First host addresses of every hosts/storage subnet kept for the provider: .1 is the anycast
 # gateway, the rest for DHCP/DNS/VIPs added later, so hosts start at a fixed, documented offset.
@@ -447,6 +447,7 @@ def _store(
         storage_addresses=tenancy.storage_addresses,
         oob=oob,
         dhcp_servers=dhcp,
+        management=management_plane(design, dhcp),
     )
     info = plan.networks.frontend
     info.vendor = vendor
@@ -457,6 +458,27 @@ def _store(
         "cores": _span(asn[d.name] for d in fe if d.role == "core"),
     }
     info.vrfs = len(tenancy.networks)
+
+
+def management_plane(design: Design, dhcp: list[str]) -> MgmtPlane:
+    """management.* resolved: NTP, syslog and DNS default to the OOB DHCP servers (the management nodes
+    the switches already reach for DHCP), AAA ports to their protocol's."""
+    m = design.management
+    services = {k: [str(a) for a in getattr(m, f"{k}_servers")] for k in ("ntp", "syslog", "dns")}
+    defaulted = [k for k, v in services.items() if not v]
+    return MgmtPlane(
+        vrf=m.mgmt_vrf,
+        ntp=services["ntp"] or list(dhcp),
+        syslog=services["syslog"] or list(dhcp),
+        dns=services["dns"] or list(dhcp),
+        defaulted=defaulted,
+        tacacs=[AaaTarget(str(s.address), s.port or 49, s.timeout) for s in m.tacacs_servers],
+        radius=[AaaTarget(str(s.address), s.port or 1812, s.timeout) for s in m.radius_servers],
+        snmp_users=[SnmpV3User(u.name, u.access, u.auth_secret, u.priv_secret) for u in m.snmp_users],
+        users=[LocalUser(u.name, u.role, list(u.ssh_keys), u.password_secret) for u in m.users],
+        bgp_auth=m.bgp_auth,
+        bgp_secret="bgp_password",
+    )
 
 
 def _span(values: Iterable[int]) -> str:

@@ -23,14 +23,15 @@ from generators.model.errors import DesignError
 from generators.model.netos import network_os
 from generators.model.plan import Plan, required
 from generators.model.ports import port_table
+from generators.model.secrets import placeholder, salt
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch, RoceQos
 from generators.text.yamltext import dump_block
-from generators.views.switches import SwitchView
+from generators.views.switches import SwitchView, mgmt_addresses
 
 MTU = network_os("cumulus").mtu  # Cumulus Linux's jumbo MTU, its row's (ifupdown2's default for swp ports)
 
 
-def oob_nvue(plan: Plan, v: SwitchView) -> str:
+def oob_nvue(plan: Plan, v: SwitchView, mgmt: dict[str, str] | None = None) -> str:
     """Cumulus Linux 5.x NVUE startup.yaml (``nv config replace``, then ``nv config apply``)."""
     np_ = required(plan.netplan, "netplan")
     subnets = np_.oob["subnets"].get(v.device.name)
@@ -92,8 +93,92 @@ def oob_nvue(plan: Plan, v: SwitchView) -> str:
         plan,
         v.device.name,
         f"out-of-band {'access' if v.device.role == 'leaf' else 'aggregation'}, ASN {v.asn}",
-        config,
+        management(plan, v.device.name, config, mgmt_addresses(plan).get(v.device.name) if mgmt is None else mgmt),
     )
+
+
+NVUE_ROLE = {"admin": "system-admin", "operator": "nvue-monitor"}
+MGMT_VRF = "mgmt"  # Cumulus Linux's management VRF (eth0 is in it by default)
+
+
+def management(plan: Plan, switch: str, config: dict[str, Any], mgmt: dict[str, str] | None) -> dict[str, Any]:
+    """The management plane of plan.netplan.management merged into a switch's NVUE `set` document
+    (NVUE reference: System/AAA, Service/NTP, Syslog, DNS, SNMP-Server; Cumulus Linux 5.x paths):
+    eth0 with its OOB address in the management VRF, local users (SHA-512 crypt hashes, SSH keys),
+    SNMPv3 users listening on the management address, NTP, syslog, DNS, TACACS+/RADIUS before local
+    logins, and the BGP session password on every neighbor. Secrets are placeholders."""
+    mp = required(plan.netplan, "netplan").management
+    # a switch with no management port planned (an access switch) reaches the services in-band
+    vrf = MGMT_VRF if mp.vrf and mgmt else "default"
+    users: dict[str, Any] = {}
+    for u in mp.users:
+        user: dict[str, Any] = {
+            "role": NVUE_ROLE[u.role],
+            "hashed-password": placeholder(u.password_secret, "sha512-crypt", salt(plan.design.name, switch, u.name)),
+        }
+        if u.ssh_keys:
+            user["ssh"] = {
+                "authorized-key": {
+                    f"key{i + 1}": {"type": k.split()[0], "key": k.split()[1]} for i, k in enumerate(u.ssh_keys)
+                }
+            }
+        users[u.name] = user
+    aaa: dict[str, Any] = {"user": users}
+    order: dict[int, str] = {}
+    if mp.tacacs:
+        aaa["tacacs"] = {
+            "enable": "on",
+            "vrf": vrf,
+            "server": {
+                len(mp.tacacs) - i: {
+                    "host": s.address,
+                    "port": s.port,
+                    "timeout": s.timeout,
+                    "secret": placeholder("tacacs_key"),
+                }
+                for i, s in enumerate(mp.tacacs)
+            },
+        }
+        order[len(order) + 1] = "tacacs"
+    if mp.radius:
+        aaa["radius"] = {
+            "enable": "on",
+            "vrf": vrf,
+            "server": {
+                s.address: {
+                    "priority": len(mp.radius) - i,
+                    "port": s.port,
+                    "timeout": s.timeout,
+                    "secret": placeholder("radius_key"),
+                }
+                for i, s in enumerate(mp.radius)
+            },
+        }
+        order[len(order) + 1] = "radius"
+    if order:
+        aaa["authentication-order"] = {**{k: {"method": v} for k, v in order.items()}, 10: {"method": "local"}}
+    listen = {mgmt["address"].split("/")[0]: {"vrf": vrf}} if mgmt else {"localhost": {}}
+    snmp_users: dict[str, Any] = {
+        u.name: {"auth-sha": {placeholder(u.auth_secret): {"encrypt-aes": {placeholder(u.priv_secret): {}}}}}
+        for u in mp.snmp_users
+    }
+    service: dict[str, Any] = {
+        "ntp": {vrf: {"server": {a: {"iburst": "on"} for a in mp.ntp}}},
+        "syslog": {vrf: {"server": {a: {"port": 514, "protocol": "udp"} for a in mp.syslog}}},
+        "dns": {vrf: {"server": {a: {} for a in mp.dns}, "search": {required(plan.netplan, "netplan").domain: {}}}},
+        "snmp-server": {"enable": "on", "listening-address": listen, "username": snmp_users},
+    }
+    config["system"] = {**config["system"], "aaa": aaa}
+    config["service"] = {**config.get("service", {}), **service}
+    if mgmt:
+        config["interface"]["eth0"] = {
+            "type": "eth",
+            "ip": {"address": {mgmt["address"]: {}}, "gateway": {mgmt["gateway"]: {}}, "vrf": vrf},
+        }
+    if mp.bgp_auth == "md5":
+        for n in config["vrf"]["default"]["router"]["bgp"]["neighbor"].values():
+            n["password"] = placeholder(mp.bgp_secret)
+    return config
 
 
 def _document(plan: Plan, switch: str, what: str, config: dict[str, Any]) -> str:
@@ -106,7 +191,8 @@ def _document(plan: Plan, switch: str, what: str, config: dict[str, Any]) -> str
 
 
 def render_oob(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
-    return {f"oob/{name}/startup.yaml": oob_nvue(plan, v) for name, v in views.items()}
+    addresses = mgmt_addresses(plan)
+    return {f"oob/{name}/startup.yaml": oob_nvue(plan, v, addresses.get(name, {})) for name, v in views.items()}
 
 
 # ----------------------------------------------------------------------------------- RoCE backend
@@ -124,7 +210,12 @@ _PORT = re.compile(r"^swp\d+(s\d+)?$")
 
 
 def backend_nvue(
-    plan: Plan, bn: BackendNet, sw: BackendSwitch, ports: list[BackendPort], breakout: dict[str, tuple[int, int | None]]
+    plan: Plan,
+    bn: BackendNet,
+    sw: BackendSwitch,
+    ports: list[BackendPort],
+    breakout: dict[str, tuple[int, int | None]],
+    mgmt: dict[str, str] | None = None,
 ) -> str:
     """A RoCE backend switch's NVUE startup.yaml, from plan.backend_net.
 
@@ -233,6 +324,7 @@ def backend_nvue(
     }
     if vtep:
         config["nve"] = {"vxlan": {"enable": "on", "source": {"address": router_id}}}
+    config = management(plan, sw.name, config, mgmt)
     return _document(plan, sw.name, f"RoCE backend {sw.role}, ASN {sw.asn}", config)
 
 
@@ -250,6 +342,7 @@ def render_backend(plan: Plan) -> dict[str, str]:
         )
     devs = plan.index()
     by_switch = bn.ports_by_switch()
+    addresses = mgmt_addresses(plan)
     files: dict[str, str] = {}
     for sw in bn.switches:
         model_key = devs[sw.name].model
@@ -268,5 +361,7 @@ def render_backend(plan: Plan) -> dict[str, str]:
         split = [(m.group(1), p) for p in port_table(model) if (m := _SPLIT.match(p.name))]
         count = Counter(parent for parent, _ in split)
         breakout = {parent: (count[parent], model.port_groups[p.group].lanes) for parent, p in split}
-        files[f"backend/{sw.name}/startup.yaml"] = backend_nvue(plan, bn, sw, by_switch[sw.name], breakout)
+        files[f"backend/{sw.name}/startup.yaml"] = backend_nvue(
+            plan, bn, sw, by_switch[sw.name], breakout, addresses.get(sw.name, {})
+        )
     return files

@@ -27,13 +27,13 @@ EVPN route servers of the pods' spines, so EVPN routes cross pods.
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from typing import Any
 
 import yaml
 
 from generators.model.plan import Plan, required
+from generators.model.secrets import placeholder, salt
 from generators.model.sections import BackendPort, BackendSwitch, RoceQos
 from generators.model.vocabulary import rank
 from generators.text.yamltext import SAFE_DUMPER
@@ -183,7 +183,7 @@ def _avd_inputs(plan: Plan, views: dict[str, SwitchView]) -> tuple[dict[str, Any
         "p2p_uplinks_mtu": mtu,
         "bgp_maximum_paths": 64,
         "bgp_ecmp": 64,
-        "mgmt_interface_settings": {"interface": "Management1"},
+        "mgmt_interface_settings": {"interface": "Management1", "vrf": _mgmt_vrf(plan)},
         "l3leaf": {
             "defaults": {
                 "loopback_ipv4_pool": str(plan.design.addressing.loopbacks),
@@ -194,6 +194,7 @@ def _avd_inputs(plan: Plan, views: dict[str, SwitchView]) -> tuple[dict[str, Any
         },
         "tenants": [{"name": FABRIC, "mac_vrf_vni_base": plan.design.frontend.evpn.l2vni_base, "vrfs": vrfs}],
         "servers": servers,
+        **_avd_mgmt_inputs(plan),
     }
     pool = {"loopback_ipv4_pool": str(plan.design.addressing.loopbacks)}
     if nodes["spine"]:
@@ -208,6 +209,184 @@ def _avd_inputs(plan: Plan, views: dict[str, SwitchView]) -> tuple[dict[str, Any
         fabric[NODE_KEY["core"]] = {"defaults": pool | {"evpn_role": "server"}, "nodes": nodes["core"]}
     hosts = {name: NODE_TYPE[v.device.role] for name, v in views.items()}
     return fabric, hosts
+
+
+MGMT_VRF = "MGMT"  # AVD's default management VRF
+USER_ROLE = {"admin": (15, "network-admin"), "operator": (1, "network-operator")}
+SNMP_GROUP = {"ro": "RAILYARD-RO", "rw": "RAILYARD-RW"}
+
+
+def _mgmt_vrf(plan: Plan) -> str:
+    return MGMT_VRF if required(plan.netplan, "netplan").management.vrf else "default"
+
+
+def _local_users(plan: Plan) -> list[dict[str, Any]]:
+    """The plan's local users in AVD's keys: a SHA-512 crypt hash (computed at deploy) and SSH keys. One
+    fabric.yml gives every switch the same hash, so the salt is per design and user (not per switch)."""
+    out = []
+    for u in required(plan.netplan, "netplan").management.users:
+        privilege, role = USER_ROLE[u.role]
+        user: dict[str, Any] = {
+            "name": u.name,
+            "privilege": privilege,
+            "role": role,
+            "sha512_password": placeholder(u.password_secret, "sha512-crypt", salt(plan.design.name, u.name)),
+        }
+        # EOS keeps two keys per user (ssh-key and secondary ssh-key); the design check allows no more
+        for k, key in zip(("ssh_key", "secondary_ssh_key"), u.ssh_keys, strict=False):
+            user[k] = key
+        out.append(user)
+    return out
+
+
+def _snmp_users(plan: Plan) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": u.name,
+            "group": SNMP_GROUP[u.access],
+            "version": "v3",
+            "auth": "sha",
+            "auth_passphrase": placeholder(u.auth_secret),
+            "priv": "aes",
+            "priv_passphrase": placeholder(u.priv_secret),
+        }
+        for u in required(plan.netplan, "netplan").management.snmp_users
+    ]
+
+
+def _snmp_groups(plan: Plan) -> list[dict[str, Any]]:
+    access = sorted({u.access for u in required(plan.netplan, "netplan").management.snmp_users})
+    return [{"name": SNMP_GROUP[a], "version": "v3", "authentication": "priv"} for a in access]
+
+
+def _bgp_password(plan: Plan, peer_group: str) -> dict[str, str]:
+    """A peer group's session password (TCP-MD5), EOS type 7 keyed by the group's name, made at deploy."""
+    mp = required(plan.netplan, "netplan").management
+    return {"password": placeholder(mp.bgp_secret, "eos-bgp7", peer_group)} if mp.bgp_auth == "md5" else {}
+
+
+def mgmt_plane_structured(plan: Plan, mgmt_port: bool = True) -> dict[str, Any]:
+    """The management plane in eos_cli_config_gen keys: what eos_designs makes of _avd_mgmt_inputs (tests/
+    test_eos.py holds the two to the same eos.cfg), for every EOS switch railyard renders. A switch with
+    no management port planned reaches the services in-band, in the default VRF."""
+    mp = required(plan.netplan, "netplan").management
+    np_ = required(plan.netplan, "netplan")
+    vrf = _mgmt_vrf(plan) if mgmt_port else "default"
+    sc: dict[str, Any] = {
+        "local_users": _local_users(plan),
+        # eos_designs prefers the first server (set_first_ntp_server_as_preferred)
+        "ntp": {
+            "servers": [
+                {"name": a, "iburst": True} | ({"preferred": True} if i == 0 else {}) for i, a in enumerate(mp.ntp)
+            ],
+            "vrf": vrf,
+        },
+        "logging": {"vrfs": [{"name": vrf, "hosts": [{"name": a, "protocol": "udp"} for a in mp.syslog]}]},
+        "ip_name_server": {"vrfs": [{"name": vrf, "servers": [{"ip_address": a} for a in mp.dns]}]},
+        "dns_domain": np_.domain,
+        "snmp_server": {
+            "users": _snmp_users(plan),
+            "groups": _snmp_groups(plan),
+            "vrfs": [{"name": vrf, "enable": True}],
+        },
+        "management_ssh": {"vrfs": [{"name": vrf, "enable": True}]},
+    }
+    if mgmt_port:
+        sc["ip_domain_lookup"] = {"source_interfaces": [{"name": "Management1", "vrf": vrf}]}
+    groups: list[dict[str, Any]] = []
+    login: list[str] = []
+    if mp.tacacs:
+        groups.append(
+            {
+                "name": "RAILYARD-TACACS",
+                "type": "tacacs+",
+                "servers": [{"server": s.address, "vrf": vrf} for s in mp.tacacs],
+            }
+        )
+        sc["tacacs_servers"] = {
+            "hosts": [
+                {
+                    "host": s.address,
+                    "vrf": vrf,
+                    "key": placeholder("tacacs_key", "eos-type7", "0"),
+                    "timeout": s.timeout,
+                }
+                for s in mp.tacacs
+            ],
+            "policy_unknown_mandatory_attribute_ignore": False,
+        }
+        login.append("group RAILYARD-TACACS")
+    if mp.radius:
+        groups.append(
+            {
+                "name": "RAILYARD-RADIUS",
+                "type": "radius",
+                "servers": [{"server": s.address, "vrf": vrf} for s in mp.radius],
+            }
+        )
+        sc["radius_server"] = {
+            "vrfs": [
+                {
+                    "name": vrf,
+                    "servers": [
+                        {"host": s.address, "timeout": s.timeout, "key": placeholder("radius_key", "eos-type7", "0")}
+                        for s in mp.radius
+                    ],
+                }
+            ]
+        }
+        login.append("group RAILYARD-RADIUS")
+    if groups:
+        sc["aaa_server_groups"] = groups
+        sc["aaa_authentication"] = {"login": {"default": " ".join([*login, "local"])}}
+    return sc
+
+
+def _avd_mgmt_inputs(plan: Plan) -> dict[str, Any]:
+    """The management plane as eos_designs inputs (the frontend's fabric.yml)."""
+    mp = required(plan.netplan, "netplan").management
+    vrf = _mgmt_vrf(plan)
+    out: dict[str, Any] = {
+        "aaa_settings": {"local_users": _local_users(plan)},
+        "ntp_settings": {"server_vrf": vrf, "servers": [{"name": a, "iburst": True} for a in mp.ntp]},
+        "logging_settings": {"hosts": [{"name": a, "vrf": vrf} for a in mp.syslog]},
+        "dns_settings": {
+            "domain": required(plan.netplan, "netplan").domain,
+            "servers": [{"ip_address": a} for a in mp.dns],
+        },
+        "snmp_settings": {
+            "vrfs": [{"name": vrf, "enable": True}],
+            "users": _snmp_users(plan),
+            "groups": _snmp_groups(plan),
+        },
+        # no eos_designs input puts SSH in the management VRF: its custom structured config does
+        "custom_structured_configuration_management_ssh": {"vrfs": [{"name": vrf, "enable": True}]},
+    }
+    aaa: list[str] = []
+    for kind, servers, secret in (("tacacs", mp.tacacs, "tacacs_key"), ("radius", mp.radius, "radius_key")):
+        if servers:
+            group = f"RAILYARD-{kind.upper()}"
+            out["aaa_settings"][kind] = {
+                "servers": [
+                    {
+                        "host": s.address,
+                        "vrf": vrf,
+                        "timeout": s.timeout,
+                        "groups": [group],
+                        "key": placeholder(secret, "eos-type7", "0"),
+                    }
+                    for s in servers
+                ]
+            }
+            aaa.append(f"group {group}")
+    if aaa:
+        out["aaa_settings"]["authentication"] = {"login": {"default": " ".join([*aaa, "local"])}}
+    if mp.bgp_auth == "md5":
+        out["bgp_peer_groups"] = {
+            key: {"password": placeholder(mp.bgp_secret, "eos-bgp7", name)}
+            for key, name in (("ipv4_underlay_peers", UNDERLAY_PEERS), ("evpn_overlay_peers", OVERLAY_PEERS))
+        }
+    return out
 
 
 def _violations(result: Any) -> list[str]:
@@ -294,7 +473,11 @@ def frontend_structured_config(
         }
         for n in (*servers, *clients)
     ]
-    peer_groups: list[dict[str, Any]] = [{"name": UNDERLAY_PEERS, "send_community": "all", "maximum_routes": 256000}]
+    peer_groups: list[dict[str, Any]] = [
+        {"name": UNDERLAY_PEERS}
+        | _bgp_password(plan, UNDERLAY_PEERS)
+        | {"send_community": "all", "maximum_routes": 256000}
+    ]
     bgp: dict[str, Any] = {
         "as": str(v.asn),
         "router_id": v.router_id,
@@ -329,13 +512,9 @@ def frontend_structured_config(
         peer_groups.append(
             {"name": OVERLAY_PEERS}
             | ({"next_hop_unchanged": True} if clients else {})
-            | {
-                "update_source": "Loopback0",
-                "bfd": True,
-                "ebgp_multihop": 3,
-                "send_community": "all",
-                "maximum_routes": 0,
-            }
+            | {"update_source": "Loopback0", "bfd": True, "ebgp_multihop": 3}
+            | _bgp_password(plan, OVERLAY_PEERS)
+            | {"send_community": "all", "maximum_routes": 0}
         )
         bgp["address_family_evpn"] = {"peer_groups": [{"name": OVERLAY_PEERS, "activate": True}]}
         bgp["address_family_ipv4"]["peer_groups"].append({"name": OVERLAY_PEERS, "activate": False})
@@ -484,7 +663,7 @@ def oob_structured_config(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, s
             "as": str(v.asn),
             "router_id": v.router_id,
             "maximum_paths": {"paths": 64},
-            "peer_groups": [{"name": "OOB-ACCESS", "send_community": "all"}],
+            "peer_groups": [{"name": "OOB-ACCESS"} | _bgp_password(plan, "OOB-ACCESS") | {"send_community": "all"}],
             "neighbor_interfaces": neighbors,
             "redistribute": {"connected": {"enabled": True}},
             "address_family_ipv4": {
@@ -503,23 +682,27 @@ def oob_structured_config(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, s
 
 
 def _mgmt_structured(plan: Plan, name: str, mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
-    """Management1 in VRF MGMT with its default route, when the OOB network gives the switch an address."""
+    """The management plane (mgmt_plane_structured) and, when the OOB network gives the switch an
+    address, Management1 in the management VRF (MGMT, or default with management.mgmt_vrf: false) with
+    its default route."""
     m = _mgmt(plan, name, mgmt)
+    sc = mgmt_plane_structured(plan, bool(m))
     if not m:
-        return {}
-    return {
-        "vrfs": [{"name": "MGMT", "ip_routing": False}],
+        return sc
+    vrf = _mgmt_vrf(plan)
+    return sc | {
+        "vrfs": [{"name": vrf, "ip_routing": False}] if vrf != "default" else [],
         "management_interfaces": [
             {
                 "name": "Management1",
                 "description": "OOB_MANAGEMENT",
                 "shutdown": False,
-                "vrf": "MGMT",
+                "vrf": vrf,
                 "ip_address": m["mgmt_ip"],
                 "gateway": m["gateway"],
             }
         ],
-        "static_routes": [{"vrf": "MGMT", "prefix": "0.0.0.0/0", "next_hop": m["gateway"]}],
+        "static_routes": [{"vrf": vrf, "prefix": "0.0.0.0/0", "next_hop": m["gateway"]}],
     }
 
 
@@ -558,48 +741,10 @@ def pyavd_cli(validated: dict[str, Any]) -> str:
     re-executes its ~400 compiled template modules every time, which cost more than the rendering."""
     from pyavd.constants import EOS_CLI_CONFIG_GEN_JINJA2_CONFIG_TEMPLATE
 
-    text: str = _templar().render_template_from_file(
+    text: str = eos_text.templar().render_template_from_file(
         template_file=EOS_CLI_CONFIG_GEN_JINJA2_CONFIG_TEMPLATE, template_vars=validated
     )
     return text
-
-
-@functools.cache
-def _templar() -> Any:
-    """pyavd's Templar as get_device_config makes it, with its three hottest calls made cheaper.
-
-    The templates test hundreds of optional keys per interface, and Jinja's Environment.getattr answers a
-    missing key of a dict with two raised exceptions (attribute, then item); pyavd's `defined` test is a
-    Python call with five optional arguments. Replaced by equivalents for the data a validated structured
-    config holds: a dict's key as eos_text.dict_getattr reads it; an Undefined (pyavd's, which answers
-    every attribute with itself) returns itself; `defined` is "neither Undefined nor None" and, given one
-    value to test, "and equal to it". Anything else goes to the originals. tests/test_eos.py holds the
-    output to pyavd's get_device_config byte for byte on every EOS switch of the all-Arista test design."""
-    from jinja2.runtime import Undefined
-    from pyavd.constants import EOS_CLI_CONFIG_GEN_JINJA2_PRECOMPILED_TEMPLATE_PATH
-    from pyavd.j2tests.defined import defined
-    from pyavd.templater import Templar
-
-    templar = Templar(precompiled_templates_path=EOS_CLI_CONFIG_GEN_JINJA2_PRECOMPILED_TEMPLATE_PATH)
-    env = templar.environment
-    dict_getattr, undefined = eos_text.dict_getattr(env), env.undefined
-    undefined_attrs = frozenset(dir(undefined))
-
-    def getattr_(obj: Any, attribute: str) -> Any:
-        if type(obj) is undefined and attribute not in undefined_attrs:
-            return obj
-        return dict_getattr(obj, attribute)
-
-    def defined_(value: Any, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or len(args) > 1:  # a type to check or a warning to emit
-            return defined(value, *args, **kwargs)
-        if isinstance(value, Undefined) or value is None:
-            return False
-        return not args or args[0] is None or value == args[0]  # `is arista.avd.defined(x)`
-
-    env.getattr = getattr_
-    env.tests["arista.avd.defined"] = defined_
-    return templar
 
 
 # ------------------------------------------------------------------------------- RoCE backend
@@ -722,7 +867,7 @@ def backend_structured_config(
         "bgp_defaults": ["bgp bestpath as-path multipath-relax"],
         "maximum_paths": {"paths": 64, "ecmp": 64},
         "peer_groups": [
-            {"name": FABRIC_PEERS, "send_community": "all", "bfd": True},
+            {"name": FABRIC_PEERS, "send_community": "all", "bfd": True} | _bgp_password(plan, FABRIC_PEERS),
             # a spine or core passes EVPN routes on with the leaf's VTEP as next hop (AVD does the same)
             {
                 "name": OVERLAY_PEERS,
@@ -731,6 +876,7 @@ def backend_structured_config(
                 "send_community": "all",
                 "bfd": True,
             }
+            | _bgp_password(plan, OVERLAY_PEERS)
             | ({} if sw.role == "leaf" else {"next_hop_unchanged": True}),
         ],
         "neighbor_interfaces": neighbors,

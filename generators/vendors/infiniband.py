@@ -198,6 +198,89 @@ def _ufm(parts: list[Partition]) -> dict[str, str]:
     return files
 
 
+def management_files(plan: Plan, network: str) -> dict[str, str]:
+    """`infiniband/<switch>/mgmt.cfg` (MLNX-OS CLI) or `mgmt.nv` (NVOS NVUE commands) per InfiniBand switch
+    of a network: its own management plane (plan.netplan.management: users with SHA-512 crypt hashes,
+    SNMPv3, NTP, syslog, DNS, TACACS+/RADIUS, its OOB address). The subnet manager programs the fabric;
+    this is what an operator logs in with. Secrets are placeholders."""
+    if plan.netplan is None:
+        return {}
+    from ipaddress import IPv4Interface
+
+    from generators.model.secrets import placeholder, salt
+    from generators.text.templating import environment
+    from generators.views.switches import mgmt_addresses
+
+    mp = plan.netplan.management
+    addresses = mgmt_addresses(plan)
+    env = environment(autoescape=False, trim=True)
+    files: dict[str, str] = {}
+    for d in plan.devices:
+        if d.kind != "switch" or d.network != network:
+            continue
+        os_ = plan.catalog.switches[d.model].os
+        if os_ not in ("mlnx-os", "nvos"):
+            continue
+        admin, monitor = ("admin", "monitor")
+        m = addresses.get(d.name)
+        mgmt = None
+        if m is not None:
+            ip = IPv4Interface(m["address"])
+            mgmt = {"address": m["address"], "ip": str(ip.ip), "netmask": str(ip.netmask), "gateway": m["gateway"]}
+        users = [
+            {
+                "name": u.name,
+                "capability": admin if u.role == "admin" else monitor,
+                "hash": placeholder(u.password_secret, "sha512-crypt", salt(plan.design.name, d.name, u.name)),
+                "ssh_keys": u.ssh_keys,
+            }
+            for u in mp.users
+        ]
+        snmp = [
+            {
+                "name": u.name,
+                "auth": placeholder(u.auth_secret),
+                "priv": placeholder(u.priv_secret),
+                "capability": "admin" if u.access == "rw" else "monitor",
+            }
+            for u in mp.snmp_users
+        ]
+
+        def aaa(servers: list[Any], secret: str) -> list[dict[str, Any]]:
+            return [
+                {
+                    "address": s.address,
+                    "port": s.port,
+                    "timeout": s.timeout,
+                    "priority": i + 1,
+                    "key": placeholder(secret),
+                }
+                for i, s in enumerate(servers)
+            ]
+
+        order = (["tacacs+"] if mp.tacacs else []) + (["radius"] if mp.radius else [])
+        ctx = {
+            "design": plan.design.name,
+            "hostname": d.name,
+            "mgmt": mgmt,
+            "users": users,
+            "ntp": mp.ntp,
+            "syslog": mp.syslog,
+            "dns": mp.dns,
+            "domain": plan.netplan.domain,
+            "snmp_users": snmp,
+            "tacacs": aaa(mp.tacacs, "tacacs_key"),
+            "radius": aaa(mp.radius, "radius_key"),
+            "login": " ".join([*order, "local"]) if order else "",
+            "order": [("tacacs" if o == "tacacs+" else o) for o in order] + (["local"] if order else []),
+        }
+        if os_ == "mlnx-os":
+            files[f"infiniband/{d.name}/mgmt.cfg"] = env.get_template("mlnx-os-mgmt.cfg.j2").render(ctx)
+        else:
+            files[f"infiniband/{d.name}/mgmt.nv"] = env.get_template("nvos-mgmt.nv.j2").render(ctx)
+    return files
+
+
 def render_infiniband(
     plan: Plan, guids: Mapping[str, int] | None = None, port_guids: Mapping[str, int] | None = None
 ) -> dict[str, str]:
@@ -221,6 +304,8 @@ def render_backend(
     parts = planned_partitions(plan, sn)
     files = _subnet_files(plan, sn, parts, "infiniband", OPENSM_DIR)
     files.update({f"infiniband/{rel}": text for rel, text in _ufm(parts).items()})
+    if guids is None:  # a fresh compile (not `verify --write-config`): the switches' management configs too
+        files.update(management_files(plan, "backend"))
     return files
 
 
@@ -230,7 +315,8 @@ def render_storage(plan: Plan) -> dict[str, str]:
     if not is_infiniband(plan, "storage"):
         return {}
     sn = planned_subnet(plan, network="storage")
-    return _subnet_files(plan, sn, planned_partitions(plan, sn), "infiniband/storage", f"{OPENSM_DIR}/storage")
+    files = _subnet_files(plan, sn, planned_partitions(plan, sn), "infiniband/storage", f"{OPENSM_DIR}/storage")
+    return files | management_files(plan, "storage")
 
 
 def _subnet_files(plan: Plan, sn: Subnet, parts: list[Partition], folder: str, base: str) -> dict[str, str]:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from generators.model.netdesign import SONIC_MGMT_LEAF_ROUTER, SONIC_SAG
 from generators.model.plan import Device, Plan, required
 from generators.model.ports import port_table
+from generators.model.secrets import placeholder, salt
 from generators.model.sections import BackendNet, BackendPort, BackendSwitch
 from generators.text.jsontext import dumps_indented
 from generators.views.switches import PortUse, SwitchView, frontend_views, mgmt_addresses, rt
@@ -101,13 +102,94 @@ def _metadata(v: SwitchView, types: dict[str, str]) -> dict[str, Any]:
 
 def _mgmt_tables(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]] | None) -> dict[str, Any]:
     r = (mgmt if mgmt is not None else mgmt_addresses(plan)).get(v.device.name)
-    if r is None:
-        return {}
+    if r is None:  # no management port planned (OOB access switches): services in-band, default VRF
+        return management_tables(plan, v.device, False)
+    mp = required(plan.netplan, "netplan").management
     return {
         "MGMT_PORT": {SONIC_MGMT_PORT: {"alias": SONIC_MGMT_PORT, "admin_status": "up"}},
         "MGMT_INTERFACE": {f"{SONIC_MGMT_PORT}|{r['address']}": {"gwaddr": r["gateway"]}},
-        "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}},
+        "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true" if mp.vrf else "false"}},
+        **management_tables(plan, v.device, mp.vrf),
     }
+
+
+def management_tables(plan: Plan, device: Device, in_mgmt_vrf: bool) -> dict[str, Any]:
+    """The management plane of plan.netplan.management as SONiC's config_db tables (sonic-ntp,
+    sonic-syslog, sonic-dns, sonic-snmp, sonic-system-tacacs/-radius/-aaa YANG models): services reached
+    in the management VRF when it is on and the switch has a management port (else in-band, default VRF),
+    SNMPv3 users only (authPriv, SHA/AES), AAA falling through to local logins. Secrets are placeholders
+    (generators.model.secrets). Local users are no config_db table in any release: users.sh beside it
+    (sonic_users) creates them."""
+    mp = required(plan.netplan, "netplan").management
+    vrf = "mgmt" if in_mgmt_vrf else "default"
+    db: dict[str, Any] = {
+        "NTP": {"global": {"vrf": vrf} | ({"src_intf": [SONIC_MGMT_PORT]} if in_mgmt_vrf else {})},
+        "NTP_SERVER": {a: {"association_type": "server", "iburst": "on"} for a in mp.ntp},
+        "SYSLOG_SERVER": {a: {"vrf": vrf, "port": "514", "protocol": "udp"} for a in mp.syslog},
+        "DNS_NAMESERVER": {a: {} for a in mp.dns},
+        "SNMP_USER": {
+            u.name: {
+                "SNMP_USER_TYPE": "Priv",
+                "SNMP_USER_PERMISSION": u.access.upper(),
+                "SNMP_USER_AUTH_TYPE": "SHA",
+                "SNMP_USER_AUTH_PASSWORD": placeholder(u.auth_secret),
+                "SNMP_USER_ENCRYPTION_TYPE": "AES",
+                "SNMP_USER_ENCRYPTION_PASSWORD": placeholder(u.priv_secret),
+            }
+            for u in mp.snmp_users
+        },
+    }
+    if device.rack is not None:
+        db["SNMP"] = {"LOCATION": {"Location": f"{plan.design.site.name} rack {device.rack}"}}
+    login: list[str] = []
+    if mp.tacacs:
+        login.append("tacacs+")
+        db["TACPLUS"] = {"global": {"auth_type": "pap", "passkey": placeholder("tacacs_key")}}
+        db["TACPLUS_SERVER"] = {
+            s.address: {
+                "priority": str(len(mp.tacacs) - i),
+                "tcp_port": str(s.port),
+                "timeout": str(s.timeout),
+                "vrf": vrf,
+            }
+            for i, s in enumerate(mp.tacacs)
+        }
+    if mp.radius:
+        login.append("radius")
+        db["RADIUS"] = {"global": {"auth_type": "pap", "passkey": placeholder("radius_key")}}
+        db["RADIUS_SERVER"] = {
+            s.address: {
+                "priority": str(len(mp.radius) - i),
+                "auth_port": str(s.port),
+                "timeout": str(s.timeout),
+                "vrf": vrf,
+            }
+            for i, s in enumerate(mp.radius)
+        }
+    if login:
+        # a server that is down or refuses falls through to the next, then to the local users
+        db["AAA"] = {"authentication": {"login": ",".join([*login, "local"]), "failthrough": "True"}}
+    return db
+
+
+SONIC_GROUPS = {"admin": "sudo,docker,redis,adm", "operator": "docker"}  # SONiC's own admin's groups
+
+
+def sonic_users(plan: Plan, device: Device) -> str:
+    """users.sh: the local users of plan.netplan.management on a SONiC switch, with SHA-512 crypt hashes
+    (`chpasswd -e`, the mechanism SONiC's own admin password uses) and authorized SSH keys. Run as root
+    (a ZTP provisioning script or by hand); it adds and updates users, and removes none."""
+    mp = required(plan.netplan, "netplan").management
+    users = [
+        {
+            "name": u.name,
+            "groups": SONIC_GROUPS[u.role],
+            "hash": placeholder(u.password_secret, "sha512-crypt", salt(plan.design.name, device.name, u.name)),
+            "ssh_keys": u.ssh_keys,
+        }
+        for u in mp.users
+    ]
+    return _env().get_template("sonic-users.sh.j2").render(design=plan.design.name, hostname=device.name, users=users)
 
 
 def frontend_config_db(plan: Plan, v: SwitchView, mgmt: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
@@ -178,6 +260,12 @@ def _fabric_asns(plan: Plan, v: SwitchView) -> list[int]:
     return sorted({asn[p.peer] for p in v.fabric_ports})
 
 
+def _frr_mgmt(plan: Plan) -> dict[str, Any]:
+    """frr.conf's management lines: the BGP session password (TCP-MD5) on every peer group, syslog."""
+    mp = required(plan.netplan, "netplan").management
+    return {"bgp_password": placeholder(mp.bgp_secret) if mp.bgp_auth == "md5" else None}
+
+
 def frontend_frr(plan: Plan, v: SwitchView) -> str:
     role = v.device.role
     vtep = bool(v.vlans)
@@ -214,6 +302,7 @@ def frontend_frr(plan: Plan, v: SwitchView) -> str:
             evpn=True,
             vtep=vtep,
             l2vnis=[{"vni": s["vni"], "rt": rt(plan, s["vni"])} for s in v.vlans.values()],
+            **_frr_mgmt(plan),
         )
     )
 
@@ -248,6 +337,7 @@ def oob_frr(plan: Plan, v: SwitchView) -> str:
             evpn=False,
             vtep=False,
             l2vnis=[],
+            **_frr_mgmt(plan),
         )
     )
 
@@ -291,6 +381,7 @@ def render_frontend(plan: Plan) -> dict[str, str]:
     for name, v in frontend_views(plan).items():
         files[f"frontend/{name}/config_db.json"] = _json(frontend_config_db(plan, v, mgmt))
         files[f"frontend/{name}/frr.conf"] = frontend_frr(plan, v)
+        files[f"frontend/{name}/users.sh"] = sonic_users(plan, v.device)
     return files
 
 
@@ -300,6 +391,7 @@ def render_oob(plan: Plan, views: dict[str, SwitchView]) -> dict[str, str]:
     for name, v in views.items():
         files[f"oob/{name}/config_db.json"] = _json(oob_config_db(plan, v, mgmt))
         files[f"oob/{name}/frr.conf"] = oob_frr(plan, v)
+        files[f"oob/{name}/users.sh"] = sonic_users(plan, v.device)
     return files
 
 
@@ -542,6 +634,7 @@ def backend_frr(
             evpn=True,
             vtep=vtep,
             l2vnis=[],
+            **_frr_mgmt(plan),
         )
     )
 
@@ -560,4 +653,5 @@ def render_backend(plan: Plan) -> dict[str, str]:
             backend_config_db(plan, bn, devs[sw.name], sw, by_switch[sw.name], mgmt)
         )
         files[f"backend/{sw.name}/frr.conf"] = backend_frr(plan, bn, sw, by_switch[sw.name], asn)
+        files[f"backend/{sw.name}/users.sh"] = sonic_users(plan, devs[sw.name])
     return files

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
+from generators.model.mgmtdesign import ManagementPlane
 from generators.model.netdesign import (
     DEFAULT_SONIC_RELEASE,
     Addressing,
@@ -387,7 +388,7 @@ class Software(_Model):
     )
 
 
-class Management(_Model):
+class _ManagementNodes(_Model):
     """Management nodes (head nodes, UFM/subnet manager, DHCP)."""
 
     server: str = catalog_key("servers", "mgmt-1u", "management server model key in the catalog")
@@ -398,6 +399,11 @@ class Management(_Model):
         description="nodes on the backend fabric (InfiniBand: the "
         "subnet-manager hosts; RoCE: management nodes in the infra VRF)",
     )
+
+
+class Management(ManagementPlane, _ManagementNodes):
+    """Management nodes (head nodes, UFM/subnet manager, DHCP) and the switches' management plane: local
+    users, SNMPv3, NTP, syslog, DNS, TACACS+/RADIUS, the management VRF and BGP session authentication."""
 
 
 def _pkey(v: Any) -> Any:
