@@ -364,6 +364,42 @@ def init(
     )
 
 
+def _deploy_values(
+    secrets_file: Path | None, deploy: Path | None, out: Path, force: Path | None, design: Path
+) -> dict[str, str] | None:
+    """The secrets of --secrets FILE, checked with --deploy DIR before anything is compiled."""
+    if (secrets_file is None) != (deploy is None):
+        given, other = ("--secrets", "--deploy") if deploy is None else ("--deploy", "--secrets")
+        raise DesignError.one(
+            given,
+            f"{given} needs {other}: the secrets file fills the deploy folder",
+            "pass both: --secrets FILE --deploy DIR",
+        )
+    if secrets_file is None or deploy is None:
+        return None
+    if Path(deploy).resolve() == Path(out).resolve():
+        raise DesignError.one(
+            "--deploy", "is the --out folder", "give the deploy folder its own path: --out keeps the placeholders"
+        )
+    from generators.model.secrets import load_file
+
+    check_out_dir(deploy, "--deploy", force, design)
+    return load_file(secrets_file)
+
+
+def _deploy_stager(filled: dict[str, str], secret: set[str]) -> Callable[[Path], dict[str, str]]:
+    """Stage the deploy folder's files: those holding a secret owner-only (the staging folder is 0700)."""
+    from generators.output import PRIVATE_FILE_MODE, stage_files
+
+    def stage(tmp: Path) -> dict[str, str]:
+        digests = stage_files(filled, tmp)
+        for rel in secret:
+            os.chmod(tmp / rel, PRIVATE_FILE_MODE)
+        return digests
+
+    return stage
+
+
 @app.command("compile")
 @_guarded
 def compile_(
@@ -374,19 +410,44 @@ def compile_(
     catalog: CatalogOpt = None,
     force: ForceOpt = None,
     as_json: JsonOpt = False,
+    secrets_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--secrets",
+            help="secrets file (YAML `name: value` lines, mode 0600) filling the --deploy folder",
+            metavar="FILE",
+        ),
+    ] = None,
+    deploy: Annotated[
+        Path | None,
+        typer.Option(
+            "--deploy", help="also write the files with their secrets filled in here (those 0600)", metavar="DIR"
+        ),
+    ] = None,
 ) -> None:
     """Compile a design and write DIR/plan.json and every generated artifact, with DIR/index.html saying
     what each is. Only files railyard wrote (listed in DIR/.railyard-manifest.json) are ever replaced or
-    removed. Credentials are placeholders there (docs: Day 0).
+    removed. Credentials are placeholders there; --secrets FILE --deploy DIR2 writes the same files with
+    them filled in (docs: Day 0).
 
     Example: railyard compile designs/h100-256.yaml --out out/h100-256"""
     try:
         check_out_dir(out, "--out", force, design)  # before minutes of compiling
+        values = _deploy_values(secrets_file, deploy, out, force, design)
         with _progress(not (quiet or as_json), f"compiling {design.stem}") as step:
             plan, _, _ = compile_file(design, set_, catalog, step)
             step(f"rendering and writing {out}/")
-            # the renderers write straight into write_tree's staging folder (two processes on a large plan)
-            done = write_tree(functools.partial(render_into, plan), out, "--out", force, design, _waiting)
+            if deploy is None or values is None:
+                # the renderers write straight into write_tree's staging folder (two processes on a large plan)
+                done = write_tree(functools.partial(render_into, plan), out, "--out", force, design, _waiting)
+            else:
+                from generators.model.secrets import fill_files
+
+                files = render_all(plan)
+                filled, secret = fill_files(files, values)  # every missing secret named before a file is written
+                done = write_tree(files, out, "--out", force, design, _waiting)
+                step(f"writing {deploy}/")
+                deployed = write_tree(_deploy_stager(filled, secret), deploy, "--deploy", force, design, _waiting, True)
     except DesignError as exc:
         _fail(exc, as_json)
         return
@@ -399,6 +460,11 @@ def compile_(
                 "design": plan.design.name,
                 "out": str(out),
                 "files": done.files,
+                **(
+                    {"deploy": {"dir": str(deploy), "files": deployed.files, "with_secrets": len(secret)}}
+                    if deploy
+                    else {}
+                ),
                 "removed": done.removed,
                 "kept": done.kept,
                 "warnings": _warnings_json(plan),
@@ -413,6 +479,13 @@ def compile_(
     _warn(plan)
     _wrote(done, out)
     out_console.print(f"wrote {done.files} files to {out}/")
+    if deploy is not None:
+        _wrote(deployed, deploy)
+        out_console.print(
+            f"wrote {deployed.files} files to {deploy}/ ({len(secret)} with secrets filled in, mode 0600)",
+            markup=False,
+            soft_wrap=True,
+        )
     from generators.renderers.index import open_next
 
     manifest = json.loads((out / ".railyard-manifest.json").read_text())["files"]

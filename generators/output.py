@@ -51,6 +51,8 @@ LOCK = ".railyard-lock"  # the writers' lock, beside the folder (.<name>.railyar
 SCHEMA = "railyard.manifest/1"
 FILE_MODE = 0o644
 DIR_MODE = 0o755
+PRIVATE_FILE_MODE = 0o600  # a deploy folder's files holding secrets, and its manifest
+PRIVATE_DIR_MODE = 0o700
 # how `railyard diff` output begins (markdown, json): an existing file may be replaced only if it is one
 REVIEW_HEADS = ("# railyard design review:", '{\n  "schema": "railyard.review/')
 
@@ -280,9 +282,12 @@ def write_tree(
     force: Path | None = None,
     design: Path | None = None,
     on_wait: Callable[[str], None] | None = None,
+    private: bool = False,
 ) -> Written:
     """Write `files` ({relative path: text, or bytes such as a PDF}, or a Stager that writes them) into the
-    folder `out` under the contract above. `on_wait` is told (once) when another writer holds the folder."""
+    folder `out` under the contract above. `on_wait` is told (once) when another writer holds the folder.
+    `private` (a deploy folder holding secrets): the folder is 0700 and its manifest 0600 from the start
+    (its hashes would let a short secret be guessed offline), the files keep the modes the Stager gave."""
     out = Path(out)
     check_out_dir(out, option, force, design)
     try:
@@ -292,7 +297,11 @@ def write_tree(
             _recover(out)
             # read again under the lock: another writer may have changed the folder since
             manifest = check_out_dir(out, option, force, design)
-            return _write_tree(files, out, manifest, option, force)
+            done = _write_tree(files, out, manifest, option, force, private)
+            if private:  # whichever way the tree was committed (new, exchanged, in place)
+                os.chmod(out, PRIVATE_DIR_MODE)
+                os.chmod(out / MANIFEST, PRIVATE_FILE_MODE)
+            return done
     except OSError as exc:
         raise os_problem(option, out, exc) from None
 
@@ -427,6 +436,7 @@ def _write_tree(
     manifest: dict[str, str] | None,
     option: str,
     force: Path | None,
+    private: bool = False,
 ) -> Written:
     old = manifest or {}
     beside = not out.exists() or _beside(out)
@@ -435,7 +445,7 @@ def _write_tree(
         digests = files(tmp) if callable(files) else stage_files(files, tmp)
         _phase("staged")
         if not out.exists():
-            _finish_stage(tmp, digests)
+            _finish_stage(tmp, digests, private)
             tmp.rename(out)  # all at once
             _fsync_dir(out.parent)
             return Written(len(digests))
@@ -451,8 +461,8 @@ def _write_tree(
                 done = None  # a file that cannot be hard linked (another filesystem, not ours): in place
             if done is not None:
                 _phase("carried")
-                _finish_stage(tmp, digests)
-                os.chmod(tmp, os.stat(out).st_mode & 0o7777)
+                _finish_stage(tmp, digests, private)
+                os.chmod(tmp, PRIVATE_DIR_MODE if private else os.stat(out).st_mode & 0o7777)
                 _phase("flushed")
                 if _exchange(tmp, out):
                     _fsync_dir(out.parent)
@@ -463,11 +473,11 @@ def _write_tree(
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _finish_stage(tmp: Path, digests: dict[str, str]) -> None:
+def _finish_stage(tmp: Path, digests: dict[str, str], private: bool = False) -> None:
     """The staged tree complete: its manifest written, its mode set, everything on disk."""
     (tmp / MANIFEST).write_text(_manifest_text(digests), encoding="utf-8")
-    os.chmod(tmp / MANIFEST, FILE_MODE)
-    os.chmod(tmp, DIR_MODE)
+    os.chmod(tmp / MANIFEST, PRIVATE_FILE_MODE if private else FILE_MODE)
+    os.chmod(tmp, PRIVATE_DIR_MODE if private else DIR_MODE)
     _flush(tmp)
 
 

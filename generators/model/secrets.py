@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from generators.model.errors import DesignError, Problem
 
@@ -125,6 +126,58 @@ def transform(value: str, form: str, arg: str) -> str:
 
     encrypted: str = bgp_encrypt(value, key=arg) if form == "eos-bgp7" else tacacs_encrypt(value, salt=int(arg))
     return encrypted
+
+
+SECRETS_FILE_LIMIT = 64 * 1024
+
+
+def load_file(path: Path, option: str = "--secrets") -> dict[str, str]:
+    """A secrets file: a YAML mapping of secret name -> value, readable by its owner only. Every error
+    names the file, the line or the secret's name and the rule, never a value (YAML's own messages quote
+    the text they stumbled on, so only their line is kept)."""
+    import os
+    import stat
+
+    import yaml
+
+    from generators.model.inputfile import decode_utf8, read_bytes
+
+    path = Path(path)
+    data = read_bytes(path, option, SECRETS_FILE_LIMIT, "secrets file")
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o077:
+        raise DesignError.one(
+            option,
+            f"{path} is readable by others (mode {mode:04o}): a secrets file is its owner's alone",
+            f"chmod 600 {path}",
+        )
+    text = decode_utf8(data, option, str(path), "secrets file")
+    try:
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise DesignError.one(
+            option, f"{path}{line} is not YAML", "write one `name: value` per line (quote a value with ': ')"
+        ) from None
+    if not isinstance(doc, dict):
+        raise DesignError.one(option, f"{path} is not a mapping", "write one `name: value` per line")
+    problems = []
+    out: dict[str, str] = {}
+    for name, value in doc.items():
+        if not isinstance(name, str) or not known(name):
+            problems.append(
+                Problem(option, f"{path}: a key is not a secret name", "keys are lower-case names such as bgp_password")
+            )
+        elif not isinstance(value, str):
+            problems.append(Problem(f"{path}: {name}", "is not text", f"quote the value of {name}"))
+        elif not _VALUE.fullmatch(value):
+            problems.append(Problem(f"{path}: {name}", f"must be {VALUE_RULE}", f"choose another value for {name}"))
+        else:
+            out[name] = value
+    if problems:
+        raise DesignError(problems)
+    return out
 
 
 def missing(needs: Mapping[str, set[str] | frozenset[str]], values: Mapping[str, object]) -> list[Problem]:
