@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from generators.model.plan import Plan
+from generators.model.secrets import fill
 from tests import netns_dataplane as ndp
 from tests.conftest import rendered_files
 from tests.netns_fabric import (
@@ -40,6 +41,7 @@ from tests.netns_fabric import (
     vrf_routes,
     wait_until,
 )
+from tests.pulumi_engine import SITE_SECRETS
 from tests.realtools import require
 
 pytestmark = pytest.mark.daemons
@@ -65,7 +67,8 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
     plan = compiled(DESIGN)
     files = rendered_files(compiled, DESIGN)
     sampled = (*LEAVES, *SPINES)
-    configs = {n: files[f"frontend/{n}/frr.conf"] for n in sampled}
+    # as deployed: every session authenticated with the stack's BGP password (TCP-MD5)
+    configs = {n: fill(files[f"frontend/{n}/frr.conf"], SITE_SECRETS) for n in sampled}
     dps = {n: ndp.from_config_db(n, json.loads(files[f"frontend/{n}/config_db.json"])) for n in sampled}
     links = [
         (lk.a_device, lk.a_port, lk.b_device, lk.b_port)

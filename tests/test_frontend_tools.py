@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from generators.model.plan import Plan
+from generators.model.secrets import fill, placeholder
 from tests.conftest import rendered_files
 from tests.netns_fabric import frr_fabric, wait_until
+from tests.pulumi_engine import SITE_SECRETS
 from tests.realtools import frr_check, kea_check, require
 
 pytestmark = pytest.mark.daemons
@@ -83,7 +85,8 @@ def test_h100_256_frontend_runs_in_namespaces(compiled: Callable[..., Plan], tmp
     plan = compiled("h100-256")
     files = files_of(compiled, "h100-256")
     fe = sorted(d.name for d in plan.devices if d.kind == "switch" and d.network == "frontend")
-    configs = {n: files[f"frontend/{n}/frr.conf"] for n in fe}
+    # as deployed: the BGP session password filled in (every session is TCP-MD5 authenticated)
+    configs = {n: fill(files[f"frontend/{n}/frr.conf"], SITE_SECRETS) for n in fe}
     links = [
         (lk.a_device, lk.a_port, lk.b_device, lk.b_port)
         for lk in plan.links
@@ -135,3 +138,51 @@ def test_h100_256_frontend_runs_in_namespaces(compiled: Callable[..., Plan], tmp
     listed = subprocess.run([require("ip"), "netns", "list"], capture_output=True, text=True, check=True).stdout
     assert not [ns for ns in netns if ns in listed], "namespaces left behind"
     print("namespace fabric timings (s):", {k: round(v, 1) for k, v in timings.items()})
+
+
+def test_bgp_sessions_are_authenticated_and_a_wrong_password_is_refused(
+    compiled: Callable[..., Plan], tmp_path: Path
+) -> None:
+    """Three switches of h100-256's frontend from railyard's frr.conf with the password placeholder
+    filled as a deployment fills it: fe-leaf01 and fe-spine01 with the stack's BGP password, fe-leaf02
+    with another. The kernel's TCP-MD5 (RFC 2385) check lets leaf01's sessions up and keeps every one of
+    leaf02's down, while its links and FRR are up (it is the password alone), and FRR shows the key
+    configured on the sessions that came up."""
+    require("ip")
+    plan = compiled("h100-256")
+    files = files_of(compiled, "h100-256")
+    good = dict(SITE_SECRETS)
+    wrong = {**SITE_SECRETS, "bgp_password": "Not-the-bgp-key-77"}
+    for n in ("fe-leaf01", "fe-leaf02", "fe-spine01"):
+        assert f"neighbor FABRIC password {placeholder('bgp_password')}" in files[f"frontend/{n}/frr.conf"]
+    configs = {
+        "fe-leaf01": fill(files["frontend/fe-leaf01/frr.conf"], good),
+        "fe-spine01": fill(files["frontend/fe-spine01/frr.conf"], good),
+        "fe-leaf02": fill(files["frontend/fe-leaf02/frr.conf"], wrong),
+    }
+    links = [
+        (lk.a_device, lk.a_port, lk.b_device, lk.b_port)
+        for lk in plan.links
+        if lk.network == "frontend" and lk.a_device in configs and lk.b_device in configs
+    ]
+    per_leaf = {leaf: [lk for lk in links if leaf in (lk[0], lk[2])] for leaf in ("fe-leaf01", "fe-leaf02")}
+    assert all(per_leaf.values())
+    with frr_fabric(configs, links, tmp_path / "fabric") as fab:
+
+        def up(leaf: str) -> list[str]:
+            return [p for p, st in fab.bgp_peers(leaf).items() if st == "Established"]
+
+        wired = {leaf: {lk[1] if lk[0] == leaf else lk[3] for lk in per_leaf[leaf]} for leaf in per_leaf}
+        assert wait_until(lambda: set(up("fe-leaf01")) == wired["fe-leaf01"], timeout=120), fab.bgp_peers("fe-leaf01")
+        # leaf02 had as long, and longer, to come up: with the wrong key not one session does
+        time.sleep(5)
+        assert up("fe-leaf02") == [], fab.bgp_peers("fe-leaf02")
+        port = sorted(wired["fe-leaf01"])[0]
+        doc = fab.switches["fe-leaf01"].vtysh_json(f"show bgp neighbors {port} json")
+        text = json.dumps(doc)
+        assert SITE_SECRETS["bgp_password"] not in text, "FRR shows that a key is set, never the key"
+        running = fab.switches["fe-leaf01"].vtysh("show running-config")
+        assert f"neighbor FABRIC password {SITE_SECRETS['bgp_password']}" in running
+        # FRR on leaf02 knows every one of its peers (the links and router advertisements work) and keeps
+        # trying them: only the authentication fails
+        assert wired["fe-leaf02"] <= set(fab.bgp_peers("fe-leaf02"))

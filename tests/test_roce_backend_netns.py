@@ -43,6 +43,7 @@ import pytest
 import yaml
 
 from generators.model.plan import Plan
+from generators.model.secrets import fill
 from generators.model.sections import BackendPort
 from tests import netns_dataplane as ndp
 from tests.conftest import rendered_files
@@ -60,6 +61,7 @@ from tests.netns_fabric import (
     vrf_routes,
     wait_until,
 )
+from tests.pulumi_engine import SITE_SECRETS
 from tests.realtools import require
 
 pytestmark = pytest.mark.daemons
@@ -123,7 +125,8 @@ def test_h100_512_roce_backend_in_namespaces(compiled: Callable[..., Plan], tmp_
     devs = plan.index()
     leaves = sorted(s.name for s in bn.switches if s.role == "leaf" and devs[s.name].attrs["rail"] in RAILS)
     sampled = (*leaves, *SPINES)
-    configs = {n: files[f"backend/{n}/frr.conf"] for n in sampled}
+    # as deployed: every session authenticated with the stack's BGP password (TCP-MD5)
+    configs = {n: fill(files[f"backend/{n}/frr.conf"], SITE_SECRETS) for n in sampled}
     dps = {n: ndp.from_config_db(n, json.loads(files[f"backend/{n}/config_db.json"])) for n in sampled}
     links = [
         (lk.a_device, lk.a_port, lk.b_device, lk.b_port)

@@ -17,9 +17,11 @@ from generators.model.errors import DesignError
 from generators.model.netdesign import DEFAULT_SONIC_RELEASE
 from generators.model.plan import Plan
 from generators.model.ports import port_table
+from generators.model.secrets import fill_files
 from generators.renderers import render_plan_json
 from generators.vendors import render_backend, render_frontend, render_oob
 from tests.conftest import DESIGNS
+from tests.pulumi_engine import SITE_SECRETS
 from tests.realtools import sonic_yang_check, sonic_yang_dir
 
 SHIPPED = sorted(p.stem for p in DESIGNS.glob("*.yaml") if p.name != "catalog.yaml")
@@ -246,3 +248,52 @@ def test_the_check_catches_what_a_release_lacks(compiled: Callable[..., Plan], t
     assert ("SAG", "-") in tables
     assert ("PORT", "Ethernet53") in tables
     assert any("static_anycast_gateway" in e for e in r.errors)
+
+
+# ------------------------------------------------------------------ management plane (issue 38)
+
+MGMT_AAA = (
+    'management.tacacs_servers=[{"address": "10.9.0.1"}, {"address": "10.9.0.2", "port": 4949, "timeout": 9}]',
+    'management.radius_servers=[{"address": "10.9.0.3"}]',
+    'management.snmp_users=[{"name": "monitor"}, {"name": "writer", "access": "rw"}]',
+)
+
+
+@pytest.mark.daemons
+@pytest.mark.parametrize("release", ["202505", "202511", DEFAULT_SONIC_RELEASE, "master"])
+def test_the_management_plane_loads_as_compiled_and_as_deployed(
+    compiled: Callable[..., Plan], tmp_path: Path, release: str
+) -> None:
+    """h100-256 (frontend, OOB aggregation with a management port, OOB access switches without one) with
+    TACACS+, RADIUS and two SNMPv3 users, on every release the frontend renders for: the compiled files
+    (placeholders) and the deployed ones (values filled as a deployment fills them) both pass SONiC's
+    YANG models, NTP/SYSLOG_SERVER/DNS_NAMESERVER/SNMP_USER/TACPLUS/RADIUS/AAA included."""
+    sag = ("frontend.sonic_release=master",) if release == "master" else (f"frontend.sonic_release={release}",)
+    oob = (f"oob.sonic_release={release}",)
+    plan = compiled("h100-256", *MGMT_AAA, *sag, *oob)
+    files = _sonic_files(plan)
+    db = json.loads(files["frontend/fe-leaf01/config_db.json"])
+    want = {"NTP", "NTP_SERVER", "SYSLOG_SERVER", "DNS_NAMESERVER", "SNMP_USER", "TACPLUS", "TACPLUS_SERVER"}
+    assert want | {"RADIUS", "RADIUS_SERVER", "AAA", "MGMT_VRF_CONFIG"} <= set(db)
+    secrets = {**SITE_SECRETS, "tacacs_key": "Tacacs-key-4a1f09", "radius_key": "Radius-key-88c2d3"}
+    deployed = fill_files(files, secrets)[0]
+    assert "Snmp-auth-test-5d1e" in deployed["frontend/fe-leaf01/config_db.json"]
+    r = sonic_yang_check(release, [*_write(files, tmp_path / "compiled"), *_write(deployed, tmp_path / "deployed")])
+    assert r.files == 2 * sum(p.endswith("config_db.json") for p in files) > 0
+    assert r.errors == [], "\n".join(r.errors[:40])
+
+
+@pytest.mark.daemons
+def test_the_yang_check_refuses_a_management_table_gone_wrong(compiled: Callable[..., Plan], tmp_path: Path) -> None:
+    """Not a check that cannot fail: an SNMP password with `@` (SONiC's pattern refuses it), a TACACS+
+    server in a VRF SONiC does not know, and AAA with tacacs+ but no TACPLUS passkey are each refused."""
+    plan = compiled("h100-256", *MGMT_AAA)
+    files = {k: v for k, v in _sonic_files(plan).items() if k in ("plan.json", "frontend/fe-leaf01/config_db.json")}
+    db = json.loads(files["frontend/fe-leaf01/config_db.json"])
+    db["SNMP_USER"]["monitor"]["SNMP_USER_AUTH_PASSWORD"] = "has@sign-12345"
+    db["TACPLUS_SERVER"]["10.9.0.1"]["vrf"] = "Vrf_nope"
+    del db["TACPLUS"]["global"]["passkey"]
+    files["frontend/fe-leaf01/config_db.json"] = json.dumps(db)
+    r = sonic_yang_check(DEFAULT_SONIC_RELEASE, _write(files, tmp_path))
+    tables = {e.split("\t")[1] for e in r.errors}
+    assert {"SNMP_USER", "TACPLUS_SERVER", "AAA"} <= tables, r.errors
