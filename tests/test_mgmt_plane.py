@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -67,7 +69,7 @@ def _check_switch(plan: Plan, name: str, files: dict[str, str]) -> None:
         assert db.get("MGMT_VRF_CONFIG") == ({"vrf_global": {"mgmtVrfEnabled": "true"}} if port else None), name
         assert "neighbor FABRIC password %%RAILYARD_SECRET.bgp_password%%" in files["frr.conf"], name
         assert re.search(
-            r"^user admin sudo,\S+ '%%RAILYARD_SECRET\.switch_password\.sha512-crypt\.\w{16}%%'$",
+            r"^user admin 'sudo,\S+' '%%RAILYARD_SECRET\.switch_password\.sha512-crypt\.\w{16}%%'$",
             files["users.sh"],
             re.M,
         ), name
@@ -133,7 +135,7 @@ def test_aaa_users_and_keys_reach_every_os(compiled: Callable[..., Plan]) -> Non
                 assert db["RADIUS_SERVER"]["10.9.0.3"]["timeout"] == "9"
             if path.endswith("users.sh"):
                 assert "'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk ops@site'" in text
-                assert re.search(r"^user noc docker '%%RAILYARD_SECRET\.noc_password\.sha512-crypt", text, re.M)
+                assert re.search(r"^user noc '' '%%RAILYARD_SECRET\.noc_password\.sha512-crypt", text, re.M)
             if path.endswith("eos.cfg"):
                 assert "aaa authentication login default group RAILYARD-TACACS group RAILYARD-RADIUS local" in text
                 assert "username noc privilege 1 role network-operator secret sha512" in text
@@ -209,3 +211,45 @@ def test_validate_prints_the_resolved_management_plane(cli: Callable[..., Any]) 
     doc = json.loads(r.output)["management"]
     assert doc["ntp"] == ["10.0.0.1"] and doc["defaulted"] == ["syslog", "dns"]
     assert doc["secrets"]["switch_password"] == "railyard:switchPassword"
+
+
+def test_users_sh_runs_under_sh_and_hands_chpasswd_the_hash(compiled: Callable[..., Plan], tmp_path: Path) -> None:
+    """The deployed users.sh under the system's /bin/sh, with the commands it calls (useradd, usermod,
+    chpasswd, ...) replaced by stubs that record their arguments and input (a unit test: the real ones
+    would change this machine's users): it creates a missing user with the planned groups, hands
+    `chpasswd --encrypted` the SHA-512 crypt hash of the password, never the password, and writes the
+    SSH keys."""
+    from passlib.hash import sha512_crypt
+
+    plan = compiled("h100-256", AAA[2])
+    users = render_all(plan)["frontend/fe-leaf01/users.sh"]
+    text = fill(users, {"switch_password": "Sw-pass-1234", "noc_password": "Noc-pass-5678"})
+    script = tmp_path / "users.sh"
+    script.write_text(text)
+    assert subprocess.run(["sh", "-n", str(script)], capture_output=True).returncode == 0
+    bin_, home, log = tmp_path / "bin", tmp_path / "home", tmp_path / "log"
+    bin_.mkdir()
+    stubs = {
+        "id": 'case "$1" in -u) exit 1;; -gn) echo "$2";; esac',  # no user exists yet
+        "useradd": 'echo "useradd $*" >>"$LOG"; mkdir -p "$HOMES/$4"',
+        "usermod": 'echo "usermod $*" >>"$LOG"',
+        "chpasswd": 'echo "chpasswd $* <$(cat)" >>"$LOG"',
+        "getent": 'echo "$2:x:1000:1000::$HOMES/$2:/bin/bash"',
+        "install": 'for a; do d=$a; done; mkdir -p "$d"',  # install -d ... DIR: the last argument
+        "chown": ":",
+    }
+    for name, body in stubs.items():
+        (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_ / name).chmod(0o755)
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "LOG": str(log), "HOMES": str(home)}
+    r = subprocess.run(["sh", str(script)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    calls = log.read_text().splitlines()
+    assert "useradd --create-home --shell /bin/bash admin" in calls
+    assert "usermod --groups sudo,docker,redis,adm admin" in calls and "usermod --groups  noc" in calls
+    hashes = dict(c.split(" <", 1)[1].split(":", 1) for c in calls if c.startswith("chpasswd --encrypted <"))
+    assert sha512_crypt.verify("Sw-pass-1234", hashes["admin"]) and sha512_crypt.verify("Noc-pass-5678", hashes["noc"])
+    assert "Sw-pass-1234" not in log.read_text()
+    keys = (home / "admin" / ".ssh" / "authorized_keys").read_text()
+    assert keys == "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk ops@site\n"
+    assert (home / "noc" / ".ssh" / "authorized_keys").read_text() == ""

@@ -74,7 +74,7 @@ def test_compile_fills_the_deploy_folder_and_nothing_else(tmp_path: Path) -> Non
     frr = (deploy / "frontend/fe-leaf01/frr.conf").read_text()
     assert f"neighbor FABRIC password {SECRETS['bgp_password']}" in frr
     users = (deploy / "frontend/fe-leaf01/users.sh").read_text()
-    assert "user admin sudo,docker,redis,adm '$6$" in users and SECRETS["switch_password"] not in users
+    assert "user admin 'sudo,docker,redis,adm' '$6$" in users and SECRETS["switch_password"] not in users
     db = json.loads((deploy / "frontend/fe-leaf01/config_db.json").read_text())
     assert db["TACPLUS"]["global"]["passkey"] == SECRETS["tacacs_key"]
     # a second run writes the same bytes (salts are the compiler's), and keeps the modes

@@ -29,7 +29,8 @@ class SwitchUser(_Model):
     role: Literal["admin", "operator"] = Field(
         default="admin",
         description="admin: full access (SONiC sudo, EOS network-admin privilege 15, NVUE system-admin, "
-        "MLNX-OS admin); operator: read-only (EOS network-operator, NVUE nvue-monitor, MLNX-OS monitor)",
+        "MLNX-OS admin); operator: read-only (EOS network-operator, NVUE nvue-monitor, MLNX-OS monitor, SONiC "
+        "a login without sudo or docker)",
     )
     ssh_keys: list[Annotated[str, Field(pattern=SSH_KEY)]] = Field(
         default_factory=list, max_length=8, description='public SSH keys, e.g. "ssh-ed25519 AAAA... ops@site"'

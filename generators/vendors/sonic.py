@@ -172,7 +172,9 @@ def management_tables(plan: Plan, device: Device, in_mgmt_vrf: bool) -> dict[str
     return db
 
 
-SONIC_GROUPS = {"admin": "sudo,docker,redis,adm", "operator": "docker"}  # SONiC's own admin's groups
+# admin: the groups of SONiC's own admin; operator: none (docker or sudo would make it root-equivalent,
+# so the show commands that `docker exec` are not its to run)
+SONIC_GROUPS = {"admin": "sudo,docker,redis,adm", "operator": ""}
 
 
 def sonic_users(plan: Plan, device: Device) -> str:

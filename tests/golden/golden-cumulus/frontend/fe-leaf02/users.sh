@@ -21,4 +21,4 @@ user() {
     chmod 0600 "$home/.ssh/authorized_keys"
 }
 
-user admin sudo,docker,redis,adm '%%RAILYARD_SECRET.switch_password.sha512-crypt.2weLLDiiYw0jyI76%%'
+user admin 'sudo,docker,redis,adm' '%%RAILYARD_SECRET.switch_password.sha512-crypt.2weLLDiiYw0jyI76%%'

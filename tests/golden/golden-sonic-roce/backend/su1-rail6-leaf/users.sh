@@ -21,4 +21,4 @@ user() {
     chmod 0600 "$home/.ssh/authorized_keys"
 }
 
-user admin sudo,docker,redis,adm '%%RAILYARD_SECRET.switch_password.sha512-crypt.KX330Q5V6bzQv2jn%%'
+user admin 'sudo,docker,redis,adm' '%%RAILYARD_SECRET.switch_password.sha512-crypt.KX330Q5V6bzQv2jn%%'

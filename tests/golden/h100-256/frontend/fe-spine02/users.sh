@@ -21,4 +21,4 @@ user() {
     chmod 0600 "$home/.ssh/authorized_keys"
 }
 
-user admin sudo,docker,redis,adm '%%RAILYARD_SECRET.switch_password.sha512-crypt.mDAdtUfIdADDxDo8%%'
+user admin 'sudo,docker,redis,adm' '%%RAILYARD_SECRET.switch_password.sha512-crypt.mDAdtUfIdADDxDo8%%'
