@@ -1008,6 +1008,21 @@ def _netbox_token() -> str:
     return token
 
 
+def _need_netbox_extra() -> None:
+    """push and pull speak HTTP through httpx, the `netbox` extra: without it, say what to install (compile's
+    NetBox import files need nothing extra)."""
+    import importlib.util
+
+    if importlib.util.find_spec("httpx") is None or importlib.util.find_spec("httpcore") is None:
+        _fail(
+            DesignError.one(
+                "--url",
+                "talking to NetBox needs the Python package httpx, which is not installed",
+                "pip install 'railyard[netbox]' (or use the import files `railyard compile` writes under netbox/)",
+            )
+        )
+
+
 def _with_netbox(
     design: Path,
     url: str,
@@ -1077,6 +1092,7 @@ def netbox_push(
     addresses); delete only what railyard pushed before and the design no longer has.
 
     Example: railyard netbox push site.yaml --url https://netbox.example.com --dry-run"""
+    _need_netbox_extra()
     from generators.handover.netbox_sync import push
     from generators.views.netbox_inventory import inventory
 
@@ -1103,6 +1119,7 @@ def netbox_pull(
     extra, wrong type or length) with both ends' rack and unit; exit 1 when anything differs.
 
     Example: railyard netbox pull site.yaml --url https://netbox.example.com --json"""
+    _need_netbox_extra()
     from generators.asbuilt.netbox_pull import pull
     from generators.views.netbox_inventory import inventory
 
