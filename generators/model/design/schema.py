@@ -684,6 +684,7 @@ class CatalogOverlay(_Model):
     media_rules: dict[str, dict[str, Any]] = _table("media rules per speed or lane rate", "rule")
     rack_systems: dict[str, dict[str, Any]] = _table("rack-scale systems", "system")
     cdus: dict[str, dict[str, Any]] = _table("coolant distribution units", "CDU")
+    cage_forms: dict[str, dict[str, Any]] = _table("cage connectors' plug forms (finned or flat top)", "form")
 
     def tables(self) -> dict[str, dict[str, dict[str, Any]]]:
         """The overlay as written: only the tables it touches."""
