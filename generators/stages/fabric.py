@@ -20,6 +20,7 @@ from generators.model.design import (
     Design,
     attached_nodes,
     backend_speed,
+    management_model,
     ratio_value,
     server_names,
     storage_fabric_ports,
@@ -508,7 +509,7 @@ def _attach_subnet_managers(
     in slot then rail order), as NVIDIA's 127-node SuperPOD cables the UFM appliances into the last
     SU's leaves in place of the 128th DGX: every backend port of every node, spread over the rails."""
     m = design.management
-    mgmt_model = b.catalog.servers[m.server]
+    mgmt_model = b.catalog.servers[management_model(design, b.catalog)]
     out: list[SubnetManagerPort] = []
     if not m.backend_attached or mgmt_model.backend is None:
         return out
@@ -636,7 +637,7 @@ def build_frontend(
     downs, ups = _layout(model, sd, down, up_speed, up)
     srv = b.catalog.servers[design.compute.server]
     stm = b.catalog.storage_servers[design.storage.server]
-    mm = b.catalog.servers[design.management.server]
+    mm = b.catalog.servers[management_model(design, b.catalog)]
     mnic = b.catalog.nics[mm.defaults.frontend_nic]
     sides = fe.ports_per_server
     leaves: list[str] = []
@@ -764,7 +765,7 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
                 h,
                 Kind.MANAGEMENT,
                 Role.MANAGEMENT,
-                design.management.server,
+                management_model(design, b.catalog),  # with the fabric's NIC where its own cannot run it
                 attrs={"index": i + 1, "subnet_manager": i < design.management.backend_attached},
             )
         )

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from generators.model.catalog import DEFAULT_CATALOG, Catalog, load_catalog
-from generators.model.design.resolved import backend_speed, resolve_system
+from generators.model.design.resolved import backend_speed, resolve_system, with_management_on_fabric
 from generators.model.design.schema import Design
 from generators.model.design.validation import check_against_catalog
 from generators.model.errors import DesignError, Problem, did_you_mean
@@ -54,6 +54,7 @@ def load_design(
     issues = check_against_catalog(design, catalog)
     if issues:
         raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
+    catalog = with_management_on_fabric(design, catalog)
     return design, catalog.with_switch_at(design.backend.switch, backend_speed(design, catalog)), src
 
 

@@ -500,10 +500,17 @@ class RackSpec(_Model):
     pdu: str = catalog_key("pdus", "pdu-415v-60a-3ph", "catalog PDU model")
     pdus: PduCounts = Field(
         default=None,
-        description="PDUs per rack, fed alternately A, B, A, ... (so 3 = two on A, one on B), "
-        "either one count for every rack or a count per rack role, e.g. {compute: 3, leaf: 2} (NVIDIA's "
-        "reference: 3 per compute rack, 2 elsewhere); the weaker feed alone must carry the rack's load. "
-        "Default (and roles not listed): enough that either feed alone carries power_kw",
+        description="PDUs per rack, either one count for every rack or a count per rack role, e.g. "
+        "{compute: 3, leaf: 2}; how they back each other is power_redundancy. Default (and roles not "
+        "listed): the fewest that carry power_kw with that redundancy (2N: 2 x ceil(power_kw / PDU "
+        "capacity); N+1: ceil(power_kw / PDU capacity) + 1)",
+    )
+    power_redundancy: Literal["2N", "N+1"] = Field(
+        default="2N",
+        description="how a rack's PDUs back each other. 2N: two feeds, the PDUs alternate A, B, A, ... "
+        "(so 3 = two on A, one on B) and the weaker feed alone must carry the rack. N+1: each PDU is a "
+        "feed of its own (A, B, C, ...), every device corded to each, and the rack must be carried with "
+        "any one PDU down, as NVIDIA's DGX SuperPOD racks with three PDUs are",
     )
     servers_per_rack: int | None = Field(
         default=None, ge=1, description="cap on GPU servers per rack; default: as many as power and units allow"
@@ -684,6 +691,7 @@ class CatalogOverlay(_Model):
     media_rules: dict[str, dict[str, Any]] = _table("media rules per speed or lane rate", "rule")
     rack_systems: dict[str, dict[str, Any]] = _table("rack-scale systems", "system")
     cdus: dict[str, dict[str, Any]] = _table("coolant distribution units", "CDU")
+    cage_forms: dict[str, dict[str, Any]] = _table("cage connectors' plug forms (finned or flat top)", "form")
 
     def tables(self) -> dict[str, dict[str, dict[str, Any]]]:
         """The overlay as written: only the tables it touches."""
