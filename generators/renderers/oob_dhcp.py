@@ -4,7 +4,9 @@ One Kea subnet per access-switch VLAN (BMC and management), selected by the rela
 SVI gateway the access switch puts in giaddr). Every BMC and management port has a reservation keyed
 by the option 82 circuit-id its access switch stamps (see ``netplan.circuit_id``): the address
 belongs to the switch port, so a replaced server or switch gets the same address with no MAC
-bookkeeping. There are no dynamic pools: a device plugged into an unplanned port gets nothing.
+bookkeeping (once the old one's lease is released or expired: Kea keeps a reserved address for the
+client holding its lease, tests/test_ztp_netns.py shows it). There are no dynamic pools: a device
+plugged into an unplanned port gets nothing.
 
 Zero-touch provisioning (``generators.views.ztp``): a switch's reservation also carries its OS's ZTP
 option, the URL of its file under ``ztp/`` (SONiC and EOS: option 67, boot-file-name; Cumulus: option
