@@ -75,10 +75,11 @@ def switches(plan: Plan) -> list[ZtpSwitch]:
     if not enabled(plan):
         return []
     out: list[ZtpSwitch] = []
+    devs = plan.index()
     for r, reason in _candidates(plan):
         if reason:
             continue
-        dev = plan.index()[r["device"]]
+        dev = devs[r["device"]]
         row = network_os(plan.catalog.switches[dev.model].os)
         assert row.ztp_option is not None  # _candidates gave no reason
         entry = f"ztp/{dev.name}/{row.ztp_entry}"
