@@ -698,6 +698,73 @@ def schema_text(doc: dict[str, object]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+@app.command("serve-ztp")
+@_guarded
+def serve_ztp(
+    out_dir: Annotated[
+        Path,
+        typer.Argument(help="a folder `railyard compile` (or deploy) wrote", show_default=False, metavar="OUT_DIR"),
+    ],
+    bind: Annotated[
+        str | None,
+        typer.Option(
+            "--bind",
+            help="address to listen on; default: the host of the design's ztp.url (in OUT_DIR/ztp/switches.json)",
+            show_default=False,
+            metavar="ADDR",
+        ),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            min=1,
+            max=65535,
+            help="TCP port; default: the port of ztp.url (8080)",
+            show_default=False,
+            metavar="N",
+        ),
+    ] = None,
+) -> None:
+    """Serve the files the switches' zero-touch provisioning fetches (their ZTP files and configs, as
+    OUT_DIR/ztp/switches.json lists them; nothing else of the folder) over HTTP, read-only, logging each
+    fetch with the switch's name, until Ctrl-C. For a lab or a first rack: any static HTTP server at
+    ztp.url does the same.
+
+    Example: railyard serve-ztp out/h100-256 --bind 10.64.0.17 --port 8080"""
+    import errno
+    from urllib.parse import urlsplit
+
+    from generators.handover.ztp_server import load, make_server
+
+    served = load(out_dir)
+    url = urlsplit(served.url)
+    host = bind if bind is not None else (url.hostname or "")
+    tcp = port if port is not None else (url.port or (443 if url.scheme == "https" else 80))
+
+    def log(line: str) -> None:
+        out_console.print(line, markup=False, soft_wrap=True)
+
+    try:
+        server = make_server(served, host, tcp, log)
+    except OSError as exc:
+        raise DesignError.one(
+            "--port" if exc.errno == errno.EADDRINUSE else "--bind",
+            f"cannot listen on {host}:{tcp}: {exc.strerror or exc}",
+            "bind an address of this machine (--bind) and a free port (--port)",
+        ) from None
+    sw = len({name for name, _ in served.paths.values()})
+    log(f"serving {len(served.paths)} files of {sw} switches from {served.root} on http://{host}:{tcp}/")
+    if url.hostname != host or (url.port or 80) != tcp:
+        log(f"note: the switches were told {served.url} (ztp.url); they fetch from there, not from here")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        log("stopped")
+    finally:
+        server.server_close()
+
+
 cabling_app = typer.Typer(
     no_args_is_help=True,
     context_settings=HELP,

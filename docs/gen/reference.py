@@ -269,7 +269,15 @@ OUTPUTS: dict[str, str] = {
     "validated AVD structured config",
     "frontend/avd/fabric.yml": "the EOS frontend as AVD `eos_designs` inputs (with `hosts.yml`), for `arista.avd`",
     "frontend/avd/hosts.yml": "the AVD inventory that goes with `fabric.yml`",
-    "oob/kea-dhcp4.conf": "ISC Kea: every BMC and management port reserved by relay circuit-id",
+    "oob/kea-dhcp4.conf": "ISC Kea: every BMC and management port reserved by relay circuit-id; a switch's "
+    "reservation also answers its OS's ZTP option ([Zero-touch provisioning](../howto/ztp.md))",
+    "ztp/switches.json": "zero-touch provisioning: per switch its OS, address, access port, DHCP options and "
+    "every file it fetches; the switches without ZTP and why (`railyard serve-ztp` serves from it)",
+    "ztp/<switch>/ztp.json": "SONiC ZTP JSON (DHCP option 67): installs frr.conf, then loads config_db.json",
+    "ztp/<switch>/frr-conf.sh": "SONiC ZTP plugin script: puts the switch's frr.conf into /etc/sonic/frr/",
+    "ztp/<switch>/bootstrap": "EOS ZTP boot script (DHCP option 67): copies eos.cfg to the startup-config",
+    "ztp/<switch>/cumulus-ztp.sh": "Cumulus Linux ZTP script (DHCP option 239, CUMULUS-AUTOPROVISIONING): "
+    "replaces the NVUE config with startup.yaml and applies it",
     "oob/<switch>/config_db.json": "SONiC out-of-band access or aggregation switch",
     "oob/<switch>/frr.conf": "FRR for a SONiC out-of-band switch",
     "oob/<switch>/startup.yaml": "Cumulus Linux (NVUE) out-of-band switch, for `nv config replace`",

@@ -7,7 +7,7 @@ import re
 from fractions import Fraction
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from generators.model.netdesign import (
     DEFAULT_SONIC_RELEASE,
@@ -284,6 +284,57 @@ class Oob(_Model):
         "as its ports take",
     )
     sonic_release: SonicRelease = sonic_release_field("out-of-band access and aggregation switches that run SONiC")
+
+
+# the port `railyard serve-ztp` listens on, and so the port of ztp.url's default
+ZTP_PORT = 8080
+
+
+def _http_url(v: str) -> str:
+    """An http(s) URL: a scheme, a host, maybe a port and a path."""
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(v)
+        u.port  # noqa: B018  (raises on a port that is no number)
+    except ValueError as exc:
+        raise ValueError(f'is no URL ({exc}); write e.g. "http://10.0.0.5:{ZTP_PORT}/"') from None
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ValueError(f'must be an http:// or https:// URL with a host, e.g. "http://10.0.0.5:{ZTP_PORT}/"')
+    if u.query or u.fragment or any(c.isspace() for c in v):
+        raise ValueError("must be a plain URL: no ?query, #fragment or blanks")
+    return v
+
+
+def _base_url(v: str) -> str:
+    """The URL of a folder: always ends with '/'."""
+    v = _http_url(v)
+    return v if v.endswith("/") else v + "/"
+
+
+BaseUrl = Annotated[str, AfterValidator(_base_url)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
+class Ztp(_Model):
+    """Zero-touch provisioning: the out-of-band DHCP server (Kea) answers each switch's management port
+    with its OS's ZTP option, whose URL names a file of DIR/ztp/ that fetches the switch's own configs."""
+
+    enabled: bool = Field(
+        default=True,
+        description="answer every switch's ZTP from oob/kea-dhcp4.conf and write DIR/ztp/; false: the "
+        "management ports get their addresses only",
+    )
+    url: BaseUrl | None = Field(
+        default=None,
+        description=f'where the switches fetch the compiled folder from, e.g. "http://10.0.0.5:{ZTP_PORT}/"; '
+        f"default: http://<first OOB DHCP server>:{ZTP_PORT}/, which `railyard serve-ztp DIR --bind <it>` serves",
+    )
+    onie_installers: dict[Literal["sonic", "cumulus"], HttpUrl] = Field(
+        default_factory=dict,
+        description="the network OS installer image ONIE installs on a bare switch, per OS (its URL, given "
+        "to ONIE as DHCP option 114); an OS not named here gets no ONIE answer",
+    )
 
 
 class StorageFabric(_Model):
@@ -718,6 +769,7 @@ class Design(_Model):
     addressing: Addressing = Field(default=Addressing(), description="IPv4 pools of the IP plan")
     cabling: Cabling = Field(default=Cabling(), description="cable media choices")
     software: Software = Field(default=Software(), description="licensed software")
+    ztp: Ztp = Field(default=Ztp(), description="zero-touch provisioning of the switches over the OOB network")
     # left out of the dump when empty, so plan.json of a design without an overlay is unchanged
     catalog: CatalogOverlay = Field(
         default=CatalogOverlay(),
