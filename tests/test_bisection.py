@@ -25,7 +25,13 @@ VARIANTS = [
     ("b300-spectrumx", "backend.oversubscription=2:1"),
     ("h100-16k", "backend.oversubscription=2:1"),
     # one unit in rail planes: the halves are cut within each rail (issue #39: cut between rails, 0G)
-    ("gb200-nvl72-1152", "compute.racks=8", "tenants=[]", "backend.spine_grouping=per_rail"),
+    (
+        "gb200-nvl72-1152",
+        "compute.racks=8",
+        "tenants=[]",
+        "backend.spine_grouping=per_rail",
+        "backend.pods=scalable_units",
+    ),
 ]
 
 
@@ -76,7 +82,13 @@ def test_rail_planes_are_cut_within_each_plane(compiled) -> None:  # type: ignor
     """One GB200 unit with a spine plane per rail (4 rail fabrics, nothing joins them: cross-rail traffic
     crosses in the rack's NVLink): each plane's leaves are split in halves, never one rail against
     another, and the 1:1 fabric proves full bisection; its method names the planes."""
-    plan = compiled("gb200-nvl72-1152", "compute.racks=8", "tenants=[]", "backend.spine_grouping=per_rail")
+    plan = compiled(
+        "gb200-nvl72-1152",
+        "compute.racks=8",
+        "tenants=[]",
+        "backend.spine_grouping=per_rail",
+        "backend.pods=scalable_units",
+    )
     bw = invariants._measure_leaves(plan, plan.index(), invariants._backend_nic_ports(plan, plan.catalog))
     halves = invariants.bisection_halves(plan, bw.down)
     assert halves is not None

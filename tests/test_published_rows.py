@@ -1,7 +1,10 @@
-"""Published NVIDIA figures for power feeds, XDR cables and transceivers and UFM nodes (issue #39 items 3-5),
-each row citing the public document it was read from, compiled from the shipped design a user would write
-and counted. A figure NVIDIA does not publish (on the pages read) is a row with `published=None` and a note
-saying so: the test then checks railyard's own figure is derived from the plan, never an invented target."""
+"""Published NVIDIA figures (issue #39): the GB200 SuperPOD compute fabric's scalable-link groups, power
+feeds, XDR cables and transceivers, UFM nodes, each row citing the public document it was read from,
+compiled from the shipped design a user would write (with `sets`: the overrides a user would write to size
+it) and counted. A figure NVIDIA does not publish (on the pages read) is a row with `published=None` and a
+note saying so: the test then checks railyard's own figure is derived from the plan, never an invented
+target. A published figure railyard does not reproduce is a row of NOT_REPRODUCED, with the reason; its
+test checks railyard still differs (so a fix moves the row into ROWS) and that the reason is stated."""
 
 from __future__ import annotations
 
@@ -23,6 +26,16 @@ B200 = (
 # Table 7 "Major components of the 4 SU, 127-node DGX SuperPOD" of RA-11333-001, read through a copy of the
 # page (https://cidian.kuaisou.com/dgx-superpod-reference-architecture-dgx-h100, looked up 2026-12)
 H100 = "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/latest/"
+# "Compute Fabric": Figure 9, the compute fabric of the full GB200 SuperPOD scalable unit (8 DGX GB200 systems,
+# NDR 400G, QM9700): per unit 4 scalable-link groups of 8 leaves (18 ports down, 18 up), 6 spines per group
+# (24 down, 24 up); its component table: leaf / spine / core 32 / 24 / - at 1 SU, 64 / 48 / 18 at 2 SU,
+# 512 / 384 / 144 at 16 SU (figures as read for issue #39; the page and its SU of 8 systems confirmed 2026-12)
+GB200 = (
+    "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-gb200/latest/"
+    "network-fabrics.html"
+)
+GB200_1SU = ("compute.racks=8", "tenants=[]", "backend.spine_grouping=per_rail", "backend.pods=scalable_units")
+GB200_16SU = ("compute.racks=128", "tenants=[]", "site.tray.levels=3", "site.floor.row_positions=20")
 
 
 def compute_pdus(plan: Plan) -> int:
@@ -33,6 +46,24 @@ def compute_pdus(plan: Plan) -> int:
 
 def tier_links(tier: str) -> Callable[[Plan], int]:
     return lambda plan: sum(1 for lk in plan.links if lk.network == "backend" and lk.tier == tier)
+
+
+def switches(role: str) -> Callable[[Plan], int]:
+    return lambda plan: sum(1 for d in plan.devices if d.network == "backend" and d.kind == "switch" and d.role == role)
+
+
+def most_links(tier: str, side: str) -> Callable[[Plan], int]:
+    """The most backend links of `tier` on one switch of that side (a_device: below, b_device: above)."""
+
+    def count(plan: Plan) -> int:
+        per: dict[str, int] = {}
+        for lk in plan.links:
+            if lk.network == "backend" and lk.tier == tier:
+                dev = getattr(lk, side)
+                per[dev] = per.get(dev, 0) + 1
+        return max(per.values(), default=0)
+
+    return count
 
 
 def optics(part: str) -> Callable[[Plan], int]:
@@ -55,9 +86,29 @@ class Row:
     published: int | None  # None: not published on the pages read (the note says where it was looked for)
     count: Callable[[Plan], int]
     note: str = ""
+    sets: tuple[str, ...] = ()  # the overrides a user would write to size the shipped design
 
 
 ROWS = [
+    Row(GB200, "gb200-nvl72-1152", "leaf switches, 1 SU", 32, switches("leaf"), sets=GB200_1SU),
+    Row(GB200, "gb200-nvl72-1152", "spine switches, 1 SU (4 groups x 6)", 24, switches("spine"), sets=GB200_1SU),
+    Row(GB200, "gb200-nvl72-1152", "core switches, 1 SU", 0, switches("core"),
+        "'-' in the table: one unit's groups are not joined (spine_grouping: per_rail, 4 rail fabrics)",
+        sets=GB200_1SU),
+    Row(GB200, "gb200-nvl72-1152", "leaf switches, 2 SU", 64, switches("leaf")),
+    Row(GB200, "gb200-nvl72-1152", "spine switches, 2 SU", 48, switches("spine")),
+    Row(GB200, "gb200-nvl72-1152", "core switches, 2 SU", 18, switches("core")),
+    Row(GB200, "gb200-nvl72-1152", "leaf ports down (trays of one rack on one rail)", 18,
+        most_links("server-leaf", "b_device")),
+    Row(GB200, "gb200-nvl72-1152", "leaf ports up", 18, most_links("leaf-spine", "a_device")),
+    Row(GB200, "gb200-nvl72-1152", "spine ports down", 24, most_links("leaf-spine", "b_device")),
+    Row(GB200, "gb200-nvl72-1152", "spine ports up", 24, most_links("spine-core", "a_device")),
+    Row(GB200, "gb200-nvl72-1152", "leaf switches, 16 SU", 512, switches("leaf"), sets=GB200_16SU),
+    Row(GB200, "gb200-nvl72-1152", "spine switches, 16 SU", 384, switches("spine"), sets=GB200_16SU),
+    Row(GB200, "gb200-nvl72-1152", "core switches, 16 SU", 144, switches("core"), sets=GB200_16SU),
+    Row(GB200, "gb300-nvl72-4608", "spine switches, 8 SU (GB300 SuperPOD)", None, switches("spine"),
+        "not found: no GB300 SuperPOD compute-fabric table on the pages read (searches returned the GB200, "
+        "B300 and B300 XDR RAs); the shipped design keeps 2 Q3400 leaves per rail per unit, 2 tiers"),
     Row(B300_XDR, "b300-xdr", "PDUs per DGX B300 rack", 3, compute_pdus,
         '"each with three (3) 2U rack PDUs for maximum redundancy", ~56 kW per rack'),
     Row(B300_XDR, "b300-xdr", "node-leaf cables, 2 SU (Table 3)", 1152, tier_links("server-leaf")),
@@ -85,7 +136,7 @@ ROWS = [
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{r.design}: {r.figure}" for r in ROWS])
 def test_published_row(compiled: Callable[..., Plan], row: Row) -> None:
-    plan = compiled(row.design)
+    plan = compiled(row.design, *row.sets)
     assert not plan.design.catalog.tables(), f"{row.design} needs no catalog overlay"
     got = row.count(plan)
     if row.published is not None:
