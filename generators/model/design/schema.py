@@ -214,6 +214,32 @@ class Backend(_Model):
         default=None, ge=1, description="top_of_rack only; default fills the leaf's downlink ports"
     )
     sus_per_pod: int | None = Field(default=None, ge=1, description="3-tier only; default fills the spines")
+    # the spine layer as a design choice; each left out of the dump when unset, so plan.json of a design
+    # without them is unchanged
+    pods: Literal["scalable_units", "rail_groups"] = Field(
+        default="scalable_units",
+        exclude_if=lambda v: v == "scalable_units",
+        description="3-tier only: what one pod (leaves under spines of their own) holds: scalable_units = "
+        "sus_per_pod whole units; rail_groups = one rail's leaves of one unit, as NVIDIA's GB200/GB300 "
+        "SuperPOD groups its compute fabric (4 groups of 8 leaves per unit of 8 NVL72 racks)",
+    )
+    spines_per_group: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="spines above each group of leaves: each pod (3 tiers), each rail or network plane "
+        "(spine_grouping per_rail / per_plane), or the whole fabric (2 tiers, shared); it must divide a "
+        "leaf's uplinks (each leaf takes uplinks / spines links to each). Default: the fewest that take "
+        "the leaves' uplinks (NVIDIA's GB200 SuperPOD: 6 per group of 8 leaves, 3 links from each)",
+    )
+    spine_downlinks: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="leaf-facing ports a spine may use (3 tiers: as many face the cores); the pods and "
+        "the spine count are sized to it. Default: all the spine's ports (2 tiers), half (3 tiers). "
+        "NVIDIA's GB200 SuperPOD spine: 24 down, 24 up of a QM9700's 64",
+    )
     # RoCE only; left out of the dump when unset, so plan.json of an existing design is unchanged
     network: BackendNetwork = Field(
         default=BackendNetwork(),
@@ -801,6 +827,16 @@ class Design(_Model):
             )
         if (self.backend.topology == "top_of_rack") != (self.backend.placement == "top_of_rack"):
             raise ValueError("backend.placement: top_of_rack placement goes with (and only with) topology top_of_rack")
+        if self.backend.pods == "rail_groups" and (
+            self.backend.topology != "rail_optimized" or self.backend.spine_grouping != "shared"
+        ):
+            raise ValueError(
+                "backend.pods: rail_groups groups the leaves of one rail of one unit under spines of their "
+                "own, joined by cores: it needs topology rail_optimized and spine_grouping shared (a rail "
+                "plane is already one group: spine_grouping per_rail)"
+            )
+        if self.backend.pods == "rail_groups" and self.backend.sus_per_pod is not None:
+            raise ValueError("backend.sus_per_pod: a rail group is one unit's rail; leave sus_per_pod unset")
         if self.backend.leaves_per_rail > 1 and self.backend.topology != "rail_optimized":
             raise ValueError(
                 "backend.leaves_per_rail: more than 1 needs a rail_optimized topology (top_of_rack "
