@@ -142,7 +142,7 @@ def test_one_process_and_a_pool_write_the_same_bytes(
     out, _ = playbook
     one = tmp_path / out.name  # the same folder name: the point files' compare lines name it
     _explore(cli, one, "-j", "1")
-    for name in ("points.json", "front.json", "front.md", "front.csv"):
+    for name in ("points.json", "front.json", "front.md", "front.csv", "index.html", "points/p0008.compare.md"):
         assert (one / name).read_bytes() == (out / name).read_bytes(), name
 
 

@@ -5,7 +5,7 @@ every stage of compiler.STAGES, the BoM last) and stops there: no renderer, no o
 capex is the BoM stage's own total, and a variant the compile would refuse (a stage's DesignError, e.g. a
 rack over its power) is refused here with the same problems. The stages after cabling (netplan,
 backend_net, slurm, infiniband) cost ~15% of the stages' time and can refuse a design, so they run too:
-a point called feasible here compiles. Rendering is ~85% of a full compile at 1,024 GPUs
+a point called feasible here compiles. Rendering and writing are ~80% of a full compile at 1,024 GPUs
 (bench/explore.py measures the ratio).
 
 A task carries the base design's data rather than its path, so a Dask worker on another machine needs

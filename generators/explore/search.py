@@ -95,7 +95,7 @@ def _width(n: int) -> int:
     return max(4, len(str(n)))
 
 
-def _task(space: Space, base: Base, choice: tuple[int, ...], pid: str) -> tuple[Task, dict[str, Any]]:
+def variant_task(space: Space, base: Base, choice: tuple[int, ...], pid: str) -> tuple[Task, dict[str, Any]]:
     overrides = space.overrides(choice)
     labels = space.labels(choice)
     desc = f"railyard explore of {base.name}: " + ", ".join(f"{k}={v}" for k, v in labels.items())
@@ -149,7 +149,7 @@ def _evaluate(
 ) -> list[Point]:
     tasks, docs = [], {}
     for choice, pid in zip(choices, ids, strict=True):
-        task, doc = _task(space, base, choice, pid)
+        task, doc = variant_task(space, base, choice, pid)
         tasks.append(task)
         docs[pid] = (choice, doc)
     done = []
