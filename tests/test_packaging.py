@@ -84,3 +84,19 @@ def test_the_wheel_holds_the_data_and_no_tests(tmp_path: Path) -> None:
     assert "License-Expression: Apache-2.0" in meta
     runtime = [ln for ln in meta.splitlines() if ln.startswith("Requires-Dist:") and "extra ==" not in ln]
     assert not [ln for ln in runtime if any(t in ln for t in ("pytest", "hypothesis", "ruff", "pyavd", "mkdocs"))]
+
+
+def test_without_the_netbox_extra_push_says_what_to_install(installed: Path, tmp_path: Path) -> None:
+    # the runtime set has no HTTP client: compile writes NetBox's import files without one
+    assert subprocess.run([str(installed / "python"), "-c", "import httpx"], capture_output=True).returncode != 0
+    design = ROOT / "designs" / "h100-256.yaml"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    r = subprocess.run(
+        [str(installed / "railyard"), "netbox", "push", str(design), "--url", "http://127.0.0.1:9"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**env, "NETBOX_TOKEN": "nbt_abc.def"},
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "pip install 'railyard[netbox]'" in r.stderr and "nbt_abc.def" not in r.stderr

@@ -20,6 +20,7 @@ from generators.model.design import (
     Design,
     attached_nodes,
     backend_speed,
+    management_model,
     ratio_value,
     server_names,
     storage_fabric_ports,
@@ -140,9 +141,13 @@ def build_upper(
     unit: int,
     units_per_pod: int | None,
     field_prefix: str,
+    spines: int | None = None,
+    spine_down: int | None = None,
 ) -> Tree:
     """Spines (and cores) above groups of leaves. Each plane is an independent fat tree: one plane
-    for shared spines, one per rail for rail planes. `unit` keeps pods aligned to whole scalable units."""
+    for shared spines, one per rail for rail planes. `unit` keeps pods aligned to whole scalable units.
+    `spines` (spines per group) and `spine_down` (leaf-facing ports a spine may use) are the design's
+    choice when set; unset, the fewest spines that fit, filling the spines' ports."""
     model = b.catalog.switches[model_key]
     p_all = len(eligible(model, speed, "down"))
     if p_all == 0:
@@ -151,8 +156,21 @@ def build_upper(
             f"{model_key} has no {speed}G ports for the spine layer",
             "pick a spine model that runs the leaf uplink speed",
         )
+    if spines is not None and uplinks % spines:
+        raise DesignError.one(
+            f"{field_prefix}.spines_per_group",
+            f"{spines} spines do not split a leaf's {uplinks} uplinks evenly (each leaf takes the same "
+            "number of links to every spine of its group)",
+            f"use a divisor of {uplinks}: {', '.join(str(d) for d in range(1, uplinks + 1) if uplinks % d == 0)}",
+        )
+    if spine_down is not None and spine_down > p_all:
+        raise DesignError.one(
+            f"{field_prefix}.spine_downlinks",
+            f"{spine_down} leaf-facing ports is more than a {model_key} has at {speed}G ({p_all})",
+            f"use at most {p_all} (2 tiers) or {p_all // 2} (3 tiers: as many ports face the cores)",
+        )
     n_leaves = max(len(leaves) for _, leaves in planes)
-    two = _two_tier(n_leaves, uplinks, p_all)
+    two = _two_tier(n_leaves, uplinks, spine_down or p_all, spines)
     want = tiers
     if want == "auto":
         want = 2 if two is not None else 3
@@ -163,8 +181,9 @@ def build_upper(
                 raise DesignError.one(
                     f"{field_prefix}.tiers",
                     f"{len(leaves)} leaves with {uplinks} uplinks each do not fit under "
-                    f"one layer of {p_all}-port spines",
-                    "use tiers: auto (3 tiers) or fewer servers per fabric",
+                    f"one layer of {p_all}-port spines"
+                    + (f" ({spines} of them, {spine_down or p_all} ports down each)" if spines else ""),
+                    "use tiers: auto (3 tiers), more spines_per_group or fewer servers per fabric",
                 )
             _two_tier_plane(b, network, prefix, leaves, up_ports, uplinks, speed, model_key, two, tree)
         else:
@@ -182,15 +201,20 @@ def build_upper(
                 units_per_pod,
                 field_prefix,
                 tree,
+                spines,
+                spine_down,
             )
     return tree
 
 
-def _two_tier(n_leaves: int, uplinks: int, ports: int) -> int | None:
+def _two_tier(n_leaves: int, uplinks: int, ports: int, spines: int | None = None) -> int | None:
+    """Spines of a 2-tier plane of `n_leaves` leaves, each spine using at most `ports` downlinks: the
+    design's count (`spines`, already checked to divide the uplinks) or the fewest that fit; None if
+    they do not fit."""
     if uplinks == 0:
         return None
     # never fewer than two spines: one spine is a single point of failure for the whole fabric
-    s = _smallest_divisor_at_least(uplinks, max(2, math.ceil(n_leaves * uplinks / ports)))
+    s = spines or _smallest_divisor_at_least(uplinks, max(2, math.ceil(n_leaves * uplinks / ports)))
     if s is None or n_leaves * (uplinks // s) > ports:
         return None
     return s
@@ -264,19 +288,32 @@ def _three_tier_plane(
     units_per_pod: int | None,
     field_prefix: str,
     tree: Tree,
+    spines: int | None = None,
+    spine_down: int | None = None,
 ) -> None:
     model = b.catalog.switches[model_key]
-    half = p_all // 2
+    if spine_down is not None and 2 * spine_down > p_all:
+        raise DesignError.one(
+            f"{field_prefix}.spine_downlinks",
+            f"a 3-tier spine faces the cores with as many ports as the leaves: {spine_down} each way is "
+            f"more than a {model_key}'s {p_all} ports",
+            f"use at most {p_all // 2}",
+        )
+    half = spine_down or p_all // 2
     per_pod_units = units_per_pod or max(1, half // unit)
     pod_leaves = per_pod_units * unit
-    s_pod = _smallest_divisor_at_least(uplinks, 1)
-    while s_pod is not None and pod_leaves * (uplinks // s_pod) > half:
+    s_pod = spines or _smallest_divisor_at_least(uplinks, 1)
+    while spines is None and s_pod is not None and pod_leaves * (uplinks // s_pod) > half:
         s_pod = _smallest_divisor_at_least(uplinks, s_pod + 1)
-    if s_pod is None:
+    if s_pod is None or pod_leaves * (uplinks // s_pod) > half:
+        field = "spines_per_group" if spines else "sus_per_pod" if units_per_pod else "switch"
         raise DesignError.one(
-            f"{field_prefix}.sus_per_pod" if units_per_pod else f"{field_prefix}.switch",
-            f"a pod of {pod_leaves} leaves with {uplinks} uplinks each does not fit {half} spine downlinks",
-            "use fewer scalable units per pod",
+            f"{field_prefix}.{field}",
+            f"a pod of {pod_leaves} leaves with {uplinks} uplinks each does not fit {half} spine downlinks"
+            + (f" over {spines} spines" if spines else ""),
+            "use more spines per group, or fewer scalable units per pod"
+            if spines
+            else "use fewer scalable units per pod",
         )
     k = uplinks // s_pod
     pods = [leaves[i : i + pod_leaves] for i in range(0, len(leaves), pod_leaves)]
@@ -296,7 +333,8 @@ def _three_tier_plane(
         )
     m = up // core_c
     ports = eligible(model, speed, "down")
-    down_idx, up_idx = ports[:half], ports[half : 2 * half]
+    # the spine's core-facing ports start at the middle of its ports, whatever it uses of either half
+    down_idx, up_idx = ports[: p_all // 2], ports[p_all // 2 : 2 * (p_all // 2)]
     ws, wc = number_width(s_pod), number_width(s_pod * core_c)
     cores = [
         b.switch(f"{prefix}core{n + 1:0{wc}d}", model_key, network, Role.CORE, **_plane_attr(prefix), index=n + 1)
@@ -435,6 +473,10 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
                             b.port_name(leaf.name, downs[si * rails + j]),
                         )
         unit = leaves_per_su
+    units_per_pod = be.sus_per_pod
+    if be.pods == "rail_groups":
+        # a pod is one rail's leaves of one unit (the leaves are in unit, rail order): NVIDIA's groups
+        unit, units_per_pod = n_lpr, 1
     if be.spine_grouping == "per_rail":
         planes = [(f"rail{r}-", per_rail[r]) for r in range(rails)]
         unit = 1
@@ -449,7 +491,19 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
     else:
         planes = [("", leaves)]
     tree = build_upper(
-        b, Network.BACKEND, planes, up_ports, up, speed, sw_key, be.tiers, unit, be.sus_per_pod, "backend"
+        b,
+        Network.BACKEND,
+        planes,
+        up_ports,
+        up,
+        speed,
+        sw_key,
+        be.tiers,
+        unit,
+        units_per_pod,
+        "backend",
+        be.spines_per_group,
+        be.spine_downlinks,
     )
     slots: list[tuple[str, str]] = []
     if be.topology == "rail_optimized" and design.compute.reserved_slots:
@@ -508,7 +562,7 @@ def _attach_subnet_managers(
     in slot then rail order), as NVIDIA's 127-node SuperPOD cables the UFM appliances into the last
     SU's leaves in place of the 128th DGX: every backend port of every node, spread over the rails."""
     m = design.management
-    mgmt_model = b.catalog.servers[m.server]
+    mgmt_model = b.catalog.servers[management_model(design, b.catalog)]
     out: list[SubnetManagerPort] = []
     if not m.backend_attached or mgmt_model.backend is None:
         return out
@@ -636,7 +690,7 @@ def build_frontend(
     downs, ups = _layout(model, sd, down, up_speed, up)
     srv = b.catalog.servers[design.compute.server]
     stm = b.catalog.storage_servers[design.storage.server]
-    mm = b.catalog.servers[design.management.server]
+    mm = b.catalog.servers[management_model(design, b.catalog)]
     mnic = b.catalog.nics[mm.defaults.frontend_nic]
     sides = fe.ports_per_server
     leaves: list[str] = []
@@ -764,7 +818,7 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
                 h,
                 Kind.MANAGEMENT,
                 Role.MANAGEMENT,
-                design.management.server,
+                management_model(design, b.catalog),  # with the fabric's NIC where its own cannot run it
                 attrs={"index": i + 1, "subnet_manager": i < design.management.backend_attached},
             )
         )
