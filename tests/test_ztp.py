@@ -110,7 +110,7 @@ def test_the_option_names_a_file_that_fetches_the_switch_own_configs(name: str) 
         if entry["os"] == "sonic":
             assert entry["fetches"][0] == f"ztp/{sw}/ztp.json"
             doc = json.loads(first)["ztp"]
-            assert list(doc) == ["01-frr-conf", "02-configdb-json"]  # lexical order is run order
+            assert list(doc) == ["01-frr-conf", "02-configdb-json", "03-users"]  # lexical order is run order
             config_db = next(p for p in configs if p.endswith("/config_db.json"))
             assert doc["02-configdb-json"]["url"] == {
                 "source": base + config_db,
@@ -120,6 +120,9 @@ def test_the_option_names_a_file_that_fetches_the_switch_own_configs(name: str) 
             assert doc["01-frr-conf"]["plugin"]["url"] == base + f"ztp/{sw}/frr-conf.sh"
             frr = next(p for p in configs if p.endswith("/frr.conf"))
             assert f'"{base + frr}"' in script and "/etc/sonic/frr/frr.conf" in script
+            # the local users (no config_db table holds them): users.sh itself is the plugin SONiC ZTP runs
+            users = next(p for p in configs if p.endswith("/users.sh"))
+            assert doc["03-users"]["plugin"]["url"] == base + users and files[users].startswith("#!/bin/sh\n")
             # split-unified is what makes bgp read that file rather than templates from config_db
             assert json.loads(files[config_db])["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == (
                 "split-unified"

@@ -74,7 +74,8 @@ NETWORK_OSES: dict[str, NetworkOs] = {
             # dhcrelay runs with ``-a %h:%p`` (hostname:port alias; each port's alias is set to its name)
             circuit_id="{switch}:{port}",
             summary="SONiC (config_db.json + frr.conf)",
-            config_files=("config_db.json", "frr.conf"),
+            # users.sh: local users are no config_db table (generators.vendors.sonic.sonic_users)
+            config_files=("config_db.json", "frr.conf", "users.sh"),
             # SONiC ZTP reads the ZTP JSON's URL from option 67 (ztp_json_url); its option 239 (a
             # provisioning script) is ignored when 67 is there. SONiC ZTP design, "3.4 DHCP Options":
             # https://github.com/sonic-net/SONiC/blob/master/doc/ztp/ztp.md

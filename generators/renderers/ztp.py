@@ -4,7 +4,7 @@ compiled configs by URL; and ``ztp/switches.json``, the index `railyard serve-zt
 
 - SONiC: ``ztp/<switch>/ztp.json`` (SONiC ZTP JSON: a ``01-frr-conf`` section whose plugin is
   ``frr-conf.sh``, which installs frr.conf, then ``02-configdb-json``, the configdb-json plugin loading
-  config_db.json). SONiC ZTP design: https://github.com/sonic-net/SONiC/blob/master/doc/ztp/ztp.md
+  config_db.json, then ``03-users``, whose plugin is the switch's users.sh: its local users and keys). SONiC ZTP design: https://github.com/sonic-net/SONiC/blob/master/doc/ztp/ztp.md
 - EOS: ``ztp/<switch>/bootstrap``, a CLI script copying eos.cfg to the startup-config.
 - Cumulus Linux: ``ztp/<switch>/cumulus-ztp.sh`` with the CUMULUS-AUTOPROVISIONING flag, which replaces
   the NVUE configuration with startup.yaml and applies it.
@@ -64,7 +64,7 @@ def _files(plan: Plan, sw: ZtpSwitch, env: Any) -> dict[str, str]:
         return ztp.url_of(plan, path)
 
     if sw.os == "sonic":
-        config_db, frr = sw.configs
+        config_db, frr, users = sw.configs
         script = f"{sw.folder}/{SONIC_FRR_SCRIPT}"
         doc = {
             "ztp": {
@@ -75,6 +75,9 @@ def _files(plan: Plan, sw: ZtpSwitch, env: Any) -> dict[str, str]:
                     "url": {"source": url(config_db), "destination": "/etc/sonic/config_db.json"},
                     "halt-on-failure": True,
                 },
+                # after the reload, so the users are there for the first login over the management port;
+                # a plugin is downloaded and run as root, which is what users.sh asks for
+                "03-users": {"plugin": {"url": url(users)}, "halt-on-failure": True},
             }
         }
         return {
