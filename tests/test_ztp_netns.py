@@ -3,6 +3,8 @@ compiled oob/kea-dhcp4.conf answers a real DHCP client (ISC dhclient, the client
 for their own ZTP) relayed by a real relay agent (ISC dhcrelay -a, which stamps option 82 as an access
 switch does), with that switch's address and ZTP option; the client then fetches the URL from
 `railyard serve-ztp`, and every URL the fetched file names in turn, and gets the compiled bytes.
+The last test goes on from there (issue 38): two switches boot from a deploy folder (`railyard compile
+--secrets --deploy`) and the frr.conf files they fetched bring up TCP-MD5 authenticated BGP in FRR.
 
 Three namespaces per exchange, as on a site:
 
@@ -385,3 +387,106 @@ def test_an_unplanned_port_gets_no_answer(compiled_out: dict[str, Path], tmp_pat
         with pytest.raises(ToolFailed, match="dhclient got no lease"):
             exchange(s, Port(free, port.subnet, port.gateway), "eos", 1, SWITCH_MAC, timeout=10)
         assert "GET" not in s.serve_log.read_text()
+
+
+# ------------------------------------------------------- issue 38: deploy folder to authenticated BGP
+
+# the values a site keeps in its secrets file (never in the design, the compiled folder or a log)
+DEPLOY_SECRETS = {
+    "switch_password": "Sw-ztp-netns-6a1c",
+    "snmp_auth_password": "Snmp-ztp-auth-27e9",
+    "snmp_priv_password": "Snmp-ztp-priv-c04d",
+    "bgp_password": "Bgp-ztp-md5-5b38f1",
+}
+
+
+def test_two_switches_boot_from_the_deploy_folder_into_authenticated_bgp(tmp_path: Path) -> None:
+    """Issue 38's namespace test, end to end from railyard's own files. `railyard compile --secrets
+    --deploy` writes golden-cumulus's deploy folder; Kea with its kea-dhcp4.conf answers a SONiC leaf and a
+    spine it is cabled to (dhclient through dhcrelay, as above) with their ZTP option; each switch follows
+    its ztp.json through `railyard serve-ztp` on the deploy folder and fetches its frr.conf, config_db.json
+    and users.sh, byte for byte as deployed. FRR started with the two fetched frr.conf files, on veths
+    named and wired as the plan cables the two switches, brings every one of their sessions to
+    Established with the TCP-MD5 key from the secrets file. No stream of compile, Kea, serve-ztp or the
+    clients holds a secret value."""
+    from generators.compiler import compile_file
+    from tests.netns_fabric import frr_fabric
+
+    secrets = tmp_path / "secrets.yaml"
+    secrets.write_text("".join(f"{k}: {v}\n" for k, v in DEPLOY_SECRETS.items()))
+    secrets.chmod(0o600)
+    out, deploy = tmp_path / "out", tmp_path / "deploy"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [
+        "compile",
+        str(GOLDEN["golden-cumulus"]),
+        "-o",
+        str(out),
+        "--secrets",
+        str(secrets),
+        "--deploy",
+        str(deploy),
+    ]
+    r = subprocess.run([*RAILYARD, *args], capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr
+    streams = {"compile": r.stdout + r.stderr}
+
+    plan = compile_file(GOLDEN["golden-cumulus"])[0]
+    leaf = "fe-leaf01"
+    links = [
+        (lk.a_device, lk.a_port, lk.b_device, lk.b_port)
+        for lk in plan.links
+        if lk.network == "frontend" and leaf in (lk.a_device, lk.b_device)
+    ]
+    spine = sorted({lk[2] if lk[0] == leaf else lk[0] for lk in links})[0]
+    links = [lk for lk in links if spine in (lk[0], lk[2])]
+    assert links, f"{leaf} and {spine} are cabled"
+
+    work = tmp_path / "site"
+    work.mkdir()
+    base = json.loads((deploy / "ztp/switches.json").read_text())["url"]
+    configs: dict[str, str] = {}
+    with site(deploy, work) as s:
+        for n, name in enumerate((leaf, spine), start=1):
+            entry = json.loads((deploy / "ztp/switches.json").read_text())["switches"][name]
+            assert entry["os"] == "sonic"
+            ex = exchange(s, port_of(deploy, name), "sonic", n, f"02:00:5e:10:01:0{n}")
+            assert ex.address == entry["address"] and ex.lease["bootfile-name"] == base + f"ztp/{name}/ztp.json"
+            _check_fetched(deploy, name, entry, ex, s)  # every file, as deployed, from the switch's address
+            conf = ex.fetched[base + f"frontend/{name}/frr.conf"].decode()
+            assert f" neighbor FABRIC password {DEPLOY_SECRETS['bgp_password']}\n" in conf
+            assert "%%RAILYARD_SECRET" not in conf
+            assert base + f"frontend/{name}/users.sh" in ex.fetched
+            configs[name] = conf
+        streams["kea-dhcp4"] = s.kea_log.read_text()
+        streams["serve-ztp"] = s.serve_log.read_text()
+        streams |= {f"{p.parent.name}/{p.name}": p.read_text() for p in work.glob("x*/*.log")}
+
+    with frr_fabric(configs, links, tmp_path / "fabric") as fab:
+        wired = {name: {lk[1] if lk[0] == name else lk[3] for lk in links} for name in configs}
+
+        def established(name: str) -> set[str]:
+            return {p for p, st in fab.bgp_peers(name).items() if st == "Established"}
+
+        for name, ports in wired.items():
+            assert wait_until(lambda: established(name) == ports, timeout=120), fab.bgp_peers(name)  # noqa: B023
+        running = fab.switches[leaf].vtysh("show running-config")
+        assert f"neighbor FABRIC password {DEPLOY_SECRETS['bgp_password']}" in running
+        text = fab.switches[leaf].vtysh("show bgp neighbors json")
+        streams["FRR's bgp neighbors"] = text
+        # FRR's word: every session of the leaf (those to the spines not started too) is authenticated
+        auth = {p: v.get("authenticationEnabled") for p, v in json.loads(text).items()}
+        assert wired[leaf] < set(auth) and set(auth.values()) == {1}, auth
+        # the kernel's word: each BGP connection of the leaf holds a TCP-MD5 key (RFC 2385) for its peer's
+        # address (how much of the key ss prints varies, so the key itself is FRR's running config above)
+        ss = run_in(
+            fab.switches[leaf].netns,
+            [require("ss"), "-tnie", "state", "established", "( sport = :179 or dport = :179 )"],
+        )
+        peers = re.findall(r"^\S+\s+\S+\s+\S+\s+\[([0-9a-f:]+)\]:179\b", ss.stdout, re.M)
+        peers += re.findall(r"^\S+\s+\S+\s+\[[0-9a-f:]+\]%\S+:179\s+\[([0-9a-f:]+)\]", ss.stdout, re.M)
+        keyed = re.findall(r" md5keys:([0-9a-f:]+)/128=", ss.stdout)
+        assert len(peers) == len(wired[leaf]) and sorted(keyed) == sorted(peers), ss.stdout
+    for what, text in streams.items():
+        for key, value in DEPLOY_SECRETS.items():
+            assert value not in text, f"the value of {key} is in {what}'s output"
