@@ -13,7 +13,7 @@ import pytest
 
 from generators.model.plan import Plan
 from generators.model.secrets import fill, placeholder
-from tests.conftest import rendered_files
+from tests.conftest import EXAMPLES, rendered_files
 from tests.netns_fabric import frr_fabric, wait_until
 from tests.pulumi_engine import SITE_SECRETS
 from tests.realtools import frr_check, kea_check, require
@@ -41,6 +41,33 @@ def test_every_frr_conf_passes_vtysh(compiled: Callable[..., Plan], name: str, t
     for rel in confs:
         path = tmp_path / rel.replace("/", "_")
         path.write_text(files[rel])
+        ok, out = frr_check(path)
+        assert ok, f"{rel}: {out}"
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_shipped_frr_conf_passes_vtysh_as_deployed(
+    compiled: Callable[..., Plan], name: str, tmp_path: Path
+) -> None:
+    """Issue 38: every frr.conf of every shipped design (frontend, OOB aggregation and access, RoCE
+    backend: every SONiC switch) with its BGP password filled as a deployment fills it, through FRR's own
+    parser (vtysh -C); each one authenticates its sessions."""
+    files = files_of(compiled, name)
+    plan = compiled(name)
+    sonic = {
+        d.name
+        for d in plan.devices
+        if d.kind == "switch"
+        and d.network in ("frontend", "backend", "oob")
+        and plan.catalog.switches[d.model].os == "sonic"
+    }
+    confs = sorted(p for p in files if p.endswith("/frr.conf"))
+    assert {p.split("/")[1] for p in confs} == sonic and len(confs) == len(sonic)
+    for rel in confs:
+        text = fill(files[rel], SITE_SECRETS, rel)
+        assert f" password {SITE_SECRETS['bgp_password']}\n" in text, rel
+        path = tmp_path / rel.replace("/", "_")
+        path.write_text(text)
         ok, out = frr_check(path)
         assert ok, f"{rel}: {out}"
 
