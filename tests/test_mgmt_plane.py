@@ -114,9 +114,12 @@ def test_every_switch_of_every_shipped_design_carries_its_management_plane(
 
 
 def test_aaa_users_and_keys_reach_every_os(compiled: Callable[..., Plan]) -> None:
-    """TACACS+, RADIUS, a second user with its own secret and an SSH key: on SONiC, EOS and Cumulus."""
+    """TACACS+, RADIUS, a second user with its own secret and an SSH key: on SONiC, EOS, Cumulus, MLNX-OS
+    (h100-256's InfiniBand) and NVOS (b300-xdr's)."""
+    seen: set[str] = set()
     for design, extra in (
         ("h100-256", ()),
+        ("b300-xdr", ()),
         ("h100-256", ("frontend.vendor=eos", "frontend.switch=DCS-7060DX5-64S")),
         ("b300-spectrumx", ()),
     ):
@@ -140,6 +143,24 @@ def test_aaa_users_and_keys_reach_every_os(compiled: Callable[..., Plan]) -> Non
                 assert "aaa authentication login default group RAILYARD-TACACS group RAILYARD-RADIUS local" in text
                 assert "username noc privilege 1 role network-operator secret sha512" in text
                 assert "username admin ssh-key ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk ops@site" in text
+            seen.add(path.rsplit("/", 1)[1])
+            if path.endswith("mgmt.cfg"):
+                assert "tacacs-server host 10.9.0.2 auth-port 4949 timeout 5 key %%RAILYARD_SECRET.tacacs_key%%" in text
+                assert "radius-server host 10.9.0.3 auth-port 1812 timeout 9 key %%RAILYARD_SECRET.radius_key%%" in text
+                assert "\naaa authentication login default tacacs+ radius local\n" in text
+                assert "\nusername noc capability monitor\n" in text
+            if path.endswith("mgmt.nv"):
+                assert (
+                    "nv set system aaa tacacs server 10.9.0.1 port 49 timeout 5 priority 1 secret '%%RAILYARD_SECRET."
+                    in text
+                )
+                assert (
+                    "nv set system aaa radius server 10.9.0.3 port 1812 timeout 9 priority 1 secret '%%RAILYARD_SECRET."
+                    in text
+                )
+                order = re.findall(r"^nv set system aaa authentication order (\d) (\w+)$", text, re.M)
+                assert order == [("1", "tacacs"), ("2", "radius"), ("3", "local")]
+                assert "nv set system aaa user admin ssh authorized-key key1 type ssh-ed25519" in text
             if path.endswith("startup.yaml") and "/swp" not in path:
                 aaa = yaml.safe_load(text)[0]["set"]["system"]["aaa"]
                 assert aaa["user"]["noc"]["role"] == "nvue-monitor"
@@ -148,6 +169,7 @@ def test_aaa_users_and_keys_reach_every_os(compiled: Callable[..., Plan]) -> Non
                     2: {"method": "radius"},
                     10: {"method": "local"},
                 }
+    assert {"config_db.json", "users.sh", "eos.cfg", "startup.yaml", "mgmt.cfg", "mgmt.nv"} <= seen
 
 
 def test_bgp_auth_none_and_no_mgmt_vrf(compiled: Callable[..., Plan]) -> None:
