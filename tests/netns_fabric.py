@@ -33,6 +33,7 @@ them every veth) by name. Traffic never leaves the namespaces made here.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -211,6 +212,16 @@ def run_in(
 ) -> subprocess.CompletedProcess[str]:
     """A command inside a namespace of the fabric."""
     return run_cmd(["ip", "netns", "exec", netns, *args], timeout=timeout, check=check)
+
+
+def md5_failures(netns: str) -> int:
+    """The kernel's count of TCP segments a namespace dropped for a wrong TCP-MD5 signature
+    (TcpExt TCPMD5Failure in its /proc/net/netstat)."""
+    lines = [
+        ln.split() for ln in run_cmd(["ip", "netns", "exec", netns, "cat", "/proc/net/netstat"]).stdout.splitlines()
+    ]
+    names, values = next((a, b) for a, b in itertools.pairwise(lines) if a[0] == b[0] == "TcpExt:")
+    return int(values[names.index("TCPMD5Failure")])
 
 
 def ping_from(netns: str, target: str, timeout: float = 2.0) -> bool:

@@ -14,7 +14,7 @@ import pytest
 from generators.model.plan import Plan
 from generators.model.secrets import fill, placeholder
 from tests.conftest import EXAMPLES, rendered_files
-from tests.netns_fabric import frr_fabric, wait_until
+from tests.netns_fabric import frr_fabric, md5_failures, wait_until
 from tests.pulumi_engine import SITE_SECRETS
 from tests.realtools import frr_check, kea_check, require
 
@@ -201,8 +201,12 @@ def test_bgp_sessions_are_authenticated_and_a_wrong_password_is_refused(
 
         wired = {leaf: {lk[1] if lk[0] == leaf else lk[3] for lk in per_leaf[leaf]} for leaf in per_leaf}
         assert wait_until(lambda: set(up("fe-leaf01")) == wired["fe-leaf01"], timeout=120), fab.bgp_peers("fe-leaf01")
-        # leaf02 had as long, and longer, to come up: with the wrong key not one session does
-        time.sleep(5)
+        # leaf02 tried as long: the kernels of both ends report segments dropped for a bad TCP-MD5 signature
+        # (what refuses the wrong key, RFC 2385), and not one of its sessions is up
+        ends = (fab.switches["fe-leaf02"].netns, fab.switches["fe-spine01"].netns)
+        assert wait_until(lambda: all(md5_failures(ns) > 0 for ns in ends), timeout=120), [
+            md5_failures(ns) for ns in ends
+        ]
         assert up("fe-leaf02") == [], fab.bgp_peers("fe-leaf02")
         port = sorted(wired["fe-leaf01"])[0]
         doc = fab.switches["fe-leaf01"].vtysh_json(f"show bgp neighbors {port} json")

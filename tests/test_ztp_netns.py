@@ -410,7 +410,7 @@ def test_two_switches_boot_from_the_deploy_folder_into_authenticated_bgp(tmp_pat
     Established with the TCP-MD5 key from the secrets file. No stream of compile, Kea, serve-ztp or the
     clients holds a secret value."""
     from generators.compiler import compile_file
-    from tests.netns_fabric import frr_fabric
+    from tests.netns_fabric import frr_fabric, md5_failures
 
     secrets = tmp_path / "secrets.yaml"
     secrets.write_text("".join(f"{k}: {v}\n" for k, v in DEPLOY_SECRETS.items()))
@@ -487,6 +487,8 @@ def test_two_switches_boot_from_the_deploy_folder_into_authenticated_bgp(tmp_pat
         peers += re.findall(r"^\S+\s+\S+\s+\[[0-9a-f:]+\]%\S+:179\s+\[([0-9a-f:]+)\]", ss.stdout, re.M)
         keyed = re.findall(r" md5keys:([0-9a-f:]+)/128=", ss.stdout)
         assert len(peers) == len(wired[leaf]) and sorted(keyed) == sorted(peers), ss.stdout
+        # and both ends signed with the same key: neither kernel dropped a segment for a bad signature
+        assert [md5_failures(sw.netns) for sw in fab.switches.values()] == [0, 0]
     for what, text in streams.items():
         for key, value in DEPLOY_SECRETS.items():
             assert value not in text, f"the value of {key} is in {what}'s output"
