@@ -4,7 +4,8 @@ compiled configs by URL; and ``ztp/switches.json``, the index `railyard serve-zt
 
 - SONiC: ``ztp/<switch>/ztp.json`` (SONiC ZTP JSON: a ``01-frr-conf`` section whose plugin is
   ``frr-conf.sh``, which installs frr.conf, then ``02-configdb-json``, the configdb-json plugin loading
-  config_db.json, then ``03-users``, whose plugin is the switch's users.sh: its local users and keys). SONiC ZTP design: https://github.com/sonic-net/SONiC/blob/master/doc/ztp/ztp.md
+  config_db.json, then ``03-users``, whose plugin is the switch's users.sh: its local users and keys).
+  SONiC ZTP design: https://github.com/sonic-net/SONiC/blob/master/doc/ztp/ztp.md
 - EOS: ``ztp/<switch>/bootstrap``, a CLI script copying eos.cfg to the startup-config.
 - Cumulus Linux: ``ztp/<switch>/cumulus-ztp.sh`` with the CUMULUS-AUTOPROVISIONING flag, which replaces
   the NVUE configuration with startup.yaml and applies it.
