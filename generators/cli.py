@@ -933,6 +933,8 @@ def serve_ztp(
         ) from None
     sw = len({name for name, _ in served.paths.values()})
     log(f"serving {len(served.paths)} files of {sw} switches from {served.root} on http://{host}:{tcp}/")
+    if served.private:
+        log(f"{len(served.private)} of them hold secrets: each goes to its switch's planned address only")
     if url.hostname != host or (url.port or 80) != tcp:
         log(f"note: the switches were told {served.url} (ztp.url); they fetch from there, not from here")
     try:

@@ -280,3 +280,62 @@ def test_serve_ztp_refuses_a_folder_without_ztp(cli: Callable[..., Any], tmp_pat
     assert f"OUT_DIR: {tmp_path} has no ztp/switches.json" in r.output and "Traceback" not in r.output
     r = cli("serve-ztp", str(tmp_path / "none"))
     assert r.exit_code == 2 and "is no folder" in r.output
+
+
+def test_serve_ztp_gives_a_deploy_folders_secrets_to_their_switch_only(cli: Callable[..., Any], tmp_path: Path) -> None:
+    """Served from a deploy folder, a file holding secrets (mode 0600: frr.conf with the BGP key,
+    config_db.json with SNMP passwords, users.sh with hashes) goes to its switch's planned address and to
+    no other client, which gets 403 and a log line naming the switch; a file without secrets (the ZTP
+    JSON, 0644) is served as from a compiled folder. No served byte or log line holds a value."""
+    import dataclasses
+
+    from generators.model.secrets import referenced
+
+    values = {
+        "switch_password": "Sw-serve-ztp-8d21",
+        "snmp_auth_password": "Snmp-serve-auth-77",
+        "snmp_priv_password": "Snmp-serve-priv-78",
+        "bgp_password": "Bgp-serve-md5-a9f3",
+    }
+    secrets = tmp_path / "secrets.yaml"
+    secrets.write_text("".join(f"{k}: {v}\n" for k, v in values.items()))
+    secrets.chmod(0o600)
+    deploy = tmp_path / "deploy"
+    r = cli("compile", str(GOLDEN["golden-cumulus"]), "-o", str(tmp_path / "out"), "--secrets", str(secrets))
+    assert r.exit_code == 2  # --secrets goes with --deploy
+    args = ["compile", str(GOLDEN["golden-cumulus"]), "-o", str(tmp_path / "out"), "--secrets", str(secrets)]
+    r = cli(*args, "--deploy", str(deploy))
+    assert r.exit_code == 0, r.output
+    idx = json.loads((deploy / "ztp/switches.json").read_text())
+    name, entry = next((n, e) for n, e in idx["switches"].items() if e["os"] == "sonic")
+    frr = f"frontend/{name}/frr.conf"
+    served = load(deploy)
+    # the files whose compiled form holds a placeholder (users.sh holds hashes of the values, not them)
+    held = {p for p in served.paths if referenced((tmp_path / "out" / p).read_text())}
+    assert served.private == held and {frr, f"frontend/{name}/users.sh"} <= held
+
+    for planned in (False, True):
+        # the same server, as the switch's planned address sees it: its own address is this client's
+        paths = {p: (sw, "127.0.0.1" if planned and sw == name else a) for p, (sw, a) in served.paths.items()}
+        lines: list[str] = []
+        server = make_server(dataclasses.replace(served, paths=paths), "127.0.0.1", 0, lines.append)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            base = f"http://127.0.0.1:{server.server_address[1]}/"
+            got = fetch(base + frr)
+            if planned:
+                assert got == (200, (deploy / frr).read_bytes())
+                assert f" password {values['bgp_password']}\n" in got[1].decode()
+                assert lines[-1] == f"127.0.0.1 GET /{frr}: {name}, {(deploy / frr).stat().st_size} bytes"
+            else:
+                assert got == (403, b"")
+                assert (
+                    lines[-1]
+                    == f"127.0.0.1 GET /{frr}: 403, {name}'s file holds secrets: only {entry['address']} gets it"
+                )
+            assert fetch(base + entry["fetches"][0]) == (200, (deploy / entry["fetches"][0]).read_bytes())
+        finally:
+            server.shutdown()
+            server.server_close()
+        for line in lines:
+            assert not any(v in line for v in values.values()), line

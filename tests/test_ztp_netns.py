@@ -405,10 +405,10 @@ def test_two_switches_boot_from_the_deploy_folder_into_authenticated_bgp(tmp_pat
     --deploy` writes golden-cumulus's deploy folder; Kea with its kea-dhcp4.conf answers a SONiC leaf and a
     spine it is cabled to (dhclient through dhcrelay, as above) with their ZTP option; each switch follows
     its ztp.json through `railyard serve-ztp` on the deploy folder and fetches its frr.conf, config_db.json
-    and users.sh, byte for byte as deployed. FRR started with the two fetched frr.conf files, on veths
-    named and wired as the plan cables the two switches, brings every one of their sessions to
-    Established with the TCP-MD5 key from the secrets file. No stream of compile, Kea, serve-ztp or the
-    clients holds a secret value."""
+    and users.sh, byte for byte as deployed (another address gets 403 for a file holding secrets). FRR
+    started with the two fetched frr.conf files, on veths named and wired as the plan cables the two
+    switches, brings every one of their sessions to Established with the TCP-MD5 key from the secrets
+    file. No stream of compile, Kea, serve-ztp or the clients holds a secret value."""
     from generators.compiler import compile_file
     from tests.netns_fabric import frr_fabric, md5_failures
 
@@ -458,6 +458,10 @@ def test_two_switches_boot_from_the_deploy_folder_into_authenticated_bgp(tmp_pat
             assert "%%RAILYARD_SECRET" not in conf
             assert base + f"frontend/{name}/users.sh" in ex.fetched
             configs[name] = conf
+        # the server's own address is no switch's: a file holding the BGP key is not its to fetch
+        with pytest.raises(ToolFailed, match=r"failed \(22\)"):
+            fetch(s.server_ns, base + f"frontend/{leaf}/frr.conf")
+        assert f"{s.server_addr} GET /frontend/{leaf}/frr.conf: 403, " in s.serve_log.read_text()
         streams["kea-dhcp4"] = s.kea_log.read_text()
         streams["serve-ztp"] = s.serve_log.read_text()
         streams |= {f"{p.parent.name}/{p.name}": p.read_text() for p in work.glob("x*/*.log")}

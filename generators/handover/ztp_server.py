@@ -7,6 +7,10 @@ stay private, and no path can leave the folder (a listed file that is a link out
 Each fetch is logged with the switch it belongs to and the client's address, and a client that is not at
 the switch's planned address is said so (a cabling swap shows up here first).
 
+A deploy folder's files that hold secrets (the ones its writer made mode 0600: BGP keys, TACACS+ keys,
+password hashes) go to their own switch's planned address only; any other client gets 403 and the log
+says whose file it asked for. A compiled folder holds placeholders, so all of it is served to anyone.
+
 A production site may serve the folder with any static HTTP server at ``ztp.url``; this one needs nothing
 beyond Python's own http.server.
 """
@@ -35,6 +39,8 @@ class Served:
     root: Path
     paths: dict[str, tuple[str, str]]
     url: str  # where the compile said the folder is served (ztp.url)
+    # the served files that hold secrets: readable by their owner only, as a deploy writes them
+    private: frozenset[str] = frozenset()
 
 
 def load(folder: Path, arg: str = "OUT_DIR") -> Served:
@@ -57,7 +63,16 @@ def load(folder: Path, arg: str = "OUT_DIR") -> Served:
             arg, f"{index} is not railyard's ZTP index ({exc})", "compile the design into this folder again"
         ) from None
     paths = {p: (name, str(sw["address"])) for name, sw in switches.items() for p in sw["fetches"]}
-    return Served(folder.resolve(), paths, url)
+    return Served(folder.resolve(), paths, url, frozenset(p for p in paths if _owner_only(folder / p)))
+
+
+def _owner_only(file: Path) -> bool:
+    """A file nobody but its owner may read: how `compile --deploy` and the Pulumi program write the
+    files holding secrets (the others are 0644)."""
+    try:
+        return file.stat().st_mode & 0o077 == 0
+    except OSError:
+        return False  # missing: resolve() answers 404 for it
 
 
 def resolve(served: Served, request_path: str) -> tuple[Path, str, str] | None:
@@ -92,6 +107,10 @@ def make_server(served: Served, bind: str, port: int, log: Callable[[str], None]
                 self.send_error(HTTPStatus.NOT_FOUND, "not a file any switch fetches")
                 return
             file, switch, planned = hit
+            if client != planned and unquote(urlsplit(self.path).path).lstrip("/") in served.private:
+                log(f"{client} {self.command} {self.path}: 403, {switch}'s file holds secrets: only {planned} gets it")
+                self.send_error(HTTPStatus.FORBIDDEN, "this file is served to its switch's address only")
+                return
             data = file.read_bytes()
             elsewhere = "" if client == planned else f" (its planned address is {planned})"
             log(f"{client} {self.command} {self.path}: {switch}, {len(data)} bytes{elsewhere}")
