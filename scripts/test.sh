@@ -23,13 +23,13 @@ export PATH PULUMI_PYTHON_CMD="$PWD/.venv/bin/python"
 # ~/.cache/railyard/netbox-<version>; the first run takes ~10 min, later ones under a second
 bash scripts/install-netbox.sh >/dev/null
 # pytest in RAILYARD_TEST_WORKERS processes (pytest-xdist; default 2, this machine's cores; 0 runs the
-# tests in this one process). --dist loadgroup keeps a group of tests on one worker: a module, the modules
-# sharing the NetBox session fixture, the large tests (tests/conftest.py forms the groups and puts the
-# longest first, so the two workers end together)
+# tests in this one process). --dist loadfile keeps a module's tests on one worker; tests/conftest.py
+# keeps the modules sharing the NetBox session fixture on one too, and puts the longest modules first, so
+# the two workers end together
 workers=${RAILYARD_TEST_WORKERS:-2}
 case "$workers" in ''|*[!0-9]*) echo "RAILYARD_TEST_WORKERS must be a whole number, not '$workers'" >&2; exit 2 ;; esac
 set +e
-.venv/bin/python -m pytest -q -n "$workers" --dist loadgroup "$@"
+.venv/bin/python -m pytest -q -n "$workers" --dist loadfile "$@"
 rc=$?
 set -e
 # pytest exits 5 when it collected no test: that is a failure here, not a pass

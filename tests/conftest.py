@@ -24,7 +24,7 @@ EXAMPLES = sorted(p.stem for p in DESIGNS.glob("*.yaml") if p.stem != "catalog")
 
 # Designs whose compile and render take many seconds (h100-16k: 16,384 GPUs): a test that uses one is
 # marked `large` (by hand, or by this file when a parameter names the design), so `-m "not large"` leaves
-# them out while developing and the suite runs them together, on one pytest-xdist worker
+# them out while developing
 LARGE_DESIGNS = frozenset({"h100-16k"})
 
 Key = tuple[str, tuple[str, ...]]
@@ -156,39 +156,43 @@ def cli_on_caches(monkeypatch: pytest.MonkeyPatch, cli: Callable[..., object]) -
 # Markers, order and pytest-xdist groups
 # ---------------------------------------------------------------------------------------------------------
 
-# pytest-xdist (--dist loadgroup) hands whole groups to its two workers in collection order: a group is a
-# module, but for the modules sharing a session fixture (one group, so it starts once: a NetBox takes ~15 s
-# and ~1 GB) and the `large` tests (one group across modules, so h100-16k and its variants are compiled
-# and rendered once). The longest groups come first, so they start at once and the short ones fill in
-# behind them; seconds measured on this 2-core machine, one process, 2026-12-05. A group not listed comes
-# after these, in its usual order.
+# scripts/test.sh runs pytest-xdist with --dist loadfile: a module's tests run on one worker, so its
+# module-scoped fixtures are made once. The scheduler below (pytest_xdist_make_scheduler) joins the modules
+# of SHARED_SCOPES into one scope: those sharing the NetBox session fixture run on one worker, and it
+# starts once (~15 s and ~1 GB). Scopes go to the two workers in collection order, so the longest come
+# first: they start at once and the short ones fill in behind them (seconds of one process on this 2-core
+# machine, 2026-12-05; a module not listed runs after these in its usual order). pytest-xdist's own
+# --dist loadgroup with xdist_group marks would do this, but its groups are lost under pytest 9.2
+# (pytest-dev/pytest-xdist#1386: it renames node ids through an attribute pytest 9.2 no longer reads).
 SLOWEST_FIRST = (
     "netbox",
     "test_pulumi_engine",
     "test_netbox_csv_import",
-    "large",
+    "test_output_transaction",
     "test_sonic_yang",
     "test_slurm_ib_daemons",
     "test_frontend_evpn",
     "test_roce_backend_netns",
     "test_frontend_tools",
-    "test_realtools",
-    "test_packaging",
+    "test_review_diff",
     "test_eos",
+    "test_packaging",
+    "test_realtools",
     "test_lldp_daemons",
     "test_yaml_text",
     "test_netbox_hostile",
     "test_engine_smoke",
     "test_review_script",
     "test_pulumi_config",
-    "test_cumulus_backend",
     "test_docs",
+    "test_bom",
 )
-SHARED_GROUPS = {"test_netbox_push": "netbox", "test_netbox_service": "netbox"}
+SHARED_SCOPES = {"tests/test_netbox_push.py": "netbox", "tests/test_netbox_service.py": "netbox"}
 
 
-def _group(item: pytest.Item) -> str:
-    return "large" if item.get_closest_marker("large") else SHARED_GROUPS.get(item.path.stem, item.path.stem)
+def _scope(nodeid: str) -> str:
+    module = nodeid.split("::", 1)[0]
+    return SHARED_SCOPES.get(module, module)
 
 
 def _names_a_large_design(item: pytest.Item) -> bool:
@@ -202,15 +206,27 @@ def _names_a_large_design(item: pytest.Item) -> bool:
     return False
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _names_a_large_design(item):
             item.add_marker(pytest.mark.large)
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
-    # a stable sort: a group's tests keep their order
+    # a stable sort: a scope's tests keep their order
     rank = {name: n for n, name in enumerate(SLOWEST_FIRST)}
-    items.sort(key=lambda it: rank.get(_group(it), len(rank)))
+    items.sort(key=lambda it: rank.get(Path(_scope(it.nodeid)).stem, len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent when it is not installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """--dist loadfile, with the modules of SHARED_SCOPES in one scope."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope(nodeid)
+
+    return Scheduling(config, log)
 
 
 @pytest.hookimpl(wrapper=True)
