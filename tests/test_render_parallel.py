@@ -121,11 +121,18 @@ def test_a_design_error_pickles_whole_where_dask_installed_tblib() -> None:
 def test_a_bug_in_the_child_says_where_it_happened(plan, tmp_path: Path, monkeypatch) -> None:
     """Every renderer fails, but only in the child: its error reaches the parent with the child's traceback."""
     parent = os.getpid()
+    took = tmp_path / "the child took a renderer"
 
     def render_anything(plan):
         if os.getpid() != parent:
+            took.touch()
             raise ZeroDivisionError("in the child")
-        time.sleep(0.2)  # the child takes part of the queue (the parent is the first to read it)
+        # the parent holds its first renderer until the child has taken one (a fork can take a while
+        # on a busy machine: a fixed sleep let the parent empty the queue first)
+        deadline = time.monotonic() + 60
+        while not took.exists():
+            assert time.monotonic() < deadline, "the forked child took no renderer within 60 s"
+            time.sleep(0.01)
         return {}
 
     monkeypatch.setattr(renderers, "RENDERERS", [render_anything] * 8)
