@@ -310,7 +310,7 @@ def assert_racked(tree: dict[str, dict[str, dict]], plan, out: Path) -> None:
     """Every switch's config files are in the FileGroup `<network>/<row>` of the row of the rack placement
     put the switch in (those holding a secret in `<network>/<row>#secret` beside it, whose map is
     encrypted: the owners record the program writes names their group), a child of its network's
-    component; every rack's printed sheets in `cabling/<row>`."""
+    component, and its ZTP files in `ztp/<row>`; every rack's printed sheets in `cabling/<row>`."""
     (site,) = tree[SITE_T].values()
     nets, folders, groups = tree[NETWORK_T], tree[FOLDER_T], tree[GROUP_T]
     assert RACK_T not in tree, "a rack is its FileGroup, not a component holding one"
@@ -319,12 +319,17 @@ def assert_racked(tree: dict[str, dict[str, dict]], plan, out: Path) -> None:
     }
     owner = json.loads((out / OWNERS).read_text())["paths"]
     assert {p: g for p, g in owner.items() if not g.endswith(SECRET_SUFFIX)} == held
-    switch_files = [p for p in owner if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
+    switch_files = [p for p in owner if p.split("/")[0] in ("frontend", "oob", "ztp") and p.count("/") == 2]
     switches = {d.name: d for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")}
-    assert {p.split("/")[1] for p in switch_files} == set(switches), "every frontend/oob switch renders files"
+    configured = {p.split("/")[1] for p in switch_files if not p.startswith("ztp/")}
+    assert configured == set(switches), "every frontend/oob switch renders files"
+    ztp = {p.split("/")[1] for p in switch_files if p.startswith("ztp/")}
+    assert ztp and ztp <= set(switches), "ZTP files are for frontend/oob switches"
     row = {r.name: r.row for r in plan.racks}
     ib = {d.name: d for d in plan.devices if d.kind == "switch" and d.network == "backend"}
-    want = {f"cabling/{r.row}" for r in plan.racks} | {f"{d.network}/{row[d.rack]}" for d in switches.values()}
+    want = {f"cabling/{r.row}" for r in plan.racks} | {
+        f"{p.split('/')[0]}/{row[switches[p.split('/')[1]].rack]}" for p in switch_files
+    }
     want |= {f"infiniband/{row[d.rack]}" for d in ib.values()}  # each InfiniBand switch's mgmt.cfg
     assert {g.removesuffix(SECRET_SUFFIX) for g in groups if "/" in g} == want
     for name, g in groups.items():  # each group is the child of its section's component
@@ -333,11 +338,12 @@ def assert_racked(tree: dict[str, dict[str, dict]], plan, out: Path) -> None:
     for path in switch_files:
         section, device = path.split("/")[:2]
         assert owner[path].removesuffix(SECRET_SUFFIX) == f"{section}/{row[switches[device].rack]}", path
-        assert nets[section]["parent"] == site["urn"]
+        assert {**nets, **folders}[section]["parent"] == site["urn"]
     for r in plan.racks:
         for sheet in (f"cabling/racks/{r.name}.html", f"cabling/racks/{r.name}.csv"):
             assert held[sheet] == f"cabling/{r.row}", sheet
     assert held["plan.json"] == "."
+    assert held["ztp/switches.json"] == "ztp"
 
 
 def test_up_groups_switch_files_by_row(tmp_path):
@@ -403,17 +409,19 @@ def test_files_moving_into_row_groups_stay_on_disk(tmp_path):
     planned = step_ops(st.preview())
     # every frontend file is a switch's: the frontend group goes, its files all claimed by row groups;
     # oob keeps its files of no rack (kea, the management network's own) and lets the switch files go;
-    # the groups of the switches' users.sh and InfiniBand mgmt.cfg (secret) go to their rows' too;
-    # the rack groups of the cabling sheets go, their files claimed by row groups
-    assert (planned.pop("frontend"), planned.pop("oob")) == ("delete", "update")
+    # ztp keeps its index of no rack and lets each switch's files go to its row; the groups of the
+    # switches' users.sh and InfiniBand mgmt.cfg (secret) go to their rows' too; the rack groups of the
+    # cabling sheets go, their files claimed by row groups
+    assert (planned.pop("frontend"), planned.pop("oob"), planned.pop("ztp")) == ("delete", "update", "update")
     secret = {"frontend#secret", "oob#secret", "infiniband#secret"}
     assert {planned.pop(g) for g in secret} == {"delete"}
     assert {n for n, op in planned.items() if op == "delete"} == rack_groups
     created = {n for n, op in planned.items() if op == "create"}
     assert created | rack_groups == set(planned)
-    assert {n.split("/")[0] for n in created} == {"cabling", "frontend", "oob", "infiniband"}
+    assert {n.split("/")[0] for n in created} == {"cabling", "frontend", "oob", "infiniband", "ztp"}
     assert {n.split("/")[1].removesuffix(SECRET_SUFFIX) for n in created} == {r.row for r in plan.racks}
-    assert st.up_ops() == {**planned, "frontend": "delete", "oob": "update", **dict.fromkeys(secret, "delete")}
+    changed = {"frontend": "delete", "oob": "update", "ztp": "update", **dict.fromkeys(secret, "delete")}
+    assert st.up_ops() == {**planned, **changed}
     assert_moved_untouched(st, out, files, plan)
 
 
