@@ -35,6 +35,24 @@ GB200 = (
     "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-gb200/latest/"
     "network-fabrics.html"
 )
+# NVIDIA Enterprise RA, HGX AI Factory: "CPU Converged (North/South) network connects the nodes using two
+# 400 GbE ports to two separate switches. This network is used for node communications with compute, storage,
+# in-band management, and end-user connections" (SN5600-class, BlueField-3 B3240 / B3140H)
+ERA_HGX = (
+    "https://docs.nvidia.com/enterprise-reference-architectures/hgx-ai-factory/latest/network-logical-architecture.html"
+)
+# the ERA's converged network as a user writes it on the shipped HGX B300 design: storage on the frontend (the
+# default storage.network), SN5600 leaves and spines, one dual-port 400GbE BlueField-3 B3240 per node; the
+# management nodes on a BlueField-3 (catalog mgmt-1u-bf3: no optic joins mgmt-1u's QSFP28 100G ConnectX-6 Dx to
+# a Spectrum-4 OSFP cage beyond copper reach) and the OOB aggregated on 100G QSFP28 SN4600C
+ERA_CONVERGED = (
+    "frontend.switch=SN5600",
+    "frontend.speed=400G",
+    "compute.config.frontend_nic=bluefield3-b3240",
+    "compute.config.frontend_nic_count=1",
+    "management.server=mgmt-1u-bf3",
+    "oob.aggregation_switch=SN4600C",
+)
 GB200_1SU = ("compute.racks=8", "tenants=[]", "backend.spine_grouping=per_rail", "backend.pods=scalable_units")
 GB200_16SU = ("compute.racks=128", "tenants=[]", "site.tray.levels=3", "site.floor.row_positions=20")
 
@@ -71,6 +89,19 @@ def optics(part: str) -> Callable[[Plan], int]:
     def count(plan: Plan) -> int:
         assert plan.cabling is not None
         return plan.cabling.transceiver_parts.get(part, 0)
+
+    return count
+
+
+def converged_ports(speed: int) -> Callable[[Plan], int]:
+    """The frontend switches the first GPU server reaches at `speed`, one port each (the converged network's
+    two ports to two separate switches)."""
+
+    def count(plan: Plan) -> int:
+        first = min(d.name for d in plan.devices if d.kind == "server" and d.role == "compute")
+        ends = [lk.b_device for lk in plan.links if lk.network == "frontend" and lk.a_device == first]
+        assert all(lk.speed_gbps == speed for lk in plan.links if lk.network == "frontend" and lk.a_device == first)
+        return len(set(ends)) if len(set(ends)) == len(ends) else 0
 
     return count
 
@@ -128,6 +159,8 @@ ROWS = [
     Row(H100, "dgx-h100-superpod-4su", "PDUs per DGX H100 rack", None, compute_pdus,
         "not found on the pages read (Table 7 lists racks, nodes, UFM and management servers); railyard's "
         "2N default"),
+    Row(ERA_HGX, "b300-spectrumx", "converged SN5600 frontend: 400GbE ports per node, to separate switches", 2,
+        converged_ports(400), "storage, in-band and user traffic on one B3240's two 400G ports", sets=ERA_CONVERGED),
     Row(B200, "b200-1024", "node-leaf cables, 4 SU", 1024, tier_links("server-leaf")),
     Row(B200, "b200-1024", "leaf-spine cables, 4 SU", 1024, tier_links("leaf-spine")),
     Row(B200, "b200-1024", "PDUs per DGX B200 rack", None, compute_pdus,
@@ -163,11 +196,6 @@ def test_unpublished_xdr_optics_follow_the_cables(compiled: Callable[..., Plan])
 # Network" and their switch table (Table 8: 16 storage switches, NDR 400G between them; 8 in-band; 8 OOB), as
 # read for issue #39; the search tool's excerpts of the page stop at Table 4, so the figures are the issue's
 H100_FABRICS = "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/latest/network-fabrics.html"
-# NVIDIA Enterprise RA, HGX AI Factory: "CPU Converged (North/South) network connects the nodes using two
-# 400 GbE ports to two separate switches" (SN5600-class, BlueField-3 B3240 / B3140H)
-ERA_HGX = (
-    "https://docs.nvidia.com/enterprise-reference-architectures/hgx-ai-factory/latest/network-logical-architecture.html"
-)
 
 
 def switches_of(network: str, *roles: str) -> Callable[[Plan], int]:
@@ -217,11 +245,6 @@ NOT_REPRODUCED = [
         "converged design railyard does not build yet (issue #39 item 2)"),
     NotReproduced(H100, "dgx-h100-superpod-4su", "racks, 4 SU (Table 7)", 38, lambda plan: len(plan.racks or []),
         "railyard gives 40: the storage, in-band and OOB switch counts above take two more racks"),
-    NotReproduced(ERA_HGX, "h100-1024-reference", "converged SN5600 frontend (2 x 400G per node)", 1, None,
-        "SN5600 has OSFP cages; the catalog has no cable or transceiver from the management nodes' QSFP28 "
-        "100G NIC to an OSFP cage, and no BlueField-3 B3240/B3140H NIC rows: the ERA's converged fabric "
-        "cannot be compiled yet", sets=("frontend.switch=SN5600",),
-        refused="no catalog cable or transceiver joins a qsfp28 to a osfp cage"),
     NotReproduced(ERA_HGX, "b300-spectrumx", "rails per leaf, HGX B300 at 32 nodes", 2, None,
         "a leaf carries one rail: no design field puts two rails of a small cluster on one leaf",
         sets=("backend.rails_per_leaf=2",), refused="unknown field"),
