@@ -53,6 +53,12 @@ ERA_CONVERGED = (
     "management.server=mgmt-1u-bf3",
     "oob.aggregation_switch=SN4600C",
 )
+# the H100 RA's network-fabrics page: "Storage Fabric", "In-Band Management Network", "Out-of-Band Management
+# Network" and their switch table (Table 8: 16 storage switches, NDR 400G between them; 8 in-band; 8 OOB), as
+# read for issue #39; the search tool's excerpts of the page stop at Table 4, so the figures are the issue's
+H100_FABRICS = "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/latest/network-fabrics.html"
+
+
 GB200_1SU = ("compute.racks=8", "tenants=[]", "backend.spine_grouping=per_rail", "backend.pods=scalable_units")
 GB200_16SU = ("compute.racks=128", "tenants=[]", "site.tray.levels=3", "site.floor.row_positions=20")
 
@@ -104,6 +110,10 @@ def converged_ports(speed: int) -> Callable[[Plan], int]:
         return len(set(ends)) if len(set(ends)) == len(ends) else 0
 
     return count
+
+
+def fastest(network: str, tier: str) -> Callable[[Plan], int]:
+    return lambda plan: max(lk.speed_gbps for lk in plan.links if lk.network == network and lk.tier == tier)
 
 
 def attached_management(plan: Plan) -> int:
@@ -161,6 +171,8 @@ ROWS = [
         "2N default"),
     Row(ERA_HGX, "b300-spectrumx", "converged SN5600 frontend: 400GbE ports per node, to separate switches", 2,
         converged_ports(400), "storage, in-band and user traffic on one B3240's two 400G ports", sets=ERA_CONVERGED),
+    Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage inter-switch link speed, Gb/s (NDR, Table 8)", 400,
+        fastest("storage", "leaf-spine"), "NDR200 DGX storage ports under NDR 400G leaf-spine links"),
     Row(B200, "b200-1024", "node-leaf cables, 4 SU", 1024, tier_links("server-leaf")),
     Row(B200, "b200-1024", "leaf-spine cables, 4 SU", 1024, tier_links("leaf-spine")),
     Row(B200, "b200-1024", "PDUs per DGX B200 rack", None, compute_pdus,
@@ -192,18 +204,9 @@ def test_unpublished_xdr_optics_follow_the_cables(compiled: Callable[..., Plan])
 
 # ----------------------------------------------------------------------------------- not reproduced
 
-# the H100 RA's network-fabrics page: "Storage Fabric", "In-Band Management Network", "Out-of-Band Management
-# Network" and their switch table (Table 8: 16 storage switches, NDR 400G between them; 8 in-band; 8 OOB), as
-# read for issue #39; the search tool's excerpts of the page stop at Table 4, so the figures are the issue's
-H100_FABRICS = "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/latest/network-fabrics.html"
-
 
 def switches_of(network: str, *roles: str) -> Callable[[Plan], int]:
     return lambda plan: sum(1 for d in plan.devices if d.kind == "switch" and d.network == network and d.role in roles)
-
-
-def fastest(network: str, tier: str) -> Callable[[Plan], int]:
-    return lambda plan: max(lk.speed_gbps for lk in plan.links if lk.network == network and lk.tier == tier)
 
 
 @dataclass(frozen=True)
@@ -225,14 +228,11 @@ class NotReproduced:
 NOT_REPRODUCED = [
     NotReproduced(H100_FABRICS, "dgx-h100-superpod-4su", "storage fabric switches, 4 SU (Table 8)", 16,
         switches_of("storage", "leaf", "spine"),
-        "railyard gives 17 (10 leaves, 7 spines): compute leaves filled pairwise at 4:3 from the DGX's two "
-        "storage ports, the storage servers on leaves of their own at 1:1, spines the fewest that take the "
-        "uplinks; NVIDIA's leaf/spine split of its 16 is not on the pages the search tool returns, so the rule "
-        "that gives 16 is not known here"),
-    NotReproduced(H100_FABRICS, "dgx-h100-superpod-4su", "storage inter-switch link speed, Gb/s (NDR)", 400,
-        fastest("storage", "leaf-spine"),
-        "the storage fabric runs one speed on every link (storage.speed, the DGX's 200G ports): a QM9700 "
-        "leaf with its server ports split 2 x 200G and NDR 400G uplinks is not modelled for it yet"),
+        "railyard gives 11 (8 leaves, 3 spines): compute leaves filled pairwise at 4:3 from the DGX's two "
+        "NDR200 storage ports under NDR 400G uplinks (46 down, 18 up), the storage servers on leaves of their "
+        "own at 1:1 bandwidth, spines the fewest that take the uplinks; NVIDIA's leaf/spine split of its 16 is "
+        "not on the pages the search tool returns (its excerpts of the page stop at Table 4), so the rule that "
+        "gives 16 is not known here"),
     NotReproduced(H100_FABRICS, "dgx-h100-superpod-4su", "out-of-band switches, 4 SU", 8,
         switches_of("oob", "leaf", "spine"),
         "railyard gives 12 (10 rack-local SN2201 access switches, each serving the neighbouring racks its "

@@ -28,19 +28,28 @@ Compiled = Callable[..., Plan]
 SUPERPOD = "dgx-h100-superpod-4su"
 
 
-def _storage_leaf_rule(plan: Plan) -> tuple[int, int, int]:
-    """(leaf ports at the storage speed, compute-server downlinks, uplinks) from the design's rules:
-    as many downlinks as the ratio allows with uplinks an even number, so a leaf reaches >= 2 spines."""
+def _storage_leaf_rule(plan: Plan) -> tuple[int, int, int, int]:
+    """(leaf ports at the storage speed, compute-server downlinks, uplinks, uplink speed) from the design's
+    rules: host ports at the storage speed, uplinks at the switch's native speed (NDR 400G on a QM9700 under
+    NDR200 DGX ports), as many downlinks as the ratio allows with uplinks an even number, so a leaf reaches
+    >= 2 spines."""
     fab = plan.design.storage.fabric
     assert fab is not None
-    ports = sum(1 for p in port_table(plan.catalog.switches[fab.switch]) if 200 in p.speeds)
+    model = plan.catalog.switches[fab.switch]
+    speed = plan.networks.storage.speed_gbps if plan.networks.storage else 0
+    ports = sum(1 for p in port_table(model) if speed in p.speeds)
+    up_speed = max(g.speed_gbps for g in model.port_groups)
     ratio = ratio_value(fab.oversubscription)
-    down = max(d for d in range(1, ports) if d + math.ceil(d / ratio) <= ports)
-    up = math.ceil(down / ratio)
+
+    def uplinks(d: int) -> int:
+        return math.ceil(Fraction(d * speed) / (ratio * up_speed))
+
+    down = max(d for d in range(1, ports) if d + uplinks(d) <= ports)
+    up = uplinks(down)
     if up % 2:
         assert down + up < ports  # room for the extra uplink without giving a downlink back
         up += 1
-    return ports, down, up
+    return ports, down, up, up_speed
 
 
 def _links(plan: Plan, network: str, tier: str) -> list:
@@ -52,11 +61,12 @@ def test_the_storage_fabric_is_sized_by_the_ratio_and_the_servers_storage_ports(
     design, catalog = plan.design, plan.catalog
     dgx = catalog.servers[design.compute.server]
     sides = len(dgx.storage_ports)  # one leaf of a pair per storage port
-    ports, down, up = _storage_leaf_rule(plan)
+    ports, down, up, up_speed = _storage_leaf_rule(plan)
     servers = design.compute.count
     st = design.storage
     compute_leaves = sides * math.ceil(servers / down)
-    storage_leaves = sides * math.ceil(st.count * st.ports_per_server / sides / up)  # 1:1: as many down as up
+    s_down = up * up_speed // st.speed  # 1:1: as much downlink bandwidth as uplink
+    storage_leaves = sides * math.ceil(st.count * st.ports_per_server / sides / s_down)
     leaves = compute_leaves + storage_leaves
     # 2 tiers: the fewest spines (at least 2) that divide the uplinks and take every leaf's share
     spines = next(s for s in range(max(2, math.ceil(leaves * up / ports)), up + 1) if up % s == 0)
@@ -65,6 +75,8 @@ def test_the_storage_fabric_is_sized_by_the_ratio_and_the_servers_storage_ports(
     assert sorted(d.name for d in switches if d.role == "leaf") == [f"stor-leaf{i:02d}" for i in range(1, leaves + 1)]
     assert len(_links(plan, "storage", "server-leaf")) == servers * sides + st.count * st.ports_per_server
     assert len(_links(plan, "storage", "leaf-spine")) == leaves * up
+    assert {lk.speed_gbps for lk in _links(plan, "storage", "leaf-spine")} == {up_speed}
+    assert {lk.speed_gbps for lk in _links(plan, "storage", "server-leaf")} == {st.speed}
     assert not _links(plan, "storage", "spine-core")
 
 
@@ -317,12 +329,13 @@ def test_storage_bandwidth_is_measured_on_the_storage_fabric(compiled: Compiled)
     plan = compiled(SUPERPOD)
     st = plan.design.storage
     model = plan.catalog.storage_servers[st.server]
-    _, _, up = _storage_leaf_rule(plan)
+    _, _, up, up_speed = _storage_leaf_rule(plan)
     sides = len(plan.catalog.servers[plan.design.compute.server].storage_ports)
-    leaves = sides * math.ceil(st.count * st.ports_per_server / sides / up)  # the storage servers' leaf pairs
+    s_down = up * up_speed // st.speed
+    leaves = sides * math.ceil(st.count * st.ports_per_server / sides / s_down)  # the storage servers' leaf pairs
     bw = plan.networks.frontend.storage_bandwidth
     assert bw["throughput_gbytes"] == st.count * model.throughput_gbps
-    assert bw["uplink_gbytes"] == leaves * up * st.speed / 8
+    assert bw["uplink_gbytes"] == leaves * up * up_speed / 8
     assert [p["leaves"] for p in bw["pairs"]] == [
         sorted(d.name for d in plan.devices if d.network == "storage" and d.role == "leaf" and d.attrs["service"])
     ]

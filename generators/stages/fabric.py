@@ -746,21 +746,26 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     srv_ports = storage_fabric_ports(design, b.catalog)
     sides = len(srv_ports)
     total = len(eligible(model, speed, "down"))
-    down, up = fill_leaf(total, speed, speed, ratio_value(fab.oversubscription))
-    downs, ups = _layout(model, speed, down, speed, up)
+    # the inter-switch links run at the switch's native speed, whatever the hosts' ports run: NVIDIA's H100
+    # SuperPOD storage fabric has NDR200 DGX ports under NDR 400G leaf-spine links (RA-11333-001, "Storage
+    # Fabric"), as the frontend's leaves uplink at their native speed
+    up_speed = native_speed(model, "up")
+    down, up = fill_leaf(total, speed, up_speed, ratio_value(fab.oversubscription))
+    downs, ups = _layout(model, speed, down, up_speed, up)
     leaves: list[str] = []
     up_ports: dict[str, list[int]] = {}
     pairs = LeafPairs(b, Network.STORAGE, "stor-leaf", fab.switch, sides, leaves, up_ports)
     pairs.place([(h, [(p, speed) for p in srv_ports]) for h in servers], down, downs, ups, service=False)
-    # the storage servers' leaves: as many downlinks as uplinks, the same uplink count so one
-    # spine layer serves both kinds of leaf
+    # the storage servers' leaves: as much downlink as uplink bandwidth (1:1), the same uplink count so
+    # one spine layer serves both kinds of leaf
     st = design.storage
     stm = b.catalog.storage_servers[st.server]
-    s_downs, s_ups = _layout(model, speed, up, speed, up)
+    s_down = up * up_speed // st.speed
+    s_downs, s_ups = _layout(model, st.speed, s_down, up_speed, up)
     compute_leaves = len(leaves)
     pairs.place(
         [(h, [(stm.frontend_port_name.format(i=i), st.speed) for i in range(st.ports_per_server)]) for h in storage],
-        up,
+        s_down,
         s_downs,
         s_ups,
         service=True,
@@ -771,7 +776,7 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
         [("stor-", leaves)],
         up_ports,
         up,
-        speed,
+        up_speed,
         fab.switch,
         fab.tiers,
         sides,
@@ -791,7 +796,7 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
         spines=tree.spines,
         cores=tree.cores,
         downlinks_per_leaf=down,
-        storage_downlinks_per_leaf=up,
+        storage_downlinks_per_leaf=s_down,
         uplinks_per_leaf=up,
         links_per_leaf_spine=tree.links_per_leaf_spine,
         oversubscription=Oversubscription(fab.oversubscription),
