@@ -54,8 +54,10 @@ ERA_CONVERGED = (
     "oob.aggregation_switch=SN4600C",
 )
 # the H100 RA's network-fabrics page: "Storage Fabric", "In-Band Management Network", "Out-of-Band Management
-# Network" and their switch table (Table 8: 16 storage switches, NDR 400G between them; 8 in-band; 8 OOB), as
-# read for issue #39; the search tool's excerpts of the page stop at Table 4, so the figures are the issue's
+# Network"; the counts are its Appendix A (RA-11333-001 V11, the PDF edition, read through a copy in the search
+# index, 2026-12): Table 7 "Major components": in-band management 8 SN4600C, OOB management 8 SN2201, compute
+# fabric 48 and storage fabric 16 QM9700; Table 8 "Estimate of cables": storage InfiniBand "NDR Cables, 400
+# Gbps: DGX H100 systems to leaf, leaf to spine" 494, "DGX System Transceivers: QSFP112 transceivers" 254
 H100_FABRICS = "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/latest/network-fabrics.html"
 
 
@@ -116,6 +118,27 @@ def fastest(network: str, tier: str) -> Callable[[Plan], int]:
     return lambda plan: max(lk.speed_gbps for lk in plan.links if lk.network == network and lk.tier == tier)
 
 
+def switches_of(network: str, *roles: str) -> Callable[[Plan], int]:
+    return lambda plan: sum(1 for d in plan.devices if d.kind == "switch" and d.network == network and d.role in roles)
+
+
+def speed_links(network: str, speed: int) -> Callable[[Plan], int]:
+    return lambda plan: sum(1 for lk in plan.links if lk.network == network and lk.speed_gbps == speed)
+
+
+def dgx_storage_optics(plan: Plan) -> int:
+    """Transceivers at the GPU servers' ends of the storage fabric's cables (a server is a cable's a end)."""
+    assert plan.cables is not None
+    servers = {d.name for d in plan.devices if d.kind == "server"}
+    return sum(
+        1
+        for c in plan.cables
+        if c.network == "storage" and c.a_transceiver
+        for i in c.links
+        if plan.links[i].a_device in servers
+    )
+
+
 def attached_management(plan: Plan) -> int:
     return len({lk.a_device for lk in plan.links if lk.network == "backend" and lk.a_device.startswith("mgmt")})
 
@@ -172,7 +195,14 @@ ROWS = [
     Row(ERA_HGX, "b300-spectrumx", "converged SN5600 frontend: 400GbE ports per node, to separate switches", 2,
         converged_ports(400), "storage, in-band and user traffic on one B3240's two 400G ports", sets=ERA_CONVERGED),
     Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage inter-switch link speed, Gb/s (NDR, Table 8)", 400,
-        fastest("storage", "leaf-spine"), "NDR200 DGX storage ports under NDR 400G leaf-spine links"),
+        fastest("storage", "leaf-spine"), "NDR 400G cables leaf to spine"),
+    Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage fabric switches, 4 SU (Table 7)", 16,
+        switches_of("storage", "leaf", "spine"),
+        "8 DGX leaves (a pair per unit, 32 down, 24 up: 4:3), 2 storage leaves, 6 spines (design fields)"),
+    Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage NDR 400G cables, DGX to leaf and leaf to spine (Table 8)",
+        494, speed_links("storage", 400), "254 DGX storage ports + 240 leaf-spine links"),
+    Row(H100_FABRICS, "dgx-h100-superpod-4su", "DGX QSFP112 storage transceivers (Table 8)", 254,
+        dgx_storage_optics, "one 400G SR4 per DGX storage port"),
     Row(B200, "b200-1024", "node-leaf cables, 4 SU", 1024, tier_links("server-leaf")),
     Row(B200, "b200-1024", "leaf-spine cables, 4 SU", 1024, tier_links("leaf-spine")),
     Row(B200, "b200-1024", "PDUs per DGX B200 rack", None, compute_pdus,
@@ -205,10 +235,6 @@ def test_unpublished_xdr_optics_follow_the_cables(compiled: Callable[..., Plan])
 # ----------------------------------------------------------------------------------- not reproduced
 
 
-def switches_of(network: str, *roles: str) -> Callable[[Plan], int]:
-    return lambda plan: sum(1 for d in plan.devices if d.kind == "switch" and d.network == network and d.role in roles)
-
-
 @dataclass(frozen=True)
 class NotReproduced:
     """A published figure railyard does not reproduce yet, and why. `railyard` counts what railyard gives (the
@@ -226,13 +252,6 @@ class NotReproduced:
 
 
 NOT_REPRODUCED = [
-    NotReproduced(H100_FABRICS, "dgx-h100-superpod-4su", "storage fabric switches, 4 SU (Table 8)", 16,
-        switches_of("storage", "leaf", "spine"),
-        "railyard gives 11 (8 leaves, 3 spines): compute leaves filled pairwise at 4:3 from the DGX's two "
-        "NDR200 storage ports under NDR 400G uplinks (46 down, 18 up), the storage servers on leaves of their "
-        "own at 1:1 bandwidth, spines the fewest that take the uplinks; NVIDIA's leaf/spine split of its 16 is "
-        "not on the pages the search tool returns (its excerpts of the page stop at Table 4), so the rule that "
-        "gives 16 is not known here"),
     NotReproduced(H100_FABRICS, "dgx-h100-superpod-4su", "out-of-band switches, 4 SU", 8,
         switches_of("oob", "leaf", "spine"),
         "railyard gives 12 (10 rack-local SN2201 access switches, each serving the neighbouring racks its "
@@ -244,7 +263,8 @@ NOT_REPRODUCED = [
         "dual-homed 200G ports, 8 spines); NVIDIA's 8 in-band switches (no separate spine layer) is a "
         "converged design railyard does not build yet (issue #39 item 2)"),
     NotReproduced(H100, "dgx-h100-superpod-4su", "racks, 4 SU (Table 7)", 38, lambda plan: len(plan.racks or []),
-        "railyard gives 40: the storage, in-band and OOB switch counts above take two more racks"),
+        "railyard gives 40 (32 compute, 2 frontend, 2 storage, 2 compute-fabric leaf, 1 spine, 1 management): "
+        "the in-band and OOB switch counts above differ, and NVIDIA's rack layout is not on the pages read"),
     NotReproduced(ERA_HGX, "b300-spectrumx", "rails per leaf, HGX B300 at 32 nodes", 2, None,
         "a leaf carries one rail: no design field puts two rails of a small cluster on one leaf",
         sets=("backend.rails_per_leaf=2",), refused="unknown field"),

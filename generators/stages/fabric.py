@@ -746,11 +746,26 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     srv_ports = storage_fabric_ports(design, b.catalog)
     sides = len(srv_ports)
     total = len(eligible(model, speed, "down"))
-    # the inter-switch links run at the switch's native speed, whatever the hosts' ports run: NVIDIA's H100
-    # SuperPOD storage fabric has NDR200 DGX ports under NDR 400G leaf-spine links (RA-11333-001, "Storage
-    # Fabric"), as the frontend's leaves uplink at their native speed
+    # the inter-switch links run at the switch's native speed, whatever the hosts' ports run (NVIDIA's H100
+    # SuperPOD: NDR 400G between the storage switches, RA-11333-001 Table 8), as the frontend's leaves uplink
     up_speed = native_speed(model, "up")
-    down, up = fill_leaf(total, speed, up_speed, ratio_value(fab.oversubscription))
+    ratio = ratio_value(fab.oversubscription)
+    if fab.servers_per_leaf is None:
+        down, up = fill_leaf(total, speed, up_speed, ratio)
+    else:
+        # the design's leaf: its servers and as many uplinks as the ratio asks, an even number so a leaf
+        # reaches >= 2 spines (NVIDIA's SuperPOD: a leaf pair per unit of 32 DGX, 24 uplinks at 4:3)
+        down = fab.servers_per_leaf
+        up = math.ceil(Fraction(down * speed) / (ratio * up_speed))
+        up += up % 2
+        if down + up > total:
+            raise DesignError.one(
+                "storage.fabric.servers_per_leaf",
+                f"{down} servers and the {up} uplinks they need at {fab.oversubscription} are {down + up} "
+                f"ports, more than a {fab.switch} has at {speed}G ({total})",
+                f"use at most {fill_leaf(total, speed, up_speed, ratio)[0]} servers per leaf, or a higher "
+                "storage.fabric.oversubscription",
+            )
     downs, ups = _layout(model, speed, down, up_speed, up)
     leaves: list[str] = []
     up_ports: dict[str, list[int]] = {}
@@ -760,7 +775,7 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     # one spine layer serves both kinds of leaf
     st = design.storage
     stm = b.catalog.storage_servers[st.server]
-    s_down = up * up_speed // st.speed
+    s_down = min(up * up_speed // st.speed, len(eligible(model, st.speed, "down")) - up)
     s_downs, s_ups = _layout(model, st.speed, s_down, up_speed, up)
     compute_leaves = len(leaves)
     pairs.place(
@@ -782,6 +797,7 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
         sides,
         None,
         "storage.fabric",
+        fab.spines_per_group,
     )
     return StorageFacts(
         technology=fab.technology,

@@ -398,6 +398,24 @@ class StorageFabric(_Model):
         description="per compute-server storage port; default: the native speed of the NIC the storage ports are on",
     )
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="2 while the radix allows, else 3")
+    # the leaf and spine layers as a design choice; each left out of the dump when unset, so plan.json of a
+    # design without them is unchanged
+    servers_per_leaf: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="compute servers on each storage leaf (one port each; a server's ports on the leaves of a "
+        "pair), its uplinks sized to the ratio. Default: as many as the leaf's ports take at the ratio. NVIDIA's "
+        "DGX H100 SuperPOD: 32, a leaf pair per scalable unit, 24 uplinks at 4:3",
+    )
+    spines_per_group: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="storage spines; it must divide a leaf's uplinks (each leaf takes uplinks / spines links to "
+        "each). Default: the fewest that take the leaves' uplinks. NVIDIA's DGX H100 SuperPOD: 6 (its 16 "
+        "storage switches: 10 leaves, 6 spines)",
+    )
 
 
 class Storage(_Model):
