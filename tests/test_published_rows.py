@@ -15,6 +15,7 @@ import pytest
 
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
+from generators.model.ports import backend_ports
 
 B300_XDR = (
     "https://docs.nvidia.com/dgx-superpod/reference-architecture/scalable-infrastructure-b300-xdr/latest/"
@@ -53,6 +54,8 @@ ERA_CONVERGED = (
     "management.server=mgmt-1u-bf3",
     "oob.aggregation_switch=SN4600C",
 )
+# the ERA's smallest design point (32 nodes) on the shipped HGX B300 design: one scalable unit of 32 nodes
+ERA_32 = ("compute.count=32", "backend.su_size=32", "backend.rails_per_leaf=2", "tenants=[]")
 # the H100 RA's network-fabrics page: "Storage Fabric", "In-Band Management Network", "Out-of-Band Management
 # Network"; the counts are its Appendix A (RA-11333-001 V11, the PDF edition, read through a copy in the search
 # index, 2026-12): Table 7 "Major components": in-band management 8 SN4600C, OOB management 8 SN2201, compute
@@ -139,6 +142,18 @@ def dgx_storage_optics(plan: Plan) -> int:
     )
 
 
+def rails_on_a_leaf(plan: Plan) -> int:
+    """The most rails on one backend leaf: the distinct backend ports (rails) of the servers cabled to it."""
+    srv = plan.catalog.servers[plan.design.compute.server]
+    assert srv.backend is not None
+    rail_of = {p.name: i for i, p in enumerate(backend_ports(plan.catalog, srv.backend))}
+    per: dict[str, set[int]] = {}
+    for lk in plan.links:
+        if lk.network == "backend" and lk.tier == "server-leaf" and lk.a_port in rail_of:
+            per.setdefault(lk.b_device, set()).add(rail_of[lk.a_port])
+    return max(len(r) for r in per.values())
+
+
 def attached_management(plan: Plan) -> int:
     return len({lk.a_device for lk in plan.links if lk.network == "backend" and lk.a_device.startswith("mgmt")})
 
@@ -194,6 +209,9 @@ ROWS = [
         "2N default"),
     Row(ERA_HGX, "b300-spectrumx", "converged SN5600 frontend: 400GbE ports per node, to separate switches", 2,
         converged_ports(400), "storage, in-band and user traffic on one B3240's two 400G ports", sets=ERA_CONVERGED),
+    Row(ERA_HGX, "b300-spectrumx", "rails per leaf, HGX B300 at 32 nodes", 2, rails_on_a_leaf,
+        "one unit of 32 nodes: each SN5600 leaf carries two rails of one plane (64 x 400G down, 64 up)",
+        sets=ERA_32),
     Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage inter-switch link speed, Gb/s (NDR, Table 8)", 400,
         fastest("storage", "leaf-spine"), "NDR 400G cables leaf to spine"),
     Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage fabric switches, 4 SU (Table 7)", 16,
@@ -265,9 +283,6 @@ NOT_REPRODUCED = [
     NotReproduced(H100, "dgx-h100-superpod-4su", "racks, 4 SU (Table 7)", 38, lambda plan: len(plan.racks or []),
         "railyard gives 40 (32 compute, 2 frontend, 2 storage, 2 compute-fabric leaf, 1 spine, 1 management): "
         "the in-band and OOB switch counts above differ, and NVIDIA's rack layout is not on the pages read"),
-    NotReproduced(ERA_HGX, "b300-spectrumx", "rails per leaf, HGX B300 at 32 nodes", 2, None,
-        "a leaf carries one rail: no design field puts two rails of a small cluster on one leaf",
-        sets=("backend.rails_per_leaf=2",), refused="unknown field"),
 ]  # fmt: skip
 
 

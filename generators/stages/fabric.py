@@ -261,6 +261,25 @@ def _plane_attr(prefix: str) -> dict[str, Any]:
     return {"plane": prefix.rstrip("-")} if prefix.startswith(("rail", "plane")) else {}
 
 
+def rail_groups(design: Design, rails: int) -> list[list[int]]:
+    """The rails of each rail-optimized leaf, in the order of their first rail: one each, or
+    backend.rails_per_leaf neighbouring rails (of one plane, with spine_grouping per_plane)."""
+    k = design.backend.rails_per_leaf
+    if k == 1:
+        return [[r] for r in range(rails)]
+    n = plane_count(design, rails) if design.backend.spine_grouping == "per_plane" else 1
+    if (rails // n) % k:
+        within = f" of each of its {n} planes" if n > 1 else ""
+        raise DesignError.one(
+            "backend.rails_per_leaf",
+            f"{k} rails per leaf do not split the {rails // n} rails{within} evenly",
+            "use a divisor of the rails" + (" per plane" if n > 1 else "") + ", or 1",
+        )
+    planes = [[r for r in range(rails) if r % n == p] for p in range(n)]
+    groups = [plane[i : i + k] for plane in planes for i in range(0, len(plane), k)]
+    return sorted(groups, key=lambda g: g[0])
+
+
 def plane_count(design: Design, rails: int) -> int:
     """backend.planes, checked against the rails: every plane gets the same number of rails."""
     n = design.backend.planes
@@ -409,37 +428,48 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
     leaves: list[str] = []
     per_rail: dict[int, list[str]] = {r: [] for r in range(rails)}
     n_lpr = be.leaves_per_rail
+    groups = rail_groups(design, rails)  # the rails of each leaf: [[0], [1], ...] unless rails_per_leaf > 1
+    k_rails = be.rails_per_leaf
+    per_leaf = su_size // n_lpr  # servers on a rail-optimized leaf
     if be.topology == "rail_optimized":
-        down = su_size // n_lpr  # the loader checked n_lpr divides su_size
+        down = per_leaf * k_rails  # the loader checked n_lpr divides su_size
         up = _leaf_uplinks(down, ratio)
         downs, ups = _layout(model, speed, down, speed, up)
         up_ports: dict[str, list[int]] = {}
         lw = number_width(n_lpr)
         for u in range(n_su):
             members = servers[u * su_size : (u + 1) * su_size]
-            for r in range(rails):
+            for group in groups:
+                r = group[0]
                 for k in range(n_lpr):
                     # one leaf per rail keeps its historical name (su1-rail0-leaf): NetBox and the
-                    # cable labels of built sites know it
-                    name = f"su{u + 1:0{su_w}d}-rail{r}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
-                    attrs: dict[str, Any] = {"su": u + 1, "rail": r} | ({"index": k + 1} if n_lpr > 1 else {})
+                    # cable labels of built sites know it; a leaf of several rails names them all
+                    rail_name = "-".join(f"rail{x}" for x in group)  # su1-rail0-rail2-leaf: rails 0 and 2
+                    name = f"su{u + 1:0{su_w}d}-{rail_name}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
+                    attrs: dict[str, Any] = (
+                        {"su": u + 1, "rail": r}
+                        | ({"rails": list(group)} if k_rails > 1 else {})
+                        | ({"index": k + 1} if n_lpr > 1 else {})
+                    )
                     leaf = b.switch(name, sw_key, Network.BACKEND, Role.LEAF, **attrs)
                     leaves.append(leaf.name)
-                    per_rail[r].append(leaf.name)
+                    for x in group:
+                        per_rail[x].append(leaf.name)
                     up_ports[leaf.name] = ups
-                    for si, host in enumerate(members[k * down : (k + 1) * down]):
-                        # rail r carries NIC r; a design with fewer rails than NICs leaves NICs dark
-                        # and the invariants report them.
-                        b.link(
-                            Network.BACKEND,
-                            Tier.SERVER_LEAF,
-                            speed,
-                            host,
-                            srv.backend.name.format(i=r),
-                            leaf.name,
-                            b.port_name(leaf.name, downs[si]),
-                        )
-        unit = rails * n_lpr
+                    for si, host in enumerate(members[k * per_leaf : (k + 1) * per_leaf]):
+                        # rail x carries NIC x; a design with fewer rails than NICs leaves NICs dark
+                        # and the invariants report them. A server's rails on one leaf take neighbouring ports.
+                        for j, x in enumerate(group):
+                            b.link(
+                                Network.BACKEND,
+                                Tier.SERVER_LEAF,
+                                speed,
+                                host,
+                                srv.backend.name.format(i=x),
+                                leaf.name,
+                                b.port_name(leaf.name, downs[si * k_rails + j]),
+                            )
+        unit = len(groups) * n_lpr
     else:
         # a server's ports in the order of its cages, so a twin system cage (DGX: rails 7 and 4) meets
         # one twin leaf cage and can take one twin cable
@@ -487,7 +517,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
             (f"plane{p + 1}-", [lf for lf in leaves if b.by_name[lf].attrs["rail"] % n_planes == p])
             for p in range(n_planes)
         ]
-        unit = rails // n_planes * n_lpr
+        unit = len(groups) // n_planes * n_lpr
     else:
         planes = [("", leaves)]
     tree = build_upper(
@@ -509,10 +539,19 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
     if be.topology == "rail_optimized" and design.compute.reserved_slots:
         # the ports the last unit's missing servers would have taken: slot by slot, rail by rail
         # (slot si of the unit is on the rail's leaf si // down, at that leaf's port si % down)
+        # (a leaf of several rails: slot si's rail x at port (si % per_leaf) * rails_per_leaf + x's place)
         last = [lf for lf in leaves if b.by_name[lf].attrs["su"] == n_su]
-        on_leaf = {(b.by_name[lf].attrs["rail"], b.by_name[lf].attrs.get("index", 1) - 1): lf for lf in last}
+        on_leaf: dict[tuple[int, int], tuple[str, int]] = {}
+        for lf in last:
+            a = b.by_name[lf].attrs
+            for j, x in enumerate(a.get("rails", [a["rail"]])):
+                on_leaf[(x, a.get("index", 1) - 1)] = (lf, j)
         first_free = su_size - design.compute.reserved_slots
-        at = [(on_leaf[(r, si // down)], si % down) for si in range(first_free, su_size) for r in range(rails)]
+        at = [
+            (on_leaf[(r, si // per_leaf)][0], (si % per_leaf) * k_rails + on_leaf[(r, si // per_leaf)][1])
+            for si in range(first_free, su_size)
+            for r in range(rails)
+        ]
         slots = [(lf, b.port_name(lf, downs[p])) for lf, p in at]
     sm_links = _attach_subnet_managers(b, design, leaves, speed, slots)
     return BackendFacts(
@@ -523,6 +562,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
         rails=rails,
         # only when used, so the facts of a design without them are unchanged
         leaves_per_rail=n_lpr if n_lpr > 1 else None,
+        rails_per_leaf=k_rails if k_rails > 1 else None,
         switch_model=sw_key if sw_key != be.switch else None,
         scalable_units=n_su,
         su_size=su_size,
