@@ -64,8 +64,28 @@ ERA_32 = ("compute.count=32", "backend.su_size=32", "backend.rails_per_leaf=2", 
 H100_FABRICS = "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/latest/network-fabrics.html"
 
 
+# NVIDIA Mission Control / Base Command Manager, "BCM Power Shelf Integration": "The reference design for an
+# NVIDIA GB200 rack has 8 power shelves, and uses 6 PSUs in each power shelf. Each PSU is rated up to 5.5kW, so
+# that each power shelf is rated up to 33kW" (looked up 2026-12)
+POWER_SHELF = "https://docs.nvidia.com/base-command-manager/product-manuals/nvidia-mission-control/powershelf.md"
+# NVIDIA Enterprise RA, NVL72 AI Factory, components: the GB300 NVL72 rack's "8 power shelves of 33 kW", "Full
+# rack requiring up to 142 kW" (looked up 2026-12)
+ERA_NVL72 = "https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/components.html"
 GB200_1SU = ("compute.racks=8", "tenants=[]", "backend.spine_grouping=per_rail", "backend.pods=scalable_units")
 GB200_16SU = ("compute.racks=128", "tenants=[]", "site.tray.levels=3", "site.floor.row_positions=20")
+
+
+def power_shelves(plan: Plan) -> int:
+    """Power shelves on each rack system's busbar, the same in every compute rack (and no PDU there)."""
+    compute = {r.name for r in plan.racks if r.role == "compute"}
+    per = {name: 0 for name in compute}
+    for d in plan.devices:
+        if d.role == "power-shelf" and d.rack in compute:
+            per[d.rack] += 1
+    assert all(r.pdus == 0 for r in plan.racks if r.role == "compute"), "the shelves feed the busbar"
+    counts = set(per.values())
+    assert len(counts) == 1, counts
+    return counts.pop()
 
 
 def compute_pdus(plan: Plan) -> int:
@@ -189,6 +209,10 @@ ROWS = [
     Row(GB200, "gb300-nvl72-4608", "spine switches, 8 SU (GB300 SuperPOD)", None, switches("spine"),
         "not found: no GB300 SuperPOD compute-fabric table on the pages read (searches returned the GB200, "
         "B300 and B300 XDR RAs); the shipped design keeps 2 Q3400 leaves per rail per unit, 2 tiers"),
+    Row(POWER_SHELF, "gb200-nvl72-1152", "power shelves per GB200 NVL72 rack (DC busbar)", 8, power_shelves,
+        "1U shelves of 6 x 5.5 kW PSUs (33 kW) on the busbar; the rack takes no PDU"),
+    Row(ERA_NVL72, "gb300-nvl72-4608", "power shelves per GB300 NVL72 rack (DC busbar)", 8, power_shelves,
+        "8 x 33 kW for a rack of up to 142 kW"),
     Row(B300_XDR, "b300-xdr", "PDUs per DGX B300 rack", 3, compute_pdus,
         '"each with three (3) 2U rack PDUs for maximum redundancy", ~56 kW per rack'),
     Row(B300_XDR, "b300-xdr", "node-leaf cables, 2 SU (Table 3)", 1152, tier_links("server-leaf")),
