@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -70,6 +71,22 @@ def test_each_leaf_carries_its_rails_of_one_plane_for_every_server(compiled: Com
         assert up[leaf.name] == down[leaf.name]  # 1:1
     assert plan.networks.backend.rails_per_leaf == k
     assert plan.networks.backend.to_dict()["rails_per_leaf"] == k
+
+
+def test_a_leaf_takes_a_planes_rails_with_a_stride_as_nvidia_pairs_them(compiled: Compiled) -> None:
+    """NVIDIA's 32-node design point: "4 leaf switches per plane, each supporting 2 rails (1+5, 2+6, 3+7,
+    4+8)": of a plane's rails, leaf j holds rails j and j + (plane's rails) / rails_per_leaf."""
+    plan = compiled(SX, *ERA_32)
+    be = plan.design.backend
+    planes = be.planes
+    assert planes is not None
+    rails = len(_rail_of_port(plan))
+    stride = rails // planes // be.rails_per_leaf  # in a plane's own rail order
+    for leaf, got in _rails_on_leaves(plan).items():
+        in_plane = sorted(r // planes for r in got)  # rail r is the (r // planes)-th rail of plane r % planes
+        assert [b - a for a, b in pairwise(in_plane)] == [stride] * (len(in_plane) - 1), leaf
+    # hgx-b300-2x400gbe: rail 2k + p is ConnectX-8 k's plane p, so the first leaf pairs NICs 1 and 5 (1-based)
+    assert "su1-rail0-rail8-leaf" in _rails_on_leaves(plan)
 
 
 def test_a_servers_rails_on_one_leaf_share_its_cage(compiled: Compiled) -> None:

@@ -200,7 +200,8 @@ class Backend(_Model):
         exclude_if=lambda v: v == 1,  # plan.json of a design with one rail per leaf is unchanged
         description="rail_optimized only: rails on each leaf, every server of the unit on each of them (a leaf "
         "of k rails takes k ports per server); it must divide the rails (with spine_grouping per_plane, each "
-        "plane's rails: a leaf's rails share a plane). NVIDIA's HGX B300 Enterprise RA at 32 nodes: 2",
+        "plane's rails: a leaf's rails share a plane), taken with a stride as NVIDIA pairs them (rails 1+5, 2+6, ...). "
+        "NVIDIA's HGX B300 Enterprise RA at 32 nodes: 2",
     )
     rails: int | None = Field(default=None, ge=1, description="backend ports per server (one rail each); default: all")
     oversubscription: Ratio = Field(default="1:1", description="leaf downlink to uplink bandwidth")
