@@ -54,8 +54,15 @@ ERA_CONVERGED = (
     "management.server=mgmt-1u-bf3",
     "oob.aggregation_switch=SN4600C",
 )
-# the ERA's smallest design point (32 nodes) on the shipped HGX B300 design: one scalable unit of 32 nodes
+# the ERA's design points on the shipped HGX B300 design (128 nodes as shipped): 32 nodes as one scalable unit of
+# 32 with two rails per leaf, 64 nodes as one unit of 64. The network-logical-architecture page's Table 6 (compute
+# fabric, "aggregate amounts for both planes"): leaf / spine 8 / 4 at 32 nodes, 16 / 8 at 64, 32 / 16 at 128, and at
+# 32 nodes "4 leaf switches per plane, each supporting 2 rails (1+5, 2+6, 3+7, 4+8)"; Table 7 (converged fabric):
+# leaf 2 and spine N/A at 32 nodes ("Cost-efficient converged two-switch fabric"), 4 + 2 at 64; OOB at 32 nodes: "SN2201
+# switch for every 2 SUs (4 switches total)". Read 2026-12 through a public repository that quotes the page with
+# table and row locators (the search index returns only the page's opening section)
 ERA_32 = ("compute.count=32", "backend.su_size=32", "backend.rails_per_leaf=2", "tenants=[]")
+ERA_64 = ("compute.count=64", "tenants=[]")
 # the H100 RA's network-fabrics page: "Storage Fabric", "In-Band Management Network", "Out-of-Band Management
 # Network"; the counts are its Appendix A (RA-11333-001 V11, the PDF edition, read through a copy in the search
 # index, 2026-12): Table 7 "Major components": in-band management 8 SN4600C, OOB management 8 SN2201, compute
@@ -143,6 +150,10 @@ def fastest(network: str, tier: str) -> Callable[[Plan], int]:
 
 def switches_of(network: str, *roles: str) -> Callable[[Plan], int]:
     return lambda plan: sum(1 for d in plan.devices if d.kind == "switch" and d.network == network and d.role in roles)
+
+
+def models_of(network: str, model: str) -> Callable[[Plan], int]:
+    return lambda plan: sum(1 for d in plan.devices if d.kind == "switch" and d.network == network and d.model == model)
 
 
 def speed_links(network: str, speed: int) -> Callable[[Plan], int]:
@@ -236,6 +247,20 @@ ROWS = [
     Row(ERA_HGX, "b300-spectrumx", "rails per leaf, HGX B300 at 32 nodes", 2, rails_on_a_leaf,
         "one unit of 32 nodes: each SN5600 leaf carries two rails of one plane (64 x 400G down, 64 up)",
         sets=ERA_32),
+    Row(ERA_HGX, "b300-spectrumx", "compute fabric leaves, 32 nodes (Table 6)", 8, switches("leaf"), sets=ERA_32),
+    Row(ERA_HGX, "b300-spectrumx", "compute fabric spines, 32 nodes (Table 6)", 4, switches("spine"), sets=ERA_32),
+    Row(ERA_HGX, "b300-spectrumx", "compute fabric leaves, 64 nodes (Table 6)", 16, switches("leaf"), sets=ERA_64),
+    Row(ERA_HGX, "b300-spectrumx", "compute fabric spines, 64 nodes (Table 6)", 8, switches("spine"), sets=ERA_64),
+    Row(ERA_HGX, "b300-spectrumx", "compute fabric leaves, 128 nodes (Table 6)", 32, switches("leaf")),
+    Row(ERA_HGX, "b300-spectrumx", "compute fabric spines, 128 nodes (Table 6)", 16, switches("spine")),
+    Row(ERA_HGX, "b300-spectrumx", "converged fabric leaves, 64 nodes (Table 7)", 4,
+        switches_of("frontend", "leaf"), "2 for the nodes' B3240 ports, 2 for storage and management",
+        sets=ERA_CONVERGED + ERA_64),
+    Row(ERA_HGX, "b300-spectrumx", "converged fabric spines, 64 nodes (Table 7)", 2,
+        switches_of("frontend", "spine"), sets=ERA_CONVERGED + ERA_64),
+    Row(ERA_HGX, "b300-spectrumx", "SN2201 OOB switches, 32 nodes (one per 2 SUs of 4 nodes)", 4,
+        models_of("oob", "SN2201"), "railyard's access switches; their uplinks meet an aggregation pair",
+        sets=ERA_CONVERGED + ERA_32),
     Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage inter-switch link speed, Gb/s (NDR, Table 8)", 400,
         fastest("storage", "leaf-spine"), "NDR 400G cables leaf to spine"),
     Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage fabric switches, 4 SU (Table 7)", 16,
@@ -294,6 +319,11 @@ class NotReproduced:
 
 
 NOT_REPRODUCED = [
+    NotReproduced(ERA_HGX, "b300-spectrumx", "converged fabric switches, 32 nodes (Table 7: leaf 2, spine N/A)", 2,
+        switches_of("frontend", "leaf", "spine"),
+        "railyard gives 6: its frontend is always a leaf-spine (2 leaves for the nodes' B3240 ports, 2 service "
+        "leaves for storage and management, 2 spines); a collapsed two-switch fabric with storage and management on "
+        "the node leaves and no spine layer cannot be written yet", sets=ERA_CONVERGED + ERA_32),
     NotReproduced(H100_FABRICS, "dgx-h100-superpod-4su", "out-of-band switches, 4 SU", 8,
         switches_of("oob", "leaf", "spine"),
         "railyard gives 12 (10 rack-local SN2201 access switches, each serving the neighbouring racks its "
