@@ -327,13 +327,16 @@ NOT_REPRODUCED = [
     NotReproduced(H100_FABRICS, "dgx-h100-superpod-4su", "out-of-band switches, 4 SU", 8,
         switches_of("oob", "leaf", "spine"),
         "railyard gives 12 (10 rack-local SN2201 access switches, each serving the neighbouring racks its "
-        "ports take, and an aggregation pair); NVIDIA's count comes from its rack layout: sizing the OOB to "
-        "it is placement, which the growth branch is changing now"),
+        "ports take, and an aggregation pair). Even packed, 8 SN2201 have 384 1GbE ports and railyard's OOB "
+        "takes 396 (127 DGX BMCs, 88 switch, 16 storage and 9 management ports, 160 PDUs: 4 in each of 40 "
+        "racks); NVIDIA's PDUs per H100 rack and its rack layout are not on the pages read (see the test "
+        "below)"),
     NotReproduced(H100_FABRICS, "dgx-h100-superpod-4su", "in-band management switches, 4 SU", 8,
         switches_of("frontend", "leaf", "spine"),
         "railyard's in-band network is an EVPN leaf-spine (10 SN4600 leaves filled to 1:1 with the DGX's "
-        "dual-homed 200G ports, 8 spines); NVIDIA's 8 in-band switches (no separate spine layer) is a "
-        "converged design railyard does not build yet (issue #39 item 2)"),
+        "dual-homed 200G ports and the management servers, 8 spines: 18; on Table 7's SN4600C at 100G also "
+        "10 + 8). Table 7 gives 8 SN4600C, but how NVIDIA splits them (leaves, spines, ratio) is not on the "
+        "pages read, so a design cannot be written to it without inventing the layout"),
     NotReproduced(H100, "dgx-h100-superpod-4su", "racks, 4 SU (Table 7)", 38, lambda plan: len(plan.racks or []),
         "railyard gives 40 (32 compute, 2 frontend, 2 storage, 2 compute-fabric leaf, 1 spine, 1 management): "
         "the in-band and OOB switch counts above differ, and NVIDIA's rack layout is not on the pages read"),
@@ -350,3 +353,15 @@ def test_not_reproduced_row_says_why_and_still_differs(compiled: Callable[..., P
         return
     got = row.railyard(compiled(row.design, *row.sets))
     assert got != row.published, f"{row.figure}: railyard now gives NVIDIA's {got}: move the row into ROWS"
+
+
+def test_h100_oob_needs_more_1gbe_ports_than_nvidias_eight_sn2201(compiled: Callable[..., Plan]) -> None:
+    """What the OOB row's reason says, from the plan: railyard's OOB management ports exceed what 8 SN2201
+    offer, and PDU ports are what tips it (NVIDIA's PDUs per rack are not published on the pages read)."""
+    plan = compiled("dgx-h100-superpod-4su")
+    sn2201 = plan.catalog.switches["SN2201"]
+    one_g = sum(g.count for g in sn2201.port_groups if g.speed_gbps == 1)
+    kinds = {d.name: d.kind for d in plan.devices}
+    ports = [kinds[lk.a_device] for lk in plan.links if lk.network == "oob" and lk.tier == "mgmt-access"]
+    assert len(ports) > 8 * one_g
+    assert len(ports) - ports.count("pdu") <= 8 * one_g
