@@ -682,6 +682,97 @@ def compare(
 
 @app.command()
 @_guarded
+def explore(
+    design: Annotated[Path, typer.Argument(help="the base design YAML", show_default=False, metavar="BASE")],
+    space: Annotated[
+        Path,
+        typer.Option(
+            "--space",
+            help="the space file: choices (bundles), fields (candidate values), constraints, objectives",
+            show_default=False,
+            metavar="FILE",
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="output directory", metavar="DIR")] = Path("explore"),
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", min=1, help="processes evaluating variants (default: this machine's cores)", metavar="N"
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            help="evaluate on this Dask distributed scheduler instead, e.g. tcp://10.0.0.5:8786",
+            show_default=False,
+            metavar="ADDRESS",
+        ),
+    ] = None,
+    force: ForceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the variants of a design that a space file describes: compile each (without writing its
+    files), keep those that meet the constraints, and write every point, the Pareto front, a design file per
+    point (`extends:` BASE) that `railyard compile` reproduces, and DIR/index.html with the front plotted.
+    Small spaces are searched exhaustively, large ones by Optuna's seeded multi-objective sampler.
+
+    Example: railyard explore designs/h100-1024-reference.yaml --space designs/spaces/h100-1024-playbook.yaml
+    --out out/explore"""
+    from generators.explore.outputs import render_explore
+    from generators.explore.parallel import runner
+    from generators.explore.search import Base, nothing_feasible, search
+    from generators.explore.space import load_space
+    from generators.model.yamlload import load_with_extends
+
+    try:
+        check_out_dir(out, "--out", force, design)  # before minutes of searching
+        data, src = load_with_extends(design)
+        sp = load_space(space, data, src)
+        run = runner(jobs, cluster)  # its worker processes start before the progress line's thread
+        try:
+            with _progress(not as_json, f"exploring {design.stem}") as step:
+
+                def told(evaluated: int, feasible: int, front: int, planned: int) -> None:
+                    step(f"{evaluated}/{planned} evaluated, {feasible} feasible, {front} on the front")
+
+                result = search(sp, Base(data, src, str(data.get("name", design.stem))), run, told)
+        finally:
+            run.close()
+        problem = nothing_feasible(sp, result)
+        if problem is not None:
+            raise problem
+        done = write_tree(render_explore(sp, result, design, out), out, "--out", force, design, _waiting)
+    except DesignError as exc:
+        _fail(exc, as_json)
+        return
+    cpu = sum(p.cpu_s for p in result.points)
+    if as_json:
+        _print_json(
+            {
+                "ok": True,
+                "out": str(out),
+                "method": result.method,
+                "variants": sp.size,
+                "searched": len(result.points),
+                "feasible": sum(p.feasible for p in result.points),
+                "front": [p.id for p in result.front],
+                "files": done.files,
+            }
+        )
+        return
+    sys.stdout.write((out / "front.md").read_text())
+    _wrote(done, out)
+    out_console.print(
+        f"searched {len(result.points)} of {sp.size:,} variants ({result.method}, {cpu:.1f} CPU s evaluating); "
+        f"wrote {done.files} files to {out}/\nopen next: {out / 'index.html'}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+@app.command()
+@_guarded
 def schema(catalog: CatalogOpt = None) -> None:
     """Print the JSON Schema of a design file on stdout (for editor completion and CI); catalog keys are enums of
     the catalog's entries. designs/design.schema.json is this for designs/catalog.yaml.

@@ -43,3 +43,14 @@ def test_startup_bench_prints_host_then_each_command() -> None:
     assert rows["--help"] == [rows["--help"][0], "-"], "--help loads none of the heavy libraries"
     assert "jinja2" in rows["compile 1,024"] and "jinja2" not in rows["validate 1,024"]
     assert all(float(r[0]) > 0 for r in rows.values())
+
+
+def test_explore_bench_prints_host_then_the_per_variant_ratio() -> None:
+    lines = bench("explore.py", "--skip-16k")  # the 16k search runs by hand (docs/reference/benchmarks.md)
+    assert HOST.match(lines[0]) and AFTER.match(lines[-1]), lines
+    m = re.fullmatch(
+        r"1,024 GPUs, 10 variants: evaluation ([0-9.]+) CPU s, full compile ([0-9.]+) CPU s \(median\); "
+        r"ratio ([0-9.]+) \(1/[0-9.]+\)",
+        lines[1],
+    )
+    assert m and 0 < float(m.group(3)) < 1, lines
