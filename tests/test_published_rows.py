@@ -78,6 +78,23 @@ POWER_SHELF = "https://docs.nvidia.com/base-command-manager/product-manuals/nvid
 # NVIDIA Enterprise RA, NVL72 AI Factory, components: the GB300 NVL72 rack's "8 power shelves of 33 kW", "Full
 # rack requiring up to 142 kW" (looked up 2026-12)
 ERA_NVL72 = "https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/components.html"
+# NVL72 AI Factory Enterprise RA, network-logical-architecture: Table 6 (compute fabric, both planes) leaf / spine
+# 8 / 4, 16 / 8, 32 / 12 and Table 7 (converged fabric) leaf / spine 2 / N/A, 4 / 2, 7 / 4 at 36 / 72 / 144 GB300
+# trays (2 / 4 / 8 racks). Read 2026-12 through a public repository quoting the page with table and row locators
+ERA_NVL72_NET = "https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/network-logical-architecture.html"
+# the ERA's dual-plane Spectrum-X compute fabric on the shipped GB300 design: the rack system whose ConnectX-8 run
+# 2 x 400GbE, SN5600 leaves split 2 x 400G, one leaf per rail and plane for every two racks (a unit of 36 trays)
+ERA_NVL72_SX = (
+    "compute.system=gb300-nvl72-spectrumx",
+    "backend.technology=roce",
+    "backend.switch=SN5600-800G-CL",
+    "backend.speed=400G",
+    "backend.spine_grouping=per_plane",
+    "backend.planes=2",
+    "backend.leaves_per_rail=1",
+    "backend.su_size=36",
+    "tenants=[]",
+)
 GB200_1SU = ("compute.racks=8", "tenants=[]", "backend.spine_grouping=per_rail", "backend.pods=scalable_units")
 GB200_16SU = ("compute.racks=128", "tenants=[]", "site.tray.levels=3", "site.floor.row_positions=20")
 
@@ -224,6 +241,19 @@ ROWS = [
         "1U shelves of 6 x 5.5 kW PSUs (33 kW) on the busbar; the rack takes no PDU"),
     Row(ERA_NVL72, "gb300-nvl72-4608", "power shelves per GB300 NVL72 rack (DC busbar)", 8, power_shelves,
         "8 x 33 kW for a rack of up to 142 kW"),
+    Row(ERA_NVL72_NET, "gb300-nvl72-4608", "compute fabric leaves, 2 racks (Table 6)", 8, switches("leaf"),
+        sets=(*ERA_NVL72_SX, "compute.racks=2")),
+    Row(ERA_NVL72_NET, "gb300-nvl72-4608", "compute fabric spines, 2 racks (Table 6)", 4, switches("spine"),
+        sets=(*ERA_NVL72_SX, "compute.racks=2")),
+    Row(ERA_NVL72_NET, "gb300-nvl72-4608", "compute fabric leaves, 4 racks (Table 6)", 16, switches("leaf"),
+        sets=(*ERA_NVL72_SX, "compute.racks=4")),
+    Row(ERA_NVL72_NET, "gb300-nvl72-4608", "compute fabric spines, 4 racks (Table 6)", 8, switches("spine"),
+        "4 per plane at 72 leaf links each, written as backend.spines_per_group: 4; spines filled to their "
+        "ports would be 3 per plane (6)", sets=(*ERA_NVL72_SX, "compute.racks=4", "backend.spines_per_group=4")),
+    Row(ERA_NVL72_NET, "gb300-nvl72-4608", "compute fabric leaves, 8 racks (Table 6)", 32, switches("leaf"),
+        sets=(*ERA_NVL72_SX, "compute.racks=8")),
+    Row(ERA_NVL72_NET, "gb300-nvl72-4608", "compute fabric spines, 8 racks (Table 6)", 12, switches("spine"),
+        sets=(*ERA_NVL72_SX, "compute.racks=8")),
     Row(B300_XDR, "b300-xdr", "PDUs per DGX B300 rack", 3, compute_pdus,
         '"each with three (3) 2U rack PDUs for maximum redundancy", ~56 kW per rack'),
     Row(B300_XDR, "b300-xdr", "node-leaf cables, 2 SU (Table 3)", 1152, tier_links("server-leaf")),
@@ -319,6 +349,15 @@ class NotReproduced:
 
 
 NOT_REPRODUCED = [
+    *[
+        NotReproduced(ERA_NVL72_NET, "gb300-nvl72-4608", f"converged fabric leaves, {racks} racks (Table 7)", leaves,
+            switches_of("frontend", "leaf"),
+            "railyard's converged SN5600 frontend keeps storage and management on service leaves of their own "
+            "and is always a leaf-spine: 4 / 6 / 8 leaves at 2 / 4 / 8 racks (the trays' B3240 ports on 2 / 4 / 6); "
+            "NVIDIA's 2 (no spine), 4 and 7 leaves cannot be written yet",
+            sets=(*ERA_NVL72_SX, f"compute.racks={racks}", *ERA_CONVERGED))
+        for racks, leaves in ((2, 2), (4, 4), (8, 7))
+    ],
     NotReproduced(ERA_HGX, "b300-spectrumx", "converged fabric switches, 32 nodes (Table 7: leaf 2, spine N/A)", 2,
         switches_of("frontend", "leaf", "spine"),
         "railyard gives 6: its frontend is always a leaf-spine (2 leaves for the nodes' B3240 ports, 2 service "
