@@ -211,8 +211,8 @@ def _system_lines(out: _Lines, design: Design, catalog: Catalog) -> dict[str, An
     rs = catalog.rack_systems[key]
     desc = (
         f"{rs.description}: {rs.trays} x {rs.tray}, {rs.nvlink_switches} x {rs.nvlink_switch} and the "
-        f"NVLink backplane ({rs.nvlink_links} links, {rs.nvlink_cables} copper cables), {rs.power_shelves} x "
-        f"{rs.power_shelf}, {rs.mgmt_switches} x {rs.mgmt_switch}, {rs.rack_units}U rack"
+        f"{rs.scale_up_name} backplane ({rs.nvlink_links} links, {rs.nvlink_cables} copper cables), "
+        f"{rs.power_shelves} x {rs.power_shelf}, {rs.mgmt_switches} x {rs.mgmt_switch}, {rs.rack_units}U rack"
     )
     out.add("compute", "server", key, desc, racks, rs.price, unit="rack")
     return {
