@@ -180,6 +180,7 @@ def test_backend_attached_sm_nodes_are_full_default_members(compiled: Compiled) 
     assert "managed switches" not in text
 
 
+@pytest.mark.large
 def test_switch_embedded_sm_is_documented(compiled: Compiled) -> None:
     f = files(compiled("h100-1024-reference"))
     assert (
