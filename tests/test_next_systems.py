@@ -136,6 +136,21 @@ def test_vr_nvl72_compute_fabric_is_rail_optimized_non_blocking_and_dual_plane(c
     assert facts.bisection is not None and facts.bisection.ratio == 1.0
 
 
+@pytest.mark.parametrize("name", VR)
+def test_vr_nvl72_counts_and_buys_only_pluggable_optics(compiled: Compiled, name: str) -> None:
+    """The SN6810's fibers plug into its co-packaged optics: every backend fiber has one pluggable optic
+    per ConnectX-9 port (each port its own cage) and none at a switch, so the backend's transceiver total
+    is its server-leaf link count and the BoM has no line for the switch's own optical ports."""
+    plan = compiled(name)
+    cpo = [k for k, x in plan.catalog.transceivers.items() if x.built_in]
+    assert cpo == ["SN6810-CPO-port"]
+    _, _, down, _ = _backend(plan)
+    assert required(plan.cabling, "cabling").transceivers["backend"] == len(down)
+    bom = required(plan.bom, "bom")
+    assert not [ln for ln in bom.lines if ln.part in cpo]
+    assert sum(ln.quantity for ln in bom.lines if ln.kind == "transceiver" and ln.category == "backend") == len(down)
+
+
 def test_vr_nvl72_two_sizes_share_the_rack_and_scale_by_units(compiled: Compiled) -> None:
     small, large = (compiled(n) for n in VR)
     assert _system(small) == _system(large)

@@ -418,6 +418,10 @@ class Transceiver(_Strict):
     # speeds it runs only on one leg of a 1:2 splitter fiber: a single-port NDR optic runs 400G on a
     # straight fiber and 200G (NDR200, 2 of its 4 lanes) only on a splitter
     split_speeds_gbps: list[int] = Field(default_factory=list)
+    # a switch's own co-packaged optics (Spectrum-6 SN6810): the entry names the fiber's end for the cable
+    # plan, but nothing is bought or plugged, so it is counted in no transceiver total and on no BoM line.
+    # Left out of the dump when false, so plan.json of a design without one is unchanged
+    built_in: bool = Field(default=False, exclude_if=lambda v: not v)
     price: Price
 
     @model_validator(mode="after")

@@ -341,7 +341,7 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
         for k in c.links:
             lk = plan.links[k]
             for dev, port, part in ((lk.a_device, lk.a_port, xa), (lk.b_device, lk.b_port, xb)):
-                if not part:
+                if not part or catalog.transceivers[part].built_in:  # a switch's own optics: not bought
                     continue
                 d = devs[dev]
                 cage = (dev, ports[f"{d.kind}:{d.model}"][port].cage)
