@@ -90,6 +90,11 @@ def test_vr_nvl72_racks_are_the_published_system(compiled: Compiled, name: str) 
     # every rack's heat goes to liquid
     heat = {h.rack: h for h in required(plan.cooling, "cooling").racks}
     assert all(heat[r].air_kw == 0 and heat[r].liquid_kw == pytest.approx(kw) for r in systems)
+    # the shelves are on each system rack's sheet and in the rack's BoM line
+    files = rendered_files(compiled, name)
+    assert all(files[f"cabling/racks/{r}.html"].count(f"({rs.power_shelf})") == 4 for r in systems)
+    [line] = [ln for ln in required(plan.bom, "bom").lines if ln.part == plan.design.compute.system]
+    assert line.quantity == racks and f"4 x {rs.power_shelf}" in line.description
 
 
 @pytest.mark.parametrize("name", VR)
