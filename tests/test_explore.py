@@ -149,6 +149,7 @@ def test_one_process_and_a_pool_write_the_same_bytes(
     assert mine == theirs
 
 
+@pytest.mark.daemons  # a real scheduler and two worker processes on loopback
 def test_a_dask_cluster_on_loopback_finds_the_same_front(
     cli: Cli, tmp_path: Path, playbook: tuple[Path, dict[str, Any]]
 ) -> None:

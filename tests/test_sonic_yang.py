@@ -172,6 +172,7 @@ def test_every_sonic_switch_names_its_ports_as_its_platform_does() -> None:
         assert ours == ini, f"{key}: railyard's (name, lanes) differ from {platforms[key]}"
 
 
+@pytest.mark.large
 def test_no_shipped_design_uses_a_switch_without_a_platform(compiled: Callable[..., Plan]) -> None:
     used = {d.model for name in SHIPPED for d in compiled(name).devices if d.kind == "switch"}
     # a split model ("KEY@2x400G") is its catalog key's chassis: it needs a platform or a stand-in
@@ -202,6 +203,7 @@ def _write(files: dict[str, str], root: Path) -> list[Path]:
     return [root / sub for sub in ("frontend", "oob", "backend") if (root / sub).is_dir()]
 
 
+@pytest.mark.large
 @pytest.mark.daemons
 @pytest.mark.large  # every shipped design includes h100-16k
 @pytest.mark.parametrize(("release", "overrides"), [(DEFAULT_SONIC_RELEASE, ()), ("master", MASTER)])

@@ -51,6 +51,8 @@ from tests.golden import compile_into
 from tests.netns_fabric import run_cmd, run_in, stop, wait_until
 from tests.realtools import ToolFailed, require
 
+pytestmark = pytest.mark.daemons
+
 ROOT = Path(__file__).resolve().parent.parent
 RAILYARD = [sys.executable, "-c", "import sys; from generators.cli import main; sys.argv[0] = 'railyard'; main()"]
 ONIE_IMAGE = "http://192.0.2.9/images/sonic-mellanox.bin"

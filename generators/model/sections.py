@@ -158,6 +158,7 @@ class BackendFacts(Record):
     speed_gbps: int
     rails: int
     leaves_per_rail: int | None = omitted()  # only when more than 1
+    rails_per_leaf: int | None = omitted()  # only when more than 1
     switch_model: str | None = omitted()  # the model as its ports run (Catalog.switch_at), when split
     scalable_units: int
     su_size: int

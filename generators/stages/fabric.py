@@ -261,6 +261,27 @@ def _plane_attr(prefix: str) -> dict[str, Any]:
     return {"plane": prefix.rstrip("-")} if prefix.startswith(("rail", "plane")) else {}
 
 
+def rail_groups(design: Design, rails: int) -> list[list[int]]:
+    """The rails of each rail-optimized leaf, in the order of their first rail: one each, or
+    backend.rails_per_leaf rails of one plane (spine_grouping per_plane) taken with a stride: of a plane's m
+    rails, leaf j holds rails j, j + m/k, ... as NVIDIA's HGX B300 Enterprise RA does at 32 nodes ("4 leaf
+    switches per plane, each supporting 2 rails (1+5, 2+6, 3+7, 4+8)")."""
+    k = design.backend.rails_per_leaf
+    if k == 1:
+        return [[r] for r in range(rails)]
+    n = plane_count(design, rails) if design.backend.spine_grouping == "per_plane" else 1
+    if (rails // n) % k:
+        within = f" of each of its {n} planes" if n > 1 else ""
+        raise DesignError.one(
+            "backend.rails_per_leaf",
+            f"{k} rails per leaf do not split the {rails // n} rails{within} evenly",
+            "use a divisor of the rails" + (" per plane" if n > 1 else "") + ", or 1",
+        )
+    planes = [[r for r in range(rails) if r % n == p] for p in range(n)]
+    groups = [plane[j :: len(plane) // k] for plane in planes for j in range(len(plane) // k)]
+    return sorted(groups, key=lambda g: g[0])
+
+
 def plane_count(design: Design, rails: int) -> int:
     """backend.planes, checked against the rails: every plane gets the same number of rails."""
     n = design.backend.planes
@@ -409,37 +430,48 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
     leaves: list[str] = []
     per_rail: dict[int, list[str]] = {r: [] for r in range(rails)}
     n_lpr = be.leaves_per_rail
+    groups = rail_groups(design, rails)  # the rails of each leaf: [[0], [1], ...] unless rails_per_leaf > 1
+    k_rails = be.rails_per_leaf
+    per_leaf = su_size // n_lpr  # servers on a rail-optimized leaf
     if be.topology == "rail_optimized":
-        down = su_size // n_lpr  # the loader checked n_lpr divides su_size
+        down = per_leaf * k_rails  # the loader checked n_lpr divides su_size
         up = _leaf_uplinks(down, ratio)
         downs, ups = _layout(model, speed, down, speed, up)
         up_ports: dict[str, list[int]] = {}
         lw = number_width(n_lpr)
         for u in range(n_su):
             members = servers[u * su_size : (u + 1) * su_size]
-            for r in range(rails):
+            for group in groups:
+                r = group[0]
                 for k in range(n_lpr):
                     # one leaf per rail keeps its historical name (su1-rail0-leaf): NetBox and the
-                    # cable labels of built sites know it
-                    name = f"su{u + 1:0{su_w}d}-rail{r}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
-                    attrs: dict[str, Any] = {"su": u + 1, "rail": r} | ({"index": k + 1} if n_lpr > 1 else {})
+                    # cable labels of built sites know it; a leaf of several rails names them all
+                    rail_name = "-".join(f"rail{x}" for x in group)  # su1-rail0-rail2-leaf: rails 0 and 2
+                    name = f"su{u + 1:0{su_w}d}-{rail_name}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
+                    attrs: dict[str, Any] = (
+                        {"su": u + 1, "rail": r}
+                        | ({"rails": list(group)} if k_rails > 1 else {})
+                        | ({"index": k + 1} if n_lpr > 1 else {})
+                    )
                     leaf = b.switch(name, sw_key, Network.BACKEND, Role.LEAF, **attrs)
                     leaves.append(leaf.name)
-                    per_rail[r].append(leaf.name)
+                    for x in group:
+                        per_rail[x].append(leaf.name)
                     up_ports[leaf.name] = ups
-                    for si, host in enumerate(members[k * down : (k + 1) * down]):
-                        # rail r carries NIC r; a design with fewer rails than NICs leaves NICs dark
-                        # and the invariants report them.
-                        b.link(
-                            Network.BACKEND,
-                            Tier.SERVER_LEAF,
-                            speed,
-                            host,
-                            srv.backend.name.format(i=r),
-                            leaf.name,
-                            b.port_name(leaf.name, downs[si]),
-                        )
-        unit = rails * n_lpr
+                    for si, host in enumerate(members[k * per_leaf : (k + 1) * per_leaf]):
+                        # rail x carries NIC x; a design with fewer rails than NICs leaves NICs dark
+                        # and the invariants report them. A server's rails on one leaf take neighbouring ports.
+                        for j, x in enumerate(group):
+                            b.link(
+                                Network.BACKEND,
+                                Tier.SERVER_LEAF,
+                                speed,
+                                host,
+                                srv.backend.name.format(i=x),
+                                leaf.name,
+                                b.port_name(leaf.name, downs[si * k_rails + j]),
+                            )
+        unit = len(groups) * n_lpr
     else:
         # a server's ports in the order of its cages, so a twin system cage (DGX: rails 7 and 4) meets
         # one twin leaf cage and can take one twin cable
@@ -487,7 +519,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
             (f"plane{p + 1}-", [lf for lf in leaves if b.by_name[lf].attrs["rail"] % n_planes == p])
             for p in range(n_planes)
         ]
-        unit = rails // n_planes * n_lpr
+        unit = len(groups) // n_planes * n_lpr
     else:
         planes = [("", leaves)]
     tree = build_upper(
@@ -509,10 +541,19 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
     if be.topology == "rail_optimized" and design.compute.reserved_slots:
         # the ports the last unit's missing servers would have taken: slot by slot, rail by rail
         # (slot si of the unit is on the rail's leaf si // down, at that leaf's port si % down)
+        # (a leaf of several rails: slot si's rail x at port (si % per_leaf) * rails_per_leaf + x's place)
         last = [lf for lf in leaves if b.by_name[lf].attrs["su"] == n_su]
-        on_leaf = {(b.by_name[lf].attrs["rail"], b.by_name[lf].attrs.get("index", 1) - 1): lf for lf in last}
+        on_leaf: dict[tuple[int, int], tuple[str, int]] = {}
+        for lf in last:
+            a = b.by_name[lf].attrs
+            for j, x in enumerate(a.get("rails", [a["rail"]])):
+                on_leaf[(x, a.get("index", 1) - 1)] = (lf, j)
         first_free = su_size - design.compute.reserved_slots
-        at = [(on_leaf[(r, si // down)], si % down) for si in range(first_free, su_size) for r in range(rails)]
+        at = [
+            (on_leaf[(r, si // per_leaf)][0], (si % per_leaf) * k_rails + on_leaf[(r, si // per_leaf)][1])
+            for si in range(first_free, su_size)
+            for r in range(rails)
+        ]
         slots = [(lf, b.port_name(lf, downs[p])) for lf, p in at]
     sm_links = _attach_subnet_managers(b, design, leaves, speed, slots)
     return BackendFacts(
@@ -523,6 +564,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
         rails=rails,
         # only when used, so the facts of a design without them are unchanged
         leaves_per_rail=n_lpr if n_lpr > 1 else None,
+        rails_per_leaf=k_rails if k_rails > 1 else None,
         switch_model=sw_key if sw_key != be.switch else None,
         scalable_units=n_su,
         su_size=su_size,
@@ -746,21 +788,41 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     srv_ports = storage_fabric_ports(design, b.catalog)
     sides = len(srv_ports)
     total = len(eligible(model, speed, "down"))
-    down, up = fill_leaf(total, speed, speed, ratio_value(fab.oversubscription))
-    downs, ups = _layout(model, speed, down, speed, up)
+    # the inter-switch links run at the switch's native speed, whatever the hosts' ports run (NVIDIA's H100
+    # SuperPOD: NDR 400G between the storage switches, RA-11333-001 Table 8), as the frontend's leaves uplink
+    up_speed = native_speed(model, "up")
+    ratio = ratio_value(fab.oversubscription)
+    if fab.servers_per_leaf is None:
+        down, up = fill_leaf(total, speed, up_speed, ratio)
+    else:
+        # the design's leaf: its servers and as many uplinks as the ratio asks, an even number so a leaf
+        # reaches >= 2 spines (NVIDIA's SuperPOD: a leaf pair per unit of 32 DGX, 24 uplinks at 4:3)
+        down = fab.servers_per_leaf
+        up = math.ceil(Fraction(down * speed) / (ratio * up_speed))
+        up += up % 2
+        if down + up > total:
+            raise DesignError.one(
+                "storage.fabric.servers_per_leaf",
+                f"{down} servers and the {up} uplinks they need at {fab.oversubscription} are {down + up} "
+                f"ports, more than a {fab.switch} has at {speed}G ({total})",
+                f"use at most {fill_leaf(total, speed, up_speed, ratio)[0]} servers per leaf, or a higher "
+                "storage.fabric.oversubscription",
+            )
+    downs, ups = _layout(model, speed, down, up_speed, up)
     leaves: list[str] = []
     up_ports: dict[str, list[int]] = {}
     pairs = LeafPairs(b, Network.STORAGE, "stor-leaf", fab.switch, sides, leaves, up_ports)
     pairs.place([(h, [(p, speed) for p in srv_ports]) for h in servers], down, downs, ups, service=False)
-    # the storage servers' leaves: as many downlinks as uplinks, the same uplink count so one
-    # spine layer serves both kinds of leaf
+    # the storage servers' leaves: as much downlink as uplink bandwidth (1:1), the same uplink count so
+    # one spine layer serves both kinds of leaf
     st = design.storage
     stm = b.catalog.storage_servers[st.server]
-    s_downs, s_ups = _layout(model, speed, up, speed, up)
+    s_down = min(up * up_speed // st.speed, len(eligible(model, st.speed, "down")) - up)
+    s_downs, s_ups = _layout(model, st.speed, s_down, up_speed, up)
     compute_leaves = len(leaves)
     pairs.place(
         [(h, [(stm.frontend_port_name.format(i=i), st.speed) for i in range(st.ports_per_server)]) for h in storage],
-        up,
+        s_down,
         s_downs,
         s_ups,
         service=True,
@@ -771,12 +833,13 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
         [("stor-", leaves)],
         up_ports,
         up,
-        speed,
+        up_speed,
         fab.switch,
         fab.tiers,
         sides,
         None,
         "storage.fabric",
+        fab.spines_per_group,
     )
     return StorageFacts(
         technology=fab.technology,
@@ -791,7 +854,7 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
         spines=tree.spines,
         cores=tree.cores,
         downlinks_per_leaf=down,
-        storage_downlinks_per_leaf=up,
+        storage_downlinks_per_leaf=s_down,
         uplinks_per_leaf=up,
         links_per_leaf_spine=tree.links_per_leaf_spine,
         oversubscription=Oversubscription(fab.oversubscription),

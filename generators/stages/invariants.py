@@ -48,6 +48,8 @@ class _Collector:
 def _switch_field(plan: Plan, dev: Device) -> str:
     be = plan.design.backend
     if dev.network == "backend":
+        if dev.role == "leaf" and "rails" in dev.attrs:  # a leaf of several rails: k ports per server
+            return "backend.rails_per_leaf"
         if dev.role == "leaf":
             return "backend.su_size" if be.topology == "rail_optimized" else "backend.servers_per_leaf"
         return "backend.switch"
@@ -147,7 +149,8 @@ def _check_ports(plan: Plan, catalog: Catalog, devs: dict[str, Device], c: _Coll
                         "port-count",
                         _switch_field(plan, dev),
                         f"{dname} needs more ports than its model {dev.model} has ({dev.ports})",
-                        "fewer servers per leaf, a higher oversubscription ratio, or a larger switch",
+                        ("fewer rails per leaf, " if "rails" in dev.attrs else "")
+                        + "fewer servers per leaf, a higher oversubscription ratio, or a larger switch",
                     )
                 else:
                     c.add(
@@ -327,8 +330,9 @@ def _check_rails(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
     if plan.design.backend.topology != "rail_optimized":
         return
     for leaf, rails in bw.rails.items():
-        want = devs[leaf].attrs.get("rail")
-        if rails != {want}:
+        a = devs[leaf].attrs
+        want = a.get("rail")
+        if rails != set(a.get("rails", [want])):
             c.add(
                 "rail",
                 "backend.rails",

@@ -193,6 +193,16 @@ class Backend(_Model):
         "first su_size/N servers on leaf 1, the next on leaf 2, ... (NVIDIA's B300 "
         "Spectrum-X: 64 servers per unit, 2 leaves per rail)",
     )
+    rails_per_leaf: int = Field(
+        default=1,
+        ge=1,
+        le=8,  # a leaf's name lists its rails: su1-rail0-rail2-...-leaf stays a hostname (<= 63 characters)
+        exclude_if=lambda v: v == 1,  # plan.json of a design with one rail per leaf is unchanged
+        description="rail_optimized only: rails on each leaf, every server of the unit on each of them (a leaf "
+        "of k rails takes k ports per server); it must divide the rails (with spine_grouping per_plane, each "
+        "plane's rails: a leaf's rails share a plane), taken with a stride as NVIDIA pairs them (rails 1+5, 2+6, ...). "
+        "NVIDIA's HGX B300 Enterprise RA at 32 nodes: 2",
+    )
     rails: int | None = Field(default=None, ge=1, description="backend ports per server (one rail each); default: all")
     oversubscription: Ratio = Field(default="1:1", description="leaf downlink to uplink bandwidth")
     spine_grouping: Literal["shared", "per_rail", "per_plane"] = Field(
@@ -398,6 +408,24 @@ class StorageFabric(_Model):
         description="per compute-server storage port; default: the native speed of the NIC the storage ports are on",
     )
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="2 while the radix allows, else 3")
+    # the leaf and spine layers as a design choice; each left out of the dump when unset, so plan.json of a
+    # design without them is unchanged
+    servers_per_leaf: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="compute servers on each storage leaf (one port each; a server's ports on the leaves of a "
+        "pair), its uplinks sized to the ratio. Default: as many as the leaf's ports take at the ratio. NVIDIA's "
+        "DGX H100 SuperPOD: 32, a leaf pair per scalable unit, 24 uplinks at 4:3",
+    )
+    spines_per_group: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="storage spines; it must divide a leaf's uplinks (each leaf takes uplinks / spines links to "
+        "each). Default: the fewest that take the leaves' uplinks. NVIDIA's DGX H100 SuperPOD: 6 (its 16 "
+        "storage switches: 10 leaves, 6 spines)",
+    )
 
 
 class Storage(_Model):
@@ -841,6 +869,16 @@ class Design(_Model):
             raise ValueError(
                 "backend.leaves_per_rail: more than 1 needs a rail_optimized topology (top_of_rack "
                 "sizes its leaves with servers_per_leaf)"
+            )
+        if self.backend.rails_per_leaf > 1 and (
+            self.backend.topology != "rail_optimized"
+            or self.backend.leaves_per_rail > 1
+            or self.backend.spine_grouping == "per_rail"
+        ):
+            raise ValueError(
+                "backend.rails_per_leaf: more than 1 needs a rail_optimized topology with one leaf per rail "
+                "group (leaves_per_rail 1) and spines that are not per rail (a leaf of several rails is in no "
+                "one rail's plane): use spine_grouping shared or per_plane"
             )
         if self.backend.su_size % self.backend.leaves_per_rail and c.system is None:  # else: resolve_system
             raise ValueError(
