@@ -124,7 +124,8 @@ def test_roce_fields_on_an_infiniband_backend_are_refused(compiled: Compiled, fi
 # --------------------------------------------------------------------------------- what users get
 
 # b300-spectrumx ships on Cumulus (tests/test_cumulus_backend.py); its SONiC chassis is the same cluster
-RENDERED = [("h100-512-roce",), ("b300-spectrumx", "backend.switch=SN5600-800G")]
+# mi355x-1024-roce: AMD MI355X nodes on Pollara 400 (issue 41), a SONiC backend like h100-512-roce's
+RENDERED = [("h100-512-roce",), ("b300-spectrumx", "backend.switch=SN5600-800G"), ("mi355x-1024-roce",)]
 
 
 def test_a_leaf_with_two_tenants_keeps_each_port_in_its_own_vrf(compiled: Compiled) -> None:

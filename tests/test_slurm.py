@@ -29,7 +29,17 @@ def expected_tree(plan: Plan) -> dict[str, tuple[int, list[str], list[str]]]:
     be = plan.networks.backend
     w = len(str(be.scalable_units))
     out: dict[str, tuple[int, list[str], list[str]]] = {}
-    if be.topology == "rail_optimized":
+    if be.topology == "rail_optimized" and (be.leaves_per_rail or 1) > 1:
+        # a unit's servers split over its rail's leaves: the k-th leaf of every rail is one group,
+        # "su1-leaf01" for su1-rail0-leaf01 ... su1-rail7-leaf01
+        leaf_of = {
+            lk.a_device: lk.b_device for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"
+        }
+        for d in servers:
+            out.setdefault(f"su{d.attrs['su']:0{w}d}-{leaf_of[d.name].rsplit('-', 1)[-1]}", (0, [], []))[2].append(
+                d.name
+            )
+    elif be.topology == "rail_optimized":
         for su in range(1, be.scalable_units + 1):
             out[f"su{su:0{w}d}"] = (0, [], [d.name for d in servers if d.attrs["su"] == su])
     else:

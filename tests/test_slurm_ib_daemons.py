@@ -29,7 +29,19 @@ from tests.test_slurm import expected_tree
 pytestmark = pytest.mark.daemons
 
 Compiled = Callable[..., Plan]
-SLURM_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized", "h100-256", "h100-16k", "b300-xdr"]
+SLURM_DESIGNS = [
+    "h100-1024-reference",
+    "h100-1016-superpod",
+    "h100-1024-optimized",
+    "h100-256",
+    "h100-16k",
+    "b300-xdr",
+    # issue 41's systems: rack blocks (NVLink 6 / UALink domains) and a RoCE tree
+    "vr-nvl72-576",
+    "vr-nvl72-1152",
+    "mi355x-1024-roce",
+    "helios-576",
+]
 IB_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized", "h100-256", "b300-xdr"]
 # No slurmd and no DNS for gpu001... here: cloud nodes are powered down and never resolved. The
 # generated nodes.conf declares real nodes; the test only adds this default in front of it.
@@ -73,10 +85,11 @@ def test_slurmctld_takes_the_topology(compiled: Compiled, name: str, tmp_path: P
     nodes = r.nodes_parsed
     assert sorted(nodes) == sorted(d.name for d in servers)
     first = nodes[servers[0].name]
-    assert first["Gres"] == "gpu:8"
+    model = plan.catalog.servers[servers[0].model]
+    assert first["Gres"] == f"gpu:{model.gpus}"
     cfg = resolved_config(plan.design, plan.catalog)
     cores = plan.catalog.cpus[cfg.cpu].cores
-    assert first["CPUTot"] == str(2 * cores)
+    assert first["CPUTot"] == str(model.cpu_sockets * cores)
     assert first["RealMemory"] == str(int(cfg.memory_gb * 0.97) * 1024)
     parts = r.partitions_parsed
     assert parts["all"]["Default"] == "YES" and parts["all"]["TotalNodes"] == str(len(servers))

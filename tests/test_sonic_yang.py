@@ -207,6 +207,7 @@ def _write(files: dict[str, str], root: Path) -> list[Path]:
 
 @pytest.mark.large
 @pytest.mark.daemons
+@pytest.mark.large  # every shipped design includes h100-16k
 @pytest.mark.parametrize(("release", "overrides"), [(DEFAULT_SONIC_RELEASE, ()), ("master", MASTER)])
 def test_every_shipped_design_loads_in_sonic(
     compiled: Callable[..., Plan], tmp_path: Path, release: str, overrides: tuple[str, ...]

@@ -137,8 +137,9 @@ class Switch(_Strict):
     sku: str
     description: str
     # nvlink: a rack-scale system's NVLink switch tray, wired by the rack's fixed backplane (never routed);
-    # only its management port is on a network railyard plans (the OOB)
-    technology: Literal["infiniband", "ethernet", "nvlink"]
+    # only its management port is on a network railyard plans (the OOB); ualink: a rack's UALink
+    # scale-up switch tray (AMD Helios), planned the same way
+    technology: Literal["infiniband", "ethernet", "nvlink", "ualink"]
     os: OsName  # a row of generators.model.netos
     port_groups: list[PortGroup] = Field(min_length=1)
     rack_units: int = Field(ge=1)
@@ -417,6 +418,10 @@ class Transceiver(_Strict):
     # speeds it runs only on one leg of a 1:2 splitter fiber: a single-port NDR optic runs 400G on a
     # straight fiber and 200G (NDR200, 2 of its 4 lanes) only on a splitter
     split_speeds_gbps: list[int] = Field(default_factory=list)
+    # a switch's own co-packaged optics (Spectrum-6 SN6810): the entry names the fiber's end for the cable
+    # plan, but nothing is bought or plugged, so it is counted in no transceiver total and on no BoM line.
+    # Left out of the dump when false, so plan.json of a design without one is unchanged
+    built_in: bool = Field(default=False, exclude_if=lambda v: not v)
     price: Price
 
     @model_validator(mode="after")
@@ -491,6 +496,10 @@ class RackSystem(_Strict):
     power, price) once."""
 
     description: str
+    # the scale-up fabric the rack's switch trays and backplane carry (NVIDIA: NVLink; AMD Helios: UALink);
+    # the nvlink_* fields below describe it whichever it is. Left out of the dump at its default, so
+    # plan.json of an NVLink rack is unchanged.
+    scale_up: Literal["nvlink", "ualink"] = Field(default="nvlink", exclude_if=lambda v: v == "nvlink")
     tray: str  # servers: the compute tray model
     trays: int = Field(ge=1, le=72)
     nvlink_switch: str  # switches: the NVLink switch tray (technology nvlink)
@@ -510,6 +519,11 @@ class RackSystem(_Strict):
     liquid_fraction: float = Field(gt=0, le=1)  # share of the rack's heat taken by the liquid loop
     su_racks: int = Field(default=8, ge=1)  # racks per scalable unit (NVIDIA's SuperPOD: 8)
     price: Price  # the rack as sold, with its trays, switch trays, shelves and backplane
+
+    @property
+    def scale_up_name(self) -> str:
+        """The scale-up fabric as a person names it in sheets and the BoM: NVLink or UALink."""
+        return {"nvlink": "NVLink", "ualink": "UALink"}[self.scale_up]
 
     def power_kw(self, catalog: Catalog) -> float:
         """The rack's draw: its trays, NVLink switch trays and management switches (the shelves convert)."""
@@ -628,7 +642,7 @@ def _check_rack_system(cat: Catalog, key: str, rs: RackSystem) -> None:
     if tray is None or not tray.gpus or tray.backend is None:
         raise ValueError(f"{at}.tray: {rs.tray!r} is not a GPU server model with backend NICs in servers")
     for field_, sw_key, tech in (
-        ("nvlink_switch", rs.nvlink_switch, "nvlink"),
+        ("nvlink_switch", rs.nvlink_switch, rs.scale_up),
         ("mgmt_switch", rs.mgmt_switch, "ethernet"),
     ):
         sw = cat.switches.get(sw_key)

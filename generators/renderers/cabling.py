@@ -174,7 +174,7 @@ def internal_rows(plan: Plan) -> list[list[str]]:
         [
             r,
             system,
-            "NVLink backplane (cable cartridges)",
+            "NVLink backplane (cable cartridges)" if rs.scale_up == "nvlink" else f"{rs.scale_up_name} backplane",
             between,
             str(rs.nvlink_links),
             str(rs.nvlink_cables),

@@ -211,8 +211,8 @@ def _system_lines(out: _Lines, design: Design, catalog: Catalog) -> dict[str, An
     rs = catalog.rack_systems[key]
     desc = (
         f"{rs.description}: {rs.trays} x {rs.tray}, {rs.nvlink_switches} x {rs.nvlink_switch} and the "
-        f"NVLink backplane ({rs.nvlink_links} links, {rs.nvlink_cables} copper cables), {rs.power_shelves} x "
-        f"{rs.power_shelf}, {rs.mgmt_switches} x {rs.mgmt_switch}, {rs.rack_units}U rack"
+        f"{rs.scale_up_name} backplane ({rs.nvlink_links} links, {rs.nvlink_cables} copper cables), "
+        f"{rs.power_shelves} x {rs.power_shelf}, {rs.mgmt_switches} x {rs.mgmt_switch}, {rs.rack_units}U rack"
     )
     out.add("compute", "server", key, desc, racks, rs.price, unit="rack")
     return {
@@ -341,7 +341,7 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
         for k in c.links:
             lk = plan.links[k]
             for dev, port, part in ((lk.a_device, lk.a_port, xa), (lk.b_device, lk.b_port, xb)):
-                if not part:
+                if not part or catalog.transceivers[part].built_in:  # a switch's own optics: not bought
                     continue
                 d = devs[dev]
                 cage = (dev, ports[f"{d.kind}:{d.model}"][port].cage)

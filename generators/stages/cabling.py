@@ -1112,7 +1112,7 @@ def _record(
         if o.xa is not None and o.xb is not None:  # optics: an option has both ends' or neither
             for k in ks:
                 for cage, part in (((a_dev[k], ends_a[k].cage), o.xa), ((b_dev[k], ends_b[k].cage), o.xb)):
-                    if cage not in seen_cages:
+                    if cage not in seen_cages and not plan.catalog.transceivers[part].built_in:
                         seen_cages.add(cage)
                         xcvrs[(net, part)] += 1
         cables.append(

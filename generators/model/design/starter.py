@@ -33,6 +33,9 @@ STARTS: dict[tuple[str, str], str] = {
     ("infiniband", "gb300-nvl72"): "gb300-nvl72-4608",
     ("roce", "hgx-h100"): "h100-512-roce",
     ("roce", "hgx-b300-2x400gbe"): "b300-spectrumx",
+    ("roce", "vr-nvl72"): "vr-nvl72-576",
+    ("roce", "mi355x-8gpu-lc"): "mi355x-1024-roce",
+    ("roce", "helios"): "helios-576",
 }
 # fields a start leaves out: a site's own tenants; chassis options the catalog's defaults give
 DROP = (("tenants",), ("compute", "config"), ("description",))

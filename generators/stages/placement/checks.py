@@ -122,6 +122,10 @@ def check_rows(
         if fl.max_load_kg_m2 is not None:
             for h in cooling.racks:
                 if h.load_kg_m2 is not None and h.load_kg_m2 > fl.max_load_kg_m2 + 1e-9:
+                    # the rating that carries the heaviest rack: the fix that makes the design compile
+                    heaviest = max(x.weight_kg or 0.0 for x in cooling.racks)
+                    area_m2 = design.site.rack.width_mm * design.site.rack.depth_mm / 1e6
+                    need = math.ceil(heaviest / area_m2)
                     problems.append(
                         Problem(
                             "site.floor.max_load_kg_m2",
@@ -129,8 +133,9 @@ def check_rows(
                             f"kg on {design.site.rack.width_mm} x {design.site.rack.depth_mm} mm: "
                             f"{h.load_kg_m2:,.0f} kg/m2, over the floor's {fl.max_load_kg_m2:g} "
                             "kg/m2",
-                            "reinforce the floor (site.floor.max_load_kg_m2) or spread "
-                            "the load (deeper racks: site.rack.depth_mm)",
+                            f"stand the racks on a floor rated for at least {need} kg/m2 (reinforce it or "
+                            f"choose another hall; then set site.floor.max_load_kg_m2: {need}), or use "
+                            "a lighter rack system (compute.system)",
                         )
                     )
                     break
