@@ -33,6 +33,7 @@ STARTS: dict[tuple[str, str], str] = {
     ("infiniband", "gb300-nvl72"): "gb300-nvl72-4608",
     ("roce", "hgx-h100"): "h100-512-roce",
     ("roce", "hgx-b300-2x400gbe"): "b300-spectrumx",
+    ("roce", "gb300-nvl72-spectrumx"): "gb300-nvl72-spectrumx-576",
     ("roce", "vr-nvl72"): "vr-nvl72-576",
     ("roce", "mi355x-8gpu-lc"): "mi355x-1024-roce",
     ("roce", "helios"): "helios-576",
