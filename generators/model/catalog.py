@@ -557,6 +557,44 @@ class Catalog(_Strict):
             return self
         return self.model_copy(update={"switches": {**self.switches, derived: self.switches[key].broken_out(speed)}})
 
+    def nic_at_planes(self, key: str, planes: int) -> str:
+        """The key of NIC `key` with every port broken out into `planes` ports (`with_nic_planes`)."""
+        nic = self.nics[key]
+        return f"{key}@{planes}x{nic.speed_gbps // planes}G"
+
+    def with_nic_planes(self, server: str, planes: int) -> Catalog:
+        """This catalog with server model `server` as its backend NIC ports run broken out into `planes`
+        ports each (backend.plane_split: nic_port): a NIC entry of its own for the split card (the same
+        card and price; ports x planes, speed and lanes / planes) and the server under the same key with
+        that NIC, port k x planes + p being port k's leg in plane p, the legs of a port in its one cage.
+        Every stage then reads the ports the fabric wires, as with a switch's breakout (`with_switch_at`).
+        The caller has checked the split (validation.check_plane_split)."""
+        srv = self.servers[server]
+        assert srv.backend is not None and srv.backend.cages is None
+        nic = self.nics[srv.backend.nic]
+        assert nic.lanes is not None and nic.lanes % planes == 0
+        nic_key = self.nic_at_planes(srv.backend.nic, planes)
+        speed = nic.speed_gbps // planes
+        split = nic.model_copy(
+            update={
+                "description": f"{nic.description} (each port broken out {planes} x {speed}G, one per plane)",
+                "ports": nic.ports * planes,
+                "speed_gbps": speed,
+                "speeds_gbps": [],
+                "lanes": nic.lanes // planes,
+                "ethernet_speeds_gbps": None,
+            }
+        )
+        n = nic.ports * srv.backend.count
+        cages = SystemCages(connector=nic.connector, ports=[[c * planes + p for p in range(planes)] for c in range(n)])
+        backend = srv.backend.model_copy(update={"nic": nic_key, "cages": cages})
+        return self.model_copy(
+            update={
+                "nics": {**self.nics, nic_key: split},
+                "servers": {**self.servers, server: srv.model_copy(update={"backend": backend})},
+            }
+        )
+
     @model_validator(mode="after")
     def _references_exist(self) -> Catalog:
         rules = list(self.media_rules.items())

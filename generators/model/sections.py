@@ -159,6 +159,10 @@ class BackendFacts(Record):
     rails: int
     leaves_per_rail: int | None = omitted()  # only when more than 1
     switch_model: str | None = omitted()  # the model as its ports run (Catalog.switch_at), when split
+    # network planes (spine_grouping: per_plane), each a fabric of its own; only when set
+    planes: int | None = omitted()
+    # backend.plane_split nic_port: every NIC port broken out into the planes (speed_gbps is a leg's)
+    nic_split: bool | None = omitted()
     scalable_units: int
     su_size: int
     spine_grouping: str

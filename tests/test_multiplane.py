@@ -1,0 +1,108 @@
+"""Multi-plane backends (issue 40): backend.plane_split nic_port breaks every backend NIC port out into
+backend.planes legs, one per plane, each plane a rail-optimized fabric of its own at the leg's speed.
+A ConnectX-8 (800G, 4 x 200G lanes: catalog nics.cx8-800g-osfp) broken out 2 ways is NVIDIA's
+dual-plane Spectrum-X, which b300-spectrumx writes by hand (hgx-b300-2x400gbe); the split must give the
+same fabric NVIDIA's HGX AI Factory RA sizes (32 leaves, 16 spines for 128 HGX B300:
+https://docs.nvidia.com/enterprise-reference-architectures/hgx-ai-factory/latest/networking-physical-topologies.html).
+Expectations come from the NIC's lanes, the planes and the switch radix, and from the compiled links."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import networkx as nx
+import pytest
+
+from generators.compiler import compile_file
+from generators.model.errors import DesignError
+from generators.model.plan import Plan
+from tests.conftest import DESIGNS
+
+SX = DESIGNS / "b300-spectrumx.yaml"
+SPLIT = ("compute.server=hgx-b300", "backend.plane_split=nic_port")
+
+
+def _split(*extra: str) -> Plan:
+    return compile_file(SX, [*SPLIT, *extra])[0]
+
+
+@pytest.fixture(scope="module")
+def split() -> Plan:
+    return _split()
+
+
+def test_nic_split_matches_the_hand_written_dual_plane(split: Plan, compiled: Callable[..., Plan]) -> None:
+    ref = compiled("b300-spectrumx")
+    be, want = split.networks.backend, ref.networks.backend
+    # 8 ConnectX-8 x 2 legs = 16 rails of 400G, as the hand-written 2 x 400GbE NIC gives
+    assert (be.rails, be.speed_gbps, be.leaves, be.spines, be.tiers) == (16, 400, 32, 16, 2)
+    assert (be.rails, be.speed_gbps, be.leaves, be.spines, be.tiers) == (
+        want.rails,
+        want.speed_gbps,
+        want.leaves,
+        want.spines,
+        want.tiers,
+    )
+    assert be.planes == 2 and be.nic_split is True and want.nic_split is None
+    assert be.switch_model == "SN5600-800G-CL@2x400G"  # 64 x 800G as 128 x 400G
+    assert be.bisection is not None and be.bisection.ratio == 1
+    # the split NIC: the same card, 2 ports of 400G on 2 lanes each, both legs in the one OSFP cage
+    srv = split.catalog.servers["hgx-b300"]
+    assert srv.backend is not None and srv.backend.nic == "cx8-800g-osfp@2x400G"
+    nic = split.catalog.nics[srv.backend.nic]
+    assert (nic.ports, nic.speed_gbps, nic.lanes) == (2, 400, 2)
+    assert nic.price == split.catalog.nics["cx8-800g-osfp"].price
+    assert srv.backend.cages is not None and srv.backend.cages.ports[3] == [6, 7]
+
+
+def test_each_leg_lands_in_its_plane(split: Plan) -> None:
+    devs = split.index()
+    legs: dict[tuple[str, int], set[str]] = {}
+    for lk in split.links:
+        if lk.network != "backend" or lk.tier != "server-leaf" or not lk.a_device.startswith("gpu"):
+            continue
+        i = int(lk.a_port.removeprefix("mlx5_"))
+        nic, plane = divmod(i, 2)
+        leaf = devs[lk.b_device]
+        # NIC k's leg p is on a plane-p leaf of rail k, named for both
+        assert leaf.attrs["plane"] == f"plane{plane + 1}"
+        assert leaf.name.startswith(f"plane{plane + 1}-su") and f"-rail{nic}-leaf" in leaf.name
+        legs.setdefault((lk.a_device, nic), set()).add(leaf.attrs["plane"])
+    assert set(map(len, legs.values())) == {2}  # every NIC reaches both planes
+    g = nx.Graph(
+        (lk.a_device, lk.b_device) for lk in split.links if lk.network == "backend" and lk.tier != "server-leaf"
+    )
+    parts = list(nx.connected_components(g))
+    assert len(parts) == 2
+    assert sorted(len({devs[n].attrs["plane"] for n in p}) for p in parts) == [1, 1]
+    per_plane = Counter(devs[n].attrs["plane"] for p in parts for n in p if devs[n].role == "spine")
+    assert per_plane == {"plane1": 8, "plane2": 8}
+
+
+@pytest.mark.parametrize(
+    ("planes", "field", "words"),
+    [
+        (3, "backend.planes", "do not divide the 4 lanes"),
+        (8, "backend.planes", "more planes than cx8-800g-osfp has lanes"),
+        (4, "backend.planes", "SN5600-800G-CL cannot break its ports out to"),
+    ],
+)
+def test_bad_planes_name_the_field(planes: int, field: str, words: str) -> None:
+    with pytest.raises(DesignError) as exc:
+        _split(f"backend.planes={planes}")
+    assert any(p.field == field and words in p.message for p in exc.value.problems), exc.value.problems
+
+
+def test_bad_planes_exit_2_without_output(cli: Callable[..., object], tmp_path: object) -> None:
+    out = tmp_path / "out"  # type: ignore[operator]
+    r = cli("compile", SX, "--out", out, *[a for s in SPLIT for a in ("--set", s)], "--set", "backend.planes=3")
+    assert r.exit_code == 2, r.output  # type: ignore[attr-defined]
+    assert "backend.planes" in r.output and "Traceback" not in r.output  # type: ignore[attr-defined]
+    assert not out.exists()
+
+
+def test_a_nic_split_needs_planes() -> None:
+    with pytest.raises(DesignError) as exc:
+        compile_file(DESIGNS / "h100-256.yaml", ["backend.plane_split=nic_port"])
+    assert [p.field for p in exc.value.problems] == ["backend.plane_split"]
