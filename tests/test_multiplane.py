@@ -8,6 +8,8 @@ Expectations come from the NIC's lanes, the planes and the switch radix, and fro
 
 from __future__ import annotations
 
+import csv
+import io
 from collections import Counter
 from collections.abc import Callable
 
@@ -17,6 +19,7 @@ import pytest
 from generators.compiler import compile_file
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
+from generators.renderers import render_all
 from tests.conftest import DESIGNS
 
 SX = DESIGNS / "b300-spectrumx.yaml"
@@ -106,3 +109,28 @@ def test_a_nic_split_needs_planes() -> None:
     with pytest.raises(DesignError) as exc:
         compile_file(DESIGNS / "h100-256.yaml", ["backend.plane_split=nic_port"])
     assert [p.field for p in exc.value.problems] == ["backend.plane_split"]
+
+
+def test_the_plane_on_every_cable_row_label_and_sheet(split: Plan, compiled: Callable[..., Plan]) -> None:
+    files = render_all(split)
+    rows = list(csv.DictReader(io.StringIO(files["cabling/cables.csv"])))
+    devs = split.index()
+    assert {r["plane"] for r in rows if r["network"] == "backend"} == {"plane1", "plane2"}
+    for r in rows:
+        if r["network"] != "backend":
+            assert r["plane"] == ""
+            continue
+        sw = devs[r["b_device"]]  # the switch end: a leaf or spine of the link's plane
+        assert r["plane"] == sw.attrs["plane"]
+        # a NIC broken out into planes: the label says which plane the leg is in
+        assert r["label"].startswith(f"{r['plane']}: ")
+    sheet = next(p for p in files if p.startswith("cabling/racks/") and p.endswith(".csv"))
+    racks = list(csv.DictReader(io.StringIO(files[sheet])))
+    assert "plane" in racks[0]
+    html = files[sheet.removesuffix(".csv") + ".html"]
+    assert "<th>plane</th>" in html
+    # a single-plane design: the column is there, empty, and its labels and sheets carry no plane
+    single = render_all(compiled("h100-256"))
+    one = list(csv.DictReader(io.StringIO(single["cabling/cables.csv"])))
+    assert {r["plane"] for r in one} == {""} and not any(r["label"].startswith("plane") for r in one)
+    assert not any("<th>plane</th>" in t for p, t in single.items() if p.startswith("cabling/racks/"))

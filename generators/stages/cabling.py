@@ -40,6 +40,7 @@ from generators.model.errors import DesignError, Problem
 from generators.model.geometry import device_size, rack_height_mm, unit_centre_mm
 from generators.model.ids import cable_key, stable_ids
 from generators.model.plan import Device, Link, Plan, required
+from generators.model.planes import link_plane
 from generators.model.ports import End, lane_rate, network_protocol, port_ends
 from generators.model.sections import Cable as CableRecord
 from generators.model.sections import CablingTotals, PlanWarning, TraySegment
@@ -1086,6 +1087,15 @@ def _record(
     a_port = [lk.a_port for lk in links]
     b_port = [lk.b_port for lk in links]
     fiber = {"aoc", "mmf", "smf"}
+    # a NIC broken out into planes (backend.plane_split: nic_port) names the plane on every label of
+    # its backend, as the legs of one NIC cage go to as many planes; other designs' labels stay as built
+    devs = plan.index() if plan.design.backend.plane_split == "nic_port" else {}
+
+    def label(k: int) -> str:
+        text = f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}"
+        plane = link_plane(devs, links[k]) if devs else ""
+        return f"{plane}: {text}" if plane else text
+
     for n, bd in enumerate(bundles):
         ch = bd.choice
         assert ch is not None
@@ -1118,7 +1128,7 @@ def _record(
                 reach_m=o.reach_m,
                 routed_m=bd.routed,
                 route=bd.routes,
-                labels=[f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}" for k in ks],
+                labels=[label(k) for k in ks],
                 a_transceiver=o.xa,
                 b_transceiver=o.xb,
             )
