@@ -134,3 +134,62 @@ def test_the_plane_on_every_cable_row_label_and_sheet(split: Plan, compiled: Cal
     one = list(csv.DictReader(io.StringIO(single["cabling/cables.csv"])))
     assert {r["plane"] for r in one} == {""} and not any(r["label"].startswith("plane") for r in one)
     assert not any("<th>plane</th>" in t for p, t in single.items() if p.startswith("cabling/racks/"))
+
+
+# DeepSeek's multi-plane fat tree: "Insights into DeepSeek-V3: Scaling Challenges and Reflections on
+# Hardware for AI Architectures" (Zhao et al., ISCA 2025, arXiv 2505.09343, https://arxiv.org/html/2505.09343v1),
+# section 5.1 and its table comparing FT2, MPFT, FT3, SF and DF: MPFT has 16,384 endpoints on 768
+# switches and costs $72M, $4.39k per endpoint; FT3 $7.5k per endpoint (the table's figures as quoted at
+# https://eeumee.net/tag/networkarchitecture, looked up 2026-12). Its planes: 8 GPU-NIC pairs per node,
+# each in a plane of its own, each plane a two-tier fat tree of 64-port 400G InfiniBand switches
+# (2,048 endpoints: 64 leaves with 32 down and 32 up, under 32 spines), so 16,384 leaf-spine links.
+DEEPSEEK_ENDPOINTS, DEEPSEEK_SWITCHES, DEEPSEEK_USD_PER_ENDPOINT = 16_384, 768, 4_390
+
+
+def test_deepseek_8plane_reproduces_the_published_counts(compiled: Callable[..., Plan]) -> None:
+    plan = compiled("deepseek-8plane-16k")
+    devs = plan.index()
+    be = plan.networks.backend
+    switches = [d for d in plan.devices if d.network == "backend" and d.kind == "switch"]
+    hosts = [lk for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"]
+    trunks = [lk for lk in plan.links if lk.network == "backend" and lk.tier == "leaf-spine"]
+    assert len(hosts) == DEEPSEEK_ENDPOINTS
+    assert len(switches) == DEEPSEEK_SWITCHES
+    assert (be.tiers, be.planes, be.leaves, be.spines, be.cores) == (2, 8, 512, 256, 0)
+    assert len(trunks) == 16_384 and not any(lk.tier == "spine-core" for lk in plan.links if lk.network == "backend")
+    # every plane a 2,048-endpoint fat tree of its own: 64 leaves, 32 spines, 2,048 hosts
+    per_plane = Counter((devs[d.name].attrs["plane"], d.role) for d in switches)
+    assert per_plane == {(f"plane{p}", r): n for p in range(1, 9) for r, n in (("leaf", 64), ("spine", 32))}
+    assert Counter(devs[lk.b_device].attrs["plane"] for lk in hosts) == {f"plane{p}": 2048 for p in range(1, 9)}
+    assert be.bisection is not None and be.bisection.ratio == 1
+    # optics: one single-port 400G optic per NIC; one twin-port optic per switch cage (2 ports each:
+    # 16,384 leaf downlinks, 16,384 leaf uplinks, 16,384 spine downlinks)
+    cab = plan.cabling
+    assert cab is not None and cab.transceivers["backend"] == 16_384 + 3 * 16_384 // 2
+    assert plan.bom is not None
+    per_endpoint = plan.bom.backend_fabric_usd / len(hosts)
+    # the catalog's prices, not DeepSeek's, set the figure: it lands within 15% of the paper's $4.39k
+    assert abs(per_endpoint - DEEPSEEK_USD_PER_ENDPOINT) / DEEPSEEK_USD_PER_ENDPOINT < 0.15, per_endpoint
+
+
+def test_compare_two_tier_planes_against_a_three_tier_tree(cli: Callable[..., object]) -> None:
+    """The same 16,384 GPUs as one 3-tier fat tree (h100-16k) and as 8 planes of 2 tiers: the planes
+    drop the core layer and a third of the optics and cost less per endpoint, as the paper finds."""
+    r = cli("compare", "--sites", "--markdown", DESIGNS / "h100-16k.yaml", DESIGNS / "deepseek-8plane-16k.yaml")
+    assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
+    rows = {
+        c[0]: c[1:]
+        for line in r.output.splitlines()  # type: ignore[attr-defined]
+        if line.startswith("| ") and not line.startswith("| design")
+        for c in [[x.strip() for x in line.strip("|").split("|")]]
+    }
+    three, planes = rows["h100-16k"], rows["deepseek-8plane-16k"]
+    assert three[1] == planes[1] == "16,384"
+    assert three[2].endswith(" / 256") and planes[2] == "512 / 256 / 0"  # no core layer
+    assert (three[-2], planes[-2]) == ("1", "8")
+
+    def usd(cell: str) -> float:
+        return float(cell.strip("$").replace(",", ""))
+
+    assert usd(planes[-1]) < usd(three[-1])
+    assert int(planes[5].replace(",", "")) < int(three[5].replace(",", ""))  # fewer transceivers
