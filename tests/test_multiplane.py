@@ -193,3 +193,20 @@ def test_compare_two_tier_planes_against_a_three_tier_tree(cli: Callable[..., ob
 
     assert usd(planes[-1]) < usd(three[-1])
     assert int(planes[5].replace(",", "")) < int(three[5].replace(",", ""))  # fewer transceivers
+
+
+def test_every_plane_is_proven_non_blocking_on_its_own(split: Plan, compiled: Callable[..., Plan]) -> None:
+    for plan in (split, compiled("deepseek-8plane-16k")):
+        be = plan.networks.backend
+        assert be.planes is not None and be.plane_bisection is not None
+        assert [pb.plane for pb in be.plane_bisection] == [f"plane{p + 1}" for p in range(be.planes)]
+        for pb in be.plane_bisection:
+            # half the plane's hosts' bandwidth crosses its cut, all of it carried
+            hosts = sum(
+                lk.speed_gbps
+                for lk in plan.links
+                if lk.network == "backend"
+                and lk.tier == "server-leaf"
+                and plan.index()[lk.b_device].attrs["plane"] == pb.plane
+            )
+            assert pb.demand_gbps == hosts // 2 and pb.ratio == 1 and pb.max_flow_gbps == pb.demand_gbps
