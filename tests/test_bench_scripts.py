@@ -43,3 +43,23 @@ def test_startup_bench_prints_host_then_each_command() -> None:
     assert rows["--help"] == [rows["--help"][0], "-"], "--help loads none of the heavy libraries"
     assert "jinja2" in rows["compile 1,024"] and "jinja2" not in rows["validate 1,024"]
     assert all(float(r[0]) > 0 for r in rows.values())
+
+
+def test_multiplane_bench_prints_host_then_the_design_row() -> None:
+    # the 131,072-GPU design is the script's default; the test runs it cut to one scalable unit
+    lines = bench(
+        "multiplane.py",
+        "--set",
+        "compute.count=16",
+        "--set",
+        "backend.su_size=8",
+        "--set",
+        "storage.count=8",
+        "--set",
+        "storage.capacity_pb=2",
+    )
+    assert HOST.match(lines[0]) and AFTER.match(lines[-1]) and len(lines) == 4, lines
+    assert lines[1].split()[:3] == ["design", "CPU", "s"], lines
+    cpu, wall, peak, files, mib = lines[2].split()[-5:]
+    assert lines[2].startswith("quadplane-131k compute.count=16")
+    assert float(cpu) > 0 and float(wall) > 0 and int(peak) > 0 and int(files) > 100 and float(mib) > 1

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import networkx as nx
 import pytest
+import yaml
 
 from generators.compiler import compile_file
 from generators.model.errors import DesignError
@@ -210,3 +211,61 @@ def test_every_plane_is_proven_non_blocking_on_its_own(split: Plan, compiled: Ca
                 and plan.index()[lk.b_device].attrs["plane"] == pb.plane
             )
             assert pb.demand_gbps == hosts // 2 and pb.ratio == 1 and pb.max_flow_gbps == pb.demand_gbps
+
+
+# quadplane-131k cut to 16 servers in units of 8: the same parts, NICs and switches broken out
+QUAD = DESIGNS / "quadplane-131k.yaml"
+QUAD_SMALL = (
+    "compute.count=16",
+    "backend.su_size=8",
+    "storage.count=8",
+    "storage.capacity_pb=2",
+    "name=quadplane-small",
+)
+
+
+@pytest.fixture(scope="module")
+def quad() -> Plan:
+    return compile_file(QUAD, list(QUAD_SMALL))[0]
+
+
+def test_breakout_cabling_one_optic_per_nic_each_leg_to_its_own_switch(quad: Plan) -> None:
+    cat = quad.catalog
+    devs = quad.index()
+    be = quad.networks.backend
+    assert (be.planes, be.speed_gbps, be.switch_model) == (4, 200, "TH6-64x1600G@8x200G")
+    assert cat.switches["TH6-64x1600G@8x200G"].ports == 512  # 64 x 1.6T as 512 x 200G
+    nics = 16 * 8
+    legs: dict[tuple[str, int], set[str]] = {}
+    for c in quad.cables or []:
+        if c.network != "backend":
+            continue
+        for k in c.links:
+            lk = quad.links[k]
+            if lk.tier == "server-leaf":
+                assert (c.a_transceiver, c.b_transceiver) == ("OSFP-800G-DR4-4x200G", "OSFP-1.6T-DR8-8x200G")
+                assert (c.a_fanout, c.b_fanout) == ("FANOUT-MPO12APC-4LC-1M", "FANOUT-MPO16APC-8LC-1M")
+                nic = int(lk.a_port.removeprefix("mlx5_")) // 4
+                legs.setdefault((lk.a_device, nic), set()).add(lk.b_device)
+            else:
+                assert c.a_transceiver == c.b_transceiver == "OSFP-1.6T-DR8-8x200G"
+            # each link its own duplex LC fiber, within the 200G-DR1 optics' reach
+            assert c.media == "smf" and cat.cables[c.catalog].fiber_connector == "lc-duplex"
+            assert max(c.length_m) <= c.reach_m <= 500
+    # the four legs of every NIC reach four different switches, one in each plane
+    assert len(legs) == nics
+    assert all(len(sw) == 4 and len({devs[s].attrs["plane"] for s in sw}) == 4 for sw in legs.values())
+    # the BoM: one 800G optic and one 4-way fan-out per NIC; one DR8 and one 8-way fan-out per switch cage
+    cab = quad.cabling
+    assert cab is not None
+    host_links = sum(1 for lk in quad.links if lk.network == "backend" and lk.tier == "server-leaf")
+    trunk_links = sum(1 for lk in quad.links if lk.network == "backend" and lk.tier == "leaf-spine")
+    switch_cages = (host_links + 2 * trunk_links) // 8
+    assert cab.transceiver_parts["OSFP-800G-DR4-4x200G"] == nics
+    assert cab.transceiver_parts["OSFP-1.6T-DR8-8x200G"] == switch_cages
+    assert cab.cable_parts["FANOUT-MPO12APC-4LC-1M"] == nics
+    assert cab.cable_parts["FANOUT-MPO16APC-8LC-1M"] == switch_cages
+    bom = {ln.part: ln.quantity for ln in (quad.bom.lines if quad.bom else [])}
+    assert bom["OSFP-800G-DR4-4x200G"] == nics and bom["FANOUT-MPO16APC-8LC-1M"] == switch_cages
+    assert bom["cx8-800g-osfp@4x200G"] == nics  # the card itself, once per NIC
+

@@ -435,6 +435,9 @@ class Cable(Record):
     labels: list[str]  # "<rack>.<unit>.<port> -- <rack>.<unit>.<port>" per link
     a_transceiver: str | None
     b_transceiver: str | None
+    # a broken-out optic's fan-out cable SKU, one per cage (Cable kind fanout); only when there is one
+    a_fanout: str | None = omitted()
+    b_fanout: str | None = omitted()
 
 
 @dataclass(slots=True)

@@ -280,14 +280,6 @@ def check_plane_split(design: Design, catalog: Catalog) -> list[tuple[tuple[str,
                 + ")",
                 f"use a plane count whose speed the switch runs, or a switch whose ports break out to {speed}G",
             )
-    if n > 2:
-        # the cable plan's plugs serve one or two ports of a cage (Transceiver.ports, CableEnd.ports)
-        bad(
-            "backend.planes",
-            f"{n} legs share each {key} cage; railyard's cable plan has plugs (optics, splitter cables) "
-            "for 1 or 2 ports per cage, so it cannot cable a NIC broken out more than 2 ways yet",
-            "use 2 planes, or plane_split: rails with a NIC port per plane",
-        )
     return out
 
 
