@@ -269,3 +269,27 @@ def test_breakout_cabling_one_optic_per_nic_each_leg_to_its_own_switch(quad: Pla
     assert bom["OSFP-800G-DR4-4x200G"] == nics and bom["FANOUT-MPO16APC-8LC-1M"] == switch_cages
     assert bom["cx8-800g-osfp@4x200G"] == nics  # the card itself, once per NIC
 
+
+def test_host_side_plane_map_and_network_operator_template(split: Plan, compiled: Callable[..., Plan]) -> None:
+    files = render_all(split)
+    devs = split.index()
+    doc = yaml.safe_load(files["hosts/gpu001/planes.yaml"])
+    assert [n["nic"] for n in doc["nics"]] == list(range(8))
+    for n in doc["nics"]:
+        # NIC k's two legs: ports 2k and 2k+1, plane1 and plane2, each on a leaf of its plane and rail k
+        assert [leg["rdma"] for leg in n["legs"]] == [f"mlx5_{2 * n['nic']}", f"mlx5_{2 * n['nic'] + 1}"]
+        assert [leg["plane"] for leg in n["legs"]] == ["plane1", "plane2"]
+        for leg in n["legs"]:
+            assert devs[leg["leaf"]].attrs["plane"] == leg["plane"] and f"-rail{n['nic']}-leaf" in leg["leaf"]
+            lk = next(lk for lk in split.links if lk.a_device == "gpu001" and lk.a_port == leg["rdma"])
+            assert (lk.b_device, lk.b_port) == (leg["leaf"], leg["leaf_port"])
+            assert leg["address"].endswith("/31")
+    # NVIDIA Network Operator: the ConnectX-8 (PCI device 1023) in Spectrum-X multiplane mode, 2 planes
+    tpl = yaml.safe_load(files["hosts/network-operator/nicconfigurationtemplate.yaml"])
+    assert tpl["kind"] == "NicConfigurationTemplate" and tpl["spec"]["nicSelector"] == {"nicType": "1023"}
+    sx = tpl["spec"]["template"]["spectrumXOptimized"]
+    assert sx["enabled"] is True and sx["multiplaneMode"] == "swplb" and sx["numberOfPlanes"] == 2
+    assert tpl["spec"]["template"]["linkType"] == "Ethernet"
+    # the hand-written dual-plane NIC (no plane_split) gets neither
+    ref = render_all(compiled("b300-spectrumx"))
+    assert not [p for p in ref if p.endswith("planes.yaml") or "network-operator" in p]
