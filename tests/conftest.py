@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DESIGNS = ROOT / "designs"
 EXAMPLES = sorted(p.stem for p in DESIGNS.glob("*.yaml") if p.stem != "catalog")
 # shipped designs too large to compile in a test sweep: bench/ compiles them whole, and their own tests
-# compile them cut down (quadplane-131k: 131,072 GPUs, ~1M backend links; tests/test_multiplane.py)
-BENCH_ONLY = frozenset({"quadplane-131k"})
+# compile them cut down (131,072 GPUs: quadplane-131k ~1M backend links, spectrumx-8plane-131k ~2.1M;
+# tests/test_multiplane.py)
+BENCH_ONLY = frozenset({"quadplane-131k", "spectrumx-8plane-131k"})
 COMPILED_EXAMPLES = [n for n in EXAMPLES if n not in BENCH_ONLY]
 
 

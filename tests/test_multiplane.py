@@ -293,3 +293,72 @@ def test_host_side_plane_map_and_network_operator_template(split: Plan, compiled
     # the hand-written dual-plane NIC (no plane_split) gets neither
     ref = render_all(compiled("b300-spectrumx"))
     assert not [p for p in ref if p.endswith("planes.yaml") or "network-operator" in p]
+
+
+# OpenAI's MRC fabric (published through OCP, May 2026; Araujo et al., arXiv:2605.04333): every 800G NIC
+# split 8 x 100G into 8 planes, "a 64-port 800Gb/s switch now handles 512 ports at 100Gb/s, enabling full
+# connectivity for 131,000 GPUs using only two tiers". designs/spectrumx-8plane-131k.yaml is that site
+# (16,384 servers of 8 GPUs, units of 256); compiled here cut to 2 of its 64 units, with every switch
+# and link of a unit as the full site has them. bench/multiplane.py compiles the whole site.
+EIGHT = DESIGNS / "spectrumx-8plane-131k.yaml"
+EIGHT_SMALL = ("compute.count=512", "storage.count=8", "storage.capacity_pb=2", "name=eightplane-small")
+MRC_RADIX, MRC_GPUS = 512, 131_072
+
+
+@pytest.fixture(scope="module")
+def eight() -> Plan:
+    return compile_file(EIGHT, list(EIGHT_SMALL))[0]
+
+
+def test_8plane_131k_is_two_tiers_of_512_port_planes(eight: Plan) -> None:
+    full = yaml.safe_load(EIGHT.read_text())
+    gpus_per_server = eight.catalog.servers[full["compute"]["server"]].gpus
+    # the full site: one leg of every GPU in each plane, so a plane's endpoints are all 131,072 GPUs,
+    # which a two-tier plane of 512-port switches holds exactly (radix^2 / 2)
+    assert full["compute"]["count"] * gpus_per_server == MRC_GPUS == MRC_RADIX**2 // 2
+    be = eight.networks.backend
+    assert (be.planes, be.tiers, be.speed_gbps, be.cores) == (8, 2, 100, 0)
+    assert be.switch_model == "SN5600-512x100G@8x100G"
+    radix = eight.catalog.switches[be.switch_model].ports
+    assert radix == MRC_RADIX  # 64 x 800G as 512 x 100G
+    # a leaf: half its radix down, half up (1:1); each unit of 256 servers one leaf per plane and NIC
+    assert (be.downlinks_per_leaf, be.uplinks_per_leaf) == (radix // 2, radix // 2)
+    units = 512 // 256
+    assert be.leaves == units * 8 * 8
+    # every backend switch's ports within its breakout radix, each port used once, on its names
+    names = set(eight.catalog.switches[be.switch_model].port_names())
+    used: dict[str, set[str]] = {}
+    for lk in eight.links:
+        if lk.network != "backend":
+            continue
+        for dev, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
+            if eight.index()[dev].kind == "switch":
+                assert port not in used.setdefault(dev, set()), (dev, port)
+                used[dev].add(port)
+    assert max(map(len, used.values())) <= radix
+    assert {len(p) for d, p in used.items() if eight.index()[d].role == "leaf"} == {radix}
+    assert all(p <= names for p in used.values())
+    # every plane proven 1:1 by its own max-flow
+    assert be.plane_bisection is not None and [pb.plane for pb in be.plane_bisection] == [
+        f"plane{p}" for p in range(1, 9)
+    ]
+    assert all(pb.ratio == 1 and pb.max_flow_gbps == pb.demand_gbps > 0 for pb in be.plane_bisection)
+
+
+def test_8plane_nic_legs_reach_8_planes_with_the_plane_on_every_label_and_row(eight: Plan) -> None:
+    devs = eight.index()
+    legs: dict[tuple[str, int], set[str]] = {}
+    for lk in eight.links:
+        if lk.network == "backend" and lk.tier == "server-leaf" and devs[lk.a_device].kind == "server":
+            nic = int(lk.a_port.removeprefix("bnxt_re")) // 8
+            legs.setdefault((lk.a_device, nic), set()).add(devs[lk.b_device].attrs["plane"])
+    assert len(legs) == 512 * 8 and {len(p) for p in legs.values()} == {8}
+    files = render_all(eight)
+    rows = list(csv.DictReader(io.StringIO(files["cabling/cables.csv"])))
+    backend = [r for r in rows if r["network"] == "backend"]
+    assert {r["plane"] for r in backend} == {f"plane{p}" for p in range(1, 9)}
+    for r in backend:
+        assert r["plane"] == devs[r["b_device"]].attrs["plane"] and r["label"].startswith(f"{r['plane']}: ")
+        if r["tier"] == "server-leaf":  # an 800G DR8 broken out 8 x 100G at both ends, a fiber per leg
+            assert (r["a_transceiver"], r["b_transceiver"]) == ("OSFP-800G-DR8-8x100G", "OSFP-800G-DR8-8x100G")
+    assert all(r["plane"] == "" for r in rows if r["network"] != "backend")
