@@ -345,7 +345,10 @@ def test_8plane_131k_is_two_tiers_of_512_port_planes(eight: Plan) -> None:
     assert all(pb.ratio == 1 and pb.max_flow_gbps == pb.demand_gbps > 0 for pb in be.plane_bisection)
 
 
-def test_8plane_nic_legs_reach_8_planes_with_the_plane_on_every_label_and_row(eight: Plan) -> None:
+def test_8plane_nic_legs_reach_8_planes_with_the_plane_on_every_label_row_and_netbox_object(eight: Plan) -> None:
+    from generators.views.netbox_inventory import inventory
+    from generators.views.netbox_model import PLANE_FIELD
+
     devs = eight.index()
     legs: dict[tuple[str, int], set[str]] = {}
     for lk in eight.links:
@@ -362,3 +365,40 @@ def test_8plane_nic_legs_reach_8_planes_with_the_plane_on_every_label_and_row(ei
         if r["tier"] == "server-leaf":  # an 800G DR8 broken out 8 x 100G at both ends, a fiber per leg
             assert (r["a_transceiver"], r["b_transceiver"]) == ("OSFP-800G-DR8-8x100G", "OSFP-800G-DR8-8x100G")
     assert all(r["plane"] == "" for r in rows if r["network"] != "backend")
+    # NetBox: every switch and cable of a plane carries it in the railyard_plane custom field, nothing else does
+    objs = inventory(eight)
+    network = {c.id: c.network for c in eight.cables or []}
+    for o in objs:
+        cf = o.fields.get("custom_fields", {})
+        if o.endpoint == "dcim/devices":
+            assert cf.get(PLANE_FIELD, "") == (devs[o.key].attrs.get("plane") or ""), o.key
+        elif o.endpoint == "dcim/cables":
+            ends = [t.interface.key.split(":")[0] for t in o.fields["a_terminations"] + o.fields["b_terminations"]]
+            backend_cable = network[o.key.split(".")[0]] == "backend"
+            want = {devs[d].attrs.get("plane") for d in ends} - {None} if backend_cable else set()
+            assert set(cf.get(PLANE_FIELD, "").split()) == want, o.key
+        else:
+            assert PLANE_FIELD not in cf
+    planed = [o for o in objs if PLANE_FIELD in o.fields.get("custom_fields", {})]
+    assert {o.endpoint for o in planed} == {"dcim/devices", "dcim/cables"}
+    assert sum(o.endpoint == "dcim/cables" for o in planed) == len(backend)
+
+
+def test_the_push_writes_and_compares_the_plane_custom_field(eight: Plan) -> None:
+    from generators.handover.netbox_sync import _body, _diff, _Ids
+    from generators.views.netbox_inventory import inventory
+    from generators.views.netbox_model import KEY_FIELD, PLANE_FIELD, Ref
+
+    objs = inventory(eight)
+    ids = _Ids()
+    for o in objs:  # as a dry run numbers the objects it would create
+        ids.placeholder(o.endpoint, o.key)
+    leaf = next(o for o in objs if o.endpoint == "dcim/devices" and o.key.startswith("plane3-"))
+    body = _body(leaf, ids, tag_id=7)
+    assert body["custom_fields"] == {KEY_FIELD: leaf.key, PLANE_FIELD: "plane3"} and body["tags"] == [7]
+    assert body["role"] == ids.ids[tuple(leaf.fields["role"])] and isinstance(leaf.fields["role"], Ref)
+    # a switch NetBox holds without its plane (a push before planes) is updated; with it, left alone
+    have = {**body, "tags": [{"id": 7}], "custom_fields": {KEY_FIELD: leaf.key}}
+    assert _diff(body, have) == ["custom_fields"]
+    have["custom_fields"] = {KEY_FIELD: leaf.key, PLANE_FIELD: "plane3"}
+    assert _diff(body, have) == []
