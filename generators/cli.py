@@ -682,6 +682,97 @@ def compare(
 
 @app.command()
 @_guarded
+def explore(
+    design: Annotated[Path, typer.Argument(help="the base design YAML", show_default=False, metavar="BASE")],
+    space: Annotated[
+        Path,
+        typer.Option(
+            "--space",
+            help="the space file: choices (bundles), fields (candidate values), constraints, objectives",
+            show_default=False,
+            metavar="FILE",
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="output directory", metavar="DIR")] = Path("explore"),
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", min=1, help="processes evaluating variants (default: this machine's cores)", metavar="N"
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            help="evaluate on this Dask distributed scheduler instead, e.g. tcp://10.0.0.5:8786",
+            show_default=False,
+            metavar="ADDRESS",
+        ),
+    ] = None,
+    force: ForceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the variants of a design that a space file describes: compile each (without writing its
+    files), keep those that meet the constraints, and write every point, the Pareto front, a design file per
+    point (`extends:` BASE) that `railyard compile` reproduces, and DIR/index.html with the front plotted.
+    Small spaces are searched exhaustively, large ones by Optuna's seeded multi-objective sampler.
+
+    Example: railyard explore designs/h100-1024-reference.yaml --space designs/spaces/h100-1024-playbook.yaml
+    --out out/explore"""
+    from generators.explore.outputs import render_explore
+    from generators.explore.parallel import runner
+    from generators.explore.search import Base, nothing_feasible, search
+    from generators.explore.space import load_space
+    from generators.model.yamlload import load_with_extends
+
+    try:
+        check_out_dir(out, "--out", force, design)  # before minutes of searching
+        data, src = load_with_extends(design)
+        sp = load_space(space, data, src)
+        run = runner(jobs, cluster)  # its worker processes start before the progress line's thread
+        try:
+            with _progress(not as_json, f"exploring {design.stem}") as step:
+
+                def told(evaluated: int, feasible: int, front: int, planned: int) -> None:
+                    step(f"{evaluated}/{planned} evaluated, {feasible} feasible, {front} on the front")
+
+                result = search(sp, Base(data, src, str(data.get("name", design.stem))), run, told)
+        finally:
+            run.close()
+        problem = nothing_feasible(sp, result)
+        if problem is not None:
+            raise problem
+        done = write_tree(render_explore(sp, result, design, out), out, "--out", force, design, _waiting)
+    except DesignError as exc:
+        _fail(exc, as_json)
+        return
+    cpu = sum(p.cpu_s for p in result.points)
+    if as_json:
+        _print_json(
+            {
+                "ok": True,
+                "out": str(out),
+                "method": result.method,
+                "variants": sp.size,
+                "searched": len(result.points),
+                "feasible": sum(p.feasible for p in result.points),
+                "front": [p.id for p in result.front],
+                "files": done.files,
+            }
+        )
+        return
+    sys.stdout.write((out / "front.md").read_text())
+    _wrote(done, out)
+    out_console.print(
+        f"searched {len(result.points)} of {sp.size:,} variants ({result.method}, {cpu:.1f} CPU s evaluating); "
+        f"wrote {done.files} files to {out}/\nopen next: {out / 'index.html'}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+@app.command()
+@_guarded
 def schema(catalog: CatalogOpt = None) -> None:
     """Print the JSON Schema of a design file on stdout (for editor completion and CI); catalog keys are enums of
     the catalog's entries. designs/design.schema.json is this for designs/catalog.yaml.
@@ -696,6 +787,73 @@ def schema(catalog: CatalogOpt = None) -> None:
 def schema_text(doc: dict[str, object]) -> str:
     """The schema as `railyard schema` prints it (and designs/design.schema.json holds it)."""
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+@app.command("serve-ztp")
+@_guarded
+def serve_ztp(
+    out_dir: Annotated[
+        Path,
+        typer.Argument(help="a folder `railyard compile` (or deploy) wrote", show_default=False, metavar="OUT_DIR"),
+    ],
+    bind: Annotated[
+        str | None,
+        typer.Option(
+            "--bind",
+            help="address to listen on; default: the host of the design's ztp.url (in OUT_DIR/ztp/switches.json)",
+            show_default=False,
+            metavar="ADDR",
+        ),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            min=1,
+            max=65535,
+            help="TCP port; default: the port of ztp.url (8080)",
+            show_default=False,
+            metavar="N",
+        ),
+    ] = None,
+) -> None:
+    """Serve the files the switches' zero-touch provisioning fetches (their ZTP files and configs, as
+    OUT_DIR/ztp/switches.json lists them; nothing else of the folder) over HTTP, read-only, logging each
+    fetch with the switch's name, until Ctrl-C. For a lab or a first rack: any static HTTP server at
+    ztp.url does the same.
+
+    Example: railyard serve-ztp out/h100-256 --bind 10.64.0.17 --port 8080"""
+    import errno
+    from urllib.parse import urlsplit
+
+    from generators.handover.ztp_server import load, make_server
+
+    served = load(out_dir)
+    url = urlsplit(served.url)
+    host = bind if bind is not None else (url.hostname or "")
+    tcp = port if port is not None else (url.port or (443 if url.scheme == "https" else 80))
+
+    def log(line: str) -> None:
+        out_console.print(line, markup=False, soft_wrap=True)
+
+    try:
+        server = make_server(served, host, tcp, log)
+    except OSError as exc:
+        raise DesignError.one(
+            "--port" if exc.errno == errno.EADDRINUSE else "--bind",
+            f"cannot listen on {host}:{tcp}: {exc.strerror or exc}",
+            "bind an address of this machine (--bind) and a free port (--port)",
+        ) from None
+    sw = len({name for name, _ in served.paths.values()})
+    log(f"serving {len(served.paths)} files of {sw} switches from {served.root} on http://{host}:{tcp}/")
+    if url.hostname != host or (url.port or 80) != tcp:
+        log(f"note: the switches were told {served.url} (ztp.url); they fetch from there, not from here")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        log("stopped")
+    finally:
+        server.server_close()
 
 
 cabling_app = typer.Typer(

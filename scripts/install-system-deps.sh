@@ -14,7 +14,8 @@ PACKAGES=(
   slurmctld slurm-client            # slurmctld -D -c -i parses slurm.conf + topology.conf
   opensm ibsim-utils infiniband-diags  # OpenSM sweeping an ibsim fabric, ibnetdiscover/smpquery
   frr frr-pythontools               # vtysh -C -f; frr-reload.py for config diffs
-  kea-dhcp4-server                  # kea-dhcp4 -t
+  kea-dhcp4-server                  # kea-dhcp4 -t; and serving DHCP in a namespace (tests/test_ztp_netns.py)
+  isc-dhcp-relay isc-dhcp-client    # dhcrelay -a (option 82) and dhclient: the ZTP DHCP exchange
   iproute2                          # ip netns for FRR tests in namespaces
   netplan.io                        # netplan generate --root-dir: the hosts' backend netplan.yaml
   iputils-ping                      # ping between loopbacks of the namespace fabric
@@ -31,7 +32,7 @@ PACKAGES=(
 )
 
 # Services that the packages above install (munge comes with slurm).
-SERVICES=(slurmctld munge opensm frr kea-dhcp4-server postgresql redis-server lldpd)
+SERVICES=(slurmctld munge opensm frr kea-dhcp4-server isc-dhcp-relay postgresql redis-server lldpd)
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "install-system-deps.sh: must run as root" >&2

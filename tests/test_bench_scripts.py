@@ -66,3 +66,14 @@ def test_multiplane_bench_prints_host_then_the_design_row() -> None:
     # the backend as plan.json has it: 8 planes x 8 rails x 2 units of one leaf, every plane 1:1
     assert lines[3].startswith("backend: 2 tiers, 8 planes, 128 leaves, "), lines[3]
     assert "of SN5600-512x100G@8x100G" in lines[3] and lines[3].endswith("lowest plane bisection ratio 1.0")
+
+
+def test_explore_bench_prints_host_then_the_per_variant_ratio() -> None:
+    lines = bench("explore.py", "--skip-16k")  # the 16k search runs by hand (docs/reference/benchmarks.md)
+    assert HOST.match(lines[0]) and AFTER.match(lines[-1]), lines
+    m = re.fullmatch(
+        r"1,024 GPUs, 10 variants: evaluation ([0-9.]+) CPU s, full compile ([0-9.]+) CPU s \(median\); "
+        r"ratio ([0-9.]+) \(1/[0-9.]+\)",
+        lines[1],
+    )
+    assert m and 0 < float(m.group(3)) < 1, lines

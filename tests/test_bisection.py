@@ -14,9 +14,9 @@ from generators.model.design import load_design
 from generators.stages import bisection, invariants
 from generators.stages.bisection import TIER, CapacityGraph, max_flow, networkx_max_flow
 from generators.stages.fabric import build_fabric
-from tests.conftest import DESIGNS
+from tests.conftest import COMPILED_EXAMPLES, DESIGNS
 
-SHIPPED = sorted(p.stem for p in DESIGNS.glob("*.yaml") if p.stem != "catalog")
+SHIPPED = COMPILED_EXAMPLES  # the 131,072-GPU designs are compiled whole only by bench/multiplane.py
 VARIANTS = [
     ("h100-1024-reference", "backend.oversubscription=2:1"),
     ("h100-1024-reference", "backend.spine_grouping=per_rail"),
@@ -24,6 +24,14 @@ VARIANTS = [
     ("h100-512-roce", "compute.count=1024", "backend.su_size=16"),  # 3 tiers: more units than spine ports
     ("b300-spectrumx", "backend.oversubscription=2:1"),
     ("h100-16k", "backend.oversubscription=2:1"),
+    # one unit in rail planes: the halves are cut within each rail (issue #39: cut between rails, 0G)
+    (
+        "gb200-nvl72-1152",
+        "compute.racks=8",
+        "tenants=[]",
+        "backend.spine_grouping=per_rail",
+        "backend.pods=scalable_units",
+    ),
 ]
 
 
@@ -68,6 +76,28 @@ def test_variants(case: tuple[str, ...]) -> None:
 def test_3_tier_variant_has_3_tiers() -> None:
     plan, _ = _fabric("h100-512-roce", "compute.count=1024", "backend.su_size=16")
     assert plan.networks.backend.tiers == 3
+
+
+def test_rail_planes_are_cut_within_each_plane(compiled) -> None:  # type: ignore[no-untyped-def]
+    """One GB200 unit with a spine plane per rail (4 rail fabrics, nothing joins them: cross-rail traffic
+    crosses in the rack's NVLink): each plane's leaves are split in halves, never one rail against
+    another, and the 1:1 fabric proves full bisection; its method names the planes."""
+    plan = compiled(
+        "gb200-nvl72-1152",
+        "compute.racks=8",
+        "tenants=[]",
+        "backend.spine_grouping=per_rail",
+        "backend.pods=scalable_units",
+    )
+    bw = invariants._measure_leaves(plan, plan.index(), invariants._backend_nic_ports(plan, plan.catalog))
+    halves = invariants.bisection_halves(plan, bw.down)
+    assert halves is not None
+    rail = {d.name: d.attrs.get("rail") for d in plan.devices}
+    a, b = halves
+    assert {rail[x] for x in a} == {rail[x] for x in b} == set(range(plan.networks.backend.rails))
+    bis = plan.networks.backend.bisection
+    assert bis is not None and bis.ratio == 1.0 and bis.max_flow_gbps == bis.demand_gbps > 0
+    assert "each of 4 planes" in bis.method
 
 
 def test_oversubscribed_fabric_is_measured_below_demand() -> None:

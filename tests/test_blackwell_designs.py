@@ -141,8 +141,11 @@ def test_racks_pdus_and_power(compiled: Compiled, name: str) -> None:
         assert r.power_kw <= d.site.rack.power_kw
     for r in compute:
         assert per_rack * sm.power_kw <= r.power_kw < per_rack * sm.power_kw + 1  # + an OOB switch at most
-        # either feed alone carries the rack: as many PDUs on each feed as the load needs
-        assert r.pdus == 2 * math.ceil(r.power_kw / pdu.capacity_kw)
+        need = math.ceil(r.power_kw / pdu.capacity_kw)
+        if d.site.rack.power_redundancy == "2N":  # either feed alone carries the rack
+            assert r.pdus == 2 * need
+        else:  # N+1 (b300-xdr, as NVIDIA's RA): the rack carried with any one PDU down
+            assert r.pdus == need + 1 and (r.pdus - 1) * pdu.capacity_kw >= r.power_kw
     for r in plan.racks:
         assert sum(dv.kind == "pdu" and dv.rack == r.name for dv in plan.devices) == r.pdus
 

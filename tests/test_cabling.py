@@ -141,6 +141,7 @@ def test_cable_id_is_shared_by_the_two_links_of_one_cable(compiled) -> None:
         assert group[0]["part"].startswith("MCP4Y10-")
 
 
+@pytest.mark.large
 def test_three_tier_cages_split_across_spines_share_one_optic(compiled) -> None:
     """At 16k GPUs a leaf has one link to each of 32 pod spines: the two ports of a leaf cage go to
     different spines, so only optics fit, one twin transceiver per cage, counted once."""

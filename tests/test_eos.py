@@ -227,6 +227,7 @@ def test_eos_pyavd_is_pinned() -> None:
     assert pyavd.__version__ == "6.4.0"
 
 
+@pytest.mark.large
 def test_16k_gpu_eos_frontend_compiles_in_3_tiers(compiled: Callable[..., Plan]) -> None:
     """designs/h100-16k.yaml with an EOS frontend: 2,048 servers need 3 tiers of 64-port 7060X5s (pods of
     spines under cores). Every frontend switch gets an eos.cfg AVD's schema accepted (the render refuses

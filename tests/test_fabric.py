@@ -72,6 +72,7 @@ def test_top_of_rack_puts_a_servers_nics_on_one_leaf(compiled):
     assert Counter(next(iter(v)) for v in leaves_of.values())["su1-leaf01"] == 4
 
 
+@pytest.mark.large
 def test_three_tier_16k(compiled):
     plan = compiled("h100-16k")
     net = plan.networks.backend
@@ -128,6 +129,7 @@ def test_roce_backend_on_spectrum(compiled):
     assert plan.networks.backend.oversubscription.measured == "2:1"
 
 
+@pytest.mark.large
 def test_switch_embedded_subnet_manager_is_flagged_beyond_its_scale(compiled):
     # the playbook: UFM or a server-hosted SM is a hard requirement above ~2k GPUs
     warnings = compiled("h100-16k").warnings

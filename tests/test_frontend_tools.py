@@ -118,10 +118,16 @@ def test_h100_256_frontend_runs_in_namespaces(compiled: Callable[..., Plan], tmp
             return all(f"{lo[o]}/32" in table for o in fe if o != n)
 
         assert wait_until(lambda: all(routes_in(n) for n in leaves), timeout=60)
-        # ECMP across every parallel uplink: a leaf reaches a spine loopback over its 16 links to it
-        route = fab.switches["fe-leaf01"].vtysh_json(f"show ip route {lo['fe-spine01']}/32 json")
-        hops = route[f"{lo['fe-spine01']}/32"][0]["nexthops"]
-        assert len([h for h in hops if h.get("active")]) == 16
+
+        # ECMP across every parallel uplink: a leaf reaches a spine loopback over its 16 links to it. The
+        # route is there as soon as one session carries it and gains a next hop per session as they
+        # converge: wait until zebra shows all 16 active (a single read saw fewer on a busy machine)
+        def active_hops() -> int:
+            routes = fab.switches["fe-leaf01"].vtysh_json(f"show ip route {lo['fe-spine01']}/32 json")
+            entries = routes.get(f"{lo['fe-spine01']}/32", [])
+            return len([h for h in entries[0]["nexthops"] if h.get("active")]) if entries else 0
+
+        assert wait_until(lambda: active_hops() == 16, timeout=60), f"{active_hops()} active next hops, not 16"
         failed = []
         for a in leaves:
             for b in fe:

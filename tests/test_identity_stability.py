@@ -200,7 +200,7 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
     assert victim.name in before and victim.name not in after
     # the devices above it in its own rack slide down a unit and a port; the other racks keep theirs
     own = {it.name for it in first.items} | {
-        pdu_name(first.name, k) for k in range(pdus_per_rack(design, catalog, first.role))
+        pdu_name(design, first.name, k) for k in range(pdus_per_rack(design, catalog, first.role))
     }
     assert {k: v for k, v in after.items() if k not in own} == {
         k: v for k, v in before.items() if k not in own and k != victim.name

@@ -114,6 +114,7 @@ def test_sm_host_is_the_first_node(compiled: Compiled) -> None:
     assert next(iter(opt.values())).desc == "mgmt01 mlx5_0"
 
 
+@pytest.mark.large
 def test_root_guids_are_the_top_tier(compiled: Compiled) -> None:
     for name, roots in (
         ("h100-1024-reference", [f"spine{i:02d}" for i in range(1, 17)]),
@@ -180,6 +181,7 @@ def test_backend_attached_sm_nodes_are_full_default_members(compiled: Compiled) 
     assert "managed switches" not in text
 
 
+@pytest.mark.large
 def test_switch_embedded_sm_is_documented(compiled: Compiled) -> None:
     f = files(compiled("h100-1024-reference"))
     assert (

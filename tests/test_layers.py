@@ -30,6 +30,7 @@ LAYERS: tuple[str, ...] = (
     "generators.output",  # the output folder: staged, committed whole
     "generators.renderers",  # plan -> files, every artifact family
     "generators.reports",  # summaries, review diffs, comparisons of compiled plans
+    "generators.explore",  # the design-space search: variants compiled, measured, searched, written
     "generators.handover",  # the NetBox push
     "generators.asbuilt",  # what was found on site against the plan
     "generators.printing",  # sheets to PDF through headless Chromium

@@ -5,6 +5,7 @@ length cap moves longer runs to other media; a rule that leaves no part says whi
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,10 @@ import pytest
 import yaml
 
 from generators.compiler import compile_file
-from generators.model.catalog import DEFAULT_CATALOG, load_catalog
+from generators.model.catalog import DEFAULT_CATALOG, Catalog, load_catalog
+from generators.model.design import Design
 from generators.model.errors import DesignError
+from generators.model.ports import End
 from generators.renderers import render_all
 from generators.stages.cabling import Chooser
 from tests.conftest import DESIGNS, rendered_files
@@ -75,7 +78,7 @@ def test_xdr_rule_wins_over_cheaper_multimode_and_passive_copper(
     for key, ports in (("TEST-2X800-SR8", 2), ("TEST-800-SR4", 1)):
         data["transceivers"][key] = {
             "description": "test 800G multimode",
-            "fits": ["osfp"],
+            "fits": ["osfp", "osfp-rhs"],  # the switch's finned cage and the ConnectX-8's flat-top one
             "ports": ports,
             "protocols": ["infiniband"],
             "speeds_gbps": [800],
@@ -96,7 +99,7 @@ def test_xdr_rule_wins_over_cheaper_multimode_and_passive_copper(
             "reach_m": 5,
             "diameter_mm": 6.0,
             "a_end": {"fits": ["osfp"], "ports": 2},
-            "b_end": {"fits": ["osfp"], "ports": b_ports},
+            "b_end": {"fits": ["osfp", "osfp-rhs"], "ports": b_ports},
             "legs": legs,
             "lengths": [{"m": m, "sku": f"{key}-{m}", "price": {"usd": 10, **est}} for m in (1, 2, 3, 4, 5)],
         }
@@ -164,6 +167,7 @@ def test_rule_and_knobs_together_are_both_named(tmp_path: Path) -> None:
     [
         ({"media": ["acc"], "max_dac_m": 1}, "dac is not among the allowed media"),
         ({"media": ["plasma"]}, "media"),
+        ({"media": ["smf"], "max_copper_flat_m": 1.1}, "neither dac nor acc is among the allowed media"),
     ],
 )
 def test_bad_rules_are_refused_with_the_field(tmp_path: Path, rule: dict[str, Any], words: str) -> None:
@@ -215,3 +219,86 @@ def test_ndr_at_400g_is_not_governed_by_the_xdr_rule(compiled) -> None:
     assert load_catalog().media_rule(400, 100, "infiniband") is None
     rows = backend_rows(rendered_files(compiled, "h100-256"))
     assert "mmf" in {r["media"] for r in rows}
+
+
+# --- XDR LinkX media: what LinkX sells, the module forms and their copper limits (issue #39 item 3) ------
+
+# A Quantum-X800 twin-port cage (finned, IHS) and a ConnectX-8 cage (flat-top, RHS) at XDR 800G
+Q3400_CAGE = End("osfp", 1, 2, 800, "infiniband", lane_gbps=200)
+CX8_CAGE = End("osfp-rhs", 1, 1, 800, "infiniband", lane_gbps=200)
+RHS_TWIN = End("osfp-rhs", 1, 2, 800, "infiniband", lane_gbps=200)  # a liquid-cooled switch's twin cage
+
+
+@functools.cache
+def small_design() -> Design:
+    return compile_file(SMALL, [])[0].design  # the chooser reads only its cabling knobs (defaults here)
+
+
+def xdr_chooser(catalog: Catalog | None = None) -> Chooser:
+    return Chooser(catalog or load_catalog(), small_design())
+
+
+def test_xdr_copper_splitter_is_stocked_only_to_the_lengths_linkx_sells() -> None:
+    """NVIDIA's LinkX XDR copper is linear active copper only, the splitter (switch to two ConnectX-8) sold
+    to 2 m (https://docs.nvidia.com/networking/display/800g200gpam4list; shared/reference/tooling-notes.md):
+    no stocked length past 2 m, and a 2.5 m run takes single-mode optics instead."""
+    cat = load_catalog()
+    splitter = cat.cables["xdr-lacc-splitter"]
+    assert max(s.m for s in splitter.lengths) <= 2 and splitter.reach_m <= 2
+    ch = xdr_chooser(cat).choose("split-a", Q3400_CAGE, CX8_CAGE, 800, "infiniband", False, [2.5, 2.5], 1, 2)
+    assert ch is not None and ch.option.media == "smf", ch
+    ch = xdr_chooser(cat).choose("split-a", Q3400_CAGE, CX8_CAGE, 800, "infiniband", False, [1.9, 1.9], 1, 2)
+    assert ch is not None and ch.option.cable == "xdr-lacc-splitter" and ch.lengths == [2, 2]
+
+
+def test_top_of_rack_xdr_with_slack_takes_no_splitter_longer_than_linkx_sells(compiled) -> None:
+    """The issue's case: a top-of-rack XDR fabric with 1.5 m of in-rack slack picked 256 illegal 2.5 m
+    splitters; now the runs past 2 m are single-mode, the rest 2 m splitters at most."""
+    over = (*XDR, "backend.servers_per_leaf=4", "site.rack.power_kw=80", "site.slack.direct_m=1.5")
+    plan = compiled("h100-1024-tor", *over)
+    backend = [c for c in plan.cables or [] if c.network == "backend"]
+    splitters = [c for c in backend if c.catalog == "xdr-lacc-splitter"]
+    assert splitters and max(max(c.length_m) for c in splitters) <= 2
+    # the runs past 2 m within a rack took optics
+    assert any(c.media == "smf" and c.shape.startswith("split") and c.route[0] == "rack" for c in backend)
+
+
+def test_module_forms_are_a_catalog_fact() -> None:
+    cat = load_catalog()
+    assert cat.cage_forms["osfp"].top == "finned" and cat.cage_forms["osfp-rhs"].top == "flat"
+    assert cat.nics["cx8-800g-osfp"].connector == "osfp-rhs"  # ConnectX-8: RHS, flat-top plugs
+    assert {g.connector for g in cat.switches["Q3400"].port_groups} == {"osfp"}  # air-cooled: IHS, finned
+    # the NIC-side XDR optic is flat-top, the switch-side twin finned: each fits only its own cage form
+    assert cat.transceivers["OSFP-800G-DR4"].fits == ["osfp-rhs"] and cat.transceivers["MMS4A00-XM"].fits == ["osfp"]
+    assert cat.cables["xdr-lacc-splitter"].b_end is not None
+    assert cat.cables["xdr-lacc-splitter"].b_end.fits == ["osfp-rhs"]
+
+
+def test_copper_between_two_flat_top_ends_stops_at_1_1_m() -> None:
+    """XDR copper between two flat-top (RHS) cages, e.g. a ConnectX-8 on a liquid-cooled switch, only to
+    1.1 m: give the splitter and the twin optic RHS twin ends (NVIDIA's -FLT convention) and the chooser takes
+    the splitter at 1 m, but
+    at 1.5 m optics, while the same 1.5 m from a finned switch cage stays copper."""
+    data = catalog_data()
+    data["cables"]["xdr-lacc-splitter"]["a_end"]["fits"] = ["osfp", "osfp-rhs"]
+    data["transceivers"]["MMS4A00-XM"]["fits"] = ["osfp", "osfp-rhs"]  # and a flat-top twin optic
+    cat = Catalog.model_validate(data)
+    rule = cat.media_rules["xdr-800g"]
+    assert rule.max_copper_flat_m == 1.1
+    ch = xdr_chooser(cat).choose("split-a", RHS_TWIN, CX8_CAGE, 800, "infiniband", False, [0.9, 0.9], 1, 2)
+    assert ch is not None and ch.option.media == "acc" and ch.lengths == [1, 1]
+    ch = xdr_chooser(cat).choose("split-a", RHS_TWIN, CX8_CAGE, 800, "infiniband", False, [1.2, 1.2], 1, 2)
+    assert ch is not None and ch.option.media == "smf"
+    ch = xdr_chooser(cat).choose("split-a", Q3400_CAGE, CX8_CAGE, 800, "infiniband", False, [1.2, 1.2], 1, 2)
+    assert ch is not None and ch.option.media == "acc" and ch.lengths == [1.5, 1.5]
+    assert not rule.allows("acc", 1.5, flat_both=True) and rule.allows("acc", 1.5, flat_both=False)
+
+
+def test_xdr_single_mode_reaches_500_m() -> None:
+    """XDR DR4 optics reach 500 m on single-mode fiber (MMS4A00-XM, OSFP-800G-DR4): a 450 m run from a
+    Quantum-X800 to a ConnectX-8 gets optics and a fiber that reaches, not a refusal at 150 m."""
+    ch = xdr_chooser().choose("split-a", Q3400_CAGE, CX8_CAGE, 800, "infiniband", False, [450.0, 450.0], 1, 2)
+    assert ch is not None and ch.option.media == "smf" and ch.option.reach_m >= 500 and min(ch.lengths) >= 450
+    twin = End("osfp", 2, 2, 800, "infiniband", lane_gbps=200)
+    ch = xdr_chooser().choose("straight", Q3400_CAGE, twin, 800, "infiniband", True, [480.0, 480.0], 1, 1)
+    assert ch is not None and ch.option.media == "smf" and ch.option.reach_m >= 500

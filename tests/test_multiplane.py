@@ -147,6 +147,7 @@ def test_the_plane_on_every_cable_row_label_and_sheet(split: Plan, compiled: Cal
 DEEPSEEK_ENDPOINTS, DEEPSEEK_SWITCHES, DEEPSEEK_USD_PER_ENDPOINT = 16_384, 768, 4_390
 
 
+@pytest.mark.large
 def test_deepseek_8plane_reproduces_the_published_counts(compiled: Callable[..., Plan]) -> None:
     plan = compiled("deepseek-8plane-16k")
     devs = plan.index()
@@ -173,6 +174,7 @@ def test_deepseek_8plane_reproduces_the_published_counts(compiled: Callable[...,
     assert abs(per_endpoint - DEEPSEEK_USD_PER_ENDPOINT) / DEEPSEEK_USD_PER_ENDPOINT < 0.15, per_endpoint
 
 
+@pytest.mark.large
 def test_compare_two_tier_planes_against_a_three_tier_tree(cli: Callable[..., object]) -> None:
     """The same 16,384 GPUs as one 3-tier fat tree (h100-16k) and as 8 planes of 2 tiers: the planes
     drop the core layer and a third of the optics and cost less per endpoint, as the paper finds."""
@@ -196,6 +198,7 @@ def test_compare_two_tier_planes_against_a_three_tier_tree(cli: Callable[..., ob
     assert int(planes[5].replace(",", "")) < int(three[5].replace(",", ""))  # fewer transceivers
 
 
+@pytest.mark.large
 def test_every_plane_is_proven_non_blocking_on_its_own(split: Plan, compiled: Callable[..., Plan]) -> None:
     for plan in (split, compiled("deepseek-8plane-16k")):
         be = plan.networks.backend

@@ -22,9 +22,12 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
         self.in_flight = 0
         self.most = 0
+        # a request waits (at most 30 s) until another is in flight beside it: concurrency shown by the
+        # server, not left to how the threads happen to be scheduled on a busy machine
+        self.wait_for_two = False
         self.bodies: list[list[dict[str, Any]]] = []
         self.clients: set[int] = set()
 
@@ -43,6 +46,9 @@ class _Handler(BaseHTTPRequestHandler):
             srv.most = max(srv.most, srv.in_flight)
             srv.bodies.append(body)
             srv.clients.add(self.client_address[1])
+            srv.lock.notify_all()
+            if srv.wait_for_two:
+                srv.lock.wait_for(lambda: srv.most >= 2, timeout=30)
         time.sleep(0.6 if any(o.get("slow") for o in body) else 0.05)
         with srv.lock:
             srv.in_flight -= 1
@@ -69,6 +75,7 @@ def server() -> Iterator[_Server]:
 
 
 def test_rows_go_as_list_requests_over_every_worker_and_come_back_in_order(server: _Server) -> None:
+    server.wait_for_two = True
     c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", workers=4)
     rows = [{"n": i} for i in range(2 * BATCH + 7)]
     made = _send(c, "POST", "dcim/cables", rows)

@@ -166,10 +166,16 @@ def _spines(leaves: int, up: int, radix: int) -> int:
     return next(s for s in range(1, up + 1) if up % s == 0 and leaves * (up // s) <= radix)
 
 
+# the shipped GB200 design sets NVIDIA's spine layer (tests/test_published_rows.py); unset, the spines are the
+# fewest that fit, which these rules derive
+AUTO_SPINES = ("backend.pods=scalable_units", "backend.spines_per_group=null", "backend.spine_downlinks=null")
+
+
 @pytest.mark.parametrize(("name", "sus"), [(GB300, 1), (GB300, 2), (GB300, 4), (GB300, 8), (GB200, 1), (GB200, 2)])
 def test_backend_counts_per_tier_follow_the_rules(compiled: Compiled, name: str, sus: int) -> None:
     rs_racks = 8  # NVIDIA's scalable unit (rack_systems.*.su_racks)
-    plan = compiled(name, f"compute.racks={sus * rs_racks}", NO_TENANTS)
+    auto = AUTO_SPINES if name == GB200 else ()
+    plan = compiled(name, f"compute.racks={sus * rs_racks}", NO_TENANTS, *auto)
     rs, cat, be = _system(plan), plan.catalog, plan.design.backend
     assert rs.su_racks == rs_racks and be.su_size == rs.su_racks * rs.trays  # su_size counted in trays
     tray = cat.servers[rs.tray]
@@ -193,6 +199,21 @@ def test_backend_counts_per_tier_follow_the_rules(compiled: Compiled, name: str,
     )
     assert len(per_port) == nics and set(per_port.values()) == {1}
     assert net.oversubscription.measured == "1:1" and net.bisection.ratio == 1.0
+
+
+def test_each_gb200_leaf_serves_one_rack(compiled: Compiled) -> None:
+    """NVIDIA's GB200 leaf takes one rack's 18 trays on its rail (leaves_per_rail 8 = the unit's 8 racks):
+    every backend leaf's servers stand in one rack, and each rack's trays reach one leaf per rail."""
+    plan = compiled(GB200)
+    devs = plan.index()
+    racks_of: dict[str, set[str | None]] = defaultdict(set)
+    for lk in plan.links:
+        if lk.network == "backend" and lk.tier == "server-leaf":
+            racks_of[lk.b_device].add(devs[lk.a_device].rack)
+    rs = _system(plan)
+    assert len(racks_of) == plan.design.compute.racks * 4 and all(len(r) == 1 for r in racks_of.values())
+    per_leaf = Counter(lk.b_device for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf")
+    assert set(per_leaf.values()) == {rs.trays}
 
 
 # ------------------------------------------------------------------------------------- refusals

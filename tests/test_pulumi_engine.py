@@ -285,29 +285,36 @@ def by_type(st: Stack) -> dict[str, dict[str, dict]]:
 
 def assert_racked(tree: dict[str, dict[str, dict]], plan) -> None:
     """Every switch's config files are in the FileGroup `<network>/<row>` of the row of the rack placement
-    put the switch in, a child of its network's component; every rack's printed sheets in `cabling/<row>`."""
+    put the switch in, a child of its network's component, and its ZTP files in `ztp/<row>`; every rack's
+    printed sheets in `cabling/<row>`."""
     (site,) = tree[SITE_T].values()
     nets, folders, groups = tree[NETWORK_T], tree[FOLDER_T], tree[GROUP_T]
     assert RACK_T not in tree, "a rack is its FileGroup, not a component holding one"
     held = {
         p: name for name, g in groups.items() if SECRET_KEY not in g["outputs"]["files"] for p in g["outputs"]["files"]
     }
-    switch_files = [p for p in held if p.split("/")[0] in ("frontend", "oob") and p.count("/") == 2]
+    switch_files = [p for p in held if p.split("/")[0] in ("frontend", "oob", "ztp") and p.count("/") == 2]
     switches = {d.name: d for d in plan.devices if d.kind == "switch" and d.network in ("frontend", "oob")}
-    assert {p.split("/")[1] for p in switch_files} == set(switches), "every frontend/oob switch renders files"
+    configured = {p.split("/")[1] for p in switch_files if not p.startswith("ztp/")}
+    assert configured == set(switches), "every frontend/oob switch renders files"
+    ztp = {p.split("/")[1] for p in switch_files if p.startswith("ztp/")}
+    assert ztp and ztp <= set(switches), "ZTP files are for frontend/oob switches"
     row = {r.name: r.row for r in plan.racks}
-    want = {f"cabling/{r.row}" for r in plan.racks} | {f"{d.network}/{row[d.rack]}" for d in switches.values()}
+    want = {f"cabling/{r.row}" for r in plan.racks} | {
+        f"{p.split('/')[0]}/{row[switches[p.split('/')[1]].rack]}" for p in switch_files
+    }
     assert {g for g in groups if "/" in g} == want
     for name, g in groups.items():  # each group is the child of its section's component
         assert g["parent"] == (site if name == "." else {**nets, **folders}[name.split("/")[0]])["urn"], name
     for path in switch_files:
         section, device = path.split("/")[:2]
         assert held[path] == f"{section}/{row[switches[device].rack]}", path
-        assert nets[section]["parent"] == site["urn"]
+        assert {**nets, **folders}[section]["parent"] == site["urn"]
     for r in plan.racks:
         for sheet in (f"cabling/racks/{r.name}.html", f"cabling/racks/{r.name}.csv"):
             assert held[sheet] == f"cabling/{r.row}", sheet
     assert held["plan.json"] == "."
+    assert held["ztp/switches.json"] == "ztp"
 
 
 def test_up_groups_switch_files_by_row(tmp_path):
@@ -362,14 +369,15 @@ def test_files_moving_into_row_groups_stay_on_disk(tmp_path):
     planned = step_ops(st.preview())
     # every frontend file is a switch's: the frontend group goes, its files all claimed by row groups;
     # oob keeps its files of no rack (kea, the management network's own) and lets the switch files go;
-    # the rack groups of the cabling sheets go, their files claimed by row groups
-    assert (planned.pop("frontend"), planned.pop("oob")) == ("delete", "update")
+    # ztp keeps its index of no rack and lets each switch's files go to its row; the rack groups of the
+    # cabling sheets go, their files claimed by row groups
+    assert (planned.pop("frontend"), planned.pop("oob"), planned.pop("ztp")) == ("delete", "update", "update")
     assert {n for n, op in planned.items() if op == "delete"} == rack_groups
     created = {n for n, op in planned.items() if op == "create"}
     assert created | rack_groups == set(planned)
-    assert {n.split("/")[0] for n in created} == {"cabling", "frontend", "oob"}
+    assert {n.split("/")[0] for n in created} == {"cabling", "frontend", "oob", "ztp"}
     assert {n.split("/")[1] for n in created} == {r.row for r in plan.racks}
-    assert st.up_ops() == {**planned, "frontend": "delete", "oob": "update"}
+    assert st.up_ops() == {**planned, "frontend": "delete", "oob": "update", "ztp": "update"}
     assert_moved_untouched(st, out, files, plan)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -95,14 +97,42 @@ def test_a_design_error_is_the_same_from_either_process(plan, tmp_path: Path, mo
     assert par.value.problems == seq.value.problems
 
 
+def test_a_design_error_pickles_whole_where_dask_installed_tblib() -> None:
+    """Importing dask.distributed (railyard explore does) installs tblib's pickling for every exception
+    class, which rebuilt DesignError without its problems (a slot): the render child's design error then
+    reached the parent empty. Run in its own interpreter, as the install is global and for good."""
+    code = (
+        "import pickle\n"
+        "from generators.model.errors import DesignError\n"
+        "import distributed.utils  # installs tblib.pickling_support\n"
+        "import copyreg\n"
+        "assert DesignError in copyreg.dispatch_table, 'tblib no longer installs itself: drop this test'\n"
+        "e = DesignError.one('site.tray', 'no room', 'make it wider', 'design.yaml:3')\n"
+        "try:\n"
+        "    raise e\n"
+        "except DesignError as raised:\n"
+        "    back = pickle.loads(pickle.dumps(raised))\n"
+        "assert type(back) is DesignError and back.problems == e.problems and str(back) == str(e), back\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_bug_in_the_child_says_where_it_happened(plan, tmp_path: Path, monkeypatch) -> None:
     """Every renderer fails, but only in the child: its error reaches the parent with the child's traceback."""
     parent = os.getpid()
+    took = tmp_path / "the child took a renderer"
 
     def render_anything(plan):
         if os.getpid() != parent:
+            took.touch()
             raise ZeroDivisionError("in the child")
-        time.sleep(0.2)  # the child takes part of the queue (the parent is the first to read it)
+        # the parent holds its first renderer until the child has taken one (a fork can take a while
+        # on a busy machine: a fixed sleep let the parent empty the queue first)
+        deadline = time.monotonic() + 60
+        while not took.exists():
+            assert time.monotonic() < deadline, "the forked child took no renderer within 60 s"
+            time.sleep(0.01)
         return {}
 
     monkeypatch.setattr(renderers, "RENDERERS", [render_anything] * 8)

@@ -17,6 +17,13 @@ from generators.reports.facts import site_facts
 from tests.conftest import DESIGNS
 
 
+@pytest.fixture
+def cli(cli_on_caches):
+    """Every diff here is of shipped designs: their compiles and renders come from the session caches
+    (the 16k review's base is the h100-16k other tests compile; it took 34 s on its own)."""
+    return cli_on_caches
+
+
 def test_cli_diff_reference_vs_optimized(cli, compiled):
     res = cli("diff", DESIGNS / "h100-1024-reference.yaml", DESIGNS / "h100-1024-optimized.yaml")
     assert res.exit_code == 0, res.output
@@ -252,6 +259,7 @@ def test_review_json_carries_every_item_and_full_report_is_linked(cli, tmp_path,
     assert res.exit_code == 2 and other.read_text() == '{"mine": 1}\n'
 
 
+@pytest.mark.large
 def test_review_of_a_16k_change_stays_a_readable_comment(cli):
     res = cli("diff", DESIGNS / "h100-16k.yaml", DESIGNS / "h100-16k.yaml", "--head-set", VMS_2TO1)
     assert res.exit_code == 0, res.output

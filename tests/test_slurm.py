@@ -85,6 +85,7 @@ def test_reference_topology_conf_text(compiled: Compiled) -> None:
     assert "SwitchName=spine Switches=su[1-4]  # spine[01-16]" in text
 
 
+@pytest.mark.large
 def test_16k_three_tiers(compiled: Compiled) -> None:
     tree = {sw.name: sw for sw in slurm_tree(compiled("h100-16k"))}
     assert len([s for s in tree.values() if s.level == 0]) == 64
@@ -269,6 +270,7 @@ def test_slurm_files_are_deterministic(compiled: Compiled) -> None:
     assert a == b and len(a) >= 10
 
 
+@pytest.mark.large
 def test_plan_and_summary_carry_the_slurm_shape(compiled: Compiled, cli: Callable[..., object], tmp_path: Path) -> None:
     plan = compiled("h100-16k")
     sl = plan.slurm

@@ -19,10 +19,10 @@ from generators.model.plan import Plan
 from generators.model.ports import port_table
 from generators.renderers import render_plan_json
 from generators.vendors import render_backend, render_frontend, render_oob
-from tests.conftest import DESIGNS
+from tests.conftest import COMPILED_EXAMPLES, DESIGNS
 from tests.realtools import sonic_yang_check, sonic_yang_dir
 
-SHIPPED = sorted(p.stem for p in DESIGNS.glob("*.yaml") if p.name != "catalog.yaml")
+SHIPPED = COMPILED_EXAMPLES  # the 131,072-GPU designs are compiled whole only by bench/multiplane.py
 MASTER = ("frontend.sonic_release=master", "oob.sonic_release=master")
 ROCE_MASTER = ("backend.sonic_release=master",)  # only for designs with a SONiC RoCE backend
 
@@ -172,6 +172,7 @@ def test_every_sonic_switch_names_its_ports_as_its_platform_does() -> None:
         assert ours == ini, f"{key}: railyard's (name, lanes) differ from {platforms[key]}"
 
 
+@pytest.mark.large
 def test_no_shipped_design_uses_a_switch_without_a_platform(compiled: Callable[..., Plan]) -> None:
     used = {d.model for name in SHIPPED for d in compiled(name).devices if d.kind == "switch"}
     # a split model ("KEY@2x400G") is its catalog key's chassis: it needs a platform or a stand-in
@@ -202,6 +203,7 @@ def _write(files: dict[str, str], root: Path) -> list[Path]:
     return [root / sub for sub in ("frontend", "oob", "backend") if (root / sub).is_dir()]
 
 
+@pytest.mark.large
 @pytest.mark.daemons
 @pytest.mark.parametrize(("release", "overrides"), [(DEFAULT_SONIC_RELEASE, ()), ("master", MASTER)])
 def test_every_shipped_design_loads_in_sonic(

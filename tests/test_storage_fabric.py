@@ -28,19 +28,40 @@ Compiled = Callable[..., Plan]
 SUPERPOD = "dgx-h100-superpod-4su"
 
 
-def _storage_leaf_rule(plan: Plan) -> tuple[int, int, int]:
-    """(leaf ports at the storage speed, compute-server downlinks, uplinks) from the design's rules:
-    as many downlinks as the ratio allows with uplinks an even number, so a leaf reaches >= 2 spines."""
+def _storage_leaf_rule(plan: Plan) -> tuple[int, int, int, int]:
+    """(leaf ports at the storage speed, compute-server downlinks, uplinks, uplink speed) from the design's
+    rules: host ports at the storage speed, uplinks at the switch's native speed (NDR 400G on a QM9700 under
+    NDR200 DGX ports), as many downlinks as the ratio allows with uplinks an even number, so a leaf reaches
+    >= 2 spines."""
     fab = plan.design.storage.fabric
     assert fab is not None
-    ports = sum(1 for p in port_table(plan.catalog.switches[fab.switch]) if 200 in p.speeds)
+    model = plan.catalog.switches[fab.switch]
+    speed = plan.networks.storage.speed_gbps if plan.networks.storage else 0
+    ports = sum(1 for p in port_table(model) if speed in p.speeds)
+    up_speed = max(g.speed_gbps for g in model.port_groups)
     ratio = ratio_value(fab.oversubscription)
-    down = max(d for d in range(1, ports) if d + math.ceil(d / ratio) <= ports)
-    up = math.ceil(down / ratio)
+
+    def uplinks(d: int) -> int:
+        return math.ceil(Fraction(d * speed) / (ratio * up_speed))
+
+    if fab.servers_per_leaf is not None:  # the design's leaf (NVIDIA's SuperPOD: 32 DGX, a pair per unit)
+        down = fab.servers_per_leaf
+        up = uplinks(down)
+        return ports, down, up + up % 2, up_speed
+    down = max(d for d in range(1, ports) if d + uplinks(d) <= ports)
+    up = uplinks(down)
     if up % 2:
         assert down + up < ports  # room for the extra uplink without giving a downlink back
         up += 1
-    return ports, down, up
+    return ports, down, up, up_speed
+
+
+def _storage_server_downlinks(plan: Plan, up: int, up_speed: int) -> int:
+    """A storage servers' leaf: as much downlink bandwidth as uplink (1:1), as far as its ports go."""
+    fab, st = plan.design.storage.fabric, plan.design.storage
+    assert fab is not None
+    ports = sum(1 for p in port_table(plan.catalog.switches[fab.switch]) if st.speed in p.speeds)
+    return min(up * up_speed // st.speed, ports - up)
 
 
 def _links(plan: Plan, network: str, tier: str) -> list:
@@ -52,19 +73,30 @@ def test_the_storage_fabric_is_sized_by_the_ratio_and_the_servers_storage_ports(
     design, catalog = plan.design, plan.catalog
     dgx = catalog.servers[design.compute.server]
     sides = len(dgx.storage_ports)  # one leaf of a pair per storage port
-    ports, down, up = _storage_leaf_rule(plan)
+    ports, down, up, up_speed = _storage_leaf_rule(plan)
     servers = design.compute.count
     st = design.storage
     compute_leaves = sides * math.ceil(servers / down)
-    storage_leaves = sides * math.ceil(st.count * st.ports_per_server / sides / up)  # 1:1: as many down as up
+    s_down = _storage_server_downlinks(plan, up, up_speed)
+    storage_leaves = sides * math.ceil(st.count * st.ports_per_server / sides / s_down)
     leaves = compute_leaves + storage_leaves
-    # 2 tiers: the fewest spines (at least 2) that divide the uplinks and take every leaf's share
-    spines = next(s for s in range(max(2, math.ceil(leaves * up / ports)), up + 1) if up % s == 0)
+    # 2 tiers: the design's spines, else the fewest (at least 2) that divide the uplinks and take every
+    # leaf's share
+    fab = design.storage.fabric
+    assert fab is not None
+    spines = fab.spines_per_group or next(
+        s for s in range(max(2, math.ceil(leaves * up / ports)), up + 1) if up % s == 0
+    )
     switches = [d for d in plan.devices if d.kind == "switch" and d.network == "storage"]
     assert Counter(d.role for d in switches) == {"leaf": leaves, "spine": spines}
     assert sorted(d.name for d in switches if d.role == "leaf") == [f"stor-leaf{i:02d}" for i in range(1, leaves + 1)]
     assert len(_links(plan, "storage", "server-leaf")) == servers * sides + st.count * st.ports_per_server
     assert len(_links(plan, "storage", "leaf-spine")) == leaves * up
+    assert {lk.speed_gbps for lk in _links(plan, "storage", "leaf-spine")} == {up_speed}
+    speeds = Counter(lk.speed_gbps for lk in _links(plan, "storage", "server-leaf"))
+    assert speeds == Counter({plan.networks.storage.speed_gbps: servers * sides}) + Counter(
+        {st.speed: st.count * st.ports_per_server}
+    )
     assert not _links(plan, "storage", "spine-core")
 
 
@@ -279,8 +311,11 @@ def _parent_line(text: str) -> int:
             "no storage ports",
         ),
         ("compute:\n  config: {frontend_nic_count: 1}\n", 4, "compute.config.frontend_nic_count", "is not one of its"),
-        # the contradiction is at the storage servers' speed, which the child design did not write
-        ("storage:\n  fabric:\n    speed: 100G\n", "speed: 200G", "storage.speed", "set storage.speed to 100G"),
+        # the storage servers' speed must be one the fabric's switch runs (a QM9700: 400G, 200G)
+        ("storage:\n  speed: 100G\n", 4, "storage.speed", "which no port of the storage fabric's QM9700 runs"),
+        # the design's storage leaf must hold its servers and the uplinks the ratio asks
+        ("storage:\n  fabric:\n    servers_per_leaf: 40\n", 5, "storage.fabric.servers_per_leaf", "more than a"),
+        ("storage:\n  fabric:\n    spines_per_group: 5\n", 5, "storage.fabric.spines_per_group", "do not split"),
         (
             "storage:\n  fabric:\n    technology: ethernet\n",
             "switch: QM9700",
@@ -317,12 +352,13 @@ def test_storage_bandwidth_is_measured_on_the_storage_fabric(compiled: Compiled)
     plan = compiled(SUPERPOD)
     st = plan.design.storage
     model = plan.catalog.storage_servers[st.server]
-    _, _, up = _storage_leaf_rule(plan)
+    _, _, up, up_speed = _storage_leaf_rule(plan)
     sides = len(plan.catalog.servers[plan.design.compute.server].storage_ports)
-    leaves = sides * math.ceil(st.count * st.ports_per_server / sides / up)  # the storage servers' leaf pairs
+    s_down = _storage_server_downlinks(plan, up, up_speed)
+    leaves = sides * math.ceil(st.count * st.ports_per_server / sides / s_down)  # the storage servers' leaf pairs
     bw = plan.networks.frontend.storage_bandwidth
     assert bw["throughput_gbytes"] == st.count * model.throughput_gbps
-    assert bw["uplink_gbytes"] == leaves * up * st.speed / 8
+    assert bw["uplink_gbytes"] == leaves * up * up_speed / 8
     assert [p["leaves"] for p in bw["pairs"]] == [
         sorted(d.name for d in plan.devices if d.network == "storage" and d.role == "leaf" and d.attrs["service"])
     ]
@@ -355,7 +391,9 @@ def test_netbox_gets_the_storage_fabric_from_the_plan(compiled: Compiled) -> Non
 
 
 def test_an_ethernet_storage_fabric_is_built_and_priced_with_a_warning(compiled: Compiled) -> None:
-    plan = compiled(SUPERPOD, "storage.fabric.technology=ethernet", "storage.fabric.switch=SN4600")
+    # an SN4600 runs 200G: the DGX storage ports (NDR 400G on the InfiniBand fabric) run 200GbE on it
+    ethernet = ("storage.fabric.technology=ethernet", "storage.fabric.switch=SN4600", "storage.fabric.speed=200G")
+    plan = compiled(SUPERPOD, *ethernet)
     switches = Counter(d.model for d in plan.devices if d.kind == "switch" and d.network == "storage")
     assert set(switches) == {"SN4600"}
     assert any(w.field == "storage.fabric.technology" and "no switch configs" in w.message for w in plan.warnings)
@@ -367,6 +405,6 @@ def test_an_ethernet_storage_fabric_is_built_and_priced_with_a_warning(compiled:
         parts = [plan.catalog.transceivers[t] for t in (c.a_transceiver, c.b_transceiver) if t]
         family = plan.catalog.cables.get(c.catalog)
         assert all("ethernet" in p.protocols for p in parts) and (family is None or "ethernet" in family.protocols)
-    files = rendered_files(compiled, SUPERPOD, "storage.fabric.technology=ethernet", "storage.fabric.switch=SN4600")
+    files = rendered_files(compiled, SUPERPOD, *ethernet)
     assert not any(k.startswith("infiniband/storage/") for k in files)
     assert "infiniband/opensm.conf" in files  # the compute fabric is still InfiniBand

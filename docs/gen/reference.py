@@ -235,7 +235,9 @@ def cli_md() -> str:
 
 # pattern -> what the file is. <switch>, <server>, <rack>, <row>, <tenant> stand for each one's name.
 OUTPUTS: dict[str, str] = {
-    "index.html": "what the compile wrote: every top-level file and folder with a line on what it is; open it first",
+    "index.html": "open it first. compile: every top-level file and folder with a line on what it is; explore: "
+    "the scatters of capex against power and bisection (plotly.js inline, works offline) and every point, "
+    "each linking its design file and its comparison with the base",
     ".railyard-manifest.json": "every file railyard wrote into the folder, with its SHA-256: a later run "
     "replaces and removes only these ([Output folders](output-folders.md))",
     "plan.json": "the compiled plan (`railyard.plan/1`): the validated design and catalog, devices, links, "
@@ -269,7 +271,15 @@ OUTPUTS: dict[str, str] = {
     "validated AVD structured config",
     "frontend/avd/fabric.yml": "the EOS frontend as AVD `eos_designs` inputs (with `hosts.yml`), for `arista.avd`",
     "frontend/avd/hosts.yml": "the AVD inventory that goes with `fabric.yml`",
-    "oob/kea-dhcp4.conf": "ISC Kea: every BMC and management port reserved by relay circuit-id",
+    "oob/kea-dhcp4.conf": "ISC Kea: every BMC and management port reserved by relay circuit-id; a switch's "
+    "reservation also answers its OS's ZTP option ([Zero-touch provisioning](../howto/ztp.md))",
+    "ztp/switches.json": "zero-touch provisioning: per switch its OS, address, access port, DHCP options and "
+    "every file it fetches; the switches without ZTP and why (`railyard serve-ztp` serves from it)",
+    "ztp/<switch>/ztp.json": "SONiC ZTP JSON (DHCP option 67): installs frr.conf, then loads config_db.json",
+    "ztp/<switch>/frr-conf.sh": "SONiC ZTP plugin script: puts the switch's frr.conf into /etc/sonic/frr/",
+    "ztp/<switch>/bootstrap": "EOS ZTP boot script (DHCP option 67): copies eos.cfg to the startup-config",
+    "ztp/<switch>/cumulus-ztp.sh": "Cumulus Linux ZTP script (DHCP option 239, CUMULUS-AUTOPROVISIONING): "
+    "replaces the NVUE config with startup.yaml and applies it",
     "oob/<switch>/config_db.json": "SONiC out-of-band access or aggregation switch",
     "oob/<switch>/frr.conf": "FRR for a SONiC out-of-band switch",
     "oob/<switch>/startup.yaml": "Cumulus Linux (NVUE) out-of-band switch, for `nv config replace`",
@@ -334,6 +344,16 @@ OUTPUTS: dict[str, str] = {
     "netbox/14-vlans.csv": "NetBox import: VLANs",
     "netbox/15-prefixes.csv": "NetBox import: prefixes",
     "netbox/16-ip-addresses.csv": "NetBox import: IP addresses bound to their interfaces, primary and OOB set",
+    "points.json": "explore: every point searched (`railyard.explore/1`): its choices, overrides (field path "
+    "-> value), objectives and every metric, feasible, on the front, and the refusal (field, message, fix, "
+    "where) that ruled it out",
+    "front.json": "explore: the Pareto front of the feasible points, the same shape as points.json",
+    "front.md": "explore: the front as a Markdown table, linking each point's design and comparison",
+    "front.csv": "explore: the front as a spreadsheet: choices, objectives, capex per GPU, power, bisection",
+    "points/<point>.yaml": "explore: the point as a design file, `extends:` the base plus its overrides; "
+    "`railyard compile` of it is the point",
+    "points/<point>.compare.md": "explore: what `railyard compare BASE points/<point>.yaml --markdown` prints, "
+    "for each point that compiles",
 }
 
 # patterns no build-time run makes (printing needs Chromium), and why
@@ -371,11 +391,27 @@ def _runs() -> list[tuple[str, list[str]]]:
             ],
         )
     )
+    runs.append(
+        (EXPLORE, ["explore", "designs/h100-1024-reference.yaml", "--space", PLAYBOOK, "--out", "{out}", "-j", "1"])
+    )
     return runs
 
 
-def pattern_of(path: str, devices: dict[str, str], racks: set[str], rows: set[str], tenants: set[str]) -> str:
+EXPLORE = "explore h100-1024-playbook"
+PLAYBOOK = "designs/spaces/h100-1024-playbook.yaml"
+
+
+def pattern_of(
+    path: str,
+    devices: dict[str, str],
+    racks: set[str],
+    rows: set[str],
+    tenants: set[str],
+    points: frozenset[str] = frozenset(),
+) -> str:
     parts = path.split("/")
+    if len(parts) == 2 and parts[0] == "points" and parts[1].split(".", 1)[0] in points:
+        return "points/<point>." + parts[1].split(".", 1)[1]
     for i, part in enumerate(parts[:-1]):
         if part in devices:
             parts[i] = "<switch>" if devices[part] == "switch" else "<server>"
@@ -416,8 +452,14 @@ def compiled_patterns() -> dict[str, dict[str, int]]:
             racks = {r["name"] for r in p["racks"]}
             rows = {r["row"] for r in p["racks"]}
             tenants = {t["name"] for t in p["design"]["tenants"]}
+            explored = out / "points.json"
+            points = (
+                frozenset(q["id"] for q in json.loads(explored.read_text())["points"])
+                if explored.exists()
+                else frozenset()
+            )
             for path in paths:
-                pat = pattern_of(path, devices, racks, rows, tenants)
+                pat = pattern_of(path, devices, racks, rows, tenants, points)
                 found.setdefault(pat, {}).setdefault(label, 0)
                 found[pat][label] += 1
     return found
@@ -445,8 +487,9 @@ def outputs_md(found: dict[str, dict[str, int]]) -> str:
     lines = [
         "# Output files",
         "",
-        "Every file `railyard compile DESIGN --out DIR` and `railyard cabling pack` write, as path patterns:",
-        "`<switch>`, `<server>`, `<rack>`, `<row>` and `<tenant>` stand for each one's name. Generated at",
+        "Every file `railyard compile DESIGN --out DIR`, `railyard cabling pack` and `railyard explore BASE",
+        "--space FILE --out DIR` write, as path patterns: `<switch>`, `<server>`, `<rack>`, `<row>`,",
+        "`<tenant>` and `<point>` (an explore point's id) stand for each one's name. Generated at",
         "build time by compiling these designs into a temp folder (the build fails on a file this page does",
         "not describe): " + ", ".join(f"`{label}`" for label in labels) + ". The last column counts each",
         "pattern's files in `h100-256` (`designs/h100-256.yaml`), or names the designs that write it.",

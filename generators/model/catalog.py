@@ -460,6 +460,9 @@ class MediaRule(_Strict):
     lane_gbps: list[int] = Field(default_factory=list)
     media: list[Media] = Field(min_length=1)  # allowed; everything else is never chosen
     max_dac_m: float | None = Field(default=None, gt=0)  # passive copper only up to this stocked length
+    # copper (passive or active) whose plugs are flat-top (cage_forms: top flat) at both ends only up to this
+    # stocked length: XDR's 1.1 m between two riding-heat-sink cages. Left out of the dump when unset
+    max_copper_flat_m: float | None = Field(default=None, gt=0, exclude_if=lambda v: v is None)
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
 
@@ -467,6 +470,8 @@ class MediaRule(_Strict):
     def _shape(self) -> MediaRule:
         if self.max_dac_m is not None and "dac" not in self.media:
             raise ValueError("max_dac_m limits passive copper, but dac is not among the allowed media")
+        if self.max_copper_flat_m is not None and not COPPER & set(self.media):
+            raise ValueError("max_copper_flat_m limits copper, but neither dac nor acc is among the allowed media")
         if not self.speeds_gbps and not self.lane_gbps:
             raise ValueError("speeds_gbps: a rule names the speeds or the lane rates (lane_gbps) it governs")
         return self
@@ -478,12 +483,26 @@ class MediaRule(_Strict):
             and (not self.lane_gbps or lane in self.lane_gbps)
         )
 
-    def allows(self, media: str, longest_m: float) -> bool:
+    def allows(self, media: str, longest_m: float, flat_both: bool = False) -> bool:
         """Whether a cable of this medium, its longest stocked length `longest_m`, keeps to the rule (the
-        stocked length counts: a passive-copper limit is what the cable is, not what the route measured)."""
+        stocked length counts: a passive-copper limit is what the cable is, not what the route measured).
+        `flat_both`: both of the link's cages take flat-top plugs (Catalog.flat_top)."""
         if media not in self.media:
             return False
-        return not (media == "dac" and self.max_dac_m is not None and longest_m > self.max_dac_m + 1e-9)
+        if media == "dac" and self.max_dac_m is not None and longest_m > self.max_dac_m + 1e-9:
+            return False
+        cap = self.max_copper_flat_m
+        return not (flat_both and media in COPPER and cap is not None and longest_m > cap + 1e-9)
+
+
+class CageForm(_Strict):
+    """The form of a cage connector's plugs, as NVIDIA names OSFP's: finned top (IHS, integrated heat sink: the
+    plug carries its own fins, for air-cooled switch cages) or flat top (RHS, riding heat sink: the cage's heat
+    sink rides on the plug, in adapters, DGX system cages and liquid-cooled switches). Both kinds link to each
+    other; a media rule may limit copper between two flat-top ends (MediaRule.max_copper_flat_m)."""
+
+    description: str
+    top: Literal["finned", "flat"]
 
 
 class RackSystem(_Strict):
@@ -556,6 +575,12 @@ class Catalog(_Strict):
     # left out of the dump when empty, so plan.json of a design without a rack system is unchanged
     rack_systems: dict[str, RackSystem] = Field(default_factory=dict, exclude_if=lambda v: not v)
     cdus: dict[str, Cdu] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    cage_forms: dict[str, CageForm] = Field(default_factory=dict, exclude_if=lambda v: not v)
+
+    def flat_top(self, connector: str) -> bool:
+        """Whether plugs of this cage connector are flat-top (RHS); a connector cage_forms does not name is not."""
+        form = self.cage_forms.get(connector)
+        return form is not None and form.top == "flat"
 
     def media_rule(self, speed: int, lane: int | None, protocol: str) -> tuple[str, MediaRule] | None:
         """The rule (key, rule) governing links of this speed, lane rate and protocol, if any (at most one

@@ -38,6 +38,12 @@ class DesignError(Exception):
     def __str__(self) -> str:
         return "\n".join(p.render() for p in self.problems)
 
+    def __reduce__(self) -> tuple[type[DesignError], tuple[list[Problem]]]:
+        # Its own reduce, so the problems cross processes (the render child, explore's workers) whole:
+        # tblib's exception pickling, which importing dask.distributed installs for every exception class,
+        # rebuilds one whose __init__ is custom from __new__ and __dict__, and a slot is in neither.
+        return type(self), (self.problems,)
+
     @classmethod
     def one(cls, field_: str, message: str, hint: str = "", where: str = "") -> DesignError:
         return cls([Problem(field_, message, hint, where)])

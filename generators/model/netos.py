@@ -36,6 +36,14 @@ class NetworkOs:
     # the Python package its renderer needs beyond railyard's own, and the pip extra that installs it
     requires: str = ""
     extra: str = ""
+    # Zero-touch provisioning (generators.views.ztp, docs/howto/ztp.md): the files its renderer writes per
+    # switch (under <network>/<switch>/), the DHCP option whose URL starts its ZTP, the file under
+    # ztp/<switch>/ that URL names, and whether a bare switch installs it through ONIE. An OS with no
+    # ztp_option gets its address reservation and nothing else.
+    config_files: tuple[str, ...] = ()
+    ztp_option: int | None = None
+    ztp_entry: str = ""
+    onie: bool = False
 
     def missing(self) -> str:
         """The package this OS's renderer needs and this Python lacks ("" when none)."""
@@ -66,6 +74,13 @@ NETWORK_OSES: dict[str, NetworkOs] = {
             # dhcrelay runs with ``-a %h:%p`` (hostname:port alias; each port's alias is set to its name)
             circuit_id="{switch}:{port}",
             summary="SONiC (config_db.json + frr.conf)",
+            config_files=("config_db.json", "frr.conf"),
+            # SONiC ZTP reads the ZTP JSON's URL from option 67 (ztp_json_url); its option 239 (a
+            # provisioning script) is ignored when 67 is there. SONiC ZTP design, "3.4 DHCP Options":
+            # https://github.com/sonic-net/SONiC/blob/master/doc/ztp/ztp.md
+            ztp_option=67,
+            ztp_entry="ztp.json",
+            onie=True,
             roce_unconfigured="adaptive routing and packet spraying (SONiC's config_db has no table for either; "
             "ECMP hashes per flow)",
         ),
@@ -77,6 +92,13 @@ NETWORK_OSES: dict[str, NetworkOs] = {
             # ``use-pif-circuit-id`` sends the physical port alone; the Kea subnet is chosen by the relay's
             # gateway address (one per access switch), so the pair (subnet, port) still names switch and port
             circuit_id="{port}",
+            config_files=("startup.yaml",),
+            # Cumulus Linux ZTP runs the script option 239 names (ISC: cumulus-provision-url), once it
+            # finds the CUMULUS-AUTOPROVISIONING flag in it. Cumulus Linux 5.12, "Zero Touch
+            # Provisioning - ZTP": https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-512/Installation-Management/Zero-Touch-Provisioning-ZTP/
+            ztp_option=239,
+            ztp_entry="cumulus-ztp.sh",
+            onie=True,
         ),
         NetworkOs(
             name="eos",
@@ -93,10 +115,19 @@ NETWORK_OSES: dict[str, NetworkOs] = {
             # dependencies: installed only for designs with EOS switches)
             requires="pyavd",
             extra="eos",
+            config_files=("eos.cfg",),
+            # EOS Zero Touch Provisioning fetches the startup-config or boot script that option 67
+            # (bootfile-name) names, runs it and reboots. EOS User Manual, "Initial Switch Access":
+            # https://www.arista.com/en/um-eos/eos-initial-switch-access
+            ztp_option=67,
+            ztp_entry="bootstrap",
         ),
         # NVIDIA MLNX-OS (Quantum InfiniBand): railyard configures no switch of the InfiniBand backend one by
         # one, the subnet manager programs the fabric, so it renders the OpenSM files, the expected topology
         # and the UFM bodies (also with as-built GUIDs by ``railyard verify --write-config``)
+        # No ZTP answer for either InfiniBand OS: NVOS has a ZTP of its own (a YAML config or script from a
+        # DHCP-named server, NVIDIA NVOS User Manual, "Zero-Touch Provisioning"), but railyard writes no
+        # per-switch config for them to fetch, so their management ports get their address reservation only
         NetworkOs(name="mlnx-os", serves=frozenset({Duty.INFINIBAND}), renderer="infiniband"),
         # NVIDIA NVOS (Quantum-X800 XDR InfiniBand): as MLNX-OS; its own OS so the catalog, the BoM and
         # NetBox say what the switch runs, and so NVOS-only settings have a home

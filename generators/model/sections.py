@@ -174,6 +174,7 @@ class BackendFacts(Record):
     speed_gbps: int
     rails: int
     leaves_per_rail: int | None = omitted()  # only when more than 1
+    rails_per_leaf: int | None = omitted()  # only when more than 1
     switch_model: str | None = omitted()  # the model as its ports run (Catalog.switch_at), when split
     # network planes (spine_grouping: per_plane), each a fabric of its own; only when set
     planes: int | None = omitted()

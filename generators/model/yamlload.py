@@ -331,7 +331,7 @@ def apply_overrides(data: dict[str, Any], src: SourceMap, overrides: list[str]) 
         if "=" not in item:
             raise DesignError.one("--set", f"{item!r} is not path=value", "e.g. --set backend.oversubscription=2:1")
         key, raw = item.split("=", 1)
-        parts = tuple(p for p in key.strip().split(".") if p)
+        parts = split_path(key)
         if not parts:
             raise DesignError.one("--set", f"{item!r} has an empty path", "e.g. --set compute.count=256")
         try:
@@ -342,29 +342,38 @@ def apply_overrides(data: dict[str, Any], src: SourceMap, overrides: list[str]) 
                 for p in exc.problems
             ]
             raise
-        node: Any = data
-        for i, part in enumerate(parts[:-1]):
-            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-                continue
-            if not isinstance(node, dict):
-                raise DesignError.one(
-                    ".".join(parts[: i + 1]), "cannot set a key inside a non-mapping value", "check the path", "--set"
-                )
-            node = node.setdefault(part, {})
-        last = parts[-1]
-        if isinstance(node, list) and last.isdigit() and int(last) < len(node):
-            node[int(last)] = value
-        elif isinstance(node, dict):
-            node[last] = value
-        else:
-            raise DesignError.one(
-                ".".join(parts), "cannot set a key inside a non-mapping value", "check the path", "--set"
-            )
+        set_path(data, parts, value, "--set")
         for k in [k for k in src if len(k) > len(parts) and k[: len(parts)] == parts]:
             del src[k]  # the file's lines inside a value --set replaced no longer say where anything is
         src[parts] = f"--set {item if len(item) <= 100 else item[:97] + '...'}"
     return data
+
+
+def split_path(key: str) -> tuple[str, ...]:
+    """A dotted field path as --set reads it: "backend.oversubscription", "tenants.0.name"."""
+    return tuple(p for p in key.strip().split(".") if p)
+
+
+def set_path(data: dict[str, Any], parts: tuple[str, ...], value: Any, at: str) -> None:
+    """Set the value at a field path as --set does: a missing mapping is made, a digit indexes an existing
+    list item; a path through any other value is refused (`at` says where the path was written)."""
+    node: Any = data
+    for i, part in enumerate(parts[:-1]):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+            continue
+        if not isinstance(node, dict):
+            raise DesignError.one(
+                ".".join(parts[: i + 1]), "cannot set a key inside a non-mapping value", "check the path", at
+            )
+        node = node.setdefault(part, {})
+    last = parts[-1]
+    if isinstance(node, list) and last.isdigit() and int(last) < len(node):
+        node[int(last)] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise DesignError.one(".".join(parts), "cannot set a key inside a non-mapping value", "check the path", at)
 
 
 def where(src: SourceMap, loc: tuple[Any, ...]) -> str:

@@ -43,6 +43,7 @@ def _load() -> list[Renderer]:
     from generators.renderers.pack import render_labels, render_rows
     from generators.renderers.slurm import render_slurm
     from generators.renderers.storage_tenants import render_storage_tenants
+    from generators.renderers.ztp import render_ztp
     from generators.vendors import render_backend, render_frontend, render_oob, render_storage
 
     # switch configs through the vendor registry: each switch by the module of its catalog `os`
@@ -51,6 +52,7 @@ def _load() -> list[Renderer]:
         render_frontend,
         render_oob,
         render_kea,
+        render_ztp,
         render_netbox_csv,
         render_storage_tenants,
     ]
@@ -116,6 +118,7 @@ SHARE_ORDER = (
     "render_floor",
     "render_rows",
     "render_kea",
+    "render_ztp",
     "render_slurm",
     "render_bom",
     "render_storage_tenants",

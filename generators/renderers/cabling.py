@@ -401,6 +401,7 @@ def render_rack_sheets(
             k = m
         out[rack_sheet_path(name)] = template.render(
             rack=rack,
+            redundancy=plan.design.site.rack.power_redundancy,
             heat=heat.get(name),
             site=floor.site,
             design=plan.design.name,

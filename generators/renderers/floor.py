@@ -151,9 +151,16 @@ def _rack_title(plan: Plan, r: Any) -> str:
         cooled = f", CDUs {', '.join(h.cdus)}" if h.cdus else ""
         return (
             f"{r.name}: {r.role}, {r.power_kw:g} of {r.power_budget_kw:g} kW (liquid {h.liquid_kw:g}, air "
-            f"{h.air_kw:g}), {r.units_used} of {r.units}U{weight}{cooled}"
+            f"{h.air_kw:g}){_feeds(plan, r)}, {r.units_used} of {r.units}U{weight}{cooled}"
         )
-    return f"{r.name}: {r.role}, {r.power_kw:g} of {r.power_budget_kw:g} kW, {r.units_used} of {r.units}U"
+    return (
+        f"{r.name}: {r.role}, {r.power_kw:g} of {r.power_budget_kw:g} kW{_feeds(plan, r)}, {r.units_used} of {r.units}U"
+    )
+
+
+def _feeds(plan: Plan, r: Any) -> str:
+    """How a rack is fed: its PDUs and their redundancy (none for a rack system's, fed by its power shelves)."""
+    return f", {r.pdus} PDUs {plan.design.site.rack.power_redundancy}" if r.pdus else ""
 
 
 def floor_svg(plan: Plan) -> str:

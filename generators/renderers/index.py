@@ -36,6 +36,11 @@ PARTS: dict[str, tuple[str, str]] = {
     "hosts": ("each server's backend network config (netplan, NCCL) for a RoCE backend", ""),
     "storage": ("what the storage cluster is told of each tenant's network", "tenants.json"),
     "slurm": ("Slurm: the topology (tree and blocks), nodes and GRES", "topology.conf"),
+    "ztp": (
+        "zero-touch provisioning: per switch, the file its OS's ZTP fetches first (named by its DHCP option "
+        "in oob/kea-dhcp4.conf); `railyard serve-ztp` serves them",
+        "switches.json",
+    ),
     "netbox": ("NetBox bulk-import files, in import order, and how to import them", "README.md"),
 }
 # what to open first, in this order, when the compile wrote it

@@ -4,7 +4,17 @@ One Kea subnet per access-switch VLAN (BMC and management), selected by the rela
 SVI gateway the access switch puts in giaddr). Every BMC and management port has a reservation keyed
 by the option 82 circuit-id its access switch stamps (see ``netplan.circuit_id``): the address
 belongs to the switch port, so a replaced server or switch gets the same address with no MAC
-bookkeeping. There are no dynamic pools: a device plugged into an unplanned port gets nothing.
+bookkeeping (once the old one's lease is released or expired: Kea keeps a reserved address for the
+client holding its lease, tests/test_ztp_netns.py shows it). There are no dynamic pools: a device
+plugged into an unplanned port gets nothing.
+
+Zero-touch provisioning (``generators.views.ztp``): a switch's reservation also carries its OS's ZTP
+option, the URL of its file under ``ztp/`` (SONiC and EOS: option 67, boot-file-name; Cumulus: option
+239, defined here as Cumulus names it), and ONIE's installer URL (option 114) when the design names one.
+Kea sends a reservation's option only to a client that asks for it in its parameter request list, so
+ONIE (which asks for 114) gets the installer and the installed OS's ZTP client (which does not) the
+ZTP file. Kea ARM, "Standard DHCPv4 Options" and "Custom DHCPv4 Options":
+https://kea.readthedocs.io/en/kea-2.2.0/arm/dhcp4-srv.html
 """
 
 from __future__ import annotations
@@ -15,22 +25,31 @@ from typing import Any
 
 from generators.model.netos import network_os
 from generators.model.plan import Plan, required
+from generators.views import ztp
+
+# Option 239 is site-specific (RFC 3942), so Kea needs its definition; Cumulus Linux reads it as text
+# (its ISC dhcpd example: `option cumulus-provision-url code 239 = text;`)
+OPTION_DEFS = [{"name": ztp.OPTION_NAMES[239], "code": 239, "type": "string", "space": "dhcp4"}]
 
 
 def kea_config(plan: Plan) -> dict[str, Any]:
     np_ = required(plan.netplan, "netplan")
     oob = np_.oob
     by_subnet: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    booting = {s.name: s for s in ztp.switches(plan)}
     for r in oob["ports"]:
         label = f"{r['device']}-bmc" if r["kind"] == "bmc" else r["device"]
-        by_subnet.setdefault((r["switch"], r["kind"]), []).append(
-            {
-                # Kea reads a quoted string literally; unquoted would be taken as hex
-                "circuit-id": f"'{r['circuit_id']}'",
-                "ip-address": str(ip_interface(r["address"]).ip),
-                "hostname": label,
-            }
-        )
+        reservation: dict[str, Any] = {
+            # Kea reads a quoted string literally; unquoted would be taken as hex
+            "circuit-id": f"'{r['circuit_id']}'",
+            "ip-address": str(ip_interface(r["address"]).ip),
+            "hostname": label,
+        }
+        sw = booting.get(r["device"]) if r["kind"] == "mgmt" else None
+        if sw is not None:
+            reservation["option-data"] = [{"code": o.code, "name": o.name, "data": o.data} for o in sw.options]
+            reservation["user-context"] = {"ztp": sw.os}
+        by_subnet.setdefault((r["switch"], r["kind"]), []).append(reservation)
     subnets = []
     sid = 0
     for kind in ("bmc", "mgmt"):
@@ -64,6 +83,7 @@ def kea_config(plan: Plan) -> dict[str, Any]:
             "valid-lifetime": 86400,
             "renew-timer": 43200,
             "rebind-timer": 75600,
+            **({"option-def": OPTION_DEFS} if any(o.code == 239 for s in booting.values() for o in s.options) else {}),
             "option-data": [{"name": "domain-name", "data": np_.domain}],
             "subnet4": subnets,
             "loggers": [{"name": "kea-dhcp4", "output_options": [{"output": "stdout"}], "severity": "INFO"}],

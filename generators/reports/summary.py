@@ -11,6 +11,7 @@ from generators.model.plan import Plan
 from generators.model.sections import OobFacts
 from generators.stages import backend_net
 from generators.stages.netplan import summary_rows
+from generators.views import ztp
 
 NETWORKS = ("backend", "frontend", "oob")
 
@@ -75,6 +76,8 @@ def summary_table(plan: Plan) -> Table:
         t.add_row("bisection (max-flow)", "backend", f"{bis.ratio:.0%} of {bis.demand_gbps:,} Gb/s")
     for row in [*summary_rows(plan), *backend_net.summary_rows(plan)]:
         t.add_row(*row)
+    if (ztp_row := ztp.summary_row(plan)) is not None:
+        t.add_row(*ztp_row)
     for role, n in c["racks"].items():
         t.add_row(f"racks: {role}", "", f"{n:,}")
     cab = c["cabling"]

@@ -30,6 +30,7 @@ from generators.model.design import tenant_members
 from generators.model.errors import DesignError, Problem
 from generators.model.netos import network_os
 from generators.model.plan import Device, Plan
+from generators.model.ports import backend_ports
 from generators.model.sections import BackendNet, BackendPort, BackendRail, BackendSwitch, BackendVrf, RoceQos
 from generators.stages.netplan import INFRA, Pool, _prefix_for, _span, host, network_ids
 
@@ -198,9 +199,19 @@ def _rails(plan: Plan, devs: dict[str, Device], links: list[int]) -> dict[int, i
         lk = plan.links[k]
         sw, h = (lk.b_device, lk.a_device) if devs[lk.b_device].kind == "switch" else (lk.a_device, lk.b_device)
         rail = devs[sw].attrs.get("rail")
+        if "rails" in devs[sw].attrs:  # a leaf of several rails: the rail of the server's port
+            rail = _port_rail(plan, devs[h].model, lk.b_port if lk.b_device == h else lk.a_port)
         out[k] = int(rail) if rail is not None else seen[h]
         seen[h] += 1
     return out
+
+
+def _port_rail(plan: Plan, model: str, port: str) -> int | None:
+    """The rail of a server's backend port: its index in the server model's backend ports."""
+    srv = plan.catalog.servers.get(model)
+    if srv is None or srv.backend is None:
+        return None
+    return next((i for i, p in enumerate(backend_ports(plan.catalog, srv.backend)) if p.name == port), None)
 
 
 def _cable_lengths(plan: Plan) -> dict[int, float]:

@@ -141,8 +141,18 @@ def node_parts(catalog: Catalog, model_key: str, cfg: ServerConfig, backend_nics
     so a mid-range CPU, less RAM or no DPU shows as a cheaper line, not as a different server."""
     m: ServerModel = catalog.servers[model_key]
     cpu = catalog.cpus[cfg.cpu]
+    # a management node on the fabric's NIC (`mgmt-1u@cx8-800g-osfp`, design.management_model) is the same
+    # chassis: listed under the catalog's key, its NIC on the backend NIC line
+    chassis = model_key.split("@", 1)[0]
     parts: list[NodePart] = [
-        ("server", model_key, m.description, 1, "each", m.price),
+        (
+            "server",
+            chassis,
+            catalog.servers[chassis].description if chassis in catalog.servers else m.description,
+            1,
+            "each",
+            m.price,
+        ),
         ("component", cfg.cpu, cpu.description, m.cpu_sockets, "each", cpu.price),
     ]
     dimm_key, dimm = _dimm_for(catalog, cfg.memory_gb)
@@ -166,7 +176,7 @@ def node_parts(catalog: Catalog, model_key: str, cfg: ServerConfig, backend_nics
             ("component", cfg.frontend_nic, f"{nic.description} ({role})", cfg.frontend_nic_count, "each", nic.price)
         )
     if cfg.nvme_tb and m.nvme_per_tb is not None:
-        parts.append(("component", f"{model_key}-nvme", "Local NVMe SSD capacity", cfg.nvme_tb, "TB", m.nvme_per_tb))
+        parts.append(("component", f"{chassis}-nvme", "Local NVMe SSD capacity", cfg.nvme_tb, "TB", m.nvme_per_tb))
     return parts
 
 

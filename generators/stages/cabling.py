@@ -368,6 +368,7 @@ class Chooser:
         if self.cab.max_copper_m is not None:
             marks.add(self.cab.max_copper_m)
         marks |= {r.max_dac_m for r in catalog.media_rules.values() if r.max_dac_m is not None}
+        marks |= {r.max_copper_flat_m for r in catalog.media_rules.values() if r.max_copper_flat_m is not None}
         self.breaks = sorted(marks)
         self.fan_price = {x.sku: x.price.usd for c in catalog.cables.values() if c.kind == "fanout" for x in c.lengths}
 
@@ -500,10 +501,14 @@ class Chooser:
             out = [o for o in out if o.media not in COPPER]
         return out
 
-    def within_rule(self, ch: Choice, speed: int, lane: int | None, proto: str) -> bool:
-        """Whether a choice keeps to the catalog's media rule for the speed and lane rate."""
+    def within_rule(self, ch: Choice, speed: int, lane: int | None, proto: str, flat_both: bool = False) -> bool:
+        """Whether a choice keeps to the catalog's media rule for the speed and lane rate (`flat_both`: both
+        ends' cages take flat-top plugs, which a rule may limit copper between)."""
         found = self.catalog.media_rule(speed, lane, proto)
-        return found is None or found[1].allows(ch.option.media, max(ch.lengths))
+        return found is None or found[1].allows(ch.option.media, max(ch.lengths), flat_both)
+
+    def flat_both(self, a: End, b: End) -> bool:
+        return self.catalog.flat_top(a.connector) and self.catalog.flat_top(b.connector)
 
     def cost(self, o: Option, lengths: list[float], cages_a: int, cages_b: int) -> Choice | None:
         c = self.catalog.cables[o.cable]
@@ -567,7 +572,8 @@ class Chooser:
         opts = self.allowed(self.options(shape, a, b, speed, proto), lengths, switch_switch, knobs)
         fits = [ch for o in opts if (ch := self.cost(o, lengths, cages_a, cages_b)) is not None]
         if rules:
-            fits = [ch for ch in fits if self.within_rule(ch, speed, lane, proto)]
+            flat = self.flat_both(a, b)
+            fits = [ch for ch in fits if self.within_rule(ch, speed, lane, proto, flat)]
         if (
             knobs
             and switch_switch
@@ -868,7 +874,8 @@ def _check_rules(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bund
         key, rule = found
         o = bd.choice.option
         longest = max(bd.choice.lengths)
-        if not rule.allows(o.media, longest):
+        flat_both = catalog.flat_top(w.ends_a[i].connector) and catalog.flat_top(w.ends_b[i].connector)
+        if not rule.allows(o.media, longest, flat_both):
             problems.append(
                 Problem(
                     f"media_rules.{key}",
@@ -1037,6 +1044,8 @@ def _no_part(
     if rule is not None and (found(knobs=True, rules=False) or found(knobs=False, rules=False)):
         key, r = rule
         allows = ", ".join(m + (f" (up to {r.max_dac_m:g} m)" if m == "dac" and r.max_dac_m else "") for m in r.media)
+        if r.max_copper_flat_m is not None and chooser.flat_both(ea, eb):
+            allows += f"; copper between two flat-top ends up to {r.max_copper_flat_m:g} m"
         barred = _barred_by_rule(chooser, shape, lk, ea, eb, ls, proto, ca, cb)
         both = "" if found(knobs=True, rules=False) else " together with the cabling knobs"
         return Problem(
@@ -1087,7 +1096,9 @@ def _barred_by_rule(
     out = []
     for o in chooser.options(shape, ea, eb, lk.speed_gbps, proto):
         ch = chooser.cost(o, ls, ca, cb)
-        if ch is not None and not chooser.within_rule(ch, lk.speed_gbps, lane_rate(ea, eb), proto):
+        if ch is not None and not chooser.within_rule(
+            ch, lk.speed_gbps, lane_rate(ea, eb), proto, chooser.flat_both(ea, eb)
+        ):
             length = f" at {max(ch.lengths):g} m" if o.media == "dac" else ""
             out.append(f"{o.media}{length} ({o.cable})")
     return ", ".join(sorted(set(out))) or "nothing else"

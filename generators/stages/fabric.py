@@ -20,6 +20,7 @@ from generators.model.design import (
     Design,
     attached_nodes,
     backend_speed,
+    management_model,
     ratio_value,
     server_names,
     storage_fabric_ports,
@@ -140,9 +141,13 @@ def build_upper(
     unit: int,
     units_per_pod: int | None,
     field_prefix: str,
+    spines: int | None = None,
+    spine_down: int | None = None,
 ) -> Tree:
     """Spines (and cores) above groups of leaves. Each plane is an independent fat tree: one plane
-    for shared spines, one per rail for rail planes. `unit` keeps pods aligned to whole scalable units."""
+    for shared spines, one per rail for rail planes. `unit` keeps pods aligned to whole scalable units.
+    `spines` (spines per group) and `spine_down` (leaf-facing ports a spine may use) are the design's
+    choice when set; unset, the fewest spines that fit, filling the spines' ports."""
     model = b.catalog.switches[model_key]
     p_all = len(eligible(model, speed, "down"))
     if p_all == 0:
@@ -151,8 +156,21 @@ def build_upper(
             f"{model_key} has no {speed}G ports for the spine layer",
             "pick a spine model that runs the leaf uplink speed",
         )
+    if spines is not None and uplinks % spines:
+        raise DesignError.one(
+            f"{field_prefix}.spines_per_group",
+            f"{spines} spines do not split a leaf's {uplinks} uplinks evenly (each leaf takes the same "
+            "number of links to every spine of its group)",
+            f"use a divisor of {uplinks}: {', '.join(str(d) for d in range(1, uplinks + 1) if uplinks % d == 0)}",
+        )
+    if spine_down is not None and spine_down > p_all:
+        raise DesignError.one(
+            f"{field_prefix}.spine_downlinks",
+            f"{spine_down} leaf-facing ports is more than a {model_key} has at {speed}G ({p_all})",
+            f"use at most {p_all} (2 tiers) or {p_all // 2} (3 tiers: as many ports face the cores)",
+        )
     n_leaves = max(len(leaves) for _, leaves in planes)
-    two = _two_tier(n_leaves, uplinks, p_all)
+    two = _two_tier(n_leaves, uplinks, spine_down or p_all, spines)
     want = tiers
     if want == "auto":
         want = 2 if two is not None else 3
@@ -163,8 +181,9 @@ def build_upper(
                 raise DesignError.one(
                     f"{field_prefix}.tiers",
                     f"{len(leaves)} leaves with {uplinks} uplinks each do not fit under "
-                    f"one layer of {p_all}-port spines",
-                    "use tiers: auto (3 tiers) or fewer servers per fabric",
+                    f"one layer of {p_all}-port spines"
+                    + (f" ({spines} of them, {spine_down or p_all} ports down each)" if spines else ""),
+                    "use tiers: auto (3 tiers), more spines_per_group or fewer servers per fabric",
                 )
             _two_tier_plane(b, network, prefix, leaves, up_ports, uplinks, speed, model_key, two, tree)
         else:
@@ -182,15 +201,20 @@ def build_upper(
                 units_per_pod,
                 field_prefix,
                 tree,
+                spines,
+                spine_down,
             )
     return tree
 
 
-def _two_tier(n_leaves: int, uplinks: int, ports: int) -> int | None:
+def _two_tier(n_leaves: int, uplinks: int, ports: int, spines: int | None = None) -> int | None:
+    """Spines of a 2-tier plane of `n_leaves` leaves, each spine using at most `ports` downlinks: the
+    design's count (`spines`, already checked to divide the uplinks) or the fewest that fit; None if
+    they do not fit."""
     if uplinks == 0:
         return None
     # never fewer than two spines: one spine is a single point of failure for the whole fabric
-    s = _smallest_divisor_at_least(uplinks, max(2, math.ceil(n_leaves * uplinks / ports)))
+    s = spines or _smallest_divisor_at_least(uplinks, max(2, math.ceil(n_leaves * uplinks / ports)))
     if s is None or n_leaves * (uplinks // s) > ports:
         return None
     return s
@@ -237,6 +261,27 @@ def _plane_attr(prefix: str) -> dict[str, Any]:
     return {"plane": prefix.rstrip("-")} if prefix.startswith(("rail", "plane")) else {}
 
 
+def rail_groups(design: Design, rails: int) -> list[list[int]]:
+    """The rails of each rail-optimized leaf, in the order of their first rail: one each, or
+    backend.rails_per_leaf rails of one plane (spine_grouping per_plane) taken with a stride: of a plane's m
+    rails, leaf j holds rails j, j + m/k, ... as NVIDIA's HGX B300 Enterprise RA does at 32 nodes ("4 leaf
+    switches per plane, each supporting 2 rails (1+5, 2+6, 3+7, 4+8)")."""
+    k = design.backend.rails_per_leaf
+    if k == 1:
+        return [[r] for r in range(rails)]
+    n = plane_count(design, rails) if design.backend.spine_grouping == "per_plane" else 1
+    if (rails // n) % k:
+        within = f" of each of its {n} planes" if n > 1 else ""
+        raise DesignError.one(
+            "backend.rails_per_leaf",
+            f"{k} rails per leaf do not split the {rails // n} rails{within} evenly",
+            "use a divisor of the rails" + (" per plane" if n > 1 else "") + ", or 1",
+        )
+    planes = [[r for r in range(rails) if r % n == p] for p in range(n)]
+    groups = [plane[j :: len(plane) // k] for plane in planes for j in range(len(plane) // k)]
+    return sorted(groups, key=lambda g: g[0])
+
+
 def plane_count(design: Design, rails: int) -> int:
     """backend.planes, checked against the rails: every plane gets the same number of rails."""
     n = design.backend.planes
@@ -264,19 +309,32 @@ def _three_tier_plane(
     units_per_pod: int | None,
     field_prefix: str,
     tree: Tree,
+    spines: int | None = None,
+    spine_down: int | None = None,
 ) -> None:
     model = b.catalog.switches[model_key]
-    half = p_all // 2
+    if spine_down is not None and 2 * spine_down > p_all:
+        raise DesignError.one(
+            f"{field_prefix}.spine_downlinks",
+            f"a 3-tier spine faces the cores with as many ports as the leaves: {spine_down} each way is "
+            f"more than a {model_key}'s {p_all} ports",
+            f"use at most {p_all // 2}",
+        )
+    half = spine_down or p_all // 2
     per_pod_units = units_per_pod or max(1, half // unit)
     pod_leaves = per_pod_units * unit
-    s_pod = _smallest_divisor_at_least(uplinks, 1)
-    while s_pod is not None and pod_leaves * (uplinks // s_pod) > half:
+    s_pod = spines or _smallest_divisor_at_least(uplinks, 1)
+    while spines is None and s_pod is not None and pod_leaves * (uplinks // s_pod) > half:
         s_pod = _smallest_divisor_at_least(uplinks, s_pod + 1)
-    if s_pod is None:
+    if s_pod is None or pod_leaves * (uplinks // s_pod) > half:
+        field = "spines_per_group" if spines else "sus_per_pod" if units_per_pod else "switch"
         raise DesignError.one(
-            f"{field_prefix}.sus_per_pod" if units_per_pod else f"{field_prefix}.switch",
-            f"a pod of {pod_leaves} leaves with {uplinks} uplinks each does not fit {half} spine downlinks",
-            "use fewer scalable units per pod",
+            f"{field_prefix}.{field}",
+            f"a pod of {pod_leaves} leaves with {uplinks} uplinks each does not fit {half} spine downlinks"
+            + (f" over {spines} spines" if spines else ""),
+            "use more spines per group, or fewer scalable units per pod"
+            if spines
+            else "use fewer scalable units per pod",
         )
     k = uplinks // s_pod
     pods = [leaves[i : i + pod_leaves] for i in range(0, len(leaves), pod_leaves)]
@@ -296,7 +354,8 @@ def _three_tier_plane(
         )
     m = up // core_c
     ports = eligible(model, speed, "down")
-    down_idx, up_idx = ports[:half], ports[half : 2 * half]
+    # the spine's core-facing ports start at the middle of its ports, whatever it uses of either half
+    down_idx, up_idx = ports[: p_all // 2], ports[p_all // 2 : 2 * (p_all // 2)]
     ws, wc = number_width(s_pod), number_width(s_pod * core_c)
     cores = [
         b.switch(f"{prefix}core{n + 1:0{wc}d}", model_key, network, Role.CORE, **_plane_attr(prefix), index=n + 1)
@@ -371,8 +430,11 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
     leaves: list[str] = []
     per_rail: dict[int, list[str]] = {r: [] for r in range(rails)}
     n_lpr = be.leaves_per_rail
+    groups = rail_groups(design, rails)  # the rails of each leaf: [[0], [1], ...] unless rails_per_leaf > 1
+    k_rails = be.rails_per_leaf
+    per_leaf = su_size // n_lpr  # servers on a rail-optimized leaf
     if be.topology == "rail_optimized":
-        down = su_size // n_lpr  # the loader checked n_lpr divides su_size
+        down = per_leaf * k_rails  # the loader checked n_lpr divides su_size
         up = _leaf_uplinks(down, ratio)
         downs, ups = _layout(model, speed, down, speed, up)
         up_ports: dict[str, list[int]] = {}
@@ -382,36 +444,45 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
         nic_split = be.plane_split == "nic_port"
         for u in range(n_su):
             members = servers[u * su_size : (u + 1) * su_size]
-            for r in range(rails):
+            for group in groups:
+                r = group[0]
                 for k in range(n_lpr):
                     # one leaf per rail keeps its historical name (su1-rail0-leaf): NetBox and the
-                    # cable labels of built sites know it. A NIC broken out into planes names the
-                    # plane first and the NIC port's rail inside it (plane2-su1-rail0-leaf)
-                    name = f"su{u + 1:0{su_w}d}-rail{r}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
+                    # cable labels of built sites know it; a leaf of several rails names them all. A NIC
+                    # broken out into planes names the plane first and the NIC port's rail inside it
+                    # (plane2-su1-rail0-leaf)
+                    rail_name = "-".join(f"rail{x}" for x in group)  # su1-rail0-rail2-leaf: rails 0 and 2
+                    name = f"su{u + 1:0{su_w}d}-{rail_name}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
                     if nic_split:
                         name = f"plane{r % n_planes + 1}-su{u + 1:0{su_w}d}-rail{r // n_planes}-leaf" + (
                             f"{k + 1:0{lw}d}" if n_lpr > 1 else ""
                         )
-                    attrs: dict[str, Any] = {"su": u + 1, "rail": r} | ({"index": k + 1} if n_lpr > 1 else {})
+                    attrs: dict[str, Any] = (
+                        {"su": u + 1, "rail": r}
+                        | ({"rails": list(group)} if k_rails > 1 else {})
+                        | ({"index": k + 1} if n_lpr > 1 else {})
+                    )
                     if n_planes:
                         attrs["plane"] = f"plane{r % n_planes + 1}"
                     leaf = b.switch(name, sw_key, Network.BACKEND, Role.LEAF, **attrs)
                     leaves.append(leaf.name)
-                    per_rail[r].append(leaf.name)
+                    for x in group:
+                        per_rail[x].append(leaf.name)
                     up_ports[leaf.name] = ups
-                    for si, host in enumerate(members[k * down : (k + 1) * down]):
-                        # rail r carries NIC r; a design with fewer rails than NICs leaves NICs dark
-                        # and the invariants report them.
-                        b.link(
-                            Network.BACKEND,
-                            Tier.SERVER_LEAF,
-                            speed,
-                            host,
-                            srv.backend.name.format(i=r),
-                            leaf.name,
-                            b.port_name(leaf.name, downs[si]),
-                        )
-        unit = rails * n_lpr
+                    for si, host in enumerate(members[k * per_leaf : (k + 1) * per_leaf]):
+                        # rail x carries NIC x; a design with fewer rails than NICs leaves NICs dark
+                        # and the invariants report them. A server's rails on one leaf take neighbouring ports.
+                        for j, x in enumerate(group):
+                            b.link(
+                                Network.BACKEND,
+                                Tier.SERVER_LEAF,
+                                speed,
+                                host,
+                                srv.backend.name.format(i=x),
+                                leaf.name,
+                                b.port_name(leaf.name, downs[si * k_rails + j]),
+                            )
+        unit = len(groups) * n_lpr
     else:
         # a server's ports in the order of its cages, so a twin system cage (DGX: rails 7 and 4) meets
         # one twin leaf cage and can take one twin cable
@@ -445,6 +516,10 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
                             b.port_name(leaf.name, downs[si * rails + j]),
                         )
         unit = leaves_per_su
+    units_per_pod = be.sus_per_pod
+    if be.pods == "rail_groups":
+        # a pod is one rail's leaves of one unit (the leaves are in unit, rail order): NVIDIA's groups
+        unit, units_per_pod = n_lpr, 1
     if be.spine_grouping == "per_rail":
         planes = [(f"rail{r}-", per_rail[r]) for r in range(rails)]
         unit = 1
@@ -455,20 +530,41 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
             (f"plane{p + 1}-", [lf for lf in leaves if b.by_name[lf].attrs["rail"] % n_planes == p])
             for p in range(n_planes)
         ]
-        unit = rails // n_planes * n_lpr
+        unit = len(groups) // n_planes * n_lpr
     else:
         planes = [("", leaves)]
     tree = build_upper(
-        b, Network.BACKEND, planes, up_ports, up, speed, sw_key, be.tiers, unit, be.sus_per_pod, "backend"
+        b,
+        Network.BACKEND,
+        planes,
+        up_ports,
+        up,
+        speed,
+        sw_key,
+        be.tiers,
+        unit,
+        units_per_pod,
+        "backend",
+        be.spines_per_group,
+        be.spine_downlinks,
     )
     slots: list[tuple[str, str]] = []
     if be.topology == "rail_optimized" and design.compute.reserved_slots:
         # the ports the last unit's missing servers would have taken: slot by slot, rail by rail
         # (slot si of the unit is on the rail's leaf si // down, at that leaf's port si % down)
+        # (a leaf of several rails: slot si's rail x at port (si % per_leaf) * rails_per_leaf + x's place)
         last = [lf for lf in leaves if b.by_name[lf].attrs["su"] == n_su]
-        on_leaf = {(b.by_name[lf].attrs["rail"], b.by_name[lf].attrs.get("index", 1) - 1): lf for lf in last}
+        on_leaf: dict[tuple[int, int], tuple[str, int]] = {}
+        for lf in last:
+            a = b.by_name[lf].attrs
+            for j, x in enumerate(a.get("rails", [a["rail"]])):
+                on_leaf[(x, a.get("index", 1) - 1)] = (lf, j)
         first_free = su_size - design.compute.reserved_slots
-        at = [(on_leaf[(r, si // down)], si % down) for si in range(first_free, su_size) for r in range(rails)]
+        at = [
+            (on_leaf[(r, si // per_leaf)][0], (si % per_leaf) * k_rails + on_leaf[(r, si // per_leaf)][1])
+            for si in range(first_free, su_size)
+            for r in range(rails)
+        ]
         slots = [(lf, b.port_name(lf, downs[p])) for lf, p in at]
     sm_links = _attach_subnet_managers(b, design, leaves, speed, slots)
     return BackendFacts(
@@ -479,6 +575,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
         rails=rails,
         # only when used, so the facts of a design without them are unchanged
         leaves_per_rail=n_lpr if n_lpr > 1 else None,
+        rails_per_leaf=k_rails if k_rails > 1 else None,
         switch_model=sw_key if sw_key != be.switch else None,
         planes=be.planes if be.spine_grouping == "per_plane" else None,
         nic_split=True if be.plane_split == "nic_port" else None,
@@ -520,7 +617,7 @@ def _attach_subnet_managers(
     in slot then rail order), as NVIDIA's 127-node SuperPOD cables the UFM appliances into the last
     SU's leaves in place of the 128th DGX: every backend port of every node, spread over the rails."""
     m = design.management
-    mgmt_model = b.catalog.servers[m.server]
+    mgmt_model = b.catalog.servers[management_model(design, b.catalog)]
     out: list[SubnetManagerPort] = []
     if not m.backend_attached or mgmt_model.backend is None:
         return out
@@ -648,7 +745,7 @@ def build_frontend(
     downs, ups = _layout(model, sd, down, up_speed, up)
     srv = b.catalog.servers[design.compute.server]
     stm = b.catalog.storage_servers[design.storage.server]
-    mm = b.catalog.servers[design.management.server]
+    mm = b.catalog.servers[management_model(design, b.catalog)]
     mnic = b.catalog.nics[mm.defaults.frontend_nic]
     sides = fe.ports_per_server
     leaves: list[str] = []
@@ -704,21 +801,41 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     srv_ports = storage_fabric_ports(design, b.catalog)
     sides = len(srv_ports)
     total = len(eligible(model, speed, "down"))
-    down, up = fill_leaf(total, speed, speed, ratio_value(fab.oversubscription))
-    downs, ups = _layout(model, speed, down, speed, up)
+    # the inter-switch links run at the switch's native speed, whatever the hosts' ports run (NVIDIA's H100
+    # SuperPOD: NDR 400G between the storage switches, RA-11333-001 Table 8), as the frontend's leaves uplink
+    up_speed = native_speed(model, "up")
+    ratio = ratio_value(fab.oversubscription)
+    if fab.servers_per_leaf is None:
+        down, up = fill_leaf(total, speed, up_speed, ratio)
+    else:
+        # the design's leaf: its servers and as many uplinks as the ratio asks, an even number so a leaf
+        # reaches >= 2 spines (NVIDIA's SuperPOD: a leaf pair per unit of 32 DGX, 24 uplinks at 4:3)
+        down = fab.servers_per_leaf
+        up = math.ceil(Fraction(down * speed) / (ratio * up_speed))
+        up += up % 2
+        if down + up > total:
+            raise DesignError.one(
+                "storage.fabric.servers_per_leaf",
+                f"{down} servers and the {up} uplinks they need at {fab.oversubscription} are {down + up} "
+                f"ports, more than a {fab.switch} has at {speed}G ({total})",
+                f"use at most {fill_leaf(total, speed, up_speed, ratio)[0]} servers per leaf, or a higher "
+                "storage.fabric.oversubscription",
+            )
+    downs, ups = _layout(model, speed, down, up_speed, up)
     leaves: list[str] = []
     up_ports: dict[str, list[int]] = {}
     pairs = LeafPairs(b, Network.STORAGE, "stor-leaf", fab.switch, sides, leaves, up_ports)
     pairs.place([(h, [(p, speed) for p in srv_ports]) for h in servers], down, downs, ups, service=False)
-    # the storage servers' leaves: as many downlinks as uplinks, the same uplink count so one
-    # spine layer serves both kinds of leaf
+    # the storage servers' leaves: as much downlink as uplink bandwidth (1:1), the same uplink count so
+    # one spine layer serves both kinds of leaf
     st = design.storage
     stm = b.catalog.storage_servers[st.server]
-    s_downs, s_ups = _layout(model, speed, up, speed, up)
+    s_down = min(up * up_speed // st.speed, len(eligible(model, st.speed, "down")) - up)
+    s_downs, s_ups = _layout(model, st.speed, s_down, up_speed, up)
     compute_leaves = len(leaves)
     pairs.place(
         [(h, [(stm.frontend_port_name.format(i=i), st.speed) for i in range(st.ports_per_server)]) for h in storage],
-        up,
+        s_down,
         s_downs,
         s_ups,
         service=True,
@@ -729,12 +846,13 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
         [("stor-", leaves)],
         up_ports,
         up,
-        speed,
+        up_speed,
         fab.switch,
         fab.tiers,
         sides,
         None,
         "storage.fabric",
+        fab.spines_per_group,
     )
     return StorageFacts(
         technology=fab.technology,
@@ -749,7 +867,7 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
         spines=tree.spines,
         cores=tree.cores,
         downlinks_per_leaf=down,
-        storage_downlinks_per_leaf=up,
+        storage_downlinks_per_leaf=s_down,
         uplinks_per_leaf=up,
         links_per_leaf_spine=tree.links_per_leaf_spine,
         oversubscription=Oversubscription(fab.oversubscription),
@@ -776,7 +894,7 @@ def build_fabric(design: Design, catalog: Catalog) -> Plan:
                 h,
                 Kind.MANAGEMENT,
                 Role.MANAGEMENT,
-                design.management.server,
+                management_model(design, b.catalog),  # with the fabric's NIC where its own cannot run it
                 attrs={"index": i + 1, "subnet_manager": i < design.management.backend_attached},
             )
         )

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import hostlist
 
 from generators.model.catalog import Catalog
-from generators.model.design import Design, tenant_members
+from generators.model.design import Design, management_model, tenant_members
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Plan, required
 from generators.model.ports import port_table
@@ -422,8 +422,13 @@ def _sm_fix(plan: Plan) -> str:
     design, catalog = plan.design, plan.catalog
     speed = plan.networks.backend.speed_gbps
     steps = []
+    # with nodes attached, a management model whose NIC cannot run the fabric gets the fabric's NIC
+    # (management_model): only a backend the compute servers' NIC does not run either needs another model
+    attached = design.model_copy(update={"management": design.management.model_copy(update={"backend_attached": 1})})
+    key = management_model(attached, catalog)
     mm = catalog.servers[design.management.server]
-    nic = catalog.nics[mm.backend.nic] if mm.backend is not None else None
+    nic_key = key.split("@", 1)[1] if "@" in key else (mm.backend.nic if mm.backend is not None else None)
+    nic = catalog.nics[nic_key] if nic_key is not None else None
     if nic is None or (speed != nic.speed_gbps and speed not in nic.speeds_gbps):
         fit = sorted(
             k

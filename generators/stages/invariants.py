@@ -48,6 +48,8 @@ class _Collector:
 def _switch_field(plan: Plan, dev: Device) -> str:
     be = plan.design.backend
     if dev.network == "backend":
+        if dev.role == "leaf" and "rails" in dev.attrs:  # a leaf of several rails: k ports per server
+            return "backend.rails_per_leaf"
         if dev.role == "leaf":
             return "backend.su_size" if be.topology == "rail_optimized" else "backend.servers_per_leaf"
         return "backend.switch"
@@ -147,7 +149,8 @@ def _check_ports(plan: Plan, catalog: Catalog, devs: dict[str, Device], c: _Coll
                         "port-count",
                         _switch_field(plan, dev),
                         f"{dname} needs more ports than its model {dev.model} has ({dev.ports})",
-                        "fewer servers per leaf, a higher oversubscription ratio, or a larger switch",
+                        ("fewer rails per leaf, " if "rails" in dev.attrs else "")
+                        + "fewer servers per leaf, a higher oversubscription ratio, or a larger switch",
                     )
                 else:
                     c.add(
@@ -327,8 +330,9 @@ def _check_rails(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
     if plan.design.backend.topology != "rail_optimized":
         return
     for leaf, rails in bw.rails.items():
-        want = devs[leaf].attrs.get("rail")
-        if rails != {want}:
+        a = devs[leaf].attrs
+        want = a.get("rail")
+        if rails != set(a.get("rails", [want])):
             c.add(
                 "rail",
                 "backend.rails",
@@ -418,14 +422,33 @@ def _capacity_graph(plan: Plan, network: str) -> CapacityGraph:
     return g
 
 
+def _bisection_planes(plan: Plan) -> list[list[str]]:
+    """The backend leaves by plane, each in scalable-unit and pod order: one plane of shared spines, one per
+    rail (spine_grouping: per_rail) or per network plane (per_plane). Planes share no switch: traffic
+    between them crosses inside the servers (NVLink, PXN), as NVIDIA's rail-optimized designs carry it,
+    so the bisection is cut within each plane, never between two of them (a cut between planes measures
+    0G: nothing in the fabric joins them, by design)."""
+    be = plan.design.backend
+    leaves = [d for d in plan.devices if d.network == "backend" and d.role == "leaf"]
+    n = {"per_rail": plan.networks.backend.rails, "per_plane": be.planes}.get(be.spine_grouping)
+    if not n:
+        return [[d.name for d in leaves]]
+    return [[d.name for d in leaves if int(d.attrs["rail"]) % n == p] for p in range(n)]
+
+
 def bisection_halves(plan: Plan, down_bw: dict[str, int]) -> tuple[dict[str, int], dict[str, int]] | None:
-    """The first and the second half of the backend leaves (scalable-unit and pod order), each with its
-    servers' bandwidth: the max-flow's sources and sinks."""
-    leaves = [d.name for d in plan.devices if d.network == "backend" and d.role == "leaf"]
-    if len(leaves) < 2:
+    """The first and the second half of the backend leaves of each plane (scalable-unit and pod order),
+    each with its servers' bandwidth: the max-flow's sources and sinks."""
+    planes = [p for p in _bisection_planes(plan) if len(p) >= 2]
+    if not planes:
         return None
-    half = len(leaves) // 2
-    return ({x: down_bw.get(x, 0) for x in leaves[:half]}, {x: down_bw.get(x, 0) for x in leaves[half:]})
+    a: dict[str, int] = {}
+    b: dict[str, int] = {}
+    for leaves in planes:
+        half = len(leaves) // 2
+        a |= {x: down_bw.get(x, 0) for x in leaves[:half]}
+        b |= {x: down_bw.get(x, 0) for x in leaves[half:]}
+    return a, b
 
 
 def _plane_bisections(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> list[PlaneBisection]:
@@ -452,18 +475,24 @@ def _plane_bisections(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> 
 def _bisection(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> Bisection | None:
     """Max-flow from the first half of the leaves (in scalable-unit and pod order, so the cut falls
     across whole subtrees, the hardest cut of a fat tree) to the second half, each leaf sourcing or
-    sinking its servers' bandwidth. Equal to the demand means full bisection bandwidth, on the graph.
-    generators.stages.bisection computes it from the tree's structure, exact (networkx's max-flow when
-    the fabric is not a clean tiered tree)."""
+    sinking its servers' bandwidth; within each plane when the spines are grouped by rail or plane (the
+    planes share no switch, so the flow is the planes' flows summed). Equal to the demand means full
+    bisection bandwidth, on the graph. generators.stages.bisection computes it from the tree's structure,
+    exact (networkx's max-flow when the fabric is not a clean tiered tree)."""
     halves = bisection_halves(plan, down_bw)
     if halves is None:
         return None
     a, b = halves
-    demand = min(sum(a.values()), sum(b.values()))
+    planes = [p for p in _bisection_planes(plan) if len(p) >= 2]
+    # each plane can carry at most the smaller of its halves' bandwidth
+    demand = sum(min(sum(a.get(x, 0) for x in leaves), sum(b.get(x, 0) for x in leaves)) for leaves in planes)
     tier = {d.name: TIER[d.role] for d in plan.devices if d.network == "backend" and d.role in TIER}
     value = max_flow(g, a, b, tier)
+    method = "max-flow, first half of leaves to second half"
+    if len(planes) > 1:
+        method = f"max-flow in each of {len(planes)} planes, first half of its leaves to second half, summed"
     return Bisection(
-        method="max-flow, first half of leaves to second half",
+        method=method,
         demand_gbps=demand,
         max_flow_gbps=int(value),
         ratio=round(value / demand, 4) if demand else 1.0,

@@ -7,6 +7,7 @@ from generators.model.design.loader import load_design
 from generators.model.design.resolved import (
     attached_nodes,
     backend_speed,
+    management_model,
     rack_model_key,
     resolve_system,
     resolved_config,
@@ -15,6 +16,7 @@ from generators.model.design.resolved import (
     storage_fabric_ports,
     storage_fabric_speed,
     tenant_members,
+    with_management_on_fabric,
 )
 from generators.model.design.schema import (
     MAX_PDUS,
@@ -42,6 +44,7 @@ __all__ = [
     "backend_speed",
     "check_against_catalog",
     "load_design",
+    "management_model",
     "rack_model_key",
     "ratio_value",
     "resolve_system",
@@ -51,4 +54,5 @@ __all__ = [
     "storage_fabric_ports",
     "storage_fabric_speed",
     "tenant_members",
+    "with_management_on_fabric",
 ]

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from generators.model.catalog import DEFAULT_CATALOG, Catalog, load_catalog
-from generators.model.design.resolved import backend_speed, resolve_system
+from generators.model.design.resolved import backend_speed, resolve_system, with_management_on_fabric
 from generators.model.design.schema import Design
 from generators.model.design.validation import check_against_catalog, check_plane_split
 from generators.model.errors import DesignError, Problem, did_you_mean
@@ -24,6 +25,14 @@ def load_design(
     """Load, merge `extends:`, apply `--set`, validate shape and catalog rules. Raises DesignError."""
     data, src = load_with_extends(Path(path))
     data = apply_overrides(data, src, overrides or [])
+    return validate_design(data, src, catalog_path)
+
+
+def validate_design(
+    data: dict[str, Any], src: SourceMap, catalog_path: Path | None = None
+) -> tuple[Design, Catalog, SourceMap]:
+    """The second half of load_design, for a design already read and merged (`railyard explore` builds each
+    variant's data in memory): validate shape and catalog rules, each problem at its line in `src`."""
     try:
         design = Design.model_validate(data)
     except ValidationError as exc:
@@ -41,7 +50,7 @@ def load_design(
             elif err["type"] == "missing":
                 fix = "add this field"
             else:
-                fix = _fix_for(err)
+                fix = fix_for(err)
             at = where(src, loc)
             if err["type"] == "extra_forbidden" and len(loc) == 1 and (line := _extended_by(src, at)):
                 # a top-level key of an extended file that is not a design: say where it came in
@@ -58,6 +67,7 @@ def load_design(
     issues = issues or check_against_catalog(design, catalog)
     if issues:
         raise DesignError([Problem(".".join(p), m, fx, where(src, p)) for p, m, fx in issues])
+    catalog = with_management_on_fabric(design, catalog)
     return design, catalog.with_switch_at(design.backend.switch, backend_speed(design, catalog)), src
 
 
@@ -66,7 +76,7 @@ def _extended_by(src: SourceMap, at: str) -> str | None:
     return src.get(("extends", at.rsplit(":", 1)[0]))
 
 
-def _fix_for(err: ErrorDetails) -> str:
+def fix_for(err: ErrorDetails) -> str:
     ctx = err.get("ctx") or {}
     if "fix" in ctx:  # a validator's own fix (PydanticCustomError with ctx["fix"])
         return str(ctx["fix"])

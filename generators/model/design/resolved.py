@@ -38,6 +38,50 @@ def backend_speed(design: Design, catalog: Catalog) -> int:
     return catalog.nics[srv.backend.nic].speed_gbps
 
 
+def _fabric_nic_for_management(design: Design, catalog: Catalog) -> str | None:
+    """The NIC a backend-attached management node (UFM, subnet manager) must carry on this fabric, when the
+    management model's own cannot run the fabric's speed: the compute servers' backend NIC (the NIC of the
+    fabric the node sits on, e.g. a ConnectX-8 on XDR where mgmt-1u has a ConnectX-7). None: keep its own."""
+    mm = catalog.servers.get(design.management.server)
+    srv = catalog.servers.get(design.compute.server or "")
+    if mm is None or mm.backend is None or not design.management.backend_attached or srv is None:
+        return None
+    if srv.backend is None:
+        return None
+    speed = backend_speed(design, catalog)
+    own = catalog.nics[mm.backend.nic]
+    fabric = catalog.nics[srv.backend.nic]
+    if speed in (own.speed_gbps, *own.speeds_gbps) or speed not in (fabric.speed_gbps, *fabric.speeds_gbps):
+        return None
+    return srv.backend.nic
+
+
+def management_model(design: Design, catalog: Catalog) -> str:
+    """The catalog key of the management nodes as they sit on this backend: management.server, or its
+    variant carrying the fabric's NIC (`with_management_on_fabric` adds it), `<server>@<nic>`."""
+    nic = _fabric_nic_for_management(design, catalog)
+    return design.management.server if nic is None else f"{design.management.server}@{nic}"
+
+
+def with_management_on_fabric(design: Design, catalog: Catalog) -> Catalog:
+    """The catalog plus the management model `management_model` names when it is a variant: the same node
+    with the fabric's NIC in place of its own backend NIC (one per backend port as before), so UFM on an
+    XDR fabric needs no catalog overlay. The plan's catalog records the variant, and the BoM prices its NIC."""
+    key = management_model(design, catalog)
+    if key == design.management.server or key in catalog.servers:
+        return catalog
+    base = catalog.servers[design.management.server]
+    nic = key.split("@", 1)[1]
+    assert base.backend is not None  # _fabric_nic_for_management returns None without one
+    derived = base.model_copy(
+        update={
+            "backend": base.backend.model_copy(update={"nic": nic}),
+            "description": f"{base.description}, with the backend fabric's NIC ({nic}) in place of {base.backend.nic}",
+        }
+    )
+    return catalog.model_copy(update={"servers": {**catalog.servers, key: derived}})
+
+
 def resolved_config(design: Design, catalog: Catalog) -> ServerConfig:
     base = catalog.servers[design.compute.server].defaults
     over = {k: v for k, v in design.compute.config.model_dump().items() if v is not None}

@@ -7,7 +7,7 @@ import re
 from fractions import Fraction
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 from generators.model.netdesign import (
     DEFAULT_SONIC_RELEASE,
@@ -193,6 +193,16 @@ class Backend(_Model):
         "first su_size/N servers on leaf 1, the next on leaf 2, ... (NVIDIA's B300 "
         "Spectrum-X: 64 servers per unit, 2 leaves per rail)",
     )
+    rails_per_leaf: int = Field(
+        default=1,
+        ge=1,
+        le=8,  # a leaf's name lists its rails: su1-rail0-rail2-...-leaf stays a hostname (<= 63 characters)
+        exclude_if=lambda v: v == 1,  # plan.json of a design with one rail per leaf is unchanged
+        description="rail_optimized only: rails on each leaf, every server of the unit on each of them (a leaf "
+        "of k rails takes k ports per server); it must divide the rails (with spine_grouping per_plane, each "
+        "plane's rails: a leaf's rails share a plane), taken with a stride as NVIDIA pairs them (rails 1+5, 2+6, ...). "
+        "NVIDIA's HGX B300 Enterprise RA at 32 nodes: 2",
+    )
     rails: int | None = Field(default=None, ge=1, description="backend ports per server (one rail each); default: all")
     oversubscription: Ratio = Field(default="1:1", description="leaf downlink to uplink bandwidth")
     spine_grouping: Literal["shared", "per_rail", "per_plane"] = Field(
@@ -225,6 +235,32 @@ class Backend(_Model):
         default=None, ge=1, description="top_of_rack only; default fills the leaf's downlink ports"
     )
     sus_per_pod: int | None = Field(default=None, ge=1, description="3-tier only; default fills the spines")
+    # the spine layer as a design choice; each left out of the dump when unset, so plan.json of a design
+    # without them is unchanged
+    pods: Literal["scalable_units", "rail_groups"] = Field(
+        default="scalable_units",
+        exclude_if=lambda v: v == "scalable_units",
+        description="3-tier only: what one pod (leaves under spines of their own) holds: scalable_units = "
+        "sus_per_pod whole units; rail_groups = one rail's leaves of one unit, as NVIDIA's GB200/GB300 "
+        "SuperPOD groups its compute fabric (4 groups of 8 leaves per unit of 8 NVL72 racks)",
+    )
+    spines_per_group: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="spines above each group of leaves: each pod (3 tiers), each rail or network plane "
+        "(spine_grouping per_rail / per_plane), or the whole fabric (2 tiers, shared); it must divide a "
+        "leaf's uplinks (each leaf takes uplinks / spines links to each). Default: the fewest that take "
+        "the leaves' uplinks (NVIDIA's GB200 SuperPOD: 6 per group of 8 leaves, 3 links from each)",
+    )
+    spine_downlinks: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="leaf-facing ports a spine may use (3 tiers: as many face the cores); the pods and "
+        "the spine count are sized to it. Default: all the spine's ports (2 tiers), half (3 tiers). "
+        "NVIDIA's GB200 SuperPOD spine: 24 down, 24 up of a QM9700's 64",
+    )
     # RoCE only; left out of the dump when unset, so plan.json of an existing design is unchanged
     network: BackendNetwork = Field(
         default=BackendNetwork(),
@@ -297,6 +333,57 @@ class Oob(_Model):
     sonic_release: SonicRelease = sonic_release_field("out-of-band access and aggregation switches that run SONiC")
 
 
+# the port `railyard serve-ztp` listens on, and so the port of ztp.url's default
+ZTP_PORT = 8080
+
+
+def _http_url(v: str) -> str:
+    """An http(s) URL: a scheme, a host, maybe a port and a path."""
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(v)
+        u.port  # noqa: B018  (raises on a port that is no number)
+    except ValueError as exc:
+        raise ValueError(f'is no URL ({exc}); write e.g. "http://10.0.0.5:{ZTP_PORT}/"') from None
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ValueError(f'must be an http:// or https:// URL with a host, e.g. "http://10.0.0.5:{ZTP_PORT}/"')
+    if u.query or u.fragment or any(c.isspace() for c in v):
+        raise ValueError("must be a plain URL: no ?query, #fragment or blanks")
+    return v
+
+
+def _base_url(v: str) -> str:
+    """The URL of a folder: always ends with '/'."""
+    v = _http_url(v)
+    return v if v.endswith("/") else v + "/"
+
+
+BaseUrl = Annotated[str, AfterValidator(_base_url)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
+class Ztp(_Model):
+    """Zero-touch provisioning: the out-of-band DHCP server (Kea) answers each switch's management port
+    with its OS's ZTP option, whose URL names a file of DIR/ztp/ that fetches the switch's own configs."""
+
+    enabled: bool = Field(
+        default=True,
+        description="answer every switch's ZTP from oob/kea-dhcp4.conf and write DIR/ztp/; false: the "
+        "management ports get their addresses only",
+    )
+    url: BaseUrl | None = Field(
+        default=None,
+        description=f'where the switches fetch the compiled folder from, e.g. "http://10.0.0.5:{ZTP_PORT}/"; '
+        f"default: http://<first OOB DHCP server>:{ZTP_PORT}/, which `railyard serve-ztp DIR --bind <it>` serves",
+    )
+    onie_installers: dict[Literal["sonic", "cumulus"], HttpUrl] = Field(
+        default_factory=dict,
+        description="the network OS installer image ONIE installs on a bare switch, per OS (its URL, given "
+        "to ONIE as DHCP option 114); an OS not named here gets no ONIE answer",
+    )
+
+
 class StorageFabric(_Model):
     """A storage network of its own (NVIDIA's DGX SuperPOD: an InfiniBand storage fabric on QM9700s,
     RA-11333-001, "InfiniBand Storage Fabric", https://docs.nvidia.com/dgx-superpod/
@@ -332,6 +419,24 @@ class StorageFabric(_Model):
         description="per compute-server storage port; default: the native speed of the NIC the storage ports are on",
     )
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="2 while the radix allows, else 3")
+    # the leaf and spine layers as a design choice; each left out of the dump when unset, so plan.json of a
+    # design without them is unchanged
+    servers_per_leaf: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="compute servers on each storage leaf (one port each; a server's ports on the leaves of a "
+        "pair), its uplinks sized to the ratio. Default: as many as the leaf's ports take at the ratio. NVIDIA's "
+        "DGX H100 SuperPOD: 32, a leaf pair per scalable unit, 24 uplinks at 4:3",
+    )
+    spines_per_group: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="storage spines; it must divide a leaf's uplinks (each leaf takes uplinks / spines links to "
+        "each). Default: the fewest that take the leaves' uplinks. NVIDIA's DGX H100 SuperPOD: 6 (its 16 "
+        "storage switches: 10 leaves, 6 spines)",
+    )
 
 
 class Storage(_Model):
@@ -511,10 +616,17 @@ class RackSpec(_Model):
     pdu: str = catalog_key("pdus", "pdu-415v-60a-3ph", "catalog PDU model")
     pdus: PduCounts = Field(
         default=None,
-        description="PDUs per rack, fed alternately A, B, A, ... (so 3 = two on A, one on B), "
-        "either one count for every rack or a count per rack role, e.g. {compute: 3, leaf: 2} (NVIDIA's "
-        "reference: 3 per compute rack, 2 elsewhere); the weaker feed alone must carry the rack's load. "
-        "Default (and roles not listed): enough that either feed alone carries power_kw",
+        description="PDUs per rack, either one count for every rack or a count per rack role, e.g. "
+        "{compute: 3, leaf: 2}; how they back each other is power_redundancy. Default (and roles not "
+        "listed): the fewest that carry power_kw with that redundancy (2N: 2 x ceil(power_kw / PDU "
+        "capacity); N+1: ceil(power_kw / PDU capacity) + 1)",
+    )
+    power_redundancy: Literal["2N", "N+1"] = Field(
+        default="2N",
+        description="how a rack's PDUs back each other. 2N: two feeds, the PDUs alternate A, B, A, ... "
+        "(so 3 = two on A, one on B) and the weaker feed alone must carry the rack. N+1: each PDU is a "
+        "feed of its own (A, B, C, ...), every device corded to each, and the rack must be carried with "
+        "any one PDU down, as NVIDIA's DGX SuperPOD racks with three PDUs are",
     )
     servers_per_rack: int | None = Field(
         default=None, ge=1, description="cap on GPU servers per rack; default: as many as power and units allow"
@@ -695,6 +807,7 @@ class CatalogOverlay(_Model):
     media_rules: dict[str, dict[str, Any]] = _table("media rules per speed or lane rate", "rule")
     rack_systems: dict[str, dict[str, Any]] = _table("rack-scale systems", "system")
     cdus: dict[str, dict[str, Any]] = _table("coolant distribution units", "CDU")
+    cage_forms: dict[str, dict[str, Any]] = _table("cage connectors' plug forms (finned or flat top)", "form")
 
     def tables(self) -> dict[str, dict[str, dict[str, Any]]]:
         """The overlay as written: only the tables it touches."""
@@ -721,6 +834,7 @@ class Design(_Model):
     addressing: Addressing = Field(default=Addressing(), description="IPv4 pools of the IP plan")
     cabling: Cabling = Field(default=Cabling(), description="cable media choices")
     software: Software = Field(default=Software(), description="licensed software")
+    ztp: Ztp = Field(default=Ztp(), description="zero-touch provisioning of the switches over the OOB network")
     # left out of the dump when empty, so plan.json of a design without an overlay is unchanged
     catalog: CatalogOverlay = Field(
         default=CatalogOverlay(),
@@ -757,10 +871,30 @@ class Design(_Model):
             )
         if (self.backend.topology == "top_of_rack") != (self.backend.placement == "top_of_rack"):
             raise ValueError("backend.placement: top_of_rack placement goes with (and only with) topology top_of_rack")
+        if self.backend.pods == "rail_groups" and (
+            self.backend.topology != "rail_optimized" or self.backend.spine_grouping != "shared"
+        ):
+            raise ValueError(
+                "backend.pods: rail_groups groups the leaves of one rail of one unit under spines of their "
+                "own, joined by cores: it needs topology rail_optimized and spine_grouping shared (a rail "
+                "plane is already one group: spine_grouping per_rail)"
+            )
+        if self.backend.pods == "rail_groups" and self.backend.sus_per_pod is not None:
+            raise ValueError("backend.sus_per_pod: a rail group is one unit's rail; leave sus_per_pod unset")
         if self.backend.leaves_per_rail > 1 and self.backend.topology != "rail_optimized":
             raise ValueError(
                 "backend.leaves_per_rail: more than 1 needs a rail_optimized topology (top_of_rack "
                 "sizes its leaves with servers_per_leaf)"
+            )
+        if self.backend.rails_per_leaf > 1 and (
+            self.backend.topology != "rail_optimized"
+            or self.backend.leaves_per_rail > 1
+            or self.backend.spine_grouping == "per_rail"
+        ):
+            raise ValueError(
+                "backend.rails_per_leaf: more than 1 needs a rail_optimized topology with one leaf per rail "
+                "group (leaves_per_rail 1) and spines that are not per rail (a leaf of several rails is in no "
+                "one rail's plane): use spine_grouping shared or per_plane"
             )
         if self.backend.su_size % self.backend.leaves_per_rail and c.system is None:  # else: resolve_system
             raise ValueError(

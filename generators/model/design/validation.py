@@ -410,12 +410,16 @@ def _check_storage_fabric(design: Design, catalog: Catalog, bad: Any, known: Any
     speed = storage_fabric_speed(design, catalog)
     if speed != nic.speed_gbps and speed not in nic.speeds_gbps:
         bad("storage.fabric.speed", f"{speed}G is not a speed of {cfg.frontend_nic}", f"use {nic.speed_gbps}G")
-    if speed != st.speed:
-        # one fabric, one port speed: the storage servers' ports run what the compute servers' do
+    groups = catalog.switches[fab.switch].port_groups if fab.switch in catalog.switches else []
+    runs = {x for g in groups for x in (g.speed_gbps, *g.speeds_gbps, *g.breakout)}
+    if groups and st.speed != speed and st.speed not in runs:
+        # the storage servers have leaves of their own, so their ports may run another speed than the compute
+        # servers' (NVIDIA's SuperPOD: NDR 400G DGX ports, 200G storage appliances), one the switch runs
         bad(
             "storage.speed",
-            f"{st.speed}G, but the compute servers' storage ports run {speed}G on the storage fabric",
-            f"set storage.speed to {speed}G (or storage.fabric.speed to match)",
+            f"{st.speed}G, which no port of the storage fabric's {fab.switch} runs (the compute servers' "
+            f"storage ports run {speed}G)",
+            f"set storage.speed to {speed}G, or a speed {fab.switch} runs",
         )
 
 

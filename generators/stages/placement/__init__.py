@@ -51,6 +51,7 @@ from generators.stages.placement.oob import oob_groups
 from generators.stages.placement.racks import (
     Item,
     limits,
+    pdu_feed,
     pdu_name,
     rack_pdus,
     stack_units,
@@ -120,22 +121,20 @@ def place(plan: Plan, catalog: Catalog) -> None:
             d.rack, d.unit = unit_of[d.name]
             if d.kind == "cdu" and catalog.cdus[d.model].placement == "in_row":
                 d.unit = None  # it is the whole position, not a unit in a rack
-    # PDUs: zero-U, in the rear channels, A and B feeds alternately (a rack's PDU names do not depend
-    # on its count beyond dropping the last ones: 3 PDUs are a1, b1, a2)
-    pdu = catalog.pdus[site.rack.pdu]
+    # PDUs: zero-U, in the rear channels; 2N: A and B feeds alternately, N+1: a feed each (pdu_feed)
     for r in racks:
         for k in range(rack_pdus(design, catalog, r)):
-            feed = "ab"[k % 2]
+            feed, n = pdu_feed(design, k)
             dev = Device(
-                pdu_name(r.name, k),
+                pdu_name(design, r.name, k),
                 Kind.PDU,
                 Role.PDU,
                 site.rack.pdu,
-                attrs={"feed": feed.upper(), "slot": f"P{feed.upper()}{k // 2 + 1}"},
+                attrs={"feed": feed.upper(), "slot": f"P{feed.upper()}{n}"},
             )
             dev.rack, dev.unit = r.name, None
             plan.devices.append(dev)
-    check_racks(racks, design, catalog, pdu.capacity_kw)
+    check_racks(racks, design, catalog)
     plan.cooling = cooling_section(racks, src.rows, design, catalog)
     if site.floor.max_load_kg_m2 is not None and plan.cooling is None:
         plan.warnings.append(

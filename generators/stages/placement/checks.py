@@ -16,12 +16,14 @@ from generators.stages.placement.floor import (
 )
 from generators.stages.placement.racks import (
     Rack,
+    pdu_capacity_kw,
     pdu_field,
+    pdus_needed,
     rack_pdus,
 )
 
 
-def check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: float) -> None:
+def check_racks(racks: list[Rack], design: Design, catalog: Catalog) -> None:
     r = design.site.rack
     problems: list[Problem] = []
     for rack in racks:
@@ -42,19 +44,25 @@ def check_racks(racks: list[Rack], design: Design, catalog: Catalog, pdu_kw: flo
                     "raise site.rack.power_kw or put fewer servers per rack (site.rack.servers_per_rack)",
                 )
             )
-        # N+N: feed B (the weaker one with an odd count, PDUs alternating A, B, A) alone carries the rack
+        # 2N: feed B (the weaker one with an odd count, PDUs alternating A, B, A) alone carries the rack;
+        # N+1: the PDUs less any one carry it
         n_pdu = rack_pdus(design, catalog, rack)
-        feed = (n_pdu // 2) * pdu_kw
+        feed = pdu_capacity_kw(design, catalog, n_pdu)
         if rack.pdus != 0 and kw > feed + 1e-9:  # a rack system's shelves: checked with the catalog
             f = pdu_field(design, rack.role)
-            need = 2 * math.ceil(kw / pdu_kw)
+            need = pdus_needed(design, catalog, kw)
+            what = (
+                f"(fed A, B, A, ...) feed B's {n_pdu // 2} x {r.pdu} carries {feed:.1f} kW, and each feed "
+                "alone must carry the rack (site.rack.power_redundancy: 2N)"
+                if r.power_redundancy == "2N"
+                else f"(N+1) the {n_pdu - 1} left with one down carry {feed:.1f} kW, and they must carry the rack"
+            )
             problems.append(
                 Problem(
                     f,
-                    f"{rack.role} rack {rack.name} draws {kw:.1f} kW but with {n_pdu} PDUs "
-                    f"(fed A, B, A, ...) feed B's {n_pdu // 2} x {r.pdu} carries {feed:.1f} kW, "
-                    "and each feed alone must carry the rack",
-                    f"set {f} to at least {need}, or use a larger PDU model (site.rack.pdu)",
+                    f"{rack.role} rack {rack.name} draws {kw:.1f} kW but with {n_pdu} PDUs {what}",
+                    f"set {f} to at least {need}, or use a larger PDU model (site.rack.pdu)"
+                    + (", or site.rack.power_redundancy: N+1" if r.power_redundancy == "2N" else ""),
                 )
             )
         if len(problems) > 5:

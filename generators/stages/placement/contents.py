@@ -39,9 +39,16 @@ def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_a
         return Item(name, u, kw)
 
     leaves = [d for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "leaf"]
-    su_block: dict[int, int] = {}
+    # a block is a pod's units; a unit whose rails are pods of their own (backend.pods: rail_groups) is one
+    # block with all its groups' spines, so the unit keeps one network row (a block per rail group would
+    # leave blocks with spines and no compute)
+    first_pod: dict[int, int] = {}
     for lf in leaves:
-        su_block[lf.attrs["su"]] = lf.attrs.get("pod", 1) - 1
+        su = lf.attrs["su"]
+        first_pod[su] = min(first_pod.get(su, lf.attrs.get("pod", 1)), lf.attrs.get("pod", 1))
+    rank = {p: i for i, p in enumerate(sorted(set(first_pod.values())))}
+    su_block = {su: rank[p] for su, p in first_pod.items()}
+    pod_block = {lf.attrs["pod"]: su_block[lf.attrs["su"]] for lf in leaves if "pod" in lf.attrs}
     n_blocks = max(su_block.values(), default=0) + 1
     servers = [d for d in devs if d.kind == "server"]
     block_of_server = {s.name: su_block.get(s.attrs["su"], 0) for s in servers}
@@ -70,7 +77,7 @@ def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_a
     )
     spines = [d for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "spine"]
     for b in range(n_blocks):
-        mine = [[item(s.name)] for s in spines if s.attrs.get("pod", 1) - 1 == b]
+        mine = [[item(s.name)] for s in spines if pod_block.get(s.attrs.get("pod", 1), 0) == b]
         blocks[b].spines = pack(mine, lim, "spine", b)
     cores = [[item(d.name)] for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "core"]
 

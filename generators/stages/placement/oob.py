@@ -33,7 +33,7 @@ def oob_groups(
     per_rack: dict[str, list[Endpoint]] = {}
     counts: dict[str, int] = {}
     for r in racks:
-        eps: list[Endpoint] = [(pdu_name(r.name, k), pdu_port) for k in range(rack_pdus(design, catalog, r))]
+        eps: list[Endpoint] = [(pdu_name(design, r.name, k), pdu_port) for k in range(rack_pdus(design, catalog, r))]
         n_agg = 0
         for it, _u in sorted(stack_units(r, design.site.rack.units, lim), key=lambda iu: iu[1]):
             d = devs.get(it.name)

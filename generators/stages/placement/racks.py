@@ -65,8 +65,20 @@ def pdus_per_rack(design: Design, catalog: Catalog, role: str) -> int:
         return r.pdus
     if isinstance(r.pdus, dict) and role in r.pdus:
         return r.pdus[role]
-    # A and B feeds, each alone carrying the rack's budget (N+N)
-    return 2 * math.ceil(r.power_kw / catalog.pdus[r.pdu].capacity_kw)
+    return pdus_needed(design, catalog, r.power_kw)
+
+
+def pdus_needed(design: Design, catalog: Catalog, kw: float) -> int:
+    """The fewest PDUs that carry `kw` with the design's redundancy: 2N, A and B feeds each carrying it
+    alone; N+1, the PDUs less any one carrying it."""
+    n = math.ceil(kw / catalog.pdus[design.site.rack.pdu].capacity_kw)
+    return 2 * n if design.site.rack.power_redundancy == "2N" else n + 1
+
+
+def pdu_capacity_kw(design: Design, catalog: Catalog, n: int) -> float:
+    """What `n` PDUs carry when one feed (2N: the weaker one, n // 2 PDUs) or one PDU (N+1) is down."""
+    left = n // 2 if design.site.rack.power_redundancy == "2N" else n - 1
+    return left * catalog.pdus[design.site.rack.pdu].capacity_kw
 
 
 def max_pdus_per_rack(design: Design, catalog: Catalog) -> int:
@@ -181,8 +193,18 @@ def stack_units(rack: Rack, total: int, lim: Limits) -> list[tuple[Item, int]]:
     return out
 
 
-def pdu_name(rack: str, k: int) -> str:
-    return f"pdu-{rack}-{'ab'[k % 2]}{k // 2 + 1}"
+def pdu_feed(design: Design, k: int) -> tuple[str, int]:
+    """The feed letter of a rack's k-th PDU and its number on that feed: 2N alternates A, B, A, ... (3 PDUs
+    are a1, b1, a2); N+1 gives each PDU a feed of its own (a1, b1, c1). A rack's names do not depend on its
+    count beyond dropping the last ones."""
+    if design.site.rack.power_redundancy == "2N":
+        return "ab"[k % 2], k // 2 + 1
+    return "abcdefgh"[k], 1
+
+
+def pdu_name(design: Design, rack: str, k: int) -> str:
+    feed, n = pdu_feed(design, k)
+    return f"pdu-{rack}-{feed}{n}"
 
 
 @dataclass(slots=True)
