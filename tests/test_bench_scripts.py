@@ -45,6 +45,29 @@ def test_startup_bench_prints_host_then_each_command() -> None:
     assert all(float(r[0]) > 0 for r in rows.values())
 
 
+def test_multiplane_bench_prints_host_then_the_design_row() -> None:
+    # the 131,072-GPU 8-plane design is the script's default; the test runs it cut to 2 units of 8
+    lines = bench(
+        "multiplane.py",
+        "--set",
+        "compute.count=16",
+        "--set",
+        "backend.su_size=8",
+        "--set",
+        "storage.count=8",
+        "--set",
+        "storage.capacity_pb=2",
+    )
+    assert HOST.match(lines[0]) and AFTER.match(lines[-1]) and len(lines) == 5, lines
+    assert lines[1].split()[:3] == ["design", "CPU", "s"], lines
+    cpu, wall, peak, files, mib = lines[2].split()[-5:]
+    assert lines[2].startswith("spectrumx-8plane-131k compute.count=16")
+    assert float(cpu) > 0 and float(wall) > 0 and int(peak) > 0 and int(files) > 100 and float(mib) > 1
+    # the backend as plan.json has it: 8 planes x 8 rails x 2 units of one leaf, every plane 1:1
+    assert lines[3].startswith("backend: 2 tiers, 8 planes, 128 leaves, "), lines[3]
+    assert "of SN5600-512x100G@8x100G" in lines[3] and lines[3].endswith("lowest plane bisection ratio 1.0")
+
+
 def test_explore_bench_prints_host_then_the_per_variant_ratio() -> None:
     lines = bench("explore.py", "--skip-16k")  # the 16k search runs by hand (docs/reference/benchmarks.md)
     assert HOST.match(lines[0]) and AFTER.match(lines[-1]), lines

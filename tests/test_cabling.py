@@ -12,7 +12,7 @@ from generators.model.errors import DesignError
 from generators.model.geometry import BASE_MM, U_MM, rack_height_mm
 from generators.model.plan import Plan
 from generators.renderers.cabling import link_rows
-from tests.conftest import DESIGNS, EXAMPLES
+from tests.conftest import COMPILED_EXAMPLES, DESIGNS
 
 OPTICAL = {"mmf", "smf", "aoc"}
 COPPER = {"dac", "acc"}
@@ -64,7 +64,7 @@ def test_spine_rack_at_the_end_of_the_row_turns_vms_leaf_spine_optical(compiled)
     assert set(media_by_tier(ref)["leaf-spine"]) <= COPPER
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", COMPILED_EXAMPLES)
 def test_no_cable_longer_than_its_reach(compiled, name: str) -> None:
     plan = compiled(name)
     cat = plan.catalog

@@ -56,6 +56,7 @@ def test_cables_csv_has_the_issue_columns_and_one_row_per_link(compiled, files) 
         "reach_m",
         "a_transceiver",
         "b_transceiver",
+        "plane",
     ]
     rows = _rows(text)
     assert len(rows) == len(plan.links)

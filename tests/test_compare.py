@@ -161,6 +161,8 @@ def test_sites_table_reads_each_compiled_plan(cli, compiled) -> None:
             f"{len(plan.racks):,}",
             f"{hottest:.1f}",
             f"${plan.bom.per_gpu_usd:,.0f}",
+            "1",  # single-plane fabrics
+            f"${plan.bom.backend_fabric_usd / tiers[0]:,.0f}",
         ]
     # the 127-node SuperPOD's UFM ports are server-leaf links of their own
     assert cells["h100-1016-superpod"][3].startswith("1,018 / ")

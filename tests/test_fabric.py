@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import COMPILED_EXAMPLES
 
 
 def _count(plan, network, tier=None, role=None):
@@ -38,7 +38,7 @@ def test_two_to_one_halves_the_spines(compiled):
     assert len(leaf.spare_ports) == 16
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", COMPILED_EXAMPLES)
 def test_every_example_compiles(compiled, name):
     plan = compiled(name)
     servers = [d for d in plan.devices if d.kind == "server"]

@@ -13,7 +13,7 @@ from shapely.geometry import box
 from generators.compiler import compile_file
 from generators.model.errors import DesignError
 from generators.model.plan import Plan, dumps
-from tests.conftest import DESIGNS, EXAMPLES
+from tests.conftest import COMPILED_EXAMPLES, DESIGNS
 
 
 def _racks(plan: Plan) -> dict[str, dict]:
@@ -48,7 +48,7 @@ def _power_kw(plan: Plan, name: str) -> float:
     return 0.0
 
 
-@pytest.mark.parametrize("name", [e for e in EXAMPLES if e != "h100-16k"])
+@pytest.mark.parametrize("name", [e for e in COMPILED_EXAMPLES if e != "h100-16k"])
 def test_every_device_has_a_rack_and_units_do_not_collide(compiled, name: str) -> None:
     plan = compiled(name)
     racks = _racks(plan)

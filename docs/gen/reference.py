@@ -295,6 +295,11 @@ OUTPUTS: dict[str, str] = {
     "backend/<switch>/users.sh": "SONiC RoCE backend switch's local users (as `frontend/<switch>/users.sh`)",
     "backend/<switch>/startup.yaml": "Cumulus Linux (NVUE) RoCE backend switch, for `nv config replace`",
     "hosts/<server>/netplan.yaml": "RoCE backend: each backend NIC's /31, MTU 9000, routes and a routing table per NIC",
+    "hosts/<server>/planes.yaml": "RoCE backend whose NICs are broken out into planes (`backend.plane_split: "
+    "nic_port`): each NIC's legs with their plane, RDMA device, interface, leaf and address",
+    "hosts/network-operator/nicconfigurationtemplate.yaml": "the same: NVIDIA Network Operator's "
+    "NicConfigurationTemplate, the NIC's Spectrum-X multiplane mode and plane count (a NIC the catalog gives a "
+    "`pci_device_id`)",
     "hosts/<server>/nccl.env": "RoCE backend: `NCCL_IB_HCA` in rail order, GID index, traffic class, "
     "`NCCL_SOCKET_IFNAME`",
     "infiniband/<switch>/mgmt.cfg": "MLNX-OS InfiniBand switch's own management plane in its CLI: mgmt0 "
@@ -379,6 +384,21 @@ def _runs() -> list[tuple[str, list[str]]]:
             runs.append((name, ["compile", str(design.relative_to(ROOT)), "--out", "{out}", "-q"]))
     runs.append(("dgx-h100-superpod-4su", ["compile", "designs/dgx-h100-superpod-4su.yaml", "--out", "{out}", "-q"]))
     runs.append(("pack h100-256", ["cabling", "pack", "designs/h100-256.yaml", "--out", "{out}", "--html-only"]))
+    # NICs broken out into planes: the host side's plane map and Network Operator template (cut to 16 servers)
+    quad = ["compute.count=16", "backend.su_size=8", "storage.count=8", "storage.capacity_pb=2"]
+    runs.append(
+        (
+            "quadplane-131k (16 servers)",
+            [
+                "compile",
+                "designs/quadplane-131k.yaml",
+                "--out",
+                "{out}",
+                "-q",
+                *[a for s in quad for a in ("--set", s)],
+            ],
+        )
+    )
     runs.append(
         (EXPLORE, ["explore", "designs/h100-1024-reference.yaml", "--space", PLAYBOOK, "--out", "{out}", "-j", "1"])
     )

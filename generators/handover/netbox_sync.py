@@ -45,7 +45,7 @@ from generators.handover.http import (
     check,
     escape,
 )
-from generators.views.netbox_model import ENDPOINTS, KEY_FIELD, TAG, NbObject, Ref, Termination
+from generators.views.netbox_model import ENDPOINTS, KEY_FIELD, PLANE_FIELD, TAG, NbObject, Ref, Termination
 
 _HEX6 = re.compile(r"[0-9a-fA-F]{6}")
 BATCH = 100  # objects per list request: NetBox validates each in one transaction
@@ -366,7 +366,8 @@ def _body(obj: NbObject, ids: _Ids, tag_id: int) -> dict[str, Any]:
     if obj.endpoint in UNTAGGED:
         return body
     body["tags"] = [tag_id]
-    body["custom_fields"] = {KEY_FIELD: obj.key}
+    # railyard's key, and the inventory's own custom fields (a multi-plane backend's plane)
+    body["custom_fields"] = {KEY_FIELD: obj.key, **body.get("custom_fields", {})}
     return body
 
 
@@ -379,7 +380,8 @@ def _diff(body: dict[str, Any], have: dict[str, Any]) -> list[str]:
     changed = []
     for k, want in _owned(body).items():
         if k == "custom_fields":
-            if (have.get("custom_fields") or {}).get(KEY_FIELD) != want[KEY_FIELD]:
+            have_cf = have.get("custom_fields") or {}
+            if any(have_cf.get(f) != v for f, v in want.items()):
                 changed.append(k)
         elif k == "tags":
             if not set(want) <= {t["id"] for t in have.get("tags", [])}:
@@ -435,18 +437,26 @@ def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
         check(made, _REF, "NetBox's answer to POST extras/tags/")
         tag_id = made["id"]
     types = sorted(t for e, t in OBJECT_TYPES.items() if e not in UNTAGGED)
-    fields_ = c.all("extras/custom-fields", name=KEY_FIELD)
+    _ensure_field(
+        c, KEY_FIELD, "railyard id", "railyard's stable key of this object (its design compiles to it)", types, dry_run
+    )
+    return tag_id
+
+
+def _ensure_field(c: Client, name: str, label: str, description: str, types: list[str], dry_run: bool) -> None:
+    """A text custom field railyard writes, on at least `types` (made, or its object types widened)."""
+    fields_ = c.all("extras/custom-fields", name=name)
     if not fields_:
         if not dry_run:
             c.request(
                 "POST",
                 "extras/custom-fields/",
                 {
-                    "name": KEY_FIELD,
-                    "label": "railyard id",
+                    "name": name,
+                    "label": label,
                     "type": "text",
                     "object_types": types,
-                    "description": "railyard's stable key of this object (its design compiles to it)",
+                    "description": description,
                     "ui_editable": "no",
                     "filter_logic": "exact",
                 },
@@ -457,7 +467,6 @@ def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
             f"extras/custom-fields/{fields_[0]['id']}/",
             {"object_types": sorted(set(types) | set(fields_[0].get("object_types", [])))},
         )
-    return tag_id
 
 
 # what finds an object again (interface templates have no tags or custom fields, sites no device:
@@ -543,6 +552,13 @@ def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
             raise NetBoxError(f"{o.endpoint}: two objects with key {o.key!r} (a railyard bug: please report it)")
         want[o.endpoint][o.key] = o
     tag_id = _ensure_bookkeeping(c, dry_run)
+    planed = sorted(
+        OBJECT_TYPES[e]
+        for e, objs in want.items()
+        if any(PLANE_FIELD in o.fields.get("custom_fields", ()) for o in objs.values())
+    )
+    if planed:  # a multi-plane backend: its switches and cables carry their plane
+        _ensure_field(c, PLANE_FIELD, "plane", "the network plane of a multi-plane backend (railyard)", planed, dry_run)
     order = [e for e in ENDPOINTS if e in OBJECT_TYPES]
     tagged = [e for e in order if e not in UNTAGGED]
     fields = {e: _fields(want[e]) for e in order}

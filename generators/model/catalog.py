@@ -103,11 +103,12 @@ class PortGroup(_Strict):
                     f"breakout.{sp}: {sp}G is also in speeds_gbps; a speed is reached one way, "
                     "either a whole port set to it or a breakout"
                 )
-            if self.ports_per_cage * n > 2:
-                # the cable plan knows single and twin-port plugs (Transceiver.ports, CableEnd.ports)
+            if self.ports_per_cage * n > 8:
+                # a cage's plug serves at most 8 ports: a twin-port optic or cable, or an optic broken
+                # out through a fan-out (Transceiver.breakout)
                 raise ValueError(
-                    f"breakout.{sp}: {self.ports_per_cage * n} ports per cage; railyard's cable plan "
-                    "has plugs for 1 or 2 ports per cage, so split a single-port cage in 2 at most"
+                    f"breakout.{sp}: {self.ports_per_cage * n} ports per cage; an OSFP cage's 8 lanes "
+                    "split into 8 ports at most"
                 )
         return self
 
@@ -209,6 +210,9 @@ class Nic(_Strict):
     # port speeds on Ethernet when they are fewer than on InfiniBand (ConnectX-8: 800G is XDR only; a
     # port runs at most 400GbE); omitted, a port runs every speed above on either protocol
     ethernet_speeds_gbps: list[int] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # the PCI device id NVIDIA's Network Operator selects the card by (NicConfigurationTemplate
+    # nicSelector.nicType, e.g. "1023" for a ConnectX-8); left out of the dump when unset
+    pci_device_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
     is_dpu: bool = False
     price: Price
 
@@ -376,7 +380,10 @@ class Cable(_Strict):
 
     description: str
     media: Media
-    kind: Literal["direct", "fiber"]
+    # fanout: a short cable from a broken-out optic's connector (fiber_connector) to `legs` connectors
+    # of kind leg_connector, one per port of the split cage, bought one per such cage; each leg then
+    # meets a link's own fiber (a duplex patch cord) at a panel in the rack
+    kind: Literal["direct", "fiber", "fanout"]
     protocols: list[Literal["infiniband", "ethernet"]] = Field(min_length=1)
     speeds_gbps: list[int] = Field(min_length=1)  # per port (per leg)
     reach_m: float = Field(gt=0)
@@ -385,8 +392,10 @@ class Cable(_Strict):
     b_end: CableEnd | None = None
     # 2: a splitter. A direct splitter plugs a twin cage and two single cages; a fiber splitter joins one
     # connector of a twin transceiver to two single-port transceivers (NDR200: two lanes to each host)
-    legs: int = Field(default=1, ge=1, le=2)
+    legs: int = Field(default=1, ge=1, le=8)
     fiber_connector: str | None = None  # fiber cables: mpo12-apc, lc-duplex, ...
+    # fanout cables: the connector of each leg; left out of the dump when unset
+    leg_connector: str | None = Field(default=None, exclude_if=lambda v: v is None)
     lane_gbps: list[int] = Field(default_factory=list)  # the lane rates it runs; empty: any
     lengths: list[StockedLength] = Field(min_length=1)
 
@@ -394,8 +403,12 @@ class Cable(_Strict):
     def _shape(self) -> Cable:
         if self.kind == "direct" and (self.a_end is None or self.b_end is None):
             raise ValueError("a direct cable needs a_end and b_end")
-        if self.kind == "fiber" and not self.fiber_connector:
-            raise ValueError("a fiber cable needs fiber_connector")
+        if self.kind in ("fiber", "fanout") and not self.fiber_connector:
+            raise ValueError(f"a {self.kind} cable needs fiber_connector")
+        if (self.kind == "fanout") != (self.leg_connector is not None) or (self.kind == "fanout" and self.legs < 2):
+            raise ValueError("leg_connector: a fanout cable (and only one) names its legs' connector and has 2+ legs")
+        if self.kind != "fanout" and self.legs > 2:
+            raise ValueError("legs: a direct or fiber splitter has 2 legs at most (a fanout has more)")
         ms = [x.m for x in self.lengths]
         if ms != sorted(set(ms)):
             raise ValueError("lengths must be listed shortest first, each once")
@@ -415,6 +428,11 @@ class Transceiver(_Strict):
     reach_m: float = Field(gt=0)
     power_w: float = Field(ge=0)
     lane_gbps: list[int] = Field(default_factory=list)  # the lane rates it runs (XDR optics: 200); empty: any
+    # ports per cage it serves broken out -> the connector of each port's leg: a DR8 (MPO-16, 8 lanes)
+    # in a cage split 8 ways serves 8 ports, each on a duplex LC leg of a fan-out cable (Cable kind
+    # fanout) whose legs go to as many other devices. An optic with a breakout serves only broken-out
+    # cages (its whole-port use is an entry of its own). Left out of the dump when empty
+    breakout: dict[int, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
     # speeds it runs only on one leg of a 1:2 splitter fiber: a single-port NDR optic runs 400G on a
     # straight fiber and 200G (NDR200, 2 of its 4 lanes) only on a splitter
     split_speeds_gbps: list[int] = Field(default_factory=list)
@@ -428,6 +446,10 @@ class Transceiver(_Strict):
     def _split(self) -> Transceiver:
         if not set(self.split_speeds_gbps) <= set(self.speeds_gbps):
             raise ValueError("split_speeds_gbps: every split speed must also be in speeds_gbps")
+        if any(n <= self.ports or n > 8 for n in self.breakout):
+            raise ValueError(
+                f"breakout: ports per broken-out cage must be more than the optic's own {self.ports} and at most 8"
+            )
         return self
 
 
@@ -596,6 +618,44 @@ class Catalog(_Strict):
             return self
         return self.model_copy(update={"switches": {**self.switches, derived: self.switches[key].broken_out(speed)}})
 
+    def nic_at_planes(self, key: str, planes: int) -> str:
+        """The key of NIC `key` with every port broken out into `planes` ports (`with_nic_planes`)."""
+        nic = self.nics[key]
+        return f"{key}@{planes}x{nic.speed_gbps // planes}G"
+
+    def with_nic_planes(self, server: str, planes: int) -> Catalog:
+        """This catalog with server model `server` as its backend NIC ports run broken out into `planes`
+        ports each (backend.plane_split: nic_port): a NIC entry of its own for the split card (the same
+        card and price; ports x planes, speed and lanes / planes) and the server under the same key with
+        that NIC, port k x planes + p being port k's leg in plane p, the legs of a port in its one cage.
+        Every stage then reads the ports the fabric wires, as with a switch's breakout (`with_switch_at`).
+        The caller has checked the split (validation.check_plane_split)."""
+        srv = self.servers[server]
+        assert srv.backend is not None and srv.backend.cages is None
+        nic = self.nics[srv.backend.nic]
+        assert nic.lanes is not None and nic.lanes % planes == 0
+        nic_key = self.nic_at_planes(srv.backend.nic, planes)
+        speed = nic.speed_gbps // planes
+        split = nic.model_copy(
+            update={
+                "description": f"{nic.description} (each port broken out {planes} x {speed}G, one per plane)",
+                "ports": nic.ports * planes,
+                "speed_gbps": speed,
+                "speeds_gbps": [],
+                "lanes": nic.lanes // planes,
+                "ethernet_speeds_gbps": None,
+            }
+        )
+        n = nic.ports * srv.backend.count
+        cages = SystemCages(connector=nic.connector, ports=[[c * planes + p for p in range(planes)] for c in range(n)])
+        backend = srv.backend.model_copy(update={"nic": nic_key, "cages": cages})
+        return self.model_copy(
+            update={
+                "nics": {**self.nics, nic_key: split},
+                "servers": {**self.servers, server: srv.model_copy(update={"backend": backend})},
+            }
+        )
+
     @model_validator(mode="after")
     def _references_exist(self) -> Catalog:
         rules = list(self.media_rules.items())
@@ -690,10 +750,10 @@ def _check_cages(field: str, cages: SystemCages, ports: int) -> None:
             f"(nic ports x count = {ports}), got {seen}"
         )
     sizes = {len(cage) for cage in cages.ports}
-    if len(sizes) > 1 or not sizes <= {1, 2}:
+    if len(sizes) > 1 or not sizes <= {1, 2, 4, 8}:
         raise ValueError(
-            f"{field}: every cage must hold the same number of ports, 1 or 2 (a plug serves "
-            f"one or two ports), got cages of {sorted(sizes)}"
+            f"{field}: every cage must hold the same number of ports, 1, 2, 4 or 8 (a plug serves "
+            f"one or two ports, a broken-out optic up to 8), got cages of {sorted(sizes)}"
         )
 
 

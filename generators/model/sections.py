@@ -71,6 +71,12 @@ def _build_codec(cls: type[Record]) -> Codec:
             inner = [a for a in args if a is not type(None)]
             if len(inner) == 1 and (rt := _record_type(inner[0])) is not None:
                 nested[name] = ("optional", rt)
+            elif (
+                len(inner) == 1
+                and typing.get_origin(inner[0]) is list
+                and (rt := _record_type(typing.get_args(inner[0])[0])) is not None
+            ):
+                nested[name] = ("list", rt)  # an omitted list: absent while None
     omit = frozenset(f.name for f in fields if f.metadata.get(OMIT))
     return names, required, nested, omit
 
@@ -86,7 +92,7 @@ class Record:
             if n not in out:
                 continue
             v = out[n]
-            if how == "list":
+            if how == "list" and v is not None:
                 out[n] = [x.to_dict() for x in v]
             elif v is not None:
                 out[n] = v.to_dict()
@@ -113,7 +119,7 @@ class Record:
             if n not in kw:
                 continue
             v = kw[n]
-            if how == "list":
+            if how == "list" and v is not None:
                 kw[n] = [rt.from_dict(x, f"{where}.{n}[{i}]") for i, x in enumerate(v)]
             elif v is not None:
                 kw[n] = rt.from_dict(v, f"{where}.{n}")
@@ -142,6 +148,16 @@ class Bisection(Record):
 
 
 @dataclass(slots=True)
+class PlaneBisection(Record):
+    """One network plane's bisection: the max-flow from the first half of its leaves to the second."""
+
+    plane: str
+    demand_gbps: int
+    max_flow_gbps: int
+    ratio: float
+
+
+@dataclass(slots=True)
 class SubnetManagerPort(Record):
     node: str  # the management node
     port: str
@@ -160,6 +176,10 @@ class BackendFacts(Record):
     leaves_per_rail: int | None = omitted()  # only when more than 1
     rails_per_leaf: int | None = omitted()  # only when more than 1
     switch_model: str | None = omitted()  # the model as its ports run (Catalog.switch_at), when split
+    # network planes (spine_grouping: per_plane), each a fabric of its own; only when set
+    planes: int | None = omitted()
+    # backend.plane_split nic_port: every NIC port broken out into the planes (speed_gbps is a leg's)
+    nic_split: bool | None = omitted()
     scalable_units: int
     su_size: int
     spine_grouping: str
@@ -177,6 +197,8 @@ class BackendFacts(Record):
     subnet_manager_ports: list[SubnetManagerPort]
     # invariants
     bisection: Bisection | None = omitted()
+    # a multi-plane backend: each plane's own bisection (the planes never meet, so each is proven alone)
+    plane_bisection: list[PlaneBisection] | None = omitted()
     spare_ports: int | None = omitted()
 
 
@@ -414,6 +436,9 @@ class Cable(Record):
     labels: list[str]  # "<rack>.<unit>.<port> -- <rack>.<unit>.<port>" per link
     a_transceiver: str | None
     b_transceiver: str | None
+    # a broken-out optic's fan-out cable SKU, one per cage (Cable kind fanout); only when there is one
+    a_fanout: str | None = omitted()
+    b_fanout: str | None = omitted()
 
 
 @dataclass(slots=True)

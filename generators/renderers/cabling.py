@@ -20,6 +20,7 @@ import segno
 from generators.model.catalog import Catalog
 from generators.model.geometry import device_size
 from generators.model.plan import Device, Plan, required
+from generators.model.planes import link_plane
 from generators.model.sections import Rack as RackRecord
 from generators.text.csvtext import csv_text
 from generators.text.templating import environment
@@ -44,6 +45,7 @@ CABLE_COLUMNS = [
     "reach_m",
     "a_transceiver",
     "b_transceiver",
+    "plane",  # a multi-plane backend's network plane (plane1, ...); empty elsewhere
 ]
 RACK_COLUMNS = [
     "pull_order",
@@ -64,6 +66,7 @@ RACK_COLUMNS = [
     "media",
     "part",
     "length_m",
+    "plane",
 ]
 # NetBox cable types; every multimode part in the catalog is OM4, every single-mode part OS2
 _ENV = environment(autoescape=True, trim=False)
@@ -106,8 +109,9 @@ def link_rows(plan: Plan) -> Iterator[dict[str, Any]]:
 
 
 def _cable_table(plan: Plan) -> list[list[str]]:
-    """cables.csv rows (CABLE_COLUMNS) in cable-id order, plus the route as a last column."""
+    """cables.csv rows (CABLE_COLUMNS but the plane) in cable-id order, then the route and the plane."""
     where = {d.name: (d.rack or "", _u(d)) for d in plan.devices}
+    devs = plan.index()
     links = plan.links
     num: dict[float, str] = {}
     rows: list[list[str]] = []
@@ -141,6 +145,7 @@ def _cable_table(plan: Plan) -> list[list[str]]:
                     xa,
                     xb,
                     cab.route[j],
+                    link_plane(devs, lk),
                 ]
             )
     return rows
@@ -151,7 +156,7 @@ def render_cabling(plan: Plan) -> dict[str, str]:
         return {}
     table = _cable_table(plan)
     out: dict[str, str] = {}
-    out["cabling/cables.csv"] = csv_text(CABLE_COLUMNS, (r[:18] for r in table))
+    out["cabling/cables.csv"] = csv_text(CABLE_COLUMNS, ([*r[:18], r[19]] for r in table))
     out.update(render_rack_sheets(plan, table))
     if plan.design.compute.system is not None:
         out["cabling/internal.csv"] = csv_text(INTERNAL_COLUMNS, internal_rows(plan))
@@ -290,6 +295,7 @@ def render_rack_sheets(
                     r[12],
                     r[13],
                     r[14],
+                    r[19],
                 ],
             )
         )
@@ -316,6 +322,7 @@ def render_rack_sheets(
                         r[12],
                         r[13],
                         r[14],
+                        r[19],
                     ],
                 )
             )
@@ -345,6 +352,9 @@ def render_rack_sheets(
         return c
 
     heat = {h.rack: h for h in plan.cooling.racks} if plan.cooling is not None else {}
+    # a multi-plane backend's sheets show each cable's plane (a column only there, so the sheets of a
+    # single-plane design are as they were)
+    has_planes = plan.design.backend.planes is not None
     for rack in plan.racks:
         name = rack.name
         rows = _pull_order(by_rack.get(name, []))
@@ -370,7 +380,8 @@ def render_rack_sheets(
                     cell = f'{cell}<span class="faulty">FAULTY</span><br>'
                     if done[1]:
                         fault_note = (
-                            f'<tr class="fault"><td></td><td colspan="17">faulty: {escape(done[1])}</td></tr>\n'
+                            f'<tr class="fault"><td></td><td colspan="{18 if has_planes else 17}">'
+                            f"faulty: {escape(done[1])}</td></tr>\n"
                         )
             body.append(f'<tbody class="cable" id="{cid}"' + (f' data-state="{done[0]}"' if done else "") + ">\n")
             for j, t in enumerate(rows[k:m]):
@@ -381,7 +392,8 @@ def render_rack_sheets(
                     f"<td>{e(t[7])}</td><td>{e(t[8])}</td><td>{e(t[10])}</td><td>{e(t[11])}</td>"
                     f"<td>{e(t[12])}</td><td>{e(t[13])}</td><td>{e(t[15])}</td><td>{e(t[16])}</td>"
                     f"<td class=n>{e(t[17])}</td><td>{e(t[9])}</td><td>{e(t[14])}</td>"
-                    f"{ticks}</tr>\n"
+                    + (f"<td>{e(t[18])}</td>" if has_planes else "")
+                    + f"{ticks}</tr>\n"
                 )
             if fault_note:
                 body.append(fault_note)
@@ -403,6 +415,7 @@ def render_rack_sheets(
             sheet=rack_sheet_path(name),
             labels=f"cabling/labels/{name}.csv",
             cable_rows="".join(body),
+            planes=has_planes,
             cable_count=len(rows),
             cables=len({r[1] for r in rows}),
             progress=_sheet_progress({r[1] for r in rows}, progress) if progress is not None else None,

@@ -137,6 +137,7 @@ def compare_markdown(boms: list[Bom]) -> str:
 # ------------------------------------------------------------------------------ what each design builds
 
 BACKEND_TIERS = ("server-leaf", "leaf-spine", "spine-core")
+BACKEND_HOSTS = "backend/server-leaf"  # counts(plan)["links"] key of the host ports on the backend
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +154,10 @@ class SiteRow:
     racks: int
     compute_rack_kw: float  # the most loaded compute rack
     per_gpu_usd: float
+    planes: int  # the backend's network planes (1: a single fabric)
+    # the backend fabric's cost (switches, optics, cables) over its endpoints, the host ports on it: the
+    # figure DeepSeek's multi-plane paper compares topologies by (ISCA 2025, arXiv 2505.09343)
+    backend_per_endpoint_usd: float
 
 
 def site_row(plan: Plan) -> SiteRow:
@@ -171,6 +176,8 @@ def site_row(plan: Plan) -> SiteRow:
         racks=len(plan.racks),
         compute_rack_kw=max(compute, default=0.0),
         per_gpu_usd=plan.bom.per_gpu_usd,
+        planes=plan.networks.backend.planes or 1,
+        backend_per_endpoint_usd=plan.bom.backend_fabric_usd / hosts if (hosts := links.get(BACKEND_HOSTS, 0)) else 0.0,
     )
 
 
@@ -185,6 +192,8 @@ SITE_HEAD = (
     "racks",
     "kW per compute rack (max)",
     "cost per GPU",
+    "backend planes",
+    "backend cost per endpoint",
 )
 
 
@@ -203,6 +212,8 @@ def _site_cells(r: SiteRow) -> list[str]:
         f"{r.racks:,}",
         f"{r.compute_rack_kw:.1f}",
         usd(r.per_gpu_usd),
+        f"{r.planes:,}",
+        usd(r.backend_per_endpoint_usd),
     ]
 
 

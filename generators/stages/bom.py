@@ -329,6 +329,7 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
     seen_cages: set[tuple[str, int]] = set()
     cable_n: Counter[tuple[str, str]] = Counter()  # (network, SKU) -> physical cables
     xcvr_n: Counter[tuple[str, str]] = Counter()  # (network, part) -> transceivers
+    fan_cages: set[tuple[str, int]] = set()  # a broken-out optic's fan-out: one per cage, as the optic
     for c in cables:
         net = c.network
         # "parts" names the stocked SKU of each physical cable: one per link for fibers and single
@@ -340,7 +341,10 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
             continue
         for k in c.links:
             lk = plan.links[k]
-            for dev, port, part in ((lk.a_device, lk.a_port, xa), (lk.b_device, lk.b_port, xb)):
+            for dev, port, part, fan in (
+                (lk.a_device, lk.a_port, xa, c.a_fanout),
+                (lk.b_device, lk.b_port, xb, c.b_fanout),
+            ):
                 if not part or catalog.transceivers[part].built_in:  # a switch's own optics: not bought
                     continue
                 d = devs[dev]
@@ -348,6 +352,9 @@ def _cable_lines(out: _Lines, plan: Plan, design: Design, catalog: Catalog) -> d
                 if cage not in seen_cages:
                     seen_cages.add(cage)
                     xcvr_n[(net, part)] += 1
+                if fan is not None and cage not in fan_cages:
+                    fan_cages.add(cage)
+                    cable_n[(net, fan)] += 1
     for (net, sku), n in cable_n.items():
         desc, metres, price = stock[sku]
         out.add(net, "cable", sku, f"{desc}, {metres:g} m", n, price, sku=sku)

@@ -40,6 +40,7 @@ from generators.model.errors import DesignError, Problem
 from generators.model.geometry import device_size, rack_height_mm, unit_centre_mm
 from generators.model.ids import cable_key, stable_ids
 from generators.model.plan import Device, Link, Plan, required
+from generators.model.planes import link_plane
 from generators.model.ports import End, lane_rate, network_protocol, port_ends
 from generators.model.sections import Cable as CableRecord
 from generators.model.sections import CablingTotals, PlanWarning, TraySegment
@@ -327,6 +328,9 @@ class Option:
     reach_m: float
     flip: bool = False  # direct cable plugged b_end-first
     split: bool = False  # a splitter fiber: one cable for the bundle's two links
+    # a broken-out optic's fan-out cable (its stocked SKU), one per cage, at the a and b side
+    fan_a: str | None = None
+    fan_b: str | None = None
 
     @property
     def per_link(self) -> bool:
@@ -366,6 +370,7 @@ class Chooser:
         marks |= {r.max_dac_m for r in catalog.media_rules.values() if r.max_dac_m is not None}
         marks |= {r.max_copper_flat_m for r in catalog.media_rules.values() if r.max_copper_flat_m is not None}
         self.breaks = sorted(marks)
+        self.fan_price = {x.sku: x.price.usd for c in catalog.cables.values() if c.kind == "fanout" for x in c.lengths}
 
     def bucket(self, length: float) -> int:
         return bisect.bisect_left(self.breaks, length - 1e-9)
@@ -413,7 +418,22 @@ class Chooser:
         xs = self.catalog.transceivers
 
         def fits(x: Transceiver, e: End) -> bool:
-            return e.connector in x.fits and x.ports == e.ppc and runs(x)
+            ports = e.ppc in x.breakout if x.breakout else x.ports == e.ppc
+            return e.connector in x.fits and ports and runs(x)
+
+        def fanout(x: Transceiver, e: End) -> str | None:
+            """The SKU of the fan-out a broken-out optic's cage takes (its shortest stocked length: it
+            stays in the rack), or None when the catalog has none."""
+            for c in sorted(self.catalog.cables.values(), key=lambda c: (c.lengths[0].price.usd, c.lengths[0].sku)):
+                if (
+                    c.kind == "fanout"
+                    and c.legs == e.ppc
+                    and c.fiber_connector == x.fiber_connector
+                    and c.leg_connector == x.breakout[e.ppc]
+                    and c.media == x.media
+                ):
+                    return c.lengths[0].sku
+            return None
 
         # a splitter fiber joins one connector of the twin-side optic to the two single-port optics
         splittable = (shape == "split-a" and a.ppc == 2) or (shape == "split-b" and b.ppc == 2)
@@ -422,11 +442,37 @@ class Chooser:
             if not fits(xa, a):
                 continue
             for kb, xb in sorted(xs.items()):
-                if not fits(xb, b) or xb.media != xa.media or xb.fiber_connector != xa.fiber_connector:
+                if not fits(xb, b) or xb.media != xa.media:
+                    continue
+                if xb.fiber_connector != xa.fiber_connector and not (xa.breakout or xb.breakout):
                     continue
                 # a chain of alike twin cages (switch to switch) may have a cage at either end of its
                 # links, so it takes one part; a server's flat-top cages and a switch's finned ones differ
                 if shape == "mixed" and a.ppc == 2 and b.ppc == 2 and a.connector == b.connector and ka != kb:
+                    continue
+                if xa.breakout or xb.breakout:
+                    # a broken-out optic: every link its own fiber between the fan-outs' legs (or a whole
+                    # optic's connector), the fan-outs one per cage
+                    if xb.media != xa.media:
+                        continue
+                    conn_a = xa.breakout[a.ppc] if xa.breakout else xa.fiber_connector
+                    conn_b = xb.breakout[b.ppc] if xb.breakout else xb.fiber_connector
+                    fan_a = fanout(xa, a) if xa.breakout else None
+                    fan_b = fanout(xb, b) if xb.breakout else None
+                    if conn_a != conn_b or (xa.breakout and fan_a is None) or (xb.breakout and fan_b is None):
+                        continue
+                    for ck, c in sorted(self.catalog.cables.items()):
+                        if (
+                            c.kind == "fiber"
+                            and c.legs == 1
+                            and c.media == xa.media
+                            and c.fiber_connector == conn_a
+                            and runs(c)
+                        ):
+                            reach = min(xa.reach_m, xb.reach_m, c.reach_m)
+                            out.append(Option(c.media, ck, ka, kb, reach, fan_a=fan_a, fan_b=fan_b))
+                    continue
+                if xb.fiber_connector != xa.fiber_connector:
                     continue
                 # a single-port optic runs a split speed (NDR200) only on a splitter leg, and a splitter
                 # leg carries only the lanes of a split speed
@@ -470,6 +516,9 @@ class Chooser:
         if o.xa is not None:
             total = cages_a * self.catalog.transceivers[o.xa].price.usd
             total += cages_b * self.catalog.transceivers[o.xb or o.xa].price.usd
+        for fan, cages in ((o.fan_a, cages_a), (o.fan_b, cages_b)):
+            if fan is not None:
+                total += cages * self.fan_price[fan]
         if not o.per_link:  # one cable for the bundle, as long as its longest run
             s = _stock(c, max(lengths), o.reach_m)
             if s is None:
@@ -1097,6 +1146,15 @@ def _record(
     a_port = [lk.a_port for lk in links]
     b_port = [lk.b_port for lk in links]
     fiber = {"aoc", "mmf", "smf"}
+    # a NIC broken out into planes (backend.plane_split: nic_port) names the plane on every label of
+    # its backend, as the legs of one NIC cage go to as many planes; other designs' labels stay as built
+    devs = plan.index() if plan.design.backend.plane_split == "nic_port" else {}
+
+    def label(k: int) -> str:
+        text = f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}"
+        plane = link_plane(devs, links[k]) if devs else ""
+        return f"{plane}: {text}" if plane else text
+
     for n, bd in enumerate(bundles):
         ch = bd.choice
         assert ch is not None
@@ -1111,10 +1169,15 @@ def _record(
             parts[ch.skus[j]] += 1
         if o.xa is not None and o.xb is not None:  # optics: an option has both ends' or neither
             for k in ks:
-                for cage, part in (((a_dev[k], ends_a[k].cage), o.xa), ((b_dev[k], ends_b[k].cage), o.xb)):
+                for cage, part, fan in (
+                    ((a_dev[k], ends_a[k].cage), o.xa, o.fan_a),
+                    ((b_dev[k], ends_b[k].cage), o.xb, o.fan_b),
+                ):
                     if cage not in seen_cages and not plan.catalog.transceivers[part].built_in:
                         seen_cages.add(cage)
                         xcvrs[(net, part)] += 1
+                        if fan is not None:  # a broken-out optic's fan-out: one per cage, as the optic
+                            parts[fan] += 1
         cables.append(
             CableRecord(
                 id=ids[n],
@@ -1129,9 +1192,11 @@ def _record(
                 reach_m=o.reach_m,
                 routed_m=bd.routed,
                 route=bd.routes,
-                labels=[f"{prefix[a_dev[k]]}{a_port[k]} -- {prefix[b_dev[k]]}{b_port[k]}" for k in ks],
+                labels=[label(k) for k in ks],
                 a_transceiver=o.xa,
                 b_transceiver=o.xb,
+                a_fanout=o.fan_a,
+                b_fanout=o.fan_b,
             )
         )
     plan.cables = cables

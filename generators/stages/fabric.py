@@ -439,20 +439,31 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
         downs, ups = _layout(model, speed, down, speed, up)
         up_ports: dict[str, list[int]] = {}
         lw = number_width(n_lpr)
+        # network planes (spine_grouping: per_plane): rail r is in plane r mod planes
+        n_planes = plane_count(design, rails) if be.spine_grouping == "per_plane" else 0
+        nic_split = be.plane_split == "nic_port"
         for u in range(n_su):
             members = servers[u * su_size : (u + 1) * su_size]
             for group in groups:
                 r = group[0]
                 for k in range(n_lpr):
                     # one leaf per rail keeps its historical name (su1-rail0-leaf): NetBox and the
-                    # cable labels of built sites know it; a leaf of several rails names them all
+                    # cable labels of built sites know it; a leaf of several rails names them all. A NIC
+                    # broken out into planes names the plane first and the NIC port's rail inside it
+                    # (plane2-su1-rail0-leaf)
                     rail_name = "-".join(f"rail{x}" for x in group)  # su1-rail0-rail2-leaf: rails 0 and 2
                     name = f"su{u + 1:0{su_w}d}-{rail_name}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
+                    if nic_split:
+                        name = f"plane{r % n_planes + 1}-su{u + 1:0{su_w}d}-rail{r // n_planes}-leaf" + (
+                            f"{k + 1:0{lw}d}" if n_lpr > 1 else ""
+                        )
                     attrs: dict[str, Any] = (
                         {"su": u + 1, "rail": r}
                         | ({"rails": list(group)} if k_rails > 1 else {})
                         | ({"index": k + 1} if n_lpr > 1 else {})
                     )
+                    if n_planes:
+                        attrs["plane"] = f"plane{r % n_planes + 1}"
                     leaf = b.switch(name, sw_key, Network.BACKEND, Role.LEAF, **attrs)
                     leaves.append(leaf.name)
                     for x in group:
@@ -566,6 +577,8 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
         leaves_per_rail=n_lpr if n_lpr > 1 else None,
         rails_per_leaf=k_rails if k_rails > 1 else None,
         switch_model=sw_key if sw_key != be.switch else None,
+        planes=be.planes if be.spine_grouping == "per_plane" else None,
+        nic_split=True if be.plane_split == "nic_port" else None,
         scalable_units=n_su,
         su_size=su_size,
         spine_grouping=be.spine_grouping,

@@ -18,7 +18,7 @@ from generators.model.design import attached_nodes, ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
 from generators.model.ports import backend_ports, host_port_speeds, port_table
-from generators.model.sections import Bisection, OobFacts
+from generators.model.sections import Bisection, OobFacts, PlaneBisection
 from generators.stages.bisection import TIER, CapacityGraph, max_flow
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
@@ -366,6 +366,19 @@ def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
     bisection = None
     if wiring_ok and not c.kinds["connect"]:
         bisection = _bisection(plan, g, bw.down)
+        if be.spine_grouping == "per_plane":
+            per_plane = _plane_bisections(plan, g, bw.down)
+            plan.networks.backend.plane_bisection = per_plane
+            if ratio_value(be.oversubscription) == 1:
+                for pb in per_plane:
+                    if pb.ratio < 1:
+                        c.add(
+                            "bisection",
+                            "backend.oversubscription",
+                            f"{pb.plane}: max-flow across its bisection is {pb.max_flow_gbps}G of "
+                            f"{pb.demand_gbps}G needed: the plane is not non-blocking",
+                            "add spines or uplinks",
+                        )
         if ratio_value(be.oversubscription) == 1 and bisection is not None and bisection.ratio < 1:
             c.add(
                 "bisection",
@@ -436,6 +449,27 @@ def bisection_halves(plan: Plan, down_bw: dict[str, int]) -> tuple[dict[str, int
         a |= {x: down_bw.get(x, 0) for x in leaves[:half]}
         b |= {x: down_bw.get(x, 0) for x in leaves[half:]}
     return a, b
+
+
+def _plane_bisections(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> list[PlaneBisection]:
+    """Each network plane's own bisection: its leaves (scalable-unit order) in halves, max-flow from one
+    to the other. The planes share no switch, so a flow between one plane's leaves stays in it."""
+    by_plane: dict[str, list[str]] = {}
+    for d in plan.devices:
+        if d.network == "backend" and d.role == "leaf":
+            by_plane.setdefault(str(d.attrs.get("plane", "")), []).append(d.name)
+    tier = {d.name: TIER[d.role] for d in plan.devices if d.network == "backend" and d.role in TIER}
+    out = []
+    for plane, leaves in sorted(by_plane.items(), key=lambda kv: int(kv[0].removeprefix("plane") or 0)):
+        if len(leaves) < 2:
+            continue
+        half = len(leaves) // 2
+        a = {x: down_bw.get(x, 0) for x in leaves[:half]}
+        b = {x: down_bw.get(x, 0) for x in leaves[half:]}
+        demand = min(sum(a.values()), sum(b.values()))
+        value = int(max_flow(g, a, b, tier))
+        out.append(PlaneBisection(plane, demand, value, round(value / demand, 4) if demand else 1.0))
+    return out
 
 
 def _bisection(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> Bisection | None:

@@ -15,6 +15,9 @@ from typing import Any, NamedTuple
 
 TAG = "railyard"
 KEY_FIELD = "railyard_id"
+# the network plane of a multi-plane backend's switches and cables (plane1, plane2, ...), a custom field
+# the push makes once a site has planes; railyard's own name, so it never meets a site's own `plane`
+PLANE_FIELD = "railyard_plane"
 
 # NetBox's cable type (dcim.choices.CableTypeChoices) of each medium of the cable plan
 NETBOX_TYPE = {

@@ -220,6 +220,17 @@ class Backend(_Model):
         description="spine_grouping per_plane: the network planes; rail r is in plane "
         "r mod planes (a dual-plane NIC's two ports are consecutive rails)",
     )
+    # left out of the dump when rails, so plan.json of a design without a NIC split is unchanged
+    plane_split: Literal["rails", "nic_port"] = Field(
+        default="rails",
+        exclude_if=lambda v: v == "rails",
+        description="how the backend.planes are made: rails, the server's backend ports as the catalog "
+        "lists them, rail r in plane r mod planes (DeepSeek's 8-plane fat tree: one 400G NIC per plane); "
+        "nic_port, every backend NIC port broken out into backend.planes ports of its native speed / "
+        "planes, its SerDes lanes shared evenly (an 800G port of 4 x 200G lanes: 2 x 400G or 4 x 200G), "
+        "port k x planes + p being NIC port k's leg in plane p, so each plane is a rail-optimized fabric "
+        "of its own with its switches' ports split to the plane's speed (the switch's breakout radix)",
+    )
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="2 while the radix allows, else 3")
     servers_per_leaf: int | None = Field(
         default=None, ge=1, description="top_of_rack only; default fills the leaf's downlink ports"
@@ -858,6 +869,11 @@ class Design(_Model):
             raise ValueError(
                 "backend.planes: set it with (and only with) spine_grouping: per_plane, which puts "
                 "each plane's leaves under spines of their own"
+            )
+        if self.backend.plane_split == "nic_port" and self.backend.planes is None:
+            raise ValueError(
+                "backend.plane_split: nic_port breaks every NIC port out into backend.planes planes; set "
+                "planes (e.g. 2 or 4) with spine_grouping: per_plane"
             )
         if (self.backend.topology == "top_of_rack") != (self.backend.placement == "top_of_rack"):
             raise ValueError("backend.placement: top_of_rack placement goes with (and only with) topology top_of_rack")

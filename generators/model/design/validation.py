@@ -210,6 +210,79 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
     return out
 
 
+def check_plane_split(design: Design, catalog: Catalog) -> list[tuple[tuple[str, ...], str, str]]:
+    """backend.plane_split: nic_port can break the backend NIC's ports out into backend.planes ports: the
+    planes divide the port's SerDes lanes (so every leg keeps whole lanes), and the backend switch runs
+    the plane's speed (whole ports or its breakout). Checked before the split NIC is derived from it."""
+    b = design.backend
+    if b.plane_split != "nic_port" or b.planes is None:
+        return []
+    out: list[tuple[tuple[str, ...], str, str]] = []
+
+    def bad(path: str, msg: str, fix: str) -> None:
+        out.append((tuple(path.split(".")), msg, fix))
+
+    srv = catalog.servers.get(design.compute.server)
+    if srv is None or srv.backend is None or srv.backend.nic not in catalog.nics:
+        return out  # check_against_catalog names the unknown server
+    n, key = b.planes, srv.backend.nic
+    nic = catalog.nics[key]
+    if srv.backend.cages is not None:
+        bad(
+            "backend.plane_split",
+            f"{design.compute.server} brings its NIC ports out to chassis cages (catalog backend.cages), "
+            "whose plugs serve whole ports; railyard breaks out only ports in the NIC's own cage",
+            "use plane_split: rails, or a server model whose NICs have cages of their own",
+        )
+        return out
+    if nic.lanes is None:
+        bad(
+            "backend.planes",
+            f"{key} (the backend NIC of {design.compute.server}) gives no SerDes lanes in the catalog, so "
+            "its ports cannot be broken out into planes",
+            f"add lanes: to nics.{key} in the catalog (a design's catalog: overlay can), or plane_split: rails",
+        )
+        return out
+    if n > nic.lanes:
+        bad(
+            "backend.planes",
+            f"{n} planes is more planes than {key} has lanes per port ({nic.lanes} x "
+            f"{nic.speed_gbps // nic.lanes}G): every plane needs at least one lane",
+            f"use at most {nic.lanes} planes (a divisor of {nic.lanes}), or a NIC with more lanes",
+        )
+        return out
+    if nic.lanes % n:
+        divisors = [d for d in range(2, nic.lanes + 1) if nic.lanes % d == 0]
+        bad(
+            "backend.planes",
+            f"{n} planes do not divide the {nic.lanes} lanes of a {key} port: a leg would run a fraction of a lane",
+            f"use {' or '.join(map(str, divisors))} planes",
+        )
+        return out
+    speed = nic.speed_gbps // n
+    if b.speed is not None and b.speed != speed:
+        bad(
+            "backend.speed",
+            f"{b.speed}G, but {n} planes of a {nic.speed_gbps}G {key} port run {speed}G each",
+            f"leave backend.speed out (the plane's {speed}G), or change backend.planes",
+        )
+    sw = catalog.switches.get(b.switch)
+    if sw is not None:
+        whole = {s for g in sw.port_groups for s in (g.speed_gbps, *g.speeds_gbps)}
+        split = {s: k for g in sw.port_groups for s, k in g.breakout.items()}
+        if speed not in whole and speed not in split:
+            runs = sorted(whole | set(split))
+            bad(
+                "backend.planes",
+                f"{n} planes run {speed}G per leg, a speed {b.switch} cannot break its ports out to "
+                f"(its ports run {', '.join(f'{s}G' for s in runs)}"
+                + (f"; breakout: {', '.join(f'{k} x {s}G' for s, k in sorted(split.items()))}" if split else "")
+                + ")",
+                f"use a plane count whose speed the switch runs, or a switch whose ports break out to {speed}G",
+            )
+    return out
+
+
 def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
     """backend.speed is one the backend NICs and the backend switch's ports both run (whole or split)."""
     b = design.backend
