@@ -260,9 +260,24 @@ def _waiting(what: str) -> None:
     err_console.print(f"{what}: this one writes once it is done", markup=False)
 
 
+# More stale files than this in one folder are said in one line: a 16k-GPU site that changes variant
+# removes thousands of label files, and a line each buries the warnings that follow.
+_STALE_LINES_PER_FOLDER = 5
+
+
 def _wrote(done: Written, out: Path) -> None:
+    by_folder: dict[str, list[str]] = {}
     for rel in done.removed:
-        err_console.print(f"removed stale {out / rel} (railyard wrote it before, not now)", markup=False)
+        by_folder.setdefault(str(Path(rel).parent), []).append(rel)
+    for folder, rels in by_folder.items():
+        if len(rels) > _STALE_LINES_PER_FOLDER:
+            err_console.print(
+                f"removed {len(rels)} stale files in {out / folder}/ (railyard wrote them before, not now)",
+                markup=False,
+            )
+            continue
+        for rel in rels:
+            err_console.print(f"removed stale {out / rel} (railyard wrote it before, not now)", markup=False)
     for rel in done.kept:
         err_console.print(
             f"[bold yellow]warning[/]: kept {out / rel}: railyard wrote it before, not now, but it was "

@@ -171,10 +171,11 @@ def large_outputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path,
     return base / "old", base / "new", time.monotonic() - start
 
 
-def _finished(p: subprocess.Popen[str], timeout: float, out: Path) -> tuple[int, str]:
-    """A compile's exit status and stderr; one still running after `timeout` seconds (a compile takes
-    ~10 s) fails the test with every stack of it and its render child (faulthandler, on SIGABRT) and who
-    holds the folder's lock, for the cause to be found from one failure."""
+def _finished(p: subprocess.Popen[str], timeout: float, out: Path, err: Path) -> tuple[int, str]:
+    """A compile's exit status and stderr (written to the file `err`, never a pipe: a compile that
+    reports thousands of stale files would block on a full pipe nobody reads); one still running after
+    `timeout` seconds (a compile takes ~10 s) fails the test with every stack of it and its render child
+    (faulthandler, on SIGABRT) and who holds the folder's lock, for the cause to be found from one failure."""
     try:
         p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -187,12 +188,26 @@ def _finished(p: subprocess.Popen[str], timeout: float, out: Path) -> tuple[int,
                 continue
         for pid in (*children, p.pid):
             os.kill(pid, signal.SIGABRT)
-        _, err = p.communicate()
+        p.wait()
         lock = out.parent / f".{out.name}{output.LOCK}"
         holder = lock.read_text() if lock.exists() else "no lock file"
-        pytest.fail(f"compile pid {p.pid} (children {children}) still ran after {timeout} s; lock: {holder}\n{err}")
-    assert p.stderr is not None
-    return p.returncode, p.stderr.read()
+        pytest.fail(
+            f"compile pid {p.pid} (children {children}) still ran after {timeout} s; lock: {holder}\n"
+            f"{err.read_text(errors='replace')}"
+        )
+    return p.returncode, err.read_text()
+
+
+def _said(p: subprocess.Popen[str], err: Path, what: str, timeout: float) -> str:
+    """The first line of `err` once the process has written it (the state it reports, polled), or a
+    failure naming what it printed instead."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = err.read_text(errors="replace")
+        if "\n" in text or p.poll() is not None:
+            return text.split("\n", 1)[0]
+        time.sleep(0.05)
+    pytest.fail(f"compile pid {p.pid} said nothing in {timeout} s, expected {what!r}")
 
 
 def _copy(src: Path, dst: Path) -> None:
@@ -242,22 +257,25 @@ def test_two_compiles_into_one_folder_take_turns(tmp_path: Path, large_outputs: 
     succeed once it lets go, one after the other, and the folder is exactly the output of one of them."""
     ref_old, ref_new, _ = large_outputs
     out = tmp_path / "out"
+    errs = [tmp_path / f"compile-{i}.err" for i in range(2)]
     with output._locked(out, None):
-        procs = [
-            subprocess.Popen(
-                [*RAILYARD, "compile", str(LARGE), "--out", str(out), "-q", *args],
-                env=_env(PYTHONFAULTHANDLER="1"),  # a hung one dumps its stacks on SIGABRT: see _finished
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for args in ((), VARIANT)
-        ]
-        for p in procs:  # each reports that it waits: the state it is in, not a guess of time
-            assert p.stderr is not None
-            line = p.stderr.readline()
-            assert f"waiting for another railyard (pid {os.getpid()}) writing {out}" in line, line
-    for p in procs:
-        code, err = _finished(p, 300, out)
-        assert code == 0, err
+        procs = []
+        for args, err in zip(((), VARIANT), errs, strict=True):
+            with err.open("w") as sink:
+                procs.append(
+                    subprocess.Popen(
+                        [*RAILYARD, "compile", str(LARGE), "--out", str(out), "-q", *args],
+                        env=_env(PYTHONFAULTHANDLER="1"),  # a hung one dumps its stacks on SIGABRT
+                        stdout=subprocess.DEVNULL,
+                        stderr=sink,
+                        text=True,
+                    )
+                )
+        waiting = f"waiting for another railyard (pid {os.getpid()}) writing {out}"
+        for p, err in zip(procs, errs, strict=True):  # each reports that it waits: its state, not a guess
+            line = _said(p, err, waiting, 120)
+            assert waiting in line, line
+    for p, err in zip(procs, errs, strict=True):
+        code, text = _finished(p, 300, out, err)
+        assert code == 0, text
     assert state(out) in (state(ref_old), state(ref_new)) and _leftovers(out) == []
