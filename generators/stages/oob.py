@@ -16,6 +16,15 @@ from generators.model.vocabulary import Network, Role, Tier
 from generators.stages.fabric import Builder, eligible, native_speed, number_width
 
 Endpoint = tuple[str, str]  # (device, its management port) on the out-of-band network
+# a port kept in a group for an aggregation switch's management port (placement keeps them in the block
+# of the rack the aggregation switches stand in; build_oob fills them)
+AGG_SLOT: Endpoint = ("", "")
+
+
+def sizing_group(groups: list[list[Endpoint | None]], agg_group: int) -> int:
+    """The group the aggregation switches' management ports are still to be added to: -1 when placement
+    already kept their ports (AGG_SLOT) in their rack's block."""
+    return -1 if agg_group < 0 or AGG_SLOT in groups[agg_group] else agg_group
 
 
 def oob_port(catalog: Catalog, dev: Device) -> str | None:
@@ -73,16 +82,24 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], a
     downs = eligible(model, down_speed, "down")
     ups = [i for i in eligible(model, up_speed, "up") if i not in set(downs)][: oob.uplinks_per_switch]
     agg_ports = eligible(agg_model, up_speed, "down")
-    per_pair, n_pairs = oob_sizing(b.catalog, design, [len(g) for g in groups], agg_group)
+    extra_group = sizing_group(groups, agg_group)
+    per_pair, n_pairs = oob_sizing(b.catalog, design, [len(g) for g in groups], extra_group)
     aggs = [
         b.switch(f"oob-agg{i + 1}", agg_key, Network.OOB, Role.SPINE, index=i + 1, pair=i // 2 + 1)
         for i in range(2 * n_pairs)
     ]
     n_sw = sum(
-        math.ceil((len(g) + (2 * n_pairs if gi == agg_group else 0)) / len(downs)) for gi, g in enumerate(groups)
+        math.ceil((len(g) + (2 * n_pairs if gi == extra_group else 0)) / len(downs)) for gi, g in enumerate(groups)
     )
     if aggs:
-        groups[agg_group] += [(a.name, agg_model.mgmt_port) for a in aggs]
+        mine = [(a.name, agg_model.mgmt_port) for a in aggs]
+        grp = groups[agg_group]
+        for k, ep in enumerate(grp):
+            if ep == AGG_SLOT:
+                grp[k] = mine.pop(0) if mine else None
+        grp += mine
+    for g in groups:  # kept slots no aggregation switch took (none when placement sized them)
+        g[:] = [None if ep == AGG_SLOT else ep for ep in g]
     agg_next = [0] * len(aggs)
     leaf_ports = _service_leaf_ports(b, up_speed) if oob.uplink == "frontend" else {}
     service = list(leaf_ports)

@@ -35,7 +35,7 @@ from generators.model.plan import Device, Plan
 from generators.model.sections import PlanWarning
 from generators.model.vocabulary import Kind, Role
 from generators.stages.fabric import Builder
-from generators.stages.oob import build_oob, oob_sizing
+from generators.stages.oob import build_oob, oob_sizing, sizing_group
 from generators.stages.placement.checks import check_racks, check_rows
 from generators.stages.placement.contents import all_racks, rack_contents
 from generators.stages.placement.cooling import add_cdus, cooling_section
@@ -88,8 +88,9 @@ def place(plan: Plan, catalog: Catalog) -> None:
         racks = all_racks(contents)
         name_racks(racks, src.rows)
         add_cdus(plan, racks, design, catalog)
-        groups, group_racks, agg_group = oob_groups(racks, contents.agg_rack, plan, catalog, design, lim)
-        need = 2 * oob_sizing(catalog, design, [len(g) for g in groups], agg_group)[1]
+        og = oob_groups(racks, contents.agg_rack, plan, catalog, design, lim)
+        groups, agg_group = og.groups, og.agg_group
+        need = 2 * oob_sizing(catalog, design, [len(g) for g in groups], sizing_group(groups, agg_group))[1]
         if need == n_aggs:
             break
         n_aggs = need
@@ -104,8 +105,8 @@ def place(plan: Plan, catalog: Catalog) -> None:
     for r in racks:
         for it, u in stack_units(r, site.rack.units, lim):
             unit_of[it.name] = (r.name, u)
-    # each group's access switch stands in the middle rack of the group, in the unit kept free for it
-    host = {gi: grp[len(grp) // 2] for gi, grp in enumerate(group_racks)}
+    # each group's access switch stands in its host rack (placement.oob), in the unit kept free for it
+    host = dict(enumerate(og.hosts))
     oob_model = catalog.switches[design.oob.switch]
     top = site.rack.units - oob_model.rack_units + 1
     hosted: dict[str, int] = defaultdict(int)  # a rack system's rack hosts several, stacked down from the top
