@@ -323,19 +323,15 @@ def _assign_asns(plan: Plan, design: Design) -> Routers:
             asn[d.name] = bgp.spine_asn_base + int(d.attrs.get("pod", 1))
         else:
             asn[d.name] = bgp.core_asn
-    access_no = 0
     onet = design.oob.network
     for d in oob_routers:
-        if d.role == "leaf":
-            access_no += 1
-            asn[d.name] = onet.asn_base + access_no
-        else:
-            asn[d.name] = onet.asn_base
+        # an access switch's number is its rack's slot on the floor (stages/oob.py), not its rank
+        asn[d.name] = onet.asn_base + (int(d.attrs["index"]) if d.role == "leaf" else 0)
     return Routers(fe, oob_routers, asn)
 
 
 # router ids: the loopback pool's part for router ids (its lower half when VTEPs take the upper one)
-# in three equal regions, each holding two kinds of router, one counting up from the region's start and
+# in three regions (LOOPBACK_SHARES), each holding two kinds of router, one counting up from the region's start and
 # one down from its end. A router's loopback is a function of its kind and its number among its kind,
 # never of how many routers of other kinds there are: growing the site adds loopbacks, moves none.
 LOOPBACK_REGIONS: tuple[tuple[str, str], ...] = (
@@ -343,6 +339,9 @@ LOOPBACK_REGIONS: tuple[tuple[str, str], ...] = (
     ("frontend spine", "frontend core"),
     ("OOB access switch", "OOB aggregation switch"),
 )
+# the regions' shares of the router ids: an OOB access switch's number is its rack's slot on the floor
+# (sparse: rows x positions), so its region is twice the others
+LOOPBACK_SHARES = (1, 1, 2)
 
 
 def _router_kind(d: Device) -> tuple[int, bool]:
@@ -366,32 +365,38 @@ def _assign_loopbacks(design: Design, routers: Routers) -> list[Problem]:
     half = size // 2
     # each half from its second address (x.x.0.1, x.x.8.1 in a /20), never the pool's broadcast
     room, vtep_room = (half - 1, size - half - 2) if vtep_leaves else (size - 2, 0)
-    part = room // len(LOOPBACK_REGIONS)
+    unit = room // sum(LOOPBACK_SHARES)
+    size_of = [share * unit for share in LOOPBACK_SHARES]
+    start = [1 + sum(size_of[:r]) for r in range(len(LOOPBACK_REGIONS))]
+    numbers: dict[str, int] = {}  # a router's number among its kind, from 0
     count: dict[tuple[int, bool], int] = defaultdict(int)
     for d in every:
-        count[_router_kind(d)] += 1
-    full = [r for r in range(len(LOOPBACK_REGIONS)) if count[(r, False)] + count[(r, True)] > part]
+        kind = _router_kind(d)
+        numbers[d.name] = count[kind]
+        if d.network == "oob" and d.role == "leaf":
+            numbers[d.name] = int(d.attrs["index"]) - 1  # its rack's slot on the floor, not its rank
+        count[kind] = max(count[kind] + 1, numbers[d.name] + 1)
+    used = [count[(r, False)] + count[(r, True)] for r in range(len(LOOPBACK_REGIONS))]
+    full = [r for r in range(len(LOOPBACK_REGIONS)) if used[r] > size_of[r]]
     if full or len(vtep_leaves) > vtep_room:
-        most = max(count[(r, False)] + count[(r, True)] for r in range(len(LOOPBACK_REGIONS)))
-        per_part = len(LOOPBACK_REGIONS) * most + 1
+        most = max(-(-used[r] // LOOPBACK_SHARES[r]) for r in range(len(LOOPBACK_REGIONS)))
+        per_part = sum(LOOPBACK_SHARES) * most + 1
         need = 2 * (max(per_part, len(vtep_leaves) + 1) + 1) if vtep_leaves else per_part + 2
-        what = "; ".join(f"{' and '.join(LOOPBACK_REGIONS[r])}: {count[(r, False)] + count[(r, True)]:,}" for r in full)
+        what = "; ".join(f"{' and '.join(LOOPBACK_REGIONS[r])}: {used[r]:,}" for r in full)
         vteps = f" and {len(vtep_leaves):,} VTEPs (a half of the pool each)" if vtep_leaves else ""
         return [
             Problem(
                 "addressing.loopbacks",
-                f"{lo_pool} cannot hold the loopbacks: it has {part:,} router ids for each of "
-                f"{len(LOOPBACK_REGIONS)} kinds of router{vteps}, too few "
+                f"{lo_pool} cannot hold the loopbacks: its router ids, {' / '.join(f'{n:,}' for n in size_of)} "
+                f"for the {len(LOOPBACK_REGIONS)} kinds of router{vteps}, are too few "
                 f"({what or f'{len(vtep_leaves):,} VTEPs'})",
                 f"use a larger pool, e.g. /{_prefix_for(need)}",
             )
         ]
-    seen: dict[tuple[int, bool], int] = defaultdict(int)
     for d in every:
-        region, down = kind = _router_kind(d)
-        n = seen[kind]
-        seen[kind] += 1
-        i = region * part + (part - n if down else 1 + n)
+        region, down = _router_kind(d)
+        n = numbers[d.name]
+        i = start[region] + (size_of[region] - 1 - n if down else n)
         routers.loopbacks[d.name] = f"{host(lo_pool, i)}/32"
     routers.vteps = {d.name: f"{host(lo_pool, half + 1 + i)}/32" for i, d in enumerate(vtep_leaves)}
     return []
@@ -613,23 +618,42 @@ def _plan_oob(
                 "BMCs and management ports get separate VLANs",
             )
         ]
-    bpool, mpool = Pool("addressing.bmc", ad.bmc), Pool("addressing.management", ad.management)
     access = [d for d in plan.devices if d.kind == "switch" and d.network == "oob" and d.role == "leaf"]
     subnets: dict[str, dict[str, Any]] = {}
     position: dict[str, dict[str, int]] = {}
+    problems: list[Problem] = []
+    # every access switch's subnets are the n-th block of the pools, n its number (its rack's slot on
+    # the floor), so a switch added anywhere renumbers no other switch's BMCs and ports
+    plen = max((prefix_for_hosts(1 + len(access_ports(catalog, d.model))) for d in access), default=32)
     for d in access:
         ports = access_ports(catalog, d.model)
         position[d.name] = {p: i for i, p in enumerate(ports)}
-        plen = prefix_for_hosts(1 + len(ports))
-        b, m = bpool.take(f"{d.name} BMCs", plen), mpool.take(f"{d.name} management", plen)
-        if b is None or m is None:
+        k = int(d.attrs["index"]) - 1
+        nets = []
+        for field_, pool in (("addressing.bmc", ad.bmc), ("addressing.management", ad.management)):
+            blocks = 1 << max(0, plen - pool.prefixlen)
+            if k >= blocks or plen < pool.prefixlen:
+                if not any(p.field == field_ for p in problems):
+                    need = plen - (max(int(a.attrs["index"]) for a in access) - 1).bit_length()
+                    problems.append(
+                        Problem(
+                            field_,
+                            f"{pool} cannot hold a /{plen} for OOB access switch number "
+                            f"{max(int(a.attrs['index']) for a in access):,} (each switch's subnet is the "
+                            "block of its number, its rack's slot on the floor)",
+                            f"give {field_} a shorter prefix, e.g. /{need}",
+                        )
+                    )
+                continue
+            nets.append(IPv4Network((int(pool.network_address) + k * (1 << (32 - plen)), plen)))
+        if len(nets) < 2:
             continue
+        b, m = nets
         subnets[d.name] = {
             "os": catalog.switches[d.model].os,
             "bmc": {"vlan": onet.bmc_vlan, "subnet": str(b), "gateway": str(host(b, 1))},
             "mgmt": {"vlan": onet.mgmt_vlan, "subnet": str(m), "gateway": str(host(m, 1))},
         }
-    problems = [p.problem() for p in (bpool, mpool) if p.next > int(p.network.broadcast_address) + 1]
     if problems:
         return {}, problems
     ports_out: list[dict[str, Any]] = []

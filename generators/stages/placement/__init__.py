@@ -35,7 +35,7 @@ from generators.model.plan import Device, Plan
 from generators.model.sections import PlanWarning
 from generators.model.vocabulary import Kind, Role
 from generators.stages.fabric import Builder
-from generators.stages.oob import build_oob, oob_sizing, sizing_group
+from generators.stages.oob import Host, build_oob, oob_sizing, sizing_group
 from generators.stages.placement.checks import check_racks, check_rows
 from generators.stages.placement.contents import all_racks, rack_contents
 from generators.stages.placement.cooling import add_cdus, cooling_section
@@ -47,10 +47,11 @@ from generators.stages.placement.floor import (
     outline,
     row_geometry,
 )
-from generators.stages.placement.oob import oob_groups
+from generators.stages.placement.oob import oob_groups, switch_numbers
 from generators.stages.placement.racks import (
     Item,
     limits,
+    max_pdus_per_rack,
     pdu_name,
     rack_pdus,
     stack_units,
@@ -100,7 +101,10 @@ def place(plan: Plan, catalog: Catalog) -> None:
     # devices into racks and units
     by_name = {d.name: d for d in plan.devices}
     b = Builder(catalog, plan.devices, plan.links, by_name)
-    info = build_oob(b, design, groups, agg_group)
+    numbers = switch_numbers(og, [r.positions for r in src.rows], lim.endpoints + max_pdus_per_rack(design, catalog))
+    info = build_oob(
+        b, design, groups, agg_group, [Host(h.name, first) for h, (first, _) in zip(og.hosts, numbers, strict=True)]
+    )
     unit_of: dict[str, tuple[str, int]] = {}
     for r in racks:
         for it, u in stack_units(r, site.rack.units, lim):

@@ -15,7 +15,6 @@ from generators.stages.placement.racks import (
     max_pdus_per_rack,
     pdu_name,
     rack_pdus,
-    stack_units,
 )
 
 
@@ -25,6 +24,7 @@ class OobGroups:
     racks: list[list[Rack]]  # each group's racks
     agg_group: int  # the group of the aggregation switches' rack (-1: none)
     hosts: list[Rack]  # the rack each group's access switch stands in
+    window: dict[int, int]  # row index -> positions per window (1: a switch per rack)
 
 
 def oob_groups(
@@ -32,29 +32,31 @@ def oob_groups(
 ) -> OobGroups:
     """Endpoint groups, one access switch each: the racks of one window of neighbouring positions of a
     row (see below). A rack's endpoints are numbered so that a port does not change when an unrelated
-    device comes or goes: its PDUs first (a rack always has them), then its devices bottom-up by unit
-    (placement keeps the units of devices that stay), the aggregation switches' management ports
-    (`AGG_SLOT`, filled by `build_oob`) last. Each rack of a window has a fixed block of the switch's
-    ports (the ports split evenly over the window's positions, position j from port j * block), so a
-    rack that loses or gains a device, or a rack added beside it, does not renumber its neighbours;
-    `None` marks a port of a block left free."""
+    device comes or goes: its PDUs first (a rack always has them), then its devices in the rack's
+    order (servers bottom-up, switches by index: the order they are added in as the site grows; an
+    aggregation switch's management port, made with the OOB network, is kept as `AGG_SLOT` in its
+    place and filled by `build_oob`). Each rack of a window has a fixed block of the switch's ports
+    (the ports split evenly over the window's positions, position j from port j * block), so a rack
+    that loses or gains a device, or a rack added beside it, does not renumber its neighbours; `None`
+    marks a port of a block left free."""
     devs = {d.name: d for d in plan.devices}
     pdu_port = catalog.pdus[design.site.rack.pdu].mgmt_port
     per_rack: dict[str, list[Endpoint]] = {}
     counts: dict[str, int] = {}
     for r in racks:
         eps: list[Endpoint] = [(pdu_name(r.name, k), pdu_port) for k in range(rack_pdus(design, catalog, r))]
-        n_agg = 0
-        for it, _u in sorted(stack_units(r, design.site.rack.units, lim), key=lambda iu: iu[1]):
+        # in the rack's order (the order its items grow in), not by unit: a full switch stack continues
+        # below its anchor, so a switch added to the rack can take a lower unit than those that stand
+        for it in r.items:
             d = devs.get(it.name)
-            if d is None:  # an aggregation switch, created with the OOB network
-                n_agg += 1
+            if d is None:  # an aggregation switch, created with the OOB network: its port kept in place
+                eps.append(AGG_SLOT)
                 continue
             port = oob_port(catalog, d)
             if port is not None:
                 eps.append((d.name, port))
         per_rack[r.name] = eps
-        counts[r.name] = len(eps) + n_agg
+        counts[r.name] = len(eps)
     ports = lim.endpoints + max_pdus_per_rack(design, catalog)
     limit_racks = design.oob.racks_per_switch or 10**9
     ordered = sorted(racks, key=lambda r: (r.row, r.position))
@@ -68,17 +70,14 @@ def oob_groups(
     for r in ordered:
         if r.role != "cdu" and not r.mgmt_switches:
             row_max[r.row] = max(row_max[r.row], counts[r.name])
-    # a row of compute racks holds racks of one size (servers per rack is fixed by power and units); the
-    # other rows' racks fill as the site grows (a leaf rack takes the next unit's leaves), so their
-    # window is sized for racks of up to half a switch, not for what they hold today
+    # a row of compute racks holds racks of one size (servers per rack is fixed by power and units), so
+    # its window is as many racks as one switch takes; the other rows' racks fill as the site grows (a
+    # leaf rack takes the next unit's leaves, up to a switch's ports), so each has a switch of its own
     compute_row = {r.row: True for r in ordered}
     for r in ordered:
         if r.role not in ("compute", "cdu"):
             compute_row[r.row] = False
-    window = {
-        row: max(1, min(limit_racks, ports // (m if compute_row[row] else max(m, ports // 2)) if m else 1))
-        for row, m in row_max.items()
-    }
+    window = {row: max(1, min(limit_racks, ports // m)) if m and compute_row[row] else 1 for row, m in row_max.items()}
     group_racks: list[list[Rack]] = []
     group_key: list[tuple[int, int]] = []
     agg_group = -1  # -1: no group holds aggregation switches
@@ -122,16 +121,9 @@ def oob_groups(
             if w >= 0 and k > 1:
                 out += [None] * ((r.position - w * k) * block - len(out))
             out += per_rack[r.name]
-            if r is agg_rack:
-                # the aggregation switches' management ports, in their own rack's block
-                out += [AGG_SLOT] * (counts[r.name] - len(per_rack[r.name]))
         groups.append(out)
-    return OobGroups(
-        groups,
-        group_racks,
-        agg_group,
-        [_host(grp, key) for grp, key in zip(group_racks, group_key, strict=True)],
-    )
+    hosts = [_host(grp, key) for grp, key in zip(group_racks, group_key, strict=True)]
+    return OobGroups(groups, group_racks, agg_group, hosts, window)
 
 
 def _host(grp: list[Rack], key: tuple[int, int]) -> Rack:
@@ -143,3 +135,29 @@ def _host(grp: list[Rack], key: tuple[int, int]) -> Rack:
     if key[1] < 0:
         return grp[len(grp) // 2]
     return min(grp, key=lambda r: (r.seq, r.position))
+
+
+def switch_numbers(og: OobGroups, positions: list[int], ports: int) -> list[tuple[int, int]]:
+    """(first number, numbers kept) of each group's access switches: the number of its host rack's
+    position on the floor. Row by row, each row keeps a number per position (times the most switches
+    one rack of the row hosts: 2 for a rack system's pair), so a switch's number depends on the rows
+    before it and its own rack's position, never on how many switches there are nor on how racks share
+    them (oob.racks_per_switch): a rack added anywhere renumbers none."""
+    per_rack: dict[tuple[int, int], int] = defaultdict(int)
+    for grp, host in zip(og.groups, og.hosts, strict=True):
+        per_rack[(host.row, host.position)] += max(1, -(-len(grp) // ports))
+    most: dict[int, int] = defaultdict(lambda: 1)
+    for (row, _), n in per_rack.items():
+        most[row] = max(most[row], n)
+    base, total = [], 0
+    for i, n in enumerate(positions):
+        base.append(total)
+        total += n * most[i]
+    out: list[tuple[int, int]] = []
+    used: dict[tuple[int, int], int] = defaultdict(int)
+    for grp, host in zip(og.groups, og.hosts, strict=True):
+        key = (host.row, host.position)
+        n = max(1, -(-len(grp) // ports))
+        out.append((base[host.row] + host.position * most[host.row] + used[key] + 1, n))
+        used[key] += n
+    return out
