@@ -131,6 +131,27 @@ def test_a_second_push_changes_nothing(first_push: Any, netbox: Any, env: dict[s
     assert "railyard would create 0, update 0 and delete 0" in dry.output, dry.output
 
 
+def test_a_dry_run_names_every_device_that_would_move(
+    first_push: Any, netbox: Any, env: dict[str, str], compiled: Any
+) -> None:
+    """Moves are work orders, not a count of updates (issue 43): three servers a rack instead of four
+    re-racks most servers, and the dry run names each with its rack and unit, from -> to."""
+    from generators.reports.diff import device_moves
+
+    moves = device_moves(
+        compiled("h100-256", *BASE_SET), compiled("h100-256", *BASE_SET, "site.rack.servers_per_rack=3")
+    )
+    assert len(moves) > 10
+    dry = _run(
+        env, "netbox", "push", DESIGN, "--url", netbox.url, *BASE, "--set", "site.rack.servers_per_rack=3", "--dry-run"
+    )
+    assert dry.exit_code == 0, dry.output
+    assert f"{len(moves):,} devices would move (from -> to):" in dry.output, dry.output
+    for m in moves:
+        if m.base_unit is not None and m.head_unit is not None:
+            assert f"  {m.device}: {m.base_rack} U{m.base_unit} -> {m.head_rack} U{m.head_unit}\n" in dry.output, m
+
+
 def test_two_to_one_removes_exactly_the_dropped_spines_and_their_cables(
     first_push: Any, netbox: Any, env: dict[str, str], nb: Client, compiled: Any
 ) -> None:
