@@ -3,12 +3,13 @@
 # refs, `railyard diff` (counts, cost, cables, artifacts) and the bounded `pulumi preview --diff` of
 # deploying the head over the base, in one markdown file.
 #
-# Usage: scripts/review.sh [--out FILE] [--full-dir DIR] [--max-lines N] BASE_REF HEAD_REF [DESIGN ...]
+# Usage: scripts/review.sh [--out FILE] [--full-dir DIR] [--max-lines N] [--max-chars N] BASE_REF HEAD_REF [DESIGN ...]
 #   DESIGN       designs/<name>.yaml paths to review (default: every designs/*.yaml that differs
 #                between the refs, itself or through a file it `extends:`, or all of them when
 #                designs/catalog.yaml differs)
 #   --out FILE   write the comment there (default: stdout); progress goes to stderr
 #   --max-lines  keep this many lines of each preview (default 2500), then say how many were cut
+#   --max-chars  the comment's size limit (default 65000: GitHub refuses a comment over 65,536)
 #   --full-dir   also write each design's whole review (every cable and file) as DIR/<name>.review.md,
 #                and the whole comment, uncut, as DIR/review.md; the comment's shortened lists point at
 #                them (upload DIR as a build artifact)
@@ -29,7 +30,7 @@
 #       1 the tooling failed (git, pulumi setup), with its output.
 set -euo pipefail
 
-usage() { sed -n '5,19p' "$0" | sed 's/^# \{0,1\}//' >&2; }
+usage() { sed -n '5,20p' "$0" | sed 's/^# \{0,1\}//' >&2; }
 die() { printf 'review.sh: %s\n' "$*" >&2; exit 2; }
 log() { printf '[review] %s\n' "$*" >&2; }
 quiet() {  # run a setup step silently; on failure show its output and stop (exit 1: not the input's fault)
@@ -37,7 +38,7 @@ quiet() {  # run a setup step silently; on failure show its output and stop (exi
   o="$("$@" 2>&1)" || { printf 'review.sh: %s failed:\n%s\n' "$*" "$o" >&2; exit 1; }
 }
 
-OUT="" MAX_LINES=2500 FULL_DIR=""
+OUT="" MAX_LINES=2500 MAX_CHARS=65000 FULL_DIR=""
 ARGS=()
 while (($#)); do
   case "$1" in
@@ -47,6 +48,8 @@ while (($#)); do
     --full-dir=*) FULL_DIR="${1#--full-dir=}"; shift ;;
     --max-lines) (($# >= 2)) || die "--max-lines needs a number"; MAX_LINES="$2"; shift 2 ;;
     --max-lines=*) MAX_LINES="${1#--max-lines=}"; shift ;;
+    --max-chars) (($# >= 2)) || die "--max-chars needs a number"; MAX_CHARS="$2"; shift 2 ;;
+    --max-chars=*) MAX_CHARS="${1#--max-chars=}"; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; ARGS+=("$@"); break ;;
     -*) usage; die "unknown option $1" ;;
@@ -55,6 +58,7 @@ while (($#)); do
 done
 ((${#ARGS[@]} >= 2)) || { usage; die "need BASE_REF and HEAD_REF"; }
 [[ "$MAX_LINES" =~ ^[1-9][0-9]*$ ]] || die "--max-lines must be a positive whole number, got '$MAX_LINES'"
+[[ "$MAX_CHARS" =~ ^[1-9][0-9]{3,}$ ]] || die "--max-chars must be a whole number of at least 1000, got '$MAX_CHARS'"
 BASE_REF="${ARGS[0]}" HEAD_REF="${ARGS[1]}"
 if [[ -n "$FULL_DIR" ]]; then  # absolute: railyard diff runs inside the head's worktree
   mkdir -p -- "$FULL_DIR" 2>/dev/null && FULL_DIR="$(cd -- "$FULL_DIR" && pwd)" \
@@ -268,14 +272,14 @@ done
 
 # The comment: a first table of the designs that change, one line for those that do not, then each
 # design's section, cut to its share of the budget when they would not all fit.
-"$PY" - "$TMP/review.md" "$BASE_REF" "$HEAD_REF" "${BASE:0:12}" "${HEAD:0:12}" "${FULL_DIR}" \
+"$PY" - "$TMP/review.md" "$MAX_CHARS" "$BASE_REF" "$HEAD_REF" "${BASE:0:12}" "${HEAD:0:12}" "${FULL_DIR}" \
   "${SECTIONS[@]}" <<'PY'
 import json
 import sys
 from pathlib import Path
 
-BUDGET = 65_000  # characters; GitHub refuses a comment over 65,536
-out, base_ref, head_ref, base, head, full_dir, *rest = sys.argv[1:]
+out, budget, base_ref, head_ref, base, head, full_dir, *rest = sys.argv[1:]
+BUDGET = int(budget)  # characters (default 65,000; GitHub refuses a comment over 65,536)
 designs = [(rest[k], Path(rest[k + 1]).read_text(), Path(rest[k + 2])) for k in range(0, len(rest), 3)]
 
 
@@ -327,6 +331,11 @@ if len(whole) <= BUDGET or not sections:
 where = "`review.md` of the full-review folder" if full_dir else "`scripts/review.sh` run locally (or with --full-dir)"
 note = f"\n\n**cut to fit a pull-request comment**: the whole section is in {where}.\n"
 share = (BUDGET - len("\n".join(head_lines + summary)) - 200) // len(sections) - len(note)
+if share < 200:  # not even a few lines a design: the table alone, and where the rest is
+    text = "\n".join(head_lines + summary)
+    text = text[: BUDGET - len(note)] + note
+    Path(out).write_text(text)
+    sys.exit(0)
 cut = []
 for md in sections:
     if len(md) <= share:
