@@ -93,9 +93,12 @@ def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_a
     agg_model = catalog.switches[
         design.oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
     ]
-    central_fe = [[item(d.name)] for d in fe if not (d.role == "leaf" and d.name in fe_block)]
+    # the central frontend rack(s): service leaves, the OOB aggregation switches, then the spines and
+    # cores, which grow with the site, last (so a grown site adds spines above the others)
     aggs = [Item(f"oob-agg{i + 1}", agg_model.rack_units, agg_model.power_w / 1000) for i in range(n_aggs)]
+    central_fe = [[item(d.name)] for d in fe if d.role == "leaf" and d.name not in fe_block]
     central_fe += [[a] for a in aggs]
+    central_fe += [[item(d.name)] for d in fe if d.role != "leaf"]
     central: list[Rack] = pack(cores, lim, "core")
     fe_racks = pack(central_fe, lim, "frontend")
     central += fe_racks
