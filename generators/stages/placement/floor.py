@@ -323,7 +323,6 @@ def arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[
     src = RowSource(design, blocked)
     cool = cdu_rows(design, catalog)
     blocks = contents.blocks
-    mid = len(blocks) // 2 if len(blocks) > 1 else 0
     for b in blocks:
         first = len(src.rows)
         # one row of compute racks before the block's network row, the rest after it: the network row
@@ -332,7 +331,9 @@ def arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[
         for i, r in enumerate(b.compute):
             r.seq = i
         after = _fill_rows(src, list(b.compute), cool, max_rows=1)
-        overflow = _network_row(src, b, mode, contents.central if b.index == mid else [])
+        # the central racks stand in the first block's network row: a unit that adds a block adds it
+        # after the others and never moves them (in the middle block they moved whenever one was added)
+        overflow = _network_row(src, b, mode, contents.central if b.index == 0 else [])
         if overflow:
             _fill_rows(src, overflow)
         _fill_rows(src, after, cool)
