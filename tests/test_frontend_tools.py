@@ -13,7 +13,7 @@ import pytest
 
 from generators.model.plan import Plan
 from generators.model.secrets import fill, placeholder
-from tests.conftest import EXAMPLES, rendered_files
+from tests.conftest import COMPILED_EXAMPLES, rendered_files
 from tests.netns_fabric import frr_fabric, md5_failures, wait_until
 from tests.pulumi_engine import SITE_SECRETS
 from tests.realtools import frr_check, kea_check, require
@@ -48,7 +48,7 @@ def test_every_frr_conf_passes_vtysh(compiled: Callable[..., Plan], name: str, t
         assert ok, f"{rel}: {out}"
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", COMPILED_EXAMPLES)
 def test_every_shipped_frr_conf_passes_vtysh_as_deployed(
     compiled: Callable[..., Plan], name: str, tmp_path: Path
 ) -> None:

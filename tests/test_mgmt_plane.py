@@ -23,7 +23,7 @@ from generators.model.secrets import SECRETS, fill, placeholder, referenced, sal
 from generators.renderers import render_all
 from generators.vendors import render_backend, render_frontend, render_oob, render_storage
 from generators.views.switches import mgmt_addresses
-from tests.conftest import EXAMPLES
+from tests.conftest import COMPILED_EXAMPLES
 
 PH = re.compile(r"%%RAILYARD_SECRET\.[a-z_]+(\.[a-z0-9-]+\.[A-Za-z0-9_-]+)?%%")
 AAA = (
@@ -101,7 +101,7 @@ def _check_switch(plan: Plan, name: str, files: dict[str, str]) -> None:
         )
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", COMPILED_EXAMPLES)
 def test_every_switch_of_every_shipped_design_carries_its_management_plane(
     compiled: Callable[..., Plan], name: str
 ) -> None:

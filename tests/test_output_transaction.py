@@ -171,6 +171,30 @@ def large_outputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path,
     return base / "old", base / "new", time.monotonic() - start
 
 
+def _finished(p: subprocess.Popen[str], timeout: float, out: Path) -> tuple[int, str]:
+    """A compile's exit status and stderr; one still running after `timeout` seconds (a compile takes
+    ~10 s) fails the test with every stack of it and its render child (faulthandler, on SIGABRT) and who
+    holds the folder's lock, for the cause to be found from one failure."""
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == p.pid:
+                    children.append(int(stat.parent.name))
+            except (OSError, IndexError, ValueError):
+                continue
+        for pid in (*children, p.pid):
+            os.kill(pid, signal.SIGABRT)
+        _, err = p.communicate()
+        lock = out.parent / f".{out.name}{output.LOCK}"
+        holder = lock.read_text() if lock.exists() else "no lock file"
+        pytest.fail(f"compile pid {p.pid} (children {children}) still ran after {timeout} s; lock: {holder}\n{err}")
+    assert p.stderr is not None
+    return p.returncode, p.stderr.read()
+
+
 def _copy(src: Path, dst: Path) -> None:
     """A copy of an output folder by hard links (railyard replaces files, never writes into one)."""
     shutil.rmtree(dst, ignore_errors=True)
@@ -222,7 +246,7 @@ def test_two_compiles_into_one_folder_take_turns(tmp_path: Path, large_outputs: 
         procs = [
             subprocess.Popen(
                 [*RAILYARD, "compile", str(LARGE), "--out", str(out), "-q", *args],
-                env=_env(),
+                env=_env(PYTHONFAULTHANDLER="1"),  # a hung one dumps its stacks on SIGABRT: see _finished
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -234,5 +258,6 @@ def test_two_compiles_into_one_folder_take_turns(tmp_path: Path, large_outputs: 
             line = p.stderr.readline()
             assert f"waiting for another railyard (pid {os.getpid()}) writing {out}" in line, line
     for p in procs:
-        assert p.wait(timeout=600) == 0, p.stderr.read() if p.stderr else ""
+        code, err = _finished(p, 300, out)
+        assert code == 0, err
     assert state(out) in (state(ref_old), state(ref_new)) and _leftovers(out) == []

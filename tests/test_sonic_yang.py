@@ -31,7 +31,9 @@ ROCE_MASTER = ("backend.sonic_release=master",)  # only for designs with a SONiC
 # SONiC catalog switches the shared platform data has no port_config.ini for; each must be in no shipped
 # design (check.sh's MERGE_PORTS=auto would have no port list to merge), and leaves this list once the
 # data holds its platform
-NO_PLATFORM = {"SN4600C", "SN5600-800G"}
+# (SN5600-512x100G and TH6-64x1600G are only in the 131,072-GPU designs, which are bench-only; the UALink
+# tray is a scale-up switch inside a Helios rack that railyard wires but writes no config for)
+NO_PLATFORM = {"SN4600C", "SN5600-800G", "SN5600-512x100G", "TH6-64x1600G", "UALink-switch-tray"}
 # A catalog switch run at a split speed (a plan model "KEY@NxSPEED") whose ports then carry the names
 # and lanes of another model's platform: check.sh merges it over that one (the same chassis, O128 hwsku)
 STAND_IN = {"SN5600-800G@2x400G": "SN5600"}

@@ -270,9 +270,18 @@ def test_an_infiniband_storage_fabric_gets_its_subnet_manager_beside_a_roce_back
     # the same storage subnet, keys and files as beside an InfiniBand backend
     ib = rendered_files(compiled, SUPERPOD)
     storage = {k: v for k, v in ib.items() if k.startswith("infiniband/storage/")}
+    switches = [d.name for d in plan.devices if d.network == "storage" and d.kind == "switch"]
+    assert switches
     assert sorted(storage) == sorted(
         f"infiniband/storage/{f}"
-        for f in ("node-name-map", "opensm.conf", "partitions.conf", "root_guids", "topology.net")
+        for f in (
+            "node-name-map",
+            "opensm.conf",
+            "partitions.conf",
+            "root_guids",
+            "topology.net",
+            *(f"{s}/mgmt.cfg" for s in switches),  # each storage switch's own management plane
+        )
     )
     assert {k: files[k] for k in storage} == storage
     assert plan.infiniband_storage == compiled(SUPERPOD).infiniband_storage

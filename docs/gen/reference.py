@@ -322,6 +322,8 @@ OUTPUTS: dict[str, str] = {
     "infiniband/storage/root_guids": "the storage fabric's root switches",
     "infiniband/storage/node-name-map": "GUID to plan name on the storage fabric",
     "infiniband/storage/topology.net": "the expected storage fabric in ibnetdiscover format",
+    "infiniband/storage/<switch>/mgmt.cfg": "MLNX-OS storage-fabric switch's own management plane (as "
+    "`infiniband/<switch>/mgmt.cfg`)",
     "slurm/topology.conf": "Slurm topology/tree, derived from the backend graph",
     "slurm/topology-block.conf": "Slurm topology/block (23.11+): one block per unit (per rack for rack-scale systems)",
     "slurm/topology.yaml": "rack-scale systems, Slurm 25.05+: the fabric tree as default topology and the "

@@ -30,6 +30,9 @@ _IPV4 = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?:/[0-9]{1,2})?\Z")  # never 
 # (before a space or the end it is a mapping indicator): PyYAML's emitter writes such a scalar plain when
 # it resolves to a string
 _NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_./:-]*[A-Za-z0-9_./-])?\Z")
+# a secret's placeholder (generators/secrets: `%%RAILYARD_SECRET.name%%`): PyYAML single-quotes a scalar
+# that starts with the `%` directive indicator and holds nothing it would escape
+_PLACEHOLDER = re.compile(r"%%[A-Za-z0-9_./-]+%%\Z")
 _RESOLVER = yaml.resolver.Resolver()
 
 
@@ -82,6 +85,8 @@ def _scalar(v: Any) -> str:
             return v
         if (text := _name(v)) is not None:
             return text
+        if len(v) < 80 and _PLACEHOLDER.match(v):
+            return f"'{v}'"
     raise Unsupported(repr(v))
 
 

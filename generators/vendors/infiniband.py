@@ -198,11 +198,12 @@ def _ufm(parts: list[Partition]) -> dict[str, str]:
     return files
 
 
-def management_files(plan: Plan, network: str) -> dict[str, str]:
-    """`infiniband/<switch>/mgmt.cfg` (MLNX-OS CLI) or `mgmt.nv` (NVOS NVUE commands) per InfiniBand switch
-    of a network: its own management plane (plan.netplan.management: users with SHA-512 crypt hashes,
-    SNMPv3, NTP, syslog, DNS, TACACS+/RADIUS, its OOB address). The subnet manager programs the fabric;
-    this is what an operator logs in with. Secrets are placeholders."""
+def management_files(plan: Plan, network: str, folder: str) -> dict[str, str]:
+    """`<folder>/<switch>/mgmt.cfg` (MLNX-OS CLI) or `mgmt.nv` (NVOS NVUE commands) per InfiniBand switch
+    of a network, in its subnet's folder (infiniband/, infiniband/storage/): its own management plane
+    (plan.netplan.management: users with SHA-512 crypt hashes, SNMPv3, NTP, syslog, DNS, TACACS+/RADIUS,
+    its OOB address). The subnet manager programs the fabric; this is what an operator logs in with.
+    Secrets are placeholders."""
     if plan.netplan is None:
         return {}
     from ipaddress import IPv4Interface
@@ -275,9 +276,9 @@ def management_files(plan: Plan, network: str) -> dict[str, str]:
             "order": [("tacacs" if o == "tacacs+" else o) for o in order] + (["local"] if order else []),
         }
         if os_ == "mlnx-os":
-            files[f"infiniband/{d.name}/mgmt.cfg"] = env.get_template("mlnx-os-mgmt.cfg.j2").render(ctx)
+            files[f"{folder}/{d.name}/mgmt.cfg"] = env.get_template("mlnx-os-mgmt.cfg.j2").render(ctx)
         else:
-            files[f"infiniband/{d.name}/mgmt.nv"] = env.get_template("nvos-mgmt.nv.j2").render(ctx)
+            files[f"{folder}/{d.name}/mgmt.nv"] = env.get_template("nvos-mgmt.nv.j2").render(ctx)
     return files
 
 
@@ -305,7 +306,7 @@ def render_backend(
     files = _subnet_files(plan, sn, parts, "infiniband", OPENSM_DIR)
     files.update({f"infiniband/{rel}": text for rel, text in _ufm(parts).items()})
     if guids is None:  # a fresh compile (not `verify --write-config`): the switches' management configs too
-        files.update(management_files(plan, "backend"))
+        files.update(management_files(plan, "backend", "infiniband"))
     return files
 
 
@@ -315,8 +316,9 @@ def render_storage(plan: Plan) -> dict[str, str]:
     if not is_infiniband(plan, "storage"):
         return {}
     sn = planned_subnet(plan, network="storage")
-    files = _subnet_files(plan, sn, planned_partitions(plan, sn), "infiniband/storage", f"{OPENSM_DIR}/storage")
-    return files | management_files(plan, "storage")
+    folder = "infiniband/storage"
+    files = _subnet_files(plan, sn, planned_partitions(plan, sn), folder, f"{OPENSM_DIR}/storage")
+    return files | management_files(plan, "storage", folder)
 
 
 def _subnet_files(plan: Plan, sn: Subnet, parts: list[Partition], folder: str, base: str) -> dict[str, str]:
