@@ -42,9 +42,10 @@ def _by_switch(plan: Plan, files: dict[str, str]) -> dict[str, dict[str, str]]:
     switches = {d.name for d in plan.devices if d.kind == "switch"}
     out: dict[str, dict[str, str]] = {}
     for path, text in files.items():
+        # <network>/<switch>/<file>, or a second subnet's infiniband/storage/<switch>/<file>
         parts = path.split("/")
-        if len(parts) == 3 and parts[1] in switches:
-            out.setdefault(parts[1], {})[parts[2]] = text
+        if len(parts) in (3, 4) and parts[-2] in switches:
+            out.setdefault(parts[-2], {})[parts[-1]] = text
     return out
 
 

@@ -383,6 +383,7 @@ def test_opensm_runs_the_storage_fabric_as_a_subnet_of_its_own(compiled: Compile
     ib.mkdir(parents=True)
     for rel, text in files.items():
         if rel.startswith("infiniband/storage/"):
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)  # its switches' <switch>/mgmt.cfg too
             (tmp_path / rel).write_text(text.replace("/etc/opensm/storage", str(ib)))
     (tmp_path / "sim.net").write_text(for_ibsim(files["infiniband/storage/topology.net"]))
     with ibsim_fabric(tmp_path / "sim.net", tmp_path / "sim") as fab:
