@@ -426,7 +426,8 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
     ratio = ratio_value(be.oversubscription)
     su_size = be.su_size
     n_su = math.ceil(len(servers) / su_size)
-    su_w = len(str(n_su))
+    # a unit's number is unpadded (su9, su10): padded to the count of units, growing a site past nine
+    # units renamed every leaf (su1-rail0-leaf -> su01-rail0-leaf) that stands (issue 43)
     leaves: list[str] = []
     per_rail: dict[int, list[str]] = {r: [] for r in range(rails)}
     n_lpr = be.leaves_per_rail
@@ -452,9 +453,9 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
                     # broken out into planes names the plane first and the NIC port's rail inside it
                     # (plane2-su1-rail0-leaf)
                     rail_name = "-".join(f"rail{x}" for x in group)  # su1-rail0-rail2-leaf: rails 0 and 2
-                    name = f"su{u + 1:0{su_w}d}-{rail_name}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
+                    name = f"su{u + 1}-{rail_name}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
                     if nic_split:
-                        name = f"plane{r % n_planes + 1}-su{u + 1:0{su_w}d}-rail{r // n_planes}-leaf" + (
+                        name = f"plane{r % n_planes + 1}-su{u + 1}-rail{r // n_planes}-leaf" + (
                             f"{k + 1:0{lw}d}" if n_lpr > 1 else ""
                         )
                     attrs: dict[str, Any] = (
@@ -500,7 +501,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
             members = servers[u * su_size : (u + 1) * su_size]
             for k in range(leaves_per_su):
                 leaf = b.switch(
-                    f"su{u + 1:0{su_w}d}-leaf{k + 1:0{lw}d}", sw_key, Network.BACKEND, Role.LEAF, su=u + 1, index=k + 1
+                    f"su{u + 1}-leaf{k + 1:0{lw}d}", sw_key, Network.BACKEND, Role.LEAF, su=u + 1, index=k + 1
                 )
                 leaves.append(leaf.name)
                 up_ports[leaf.name] = ups
