@@ -178,12 +178,21 @@ def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack]) -> l
         left = _claim(slot, leaves, a, 1, n) + left
         fe_start, fe_step = (n - 1, -1) if mode == "start" else (0, 1)
         c_start, c_step = a - 1, -1
+    # the frontend and central racks claim their sides before a leaf or spine rack that found no slot on
+    # its own side does, as far as the row has room for those (n - core): a grown block's extra leaf
+    # racks then take the slots beyond the central racks, not the central racks' own (which moved them
+    # one position when a unit was added to helios-576 with rows long enough)
+    room = n - core
+    rest: list[Rack] = []
+    for kind, start, step in ((list(block.others), fe_start, fe_step), (list(tail), c_start, c_step)):
+        k = min(room, len(kind))
+        missed = _claim(slot, kind[:k], start, step, n)
+        room -= k - len(missed)
+        rest += missed + kind[k:]
     # what found no slot on its side takes the first free slots left of the anchor, then right of it
     left = _claim(slot, left, a, -1, n)
     left = _claim(slot, left, a, 1, n)
     assert not left  # core <= n: every leaf and spine rack has a slot
-    rest = _claim(slot, list(block.others), fe_start, fe_step, n)
-    rest += _claim(slot, list(tail), c_start, c_step, n)
     rest = _claim(slot, rest, 0, 1, n)
     for i, r in slot.items():
         r.row, r.position = row.index, free[i]
