@@ -3,14 +3,21 @@
 # refs, `railyard diff` (counts, cost, cables, artifacts) and the bounded `pulumi preview --diff` of
 # deploying the head over the base, in one markdown file.
 #
-# Usage: scripts/review.sh [--out FILE] [--full-dir DIR] [--max-lines N] BASE_REF HEAD_REF [DESIGN ...]
+# Usage: scripts/review.sh [--out FILE] [--full-dir DIR] [--max-lines N] [--max-chars N] BASE_REF HEAD_REF [DESIGN ...]
 #   DESIGN       designs/<name>.yaml paths to review (default: every designs/*.yaml that differs
 #                between the refs, itself or through a file it `extends:`, or all of them when
 #                designs/catalog.yaml differs)
 #   --out FILE   write the comment there (default: stdout); progress goes to stderr
 #   --max-lines  keep this many lines of each preview (default 2500), then say how many were cut
-#   --full-dir   also write each design's whole review (every cable and file) as DIR/<name>.review.md;
-#                the comment's shortened lists point at it (upload DIR as a build artifact)
+#   --max-chars  the comment's size limit (default 65000: GitHub refuses a comment over 65,536)
+#   --full-dir   also write each design's whole review (every cable and file) as DIR/<name>.review.md,
+#                and the whole comment, uncut, as DIR/review.md; the comment's shortened lists point at
+#                them (upload DIR as a build artifact)
+#
+# The comment fits a pull-request comment (at most 65,000 characters, GitHub's limit is 65,536): a
+# first table names each changed design (changed fields, devices moved, cables, cost delta), designs
+# the change leaves as they were are one line, and each design's section is cut to its share of the
+# budget (pointing at the full review) when all of them would not fit.
 #
 # Each ref is checked out into a temp git worktree (removed afterwards); its design compiles with
 # its own code. The preview runs on a throwaway local Pulumi backend in the temp dir (throwaway
@@ -23,7 +30,7 @@
 #       1 the tooling failed (git, pulumi setup), with its output.
 set -euo pipefail
 
-usage() { sed -n '5,13p' "$0" | sed 's/^# \{0,1\}//' >&2; }
+usage() { sed -n '5,20p' "$0" | sed 's/^# \{0,1\}//' >&2; }
 die() { printf 'review.sh: %s\n' "$*" >&2; exit 2; }
 log() { printf '[review] %s\n' "$*" >&2; }
 quiet() {  # run a setup step silently; on failure show its output and stop (exit 1: not the input's fault)
@@ -31,7 +38,7 @@ quiet() {  # run a setup step silently; on failure show its output and stop (exi
   o="$("$@" 2>&1)" || { printf 'review.sh: %s failed:\n%s\n' "$*" "$o" >&2; exit 1; }
 }
 
-OUT="" MAX_LINES=2500 FULL_DIR=""
+OUT="" MAX_LINES=2500 MAX_CHARS=65000 FULL_DIR=""
 ARGS=()
 while (($#)); do
   case "$1" in
@@ -41,6 +48,8 @@ while (($#)); do
     --full-dir=*) FULL_DIR="${1#--full-dir=}"; shift ;;
     --max-lines) (($# >= 2)) || die "--max-lines needs a number"; MAX_LINES="$2"; shift 2 ;;
     --max-lines=*) MAX_LINES="${1#--max-lines=}"; shift ;;
+    --max-chars) (($# >= 2)) || die "--max-chars needs a number"; MAX_CHARS="$2"; shift 2 ;;
+    --max-chars=*) MAX_CHARS="${1#--max-chars=}"; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; ARGS+=("$@"); break ;;
     -*) usage; die "unknown option $1" ;;
@@ -49,6 +58,7 @@ while (($#)); do
 done
 ((${#ARGS[@]} >= 2)) || { usage; die "need BASE_REF and HEAD_REF"; }
 [[ "$MAX_LINES" =~ ^[1-9][0-9]*$ ]] || die "--max-lines must be a positive whole number, got '$MAX_LINES'"
+[[ "$MAX_CHARS" =~ ^[1-9][0-9]{3,}$ ]] || die "--max-chars must be a whole number of at least 1000, got '$MAX_CHARS'"
 BASE_REF="${ARGS[0]}" HEAD_REF="${ARGS[1]}"
 if [[ -n "$FULL_DIR" ]]; then  # absolute: railyard diff runs inside the head's worktree
   mkdir -p -- "$FULL_DIR" 2>/dev/null && FULL_DIR="$(cd -- "$FULL_DIR" && pwd)" \
@@ -175,8 +185,8 @@ fence() {  # a fenced block of file $2 ($1: the info string), at most MAX_LINES 
   fi
 }
 
-review_one() {  # $1: designs/<name>.yaml
-  local rel="$1" name stack base_yaml head_yaml md="$TMP/diff.md" log_="$TMP/run.log" out="$TMP/preview.txt"
+review_one() {  # $1: designs/<name>.yaml; $2: the JSON review it leaves for the summary (if any)
+  local rel="$1" json="$2" name stack base_yaml head_yaml md="$TMP/diff.md" log_="$TMP/run.log" out="$TMP/preview.txt"
   name="$(basename "$rel" .yaml)"
   stack="review-$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' '-')"
   base_yaml="$TMP/base/$rel" head_yaml="$TMP/head/$rel"
@@ -191,9 +201,23 @@ review_one() {  # $1: designs/<name>.yaml
     local full=()
     [[ -z "$FULL_DIR" ]] || full=(--full "$FULL_DIR/$name.review.md" --force "$FULL_DIR/$name.review.md")
     if (cd "$TMP/head" && PYTHONPATH="$TMP/head" "$PY" -m generators.cli diff "$base_yaml" "$head_yaml" \
-          --out "$md" "${full[@]}") >"$log_" 2>&1; then
+          --out "$md" "${full[@]}" && PYTHONPATH="$TMP/head" "$PY" -m generators.cli diff "$base_yaml" \
+          "$head_yaml" --format json --out "$json") >"$log_" 2>&1; then
+      if "$PY" - "$json" <<'PY'
+import json
+import sys
+
+r = json.load(open(sys.argv[1]))
+# nothing differs: no resolved design field, no rendered file (so nothing to deploy either)
+sys.exit(0 if not r.get("design") and not r.get("files") else 1)
+PY
+      then
+        printf 'No change: no design field differs after `extends:`, and every output is identical.\n'
+        return
+      fi
       sed -e "s#$TMP/base/##g" -e "s#$TMP/head/##g" ${FULL_DIR:+-e "s#$FULL_DIR/##g"} "$md"
     else
+      rm -f "$json"
       printf '**`railyard diff` failed:**\n\n'
       fence text "$log_"
     fi
@@ -237,16 +261,98 @@ review_one() {  # $1: designs/<name>.yaml
   pulumi_ stack rm --stack "$stack" --yes --force >/dev/null 2>&1 || true
 }
 
-{
-  printf '# railyard review: `%s` → `%s`\n\n' "$BASE_REF" "$HEAD_REF"
-  printf 'base %s, head %s.\n' "${BASE:0:12}" "${HEAD:0:12}"
-  if ((${#DESIGNS[@]} == 0)); then
-    printf '\nNo design differs between the refs (designs/*.yaml, the files they extend, designs/catalog.yaml).\n'
-  fi
-  for d in "${DESIGNS[@]}"; do
-    review_one "$d"
-  done
-} >"$TMP/review.md"
+mkdir -p "$TMP/sections"
+SECTIONS=()
+i=0
+for d in "${DESIGNS[@]}"; do
+  i=$((i + 1))
+  review_one "$d" "$TMP/sections/$i.json" >"$TMP/sections/$i.md"
+  SECTIONS+=("$d" "$TMP/sections/$i.md" "$TMP/sections/$i.json")
+done
+
+# The comment: a first table of the designs that change, one line for those that do not, then each
+# design's section, cut to its share of the budget when they would not all fit.
+"$PY" - "$TMP/review.md" "$MAX_CHARS" "$BASE_REF" "$HEAD_REF" "${BASE:0:12}" "${HEAD:0:12}" "${FULL_DIR}" \
+  "${SECTIONS[@]}" <<'PY'
+import json
+import sys
+from pathlib import Path
+
+out, budget, base_ref, head_ref, base, head, full_dir, *rest = sys.argv[1:]
+BUDGET = int(budget)  # characters (default 65,000; GitHub refuses a comment over 65,536)
+designs = [(rest[k], Path(rest[k + 1]).read_text(), Path(rest[k + 2])) for k in range(0, len(rest), 3)]
+
+
+def money(v: float) -> str:
+    return ("+" if v >= 0 else "-") + f"${abs(v):,.0f}"
+
+
+head_lines = [f"# railyard review: `{base_ref}` → `{head_ref}`", "", f"base {base}, head {head}.", ""]
+rows, same, other = [], [], []
+for rel, md, js in designs:
+    if md.lstrip().startswith(f"## `{rel}`") and "No change: no design field differs" in md:
+        same.append(rel)
+        continue
+    if not js.is_file():
+        other.append(rel)  # new, removed, or its diff failed: its section says which
+        continue
+    r = json.loads(js.read_text())
+    fig = {f["name"]: f for f in r["figures"]}
+    cost = fig.get("total cost", {})
+    delta = (cost.get("head") or 0) - (cost.get("base") or 0)
+    kinds = {k: sum(1 for c in r.get("cables") or [] if c["change"] == k) for k in ("added", "removed", "moved")}
+    fields = ", ".join(f"`{c['path']}`" for c in r["design"][:3]) + (f" (+{len(r['design']) - 3})" if len(r["design"]) > 3 else "")
+    rows.append(
+        f"| `{rel}` | {fields or '—'} | {len(r.get('moves', [])):,} | "
+        f"+{kinds['added']:,} / -{kinds['removed']:,} / {kinds['moved']:,} moved | {money(delta)} |"
+    )
+summary = []
+if not designs:
+    summary += ["No design differs between the refs (designs/*.yaml, the files they extend, designs/catalog.yaml).", ""]
+if rows or other:
+    summary += [
+        "| design | changed fields | devices moved | cables added / removed / moved | cost delta |",
+        "|---|---|---:|---:|---:|",
+        *rows,
+        *(f"| `{rel}` | see below | | | |" for rel in other),
+        "",
+    ]
+if same:
+    summary += [f"No change in {len(same)} design(s) (no design field differs after `extends:`, outputs identical): "
+                + ", ".join(f"`{rel}`" for rel in same) + ".", ""]
+sections = [md for rel, md, _ in designs if rel not in same]
+whole = "\n".join(head_lines + summary) + "".join(sections)
+if full_dir:
+    Path(full_dir, "review.md").write_text(whole)
+if len(whole) <= BUDGET or not sections:
+    Path(out).write_text(whole)
+    sys.exit(0)
+# each design's section gets an equal share of what the head and summary leave, cut at a line
+where = "`review.md` of the full-review folder" if full_dir else "`scripts/review.sh` run locally (or with --full-dir)"
+note = f"\n\n**cut to fit a pull-request comment**: the whole section is in {where}.\n"
+share = (BUDGET - len("\n".join(head_lines + summary)) - 200) // len(sections) - len(note)
+if share < 200:  # not even a few lines a design: the table alone, and where the rest is
+    text = "\n".join(head_lines + summary)
+    text = text[: BUDGET - len(note)] + note
+    Path(out).write_text(text)
+    sys.exit(0)
+cut = []
+for md in sections:
+    if len(md) <= share:
+        cut.append(md)
+        continue
+    keep = md[: max(0, share)]
+    keep = keep[: keep.rfind("\n") + 1] if "\n" in keep else keep
+    # an open <details> or code fence would swallow what follows: close them
+    if keep.count("```") % 2:
+        keep += "```\n"
+    if keep.count("<details>") > keep.count("</details>"):
+        keep += "\n</details>\n"
+    cut.append(keep + note)
+text = "\n".join(head_lines + summary) + "".join(cut)
+assert len(text) <= BUDGET, len(text)
+Path(out).write_text(text)
+PY
 
 if [[ -n "$OUT" ]]; then
   cp "$TMP/review.md" "$OUT"

@@ -210,7 +210,7 @@ def test_eos_configs_follow_the_plan(compiled: Callable[..., Plan]) -> None:
     assert f"ip address virtual {acme['hosts']['gateway']}/" in leaf1
     # the storage leaves trunk every network's storage VLAN to the storage front-ends
     storage_vlans = ",".join(str(n["storage"]["vlan"]) for n in np_.networks)
-    assert f"switchport trunk allowed vlan {storage_vlans}" in files["frontend/fe-leaf03/eos.cfg"]
+    assert f"switchport trunk allowed vlan {storage_vlans}" in files["frontend/fe-svc01/eos.cfg"]
     inputs = yaml.safe_load(files["frontend/avd/fabric.yml"])
     assert inputs["underlay_rfc5549"] is True and inputs["overlay_routing_protocol"] == "ebgp"
     assert yaml.safe_load(files["frontend/avd/hosts.yml"])["fe-spine01"] == "spine"

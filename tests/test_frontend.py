@@ -75,7 +75,7 @@ def test_leaf_ports_and_pairs(compiled: Callable[..., Plan]) -> None:
     for host, where in sides.items():
         assert len(where) == 2 and where[0][0] == where[1][0] and {s for _, s in where} == {0, 1}, host
     files = files_of(compiled, "h100-1024-reference")
-    db = json.loads(files["frontend/fe-leaf09/config_db.json"])
+    db = json.loads(files["frontend/fe-svc01/config_db.json"])
     stor = [p for p in db["PORT"].values() if p.get("description", "").startswith("stor")]
     assert len(stor) == 8 and {p["speed"] for p in stor} == {"200000"}  # storage.speed 200G, own ports
     hosts = json.loads(files["frontend/fe-leaf01/config_db.json"])["PORT"]
@@ -222,7 +222,7 @@ def test_isolation_audit_catches_a_leaked_vlan(compiled: Callable[..., Plan]) ->
     assert any("access VLAN 1020 is in Vrf_acme, but gpu017 belongs to Vrf_globex" in f for f in found), found
     # and a storage VLAN mapped onto another tenant's VNI
     files = dict(files_of(compiled, "h100-256"))
-    path = "frontend/fe-leaf03/config_db.json"
+    path = "frontend/fe-svc01/config_db.json"
     db = json.loads(files[path])
     key = next(k for k, v in db["VXLAN_TUNNEL_MAP"].items() if v["vlan"] == f"Vlan{nets['globex']['storage']['vlan']}")
     db["VXLAN_TUNNEL_MAP"][key]["vni"] = str(nets["acme"]["storage"]["vni"])
@@ -235,7 +235,7 @@ def test_storage_reaches_each_tenant_only_in_its_vrf(compiled: Callable[..., Pla
     plan = compiled("h100-1024-reference")
     files = files_of(compiled, "h100-1024-reference")
     nets = plan.netplan.networks
-    for sw in ("fe-leaf09", "fe-leaf10"):
+    for sw in ("fe-svc01", "fe-svc02"):
         db = json.loads(files[f"frontend/{sw}/config_db.json"])
         for n in nets:
             vid = n["storage"]["vlan"]

@@ -5,10 +5,10 @@ routes, tenant reachability and isolation, the leaves' refusal to be transit, an
 MAC across a host's failover are checked.
 
 Sampled to stay bounded on two cores: fe-leaf01 and fe-leaf02 (the compute leaf pair: every GPU server
-has one port on each, so a host can fail over between them), fe-leaf03 (a service leaf, with the storage
+has one port on each, so a host can fail over between them), fe-svc01 (a service leaf, with the storage
 front-ends), both spines, and every cabled link among them (96). Hosts: two servers of each tenant
-(acme, globex), active on different leaves of the pair, and one storage server (its eth0, on fe-leaf03;
-its eth1 is on fe-leaf04, not sampled). A VRF is a namespace (the kernel has no VRF devices): see
+(acme, globex), active on different leaves of the pair, and one storage server (its eth0, on fe-svc01;
+its eth1 is on fe-svc02, not sampled). A VRF is a namespace (the kernel has no VRF devices): see
 tests/netns_fabric.py.
 """
 
@@ -47,7 +47,7 @@ from tests.realtools import require
 pytestmark = pytest.mark.daemons
 
 DESIGN = "h100-256"
-LEAVES = ("fe-leaf01", "fe-leaf02", "fe-leaf03")
+LEAVES = ("fe-leaf01", "fe-leaf02", "fe-svc01")
 SPINES = ("fe-spine01", "fe-spine02")
 # active leaf of each sampled server's active-backup pair: one per leaf, so L2 crosses VXLAN
 SERVERS = {"gpu001": "fe-leaf01", "gpu002": "fe-leaf02", "gpu017": "fe-leaf01", "gpu018": "fe-leaf02"}
@@ -134,7 +134,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         # clients through that VLAN's gateway (storage/tenants.json's client_networks)
         for t in stor["tenants"]:
             dev = f"eth0.{t['vlan']}"
-            assert dev in ifaces[(STORAGE, "fe-leaf03")]
+            assert dev in ifaces[(STORAGE, "fe-svc01")]
             run_in(hostns[STORAGE], ["ip", "addr", "add", stor_addr[t["vrf"]], "dev", dev])
             for c in t["client_networks"]:
                 run_in(hostns[STORAGE], ["ip", "route", "add", c, "via", t["gateway"], "dev", dev])
@@ -178,7 +178,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
 
         assert wait_until(lambda: not imet_missing(), timeout=30), imet_missing()
         # each leaf shares L2VNIs with the others (the infra hosts VLAN is on all three), so the check
-        # above checked something on every leaf; the storage VLANs' other leaf (fe-leaf04) is not sampled
+        # above checked something on every leaf; the storage VLANs' other leaf (fe-svc02) is not sampled
         assert all(l2vnis[n] & (l2vnis[m]) for n in LEAVES for m in LEAVES if m != n)
 
         # hosts reach their gateway (this is also how the leaves learn them: ARP -> type-2)
@@ -188,7 +188,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         for t in stor["tenants"]:
             assert wait_until(lambda t=t: ping_from(hostns[STORAGE], t["gateway"]), timeout=10, interval=0.5)
 
-        # type-2: every sampled server's MAC+IP, on every other sampled leaf (fe-leaf03 has no hosts
+        # type-2: every sampled server's MAC+IP, on every other sampled leaf (fe-svc01 has no hosts
         # VLAN: it imports them through the tenant's L3VNI as /32 routes in the VRF)
         host_mac = {
             h: json.loads(run_in(hostns[h], ["ip", "-j", "link", "show", port_on[(h, a)]]).stdout)[0]["address"]
@@ -203,7 +203,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
                     ip = np_.hosts[h]["address"].split("/")[0]
                     if active != n and (host_mac[h], ip, vtep[active]) not in got:
                         missing.append(f"{n}: {h} {host_mac[h]} {ip} via {active}")
-                    if n == "fe-leaf03" and f"{ip}/32" not in vrf_routes(fab, n, tenant_of[h]):
+                    if n == "fe-svc01" and f"{ip}/32" not in vrf_routes(fab, n, tenant_of[h]):
                         missing.append(f"{n}: no /32 for {h} in {tenant_of[h]}")
             return missing
 
@@ -330,20 +330,20 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
             mac = fab.switches[old].vtysh_json(
                 f"show evpn mac vni {nets[tenant_of[h]]['hosts']['vni']} mac {host_mac[h]} json"
             )
-            route = fab.switches["fe-leaf03"].vtysh_json(f"show ip route vrf {tenant_of[h]} {ip}/32 json")
+            route = fab.switches["fe-svc01"].vtysh_json(f"show ip route vrf {tenant_of[h]} {ip}/32 json")
             hops = [x.get("ip") for r in route.get(f"{ip}/32", []) for x in r["nexthops"]]
             return mac.get(host_mac[h], {}).get("type") == "remote" and hops == [vtep[new]]
 
         assert wait_until(moved, timeout=30), "the fabric did not follow gpu001 to fe-leaf02"
-        # the move re-announces gpu001's /32 on fe-leaf03 from fe-leaf02's VTEP: a replace, the kind in
+        # the move re-announces gpu001's /32 on fe-svc01 from fe-leaf02's VTEP: a replace, the kind in
         # which FRR 8.4's zebra can drop that VTEP's router MAC while keeping the route (FRRouting/frr#12391,
         # see netns_fabric.reimport_type5). A full-suite run's storage ping below failed once (2026-12-03)
-        # before this check; it first caught the bug some two dozen runs later, fe-leaf02 without fe-leaf03's router MAC
-        # after the move, repaired in one round. Storage answers over the L3VNI, so fe-leaf03 must hold
-        # fe-leaf02's router MAC and fe-leaf02 fe-leaf03's; a leaf short of one re-imports the tenant's EVPN
+        # before this check; it first caught the bug some two dozen runs later, fe-leaf02 without fe-svc01's router MAC
+        # after the move, repaired in one round. Storage answers over the L3VNI, so fe-svc01 must hold
+        # fe-leaf02's router MAC and fe-leaf02 fe-svc01's; a leaf short of one re-imports the tenant's EVPN
         # routes, up to REIMPORTS rounds (a warning)
         vrf = tenant_of[h]
-        need = {"fe-leaf03": vtep[new], new: vtep["fe-leaf03"]}  # leaf -> the VTEP whose router MAC it needs
+        need = {"fe-svc01": vtep[new], new: vtep["fe-svc01"]}  # leaf -> the VTEP whose router MAC it needs
         l3vni = {n: dps[n].vrfs[vrf] for n in need}
         assert all(l3vni.values()), f"{vrf} has no L3VNI on {l3vni}"
 
@@ -352,12 +352,12 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
 
         def short() -> dict[str, object]:
             out: dict[str, object] = {n: f"router MAC of {v}" for n, v in rmac_missing().items()}
-            return out if moved() else {**out, "fe-leaf03": f"{ip}/32 via {vtep[new]}"}
+            return out if moved() else {**out, "fe-svc01": f"{ip}/32 via {vtep[new]}"}
 
-        # the repair runs in every run, not only when the bug strikes (rarely, here): fe-leaf03
+        # the repair runs in every run, not only when the bug strikes (rarely, here): fe-svc01
         # re-imports the tenant's routes, gpu001's /32 among them (reimport_type5 fails unless zebra's VRF
         # empties), both router MACs and the /32 via fe-leaf02 must come back, and storage answers after it
-        repair_router_macs(fab, lambda _: vrf, rmac_missing, short, "fe-leaf03", REIMPORTS)
+        repair_router_macs(fab, lambda _: vrf, rmac_missing, short, "fe-svc01", REIMPORTS)
         target = stor_addr[vrf].split("/")[0]
         assert wait_until(lambda: ping_from(ns, target), timeout=15, interval=0.5), (
             f"{h} -> {target} after the move; zebra's router MACs: {rmac_report(need)}"

@@ -186,12 +186,13 @@ def test_a_rack_losing_a_device_does_not_renumber_its_neighbours_oob_ports(compi
         rk.name, rk.row, rk.position = r.name, rows[r.row], r.position
         racks.append(rk)
     agg = next(r for r in racks if any(i.name.startswith("oob-agg") for i in r.items))
-    groups, group_racks, agg_group = oob_groups(racks, agg, plan, catalog, design, lim)
+    og = oob_groups(racks, agg, plan, catalog, design, lim)
+    groups, group_racks, agg_group = og.groups, og.racks, og.agg_group
     gi = next(i for i, g in enumerate(group_racks) if len(g) > 1 and i != agg_group)
     first = group_racks[gi][0]
     victim = next(it for it in first.items[1:-1] or first.items)
     first.items.remove(victim)
-    again, _, _ = oob_groups(racks, agg, plan, catalog, design, lim)
+    again = oob_groups(racks, agg, plan, catalog, design, lim).groups
 
     def slots(gs: list[list[Any]]) -> dict[str, tuple[int, int]]:
         return {e[0]: (g, k) for g, grp in enumerate(gs) for k, e in enumerate(grp) if e is not None}

@@ -1,11 +1,20 @@
 """`railyard netbox push` and `pull` against a real NetBox on PostgreSQL (tests/netbox_service.py):
-push h100-256 into a fresh NetBox, push again (no change), push its 2:1 variant (only the dropped
-spines and their cables go), delete one cable by hand and pull it back as missing."""
+push h100-256 into a fresh NetBox (killed half-way, then run again to complete it), push again (no
+change), push its 2:1 variant (only the dropped spines and their cables go), delete one cable by hand
+and pull it back as missing."""
 
 from __future__ import annotations
 
+import http.client
+import http.server
 import json
+import os
+import signal
+import subprocess
+import sys
+import threading
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -13,7 +22,7 @@ from generators.handover.netbox_sync import Client
 from generators.views.netbox_inventory import inventory
 from generators.views.netbox_model import KEY_FIELD, TAG
 from tests import test_identity_stability as stability
-from tests.conftest import DESIGNS
+from tests.conftest import DESIGNS, ROOT
 
 pytestmark = pytest.mark.netbox
 DESIGN = DESIGNS / "h100-256.yaml"
@@ -59,11 +68,121 @@ def _interfaces(nb: Client) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _count(nb: Client, endpoint: str, **params: Any) -> int:
+    """How many objects NetBox holds at an endpoint, as its list answer counts them."""
+    page = nb.request("GET", f"{endpoint}/?limit=1&" + "&".join(f"{k}={v}" for k, v in params.items()))
+    return int(page["count"])
+
+
+class _Relay(http.server.ThreadingHTTPServer):
+    """A pass-through in front of NetBox, so the test knows what reached it: `devices` is set once
+    NetBox has answered a POST of devices, and `server_close` joins every connection's thread, each
+    of which ends only when NetBox has answered what it forwarded and the client has gone."""
+
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = urlsplit(upstream)
+        self.devices = threading.Event()
+        super().__init__(("127.0.0.1", 0), _Forward)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Forward(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as railyard's client speaks to NetBox
+    server: _Relay
+
+    def _forward(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        up = http.client.HTTPConnection(
+            self.server.upstream.hostname or "127.0.0.1", self.server.upstream.port, timeout=600
+        )
+        keep = ("Authorization", "Accept", "Content-Type")
+        up.request(self.command, self.path, body or None, {h: self.headers[h] for h in keep if h in self.headers})
+        answer = up.getresponse()
+        data = answer.read()
+        up.close()
+        if self.command == "POST" and self.path.startswith("/api/dcim/devices/") and answer.status < 300:
+            self.server.devices.set()
+        try:
+            self.send_response(answer.status)
+            self.send_header("Content-Type", answer.getheader("Content-Type") or "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            self.close_connection = True  # the push was killed: NetBox has done the work all the same
+
+    do_GET = do_POST = do_PATCH = do_DELETE = _forward
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
 @pytest.fixture(scope="module")
-def first_push(netbox: Any, env: dict[str, str], nb: Client) -> Any:
+def killed_push(netbox: Any, env: dict[str, str], nb: Client) -> dict[str, int]:
+    """The first push, run as a user runs it (a process of its own) and killed (SIGKILL: no clean-up of
+    any kind) once NetBox has made some of its devices, with other requests still in flight: racks
+    and types written, devices part-way, no cable or address yet. Returns what NetBox held then, once
+    it had answered every request the push had sent (a user who re-runs at once can race NetBox
+    still writing the killed push's last requests: each one of those refuses, and a run after that
+    completes; not what is tested here)."""
+    assert _count(nb, "dcim/devices") == 0, "the killed push is the first into this NetBox"
+    relay = _Relay(netbox.url)
+    serving = threading.Thread(target=relay.serve_forever, daemon=True)
+    serving.start()
+    child = "import sys\nfrom generators.cli import main\nsys.argv = ['railyard', *sys.argv[1:]]\nmain()\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", child, "netbox", "push", str(DESIGN), "--url", relay.url, *BASE],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        while proc.poll() is None and not relay.devices.wait(0.5):
+            pass  # woken by NetBox's answer to the first devices; the poll notices a push that died
+        proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        relay.shutdown()
+        relay.server_close()  # joins each connection's thread: NetBox has answered all it was sent
+    assert proc.returncode == -signal.SIGKILL, f"the push ended before it was killed: {err.decode()[-2000:]}"
+    return {e: _count(nb, e) for e in ("dcim/devices", "dcim/cables", "ipam/ip-addresses")}
+
+
+@pytest.fixture(scope="module")
+def first_push(killed_push: dict[str, int], netbox: Any, env: dict[str, str], nb: Client) -> Any:
     res = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *BASE)
     assert res.exit_code == 0, res.output
     return res
+
+
+def test_a_push_killed_half_way_completes_on_the_next_with_no_duplicates(
+    killed_push: dict[str, int], first_push: Any, nb: Client, compiled: Any
+) -> None:
+    """A push can die half-way (issue 43: a deadlock stopped the GB200 push at 649 of 749 devices):
+    the same push run again completes it, and NetBox then holds each object once."""
+    plan = compiled("h100-256", *BASE_SET)
+    want = inventory(plan)
+    n_devices = len(plan.devices)
+    # killed half-way: some devices written, not all of the site
+    assert 0 < killed_push["dcim/devices"] <= n_devices, killed_push
+    assert killed_push["dcim/cables"] < sum(1 for o in want if o.endpoint == "dcim/cables"), killed_push
+    # the re-run created what was missing, and every object is there once: every object NetBox holds,
+    # tagged or not, is one of railyard's keys, and no key twice
+    assert "railyard did create" in first_push.output
+    for e in ("dcim/devices", "dcim/cables", "ipam/ip-addresses", "dcim/racks", "ipam/prefixes"):
+        keys = [(o["custom_fields"] or {}).get(KEY_FIELD) for o in nb.all(e)]
+        planned = sorted(o.key for o in want if o.endpoint == e)
+        assert sorted(k or "" for k in keys) == planned, (e, len(keys), len(planned))
 
 
 def test_a_fresh_netbox_gets_every_device_interface_and_cable(first_push: Any, nb: Client, compiled: Any) -> None:
@@ -129,6 +248,27 @@ def test_a_second_push_changes_nothing(first_push: Any, netbox: Any, env: dict[s
     assert "railyard did create 0, update 0 and delete 0 NetBox objects" in res.output, res.output
     dry = _run(env, "netbox", "push", DESIGN, "--url", netbox.url, *BASE, "--dry-run")
     assert "railyard would create 0, update 0 and delete 0" in dry.output, dry.output
+
+
+def test_a_dry_run_names_every_device_that_would_move(
+    first_push: Any, netbox: Any, env: dict[str, str], compiled: Any
+) -> None:
+    """Moves are work orders, not a count of updates (issue 43): three servers a rack instead of four
+    re-racks most servers, and the dry run names each with its rack and unit, from -> to."""
+    from generators.reports.diff import device_moves
+
+    moves = device_moves(
+        compiled("h100-256", *BASE_SET), compiled("h100-256", *BASE_SET, "site.rack.servers_per_rack=3")
+    )
+    assert len(moves) > 10
+    dry = _run(
+        env, "netbox", "push", DESIGN, "--url", netbox.url, *BASE, "--set", "site.rack.servers_per_rack=3", "--dry-run"
+    )
+    assert dry.exit_code == 0, dry.output
+    assert f"{len(moves):,} devices would move (from -> to):" in dry.output, dry.output
+    for m in moves:
+        if m.base_unit is not None and m.head_unit is not None:
+            assert f"  {m.device}: {m.base_rack} U{m.base_unit} -> {m.head_rack} U{m.head_unit}\n" in dry.output, m
 
 
 def test_two_to_one_removes_exactly_the_dropped_spines_and_their_cables(

@@ -23,15 +23,15 @@ def test_a_service_leaf_reads_back_as_the_plan_built_it(compiled: Callable[..., 
     plan = compiled("h100-256")
     np_ = plan.netplan
     assert np_ is not None
-    dp = ndp.from_config_db("fe-leaf03", config_db(compiled, "fe-leaf03"))
-    assert dp.vtep == np_.loopbacks["fe-leaf03"].split("/")[0]
+    dp = ndp.from_config_db("fe-svc01", config_db(compiled, "fe-svc01"))
+    assert dp.vtep == np_.loopbacks["fe-svc01"].split("/")[0]
     assert dp.vrfs == {n["vrf"]: n["l3vni"] for n in np_.networks}
     storage_ports = sorted(
         lk.b_port
         for lk in plan.links
         if lk.network == "frontend"
         and lk.tier == "server-leaf"
-        and lk.b_device == "fe-leaf03"
+        and lk.b_device == "fe-svc01"
         and lk.a_device.startswith("stor")
     )
     assert storage_ports
@@ -72,11 +72,11 @@ def test_routed_ports_in_a_vrf_read_back(compiled: Callable[..., Plan]) -> None:
     """oob.uplink: frontend makes OOB uplinks routed ports of the infra VRF on the service leaves."""
     plan = compiled("h100-256", "oob.uplink=frontend")
     uplinks = sorted(
-        lk.b_port if lk.b_device == "fe-leaf03" else lk.a_port
+        lk.b_port if lk.b_device == "fe-svc01" else lk.a_port
         for lk in plan.links
-        if lk.tier == "access-leaf" and "fe-leaf03" in (lk.a_device, lk.b_device)
+        if lk.tier == "access-leaf" and "fe-svc01" in (lk.a_device, lk.b_device)
     )
     assert uplinks
-    dp = ndp.from_config_db("fe-leaf03", config_db(compiled, "fe-leaf03", "oob.uplink=frontend"))
+    dp = ndp.from_config_db("fe-svc01", config_db(compiled, "fe-svc01", "oob.uplink=frontend"))
     infra = next(n["vrf"] for n in (plan.netplan.networks if plan.netplan else []) if n["index"] == 0)
     assert {p: (r.vrf, r.addresses) for p, r in dp.routed.items()} == {p: (infra, ()) for p in uplinks}

@@ -292,9 +292,6 @@ ROWS = [
         sets=ERA_CONVERGED + ERA_64),
     Row(ERA_HGX, "b300-spectrumx", "converged fabric spines, 64 nodes (Table 7)", 2,
         switches_of("frontend", "spine"), sets=ERA_CONVERGED + ERA_64),
-    Row(ERA_HGX, "b300-spectrumx", "SN2201 OOB switches, 32 nodes (one per 2 SUs of 4 nodes)", 4,
-        models_of("oob", "SN2201"), "railyard's access switches; their uplinks meet an aggregation pair",
-        sets=ERA_CONVERGED + ERA_32),
     Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage inter-switch link speed, Gb/s (NDR, Table 8)", 400,
         fastest("storage", "leaf-spine"), "NDR 400G cables leaf to spine"),
     Row(H100_FABRICS, "dgx-h100-superpod-4su", "storage fabric switches, 4 SU (Table 7)", 16,
@@ -367,10 +364,18 @@ NOT_REPRODUCED = [
         "railyard gives 6: its frontend is always a leaf-spine (2 leaves for the nodes' B3240 ports, 2 service "
         "leaves for storage and management, 2 spines); a collapsed two-switch fabric with storage and management on "
         "the node leaves and no spine layer cannot be written yet", sets=ERA_CONVERGED + ERA_32),
+    NotReproduced(ERA_HGX, "b300-spectrumx", "SN2201 OOB switches, 32 nodes (one per 2 SUs of 4 nodes)", 4,
+        models_of("oob", "SN2201"),
+        "railyard gives 8: 2 for the 16 compute racks (windows of 9 rack positions) and one in each of the 6 "
+        "network-row racks. A network rack grows with the site (a leaf rack takes the next unit's leaves), so "
+        "it keeps an access switch of its own: sharing one would renumber a neighbour's OOB ports and "
+        "addresses when the site grows (issue #43). NVIDIA's rack layout for 32 nodes is not on the page",
+        sets=ERA_CONVERGED + ERA_32),
     NotReproduced(H100_FABRICS, "dgx-h100-superpod-4su", "out-of-band switches, 4 SU", 8,
         switches_of("oob", "leaf", "spine"),
-        "railyard gives 12 (10 rack-local SN2201 access switches, each serving the neighbouring racks its "
-        "ports take, and an aggregation pair). Even packed, 8 SN2201 have 384 1GbE ports and railyard's OOB "
+        "railyard gives 16 (14 SN2201 access switches: one per window of compute-rack positions its ports "
+        "take, one in each network-row rack, which grows with the site; and an aggregation pair). Even packed, "
+        "8 SN2201 have 384 1GbE ports and railyard's OOB "
         "takes 396 (127 DGX BMCs, 88 switch, 16 storage and 9 management ports, 160 PDUs: 4 in each of 40 "
         "racks); NVIDIA's PDUs per H100 rack and its rack layout are not on the pages read (see the test "
         "below)"),

@@ -311,3 +311,26 @@ def test_tray_segment_ids_follow_geometry_not_order(compiled):
     assert common and set(ga) != set(gb)
     assert all(ga[k] == gb[k] for k in common)
     assert len(set(ga.values())) == len(ga)
+
+
+def test_a_growth_that_moves_devices_lists_each_move_as_a_work_order(cli):
+    """A virtual modular switch grown by a unit needs a second spine rack, and its right-hand leaf rack
+    moves one position (tests/test_growth.py): the review says so first, device by device, from -> to,
+    not only as counts; the reference design grown the same way moves nothing and says that."""
+    res = cli("diff", DESIGNS / "h100-1024-vms.yaml", DESIGNS / "h100-1024-vms.yaml", "--head-set", "compute.count=160")
+    assert res.exit_code == 0, res.output
+    md = res.output
+    moves = md.split("## Moves (work orders)")[1].split("## Summary")[0]
+    assert "16 devices move" in moves
+    assert "| `su3-rail0-leaf` (switch) | `r02-09` U24 | `r02-10` U24 |" in moves
+    assert md.index("## Moves (work orders)") < md.index("## Summary")
+    assert "| devices moved (work orders) | 0 | 16 | +16 |" in md
+    res = cli(
+        "diff",
+        DESIGNS / "h100-1024-reference.yaml",
+        DESIGNS / "h100-1024-reference.yaml",
+        "--head-set",
+        "compute.count=160",
+    )
+    assert "no device present in both moves" in res.output
+    assert "| devices moved (work orders) | 0 | 0 | 0 |" in res.output

@@ -86,7 +86,23 @@ def test_the_comment_has_the_design_diff_and_the_bounded_preview(repo, env, tmp_
     assert "designs/h100-256.yaml" not in preview.split("</details>")[0], "no design error in the preview"
     assert "truncated" not in preview and "/tmp" not in text, "temp paths are shown relative"
     assert len(text.splitlines()) < 3000
+    # the first table names the changed design, with its changed field; the comment fits GitHub's limit
+    table = text.split("\n| design | changed fields | devices moved |", 1)[1].split("\n\n", 1)[0]
+    assert "| `designs/h100-256.yaml` | `compute.count`" in table
+    assert text.index("| design | changed fields") < text.index("## `designs/h100-256.yaml`")
+    assert len(text) <= 65_000
+    assert (full / "review.md").read_text().startswith("# railyard review:")
     assert worktrees(repo) == worktrees(repo)[:1], "the temp worktrees are removed"
+
+
+def test_a_comment_over_the_limit_is_cut_to_it_and_says_where_the_rest_is(repo, env):
+    proc = review(repo, env, "--max-chars", "6000", "--max-lines", "40", "HEAD~1", "HEAD", "designs/h100-256.yaml")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert len(text) <= 6000
+    assert "| `designs/h100-256.yaml` |" in text  # the table survives the cut
+    assert "**cut to fit a pull-request comment**" in text
+    assert text.count("```") % 2 == 0 and text.count("<details>") == text.count("</details>")
 
 
 def test_a_long_preview_is_cut_with_a_note(repo, env):
@@ -119,6 +135,7 @@ def test_no_design_change_says_so(repo, env):
         (("no-such-ref", "HEAD"), "'no-such-ref' is not a commit"),
         (("HEAD",), "need BASE_REF and HEAD_REF"),
         (("--max-lines", "0", "HEAD", "HEAD"), "--max-lines must be a positive whole number"),
+        (("--max-chars", "10", "HEAD", "HEAD"), "--max-chars must be a whole number of at least 1000"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(repo, env, args, message):

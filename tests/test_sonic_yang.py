@@ -94,9 +94,9 @@ def test_oob_on_202405_uses_a_device_type_it_knows(compiled: Callable[..., Plan]
     plan = compiled("h100-256", "oob.sonic_release=202405")
     types = {
         name: _db(plan, f"oob/{name}/config_db.json")["DEVICE_METADATA"]["localhost"]["type"]
-        for name in ("oob-agg1", "oob01")
+        for name in ("oob-agg1", "oob-r01-01")
     }
-    assert types == {"oob-agg1": "LeafRouter", "oob01": "MgmtToRRouter"}
+    assert types == {"oob-agg1": "LeafRouter", "oob-r01-01": "MgmtToRRouter"}
 
 
 def test_unquoted_release_reads_as_the_branch(tmp_path: Path) -> None:
@@ -245,9 +245,9 @@ def test_the_check_catches_what_a_release_lacks(compiled: Callable[..., Plan], t
     files = {
         k: v
         for k, v in _sonic_files(plan).items()
-        if k in ("plan.json", "frontend/fe-leaf01/config_db.json", "oob/oob01/config_db.json")
+        if k in ("plan.json", "frontend/fe-leaf01/config_db.json", "oob/oob-r01-01/config_db.json")
     }
-    files["oob/oob01/config_db.json"] = files["oob/oob01/config_db.json"].replace("Ethernet56", "Ethernet53")
+    files["oob/oob-r01-01/config_db.json"] = files["oob/oob-r01-01/config_db.json"].replace("Ethernet56", "Ethernet53")
     r = sonic_yang_check(DEFAULT_SONIC_RELEASE, _write(files, tmp_path))
     assert r.files == 2
     tables = {(e.split("\t")[1], e.split("\t")[2]) for e in r.errors}

@@ -89,7 +89,11 @@ def test_the_storage_fabric_is_sized_by_the_ratio_and_the_servers_storage_ports(
     )
     switches = [d for d in plan.devices if d.kind == "switch" and d.network == "storage"]
     assert Counter(d.role for d in switches) == {"leaf": leaves, "spine": spines}
-    assert sorted(d.name for d in switches if d.role == "leaf") == [f"stor-leaf{i:02d}" for i in range(1, leaves + 1)]
+    # the storage servers' leaves are numbered apart (stor-svcNN), so more servers rename none of them
+    assert sorted(d.name for d in switches if d.role == "leaf") == [
+        *(f"stor-leaf{i:02d}" for i in range(1, compute_leaves + 1)),
+        *(f"stor-svc{i:02d}" for i in range(1, storage_leaves + 1)),
+    ]
     assert len(_links(plan, "storage", "server-leaf")) == servers * sides + st.count * st.ports_per_server
     assert len(_links(plan, "storage", "leaf-spine")) == leaves * up
     assert {lk.speed_gbps for lk in _links(plan, "storage", "leaf-spine")} == {up_speed}

@@ -250,6 +250,7 @@ class EndpointPlan:
     delete: list[tuple[int, str]] = field(default_factory=list)  # (id, railyard key)
     unchanged: int = 0
     shared: int = 0  # the site's own objects railyard refers to
+    moves: list[tuple[str, str, str]] = field(default_factory=list)  # devices: (key, from, to) rack and unit
 
 
 @dataclass(slots=True)
@@ -284,6 +285,11 @@ class PushReport:
             f"railyard {verb} create {t['create']:,}, update {t['update']:,} and delete {t['delete']:,} "
             f"NetBox objects ({t['unchanged']:,} unchanged)"
         )
+        moves = [m for p in self.endpoints.values() for m in p.moves]
+        if moves:
+            # a move is a work order for the site team, not one more "update": name each
+            rows.append(f"{len(moves):,} devices {verb} move (from -> to):")
+            rows += [f"  {key}: {a} -> {b}" for key, a, b in moves]
         if not self.dry_run:
             objs = t["create"] + t["update"] + t["delete"] + t["unchanged"]
             rate = objs / self.seconds if self.seconds else math.inf
@@ -601,6 +607,8 @@ def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
             changed = _diff(body, cur)
             if changed:
                 p.update.append((cur["id"], obj, changed))
+                if e == "dcim/devices" and {"rack", "position"} & set(changed):
+                    p.moves.append((key, _where(cur.get("rack"), cur.get("position")), _where_obj(obj)))
             else:
                 p.unchanged += 1
             if obj.late:
@@ -631,6 +639,20 @@ def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
         _send(c, "PATCH", e, patches)
     _apply_late(c, late, have, ids, plans, dry_run)
     return PushReport(plans, dry_run, c.requests - requests, time.monotonic() - start)
+
+
+def _where(rack: Any, position: Any) -> str:
+    """A device's place as NetBox holds it: rack name and unit."""
+    name = rack.get("name") or rack.get("display") or f"rack #{rack.get('id')}" if isinstance(rack, dict) else "no rack"
+    return f"{name} U{float(position):g}" if isinstance(position, (int, float)) else str(name)
+
+
+def _where_obj(obj: NbObject) -> str:
+    """A device's place as railyard wants it."""
+    rack = obj.fields.get("rack")
+    name = rack.key if isinstance(rack, Ref) else "no rack"
+    pos = obj.fields.get("position")
+    return f"{name} U{pos:g}" if isinstance(pos, (int, float)) else name
 
 
 def _natural_index(

@@ -93,7 +93,9 @@ class FrontendBgp(_Model):
     spine_asn_base: Asn = Field(
         default=4200000000, description="spines of pod p get base + p (a 2-tier frontend is one pod: base + 1)"
     )
-    leaf_asn_base: Asn = Field(default=4201000000, description="leaf fe-leafNN gets base + NN")
+    leaf_asn_base: Asn = Field(
+        default=4201000000, description="leaf fe-leafNN gets base + NN, service leaf fe-svcNN base - NN"
+    )
 
 
 class BackendNetwork(_Model):
@@ -154,6 +156,20 @@ class Addressing(_Model):
     storage: IPv4Network = Field(
         default=IPv4Network("10.96.0.0/16"),
         description="storage subnet of each VRF, where the storage front-ends answer",
+    )
+    # fixed subnet sizes: network k (infra 0, then the tenants in design order) takes the k-th block of its
+    # pool, so a network that grows, or a tenant added, never moves another network's subnet or address
+    hosts_prefix: int = Field(
+        default=20,
+        ge=8,
+        le=29,
+        description="prefix length of every VRF's hosts subnet (network k: the k-th block of addressing.tenants)",
+    )
+    storage_prefix: int = Field(
+        default=24,
+        ge=8,
+        le=29,
+        description="prefix length of every VRF's storage subnet (network k: the k-th block of addressing.storage)",
     )
     # left out of the dump when unset, so plan.json of a design without a RoCE backend is unchanged
     backend: IPv4Network = Field(

@@ -2,6 +2,8 @@
 
 The review leads with intent and then shows consequences, in the order a reviewer asks:
 1. the design fields that differ, resolved (after `extends:` and `--set`), old -> new;
+   then the work orders: every device present in both whose rack or unit changes (from -> to) and the
+   count of cables to re-pull, so a growth that moves installed equipment is never only a count;
 2. the headline figures (GPUs, switches, links, cables, cost);
 3. switch models and counts by network and role;
 4. the bill-of-materials lines that changed (part, quantity, cost), which explain the cost delta;
@@ -89,6 +91,18 @@ class CableChange:
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceMove:
+    """A device in both plans that stands elsewhere in the head: a work order for the technicians."""
+
+    device: str
+    kind: str
+    base_rack: str | None
+    base_unit: int | None
+    head_rack: str | None
+    head_unit: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class FileChange:
     path: str
     change: str  # added, removed, changed
@@ -113,6 +127,7 @@ class Review:
     files_total: int
     unchanged_cables: int = 0
     full_report: str | None = field(default=None)
+    moves: list[DeviceMove] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         # the schema first: `railyard diff --out` recognises its own earlier output by it
@@ -152,6 +167,17 @@ def design_changes(base: Plan, head: Plan) -> list[FieldChange]:
         b[k], h[k] = bc.get(k.removeprefix("catalog."), b.get(k)), hc.get(k.removeprefix("catalog."), h.get(k))
     order = list(b) + [k for k in h if k not in b]
     return [FieldChange(k, b.get(k), h.get(k)) for k in order if b.get(k) != h.get(k)]
+
+
+def device_moves(base: Plan, head: Plan) -> list[DeviceMove]:
+    """Devices of both plans whose rack or unit differ, by rack then unit of where they stood."""
+    b, h = base.index(), head.index()
+    out = [
+        DeviceMove(n, b[n].kind, b[n].rack, b[n].unit, h[n].rack, h[n].unit)
+        for n in set(b) & set(h)
+        if (b[n].rack, b[n].unit) != (h[n].rack, h[n].unit)
+    ]
+    return sorted(out, key=lambda m: (m.base_rack or "", m.base_unit or 0, m.device))
 
 
 def _switch_models(plan: Plan) -> dict[str, Counter[str]]:
@@ -288,6 +314,10 @@ def review(
         Figure("cost per GPU", fb["cost_per_gpu_usd"], fh["cost_per_gpu_usd"], True),
     ]
     cables, unchanged = cable_changes(base, head)
+    moves = device_moves(base, head)
+    figures.insert(0, Figure("devices moved (work orders)", 0, len(moves)))
+    repull = [c for c in cables or [] if c.change == "moved"]
+    figures.insert(1, Figure("cables to re-pull (an end moved)", 0, len(repull)))
     return Review(
         base_design=fb["design"],
         head_design=fh["design"],
@@ -303,6 +333,7 @@ def review(
         unchanged_cables=unchanged,
         files=file_changes(base_files, head_files),
         files_total=len(head_files),
+        moves=moves,
     )
 
 
@@ -441,6 +472,14 @@ def _cables_md(r: Review, limit: int | None) -> list[str]:
     return out
 
 
+def _place(rack: str | None, unit: int | None) -> str:
+    return "—" if rack is None else f"`{rack}`" + (f" U{unit}" if unit is not None else "")
+
+
+def _move_row(m: DeviceMove) -> tuple[str, str, str]:
+    return (f"`{m.device}` ({m.kind})", _place(m.base_rack, m.base_unit), _place(m.head_rack, m.head_unit))
+
+
 def _lines(f: FileChange) -> str:
     return {"added": f"+{f.plus:,}", "removed": f"-{f.minus:,}"}.get(f.change, f"+{f.plus:,} -{f.minus:,}")
 
@@ -461,6 +500,19 @@ def review_markdown(r: Review, limit: int | None = LIMIT) -> str:
         lines += _more(len(shown), len(r.design), "fields", r.full_report)
     else:
         lines.append("no design field differs (after `extends:` and `--set`)")
+    lines += ["", "## Moves (work orders)", ""]
+    if r.moves:
+        repull = sum(1 for c in r.cables or [] if c.change == "moved")
+        lines += [
+            f"{len(r.moves):,} devices move, {repull:,} cables to re-pull (the cables' ends are listed under "
+            "Cables, moved).",
+            "",
+        ]
+        shown_moves = r.moves if limit is None else r.moves[: limit * 2]
+        lines += _table([_move_row(m) for m in shown_moves], ("device", "from", "to"))
+        lines += _more(len(shown_moves), len(r.moves), "moves", r.full_report)
+    else:
+        lines.append("no device present in both moves (rack and unit unchanged)")
     lines += ["", "## Summary", ""]
     lines += _table(
         [(f.name, _num(f.base, f.money), _num(f.head, f.money), _delta(f.base, f.head, f.money)) for f in r.figures],

@@ -426,7 +426,8 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
     ratio = ratio_value(be.oversubscription)
     su_size = be.su_size
     n_su = math.ceil(len(servers) / su_size)
-    su_w = len(str(n_su))
+    # a unit's number is unpadded (su9, su10): padded to the count of units, growing a site past nine
+    # units renamed every leaf (su1-rail0-leaf -> su01-rail0-leaf) that stands (issue 43)
     leaves: list[str] = []
     per_rail: dict[int, list[str]] = {r: [] for r in range(rails)}
     n_lpr = be.leaves_per_rail
@@ -452,9 +453,9 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
                     # broken out into planes names the plane first and the NIC port's rail inside it
                     # (plane2-su1-rail0-leaf)
                     rail_name = "-".join(f"rail{x}" for x in group)  # su1-rail0-rail2-leaf: rails 0 and 2
-                    name = f"su{u + 1:0{su_w}d}-{rail_name}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
+                    name = f"su{u + 1}-{rail_name}-leaf" + (f"{k + 1:0{lw}d}" if n_lpr > 1 else "")
                     if nic_split:
-                        name = f"plane{r % n_planes + 1}-su{u + 1:0{su_w}d}-rail{r // n_planes}-leaf" + (
+                        name = f"plane{r % n_planes + 1}-su{u + 1}-rail{r // n_planes}-leaf" + (
                             f"{k + 1:0{lw}d}" if n_lpr > 1 else ""
                         )
                     attrs: dict[str, Any] = (
@@ -500,7 +501,7 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
             members = servers[u * su_size : (u + 1) * su_size]
             for k in range(leaves_per_su):
                 leaf = b.switch(
-                    f"su{u + 1:0{su_w}d}-leaf{k + 1:0{lw}d}", sw_key, Network.BACKEND, Role.LEAF, su=u + 1, index=k + 1
+                    f"su{u + 1}-leaf{k + 1:0{lw}d}", sw_key, Network.BACKEND, Role.LEAF, su=u + 1, index=k + 1
                 )
                 leaves.append(leaf.name)
                 up_ports[leaf.name] = ups
@@ -648,6 +649,7 @@ def _attach_subnet_managers(
 
 
 HostPorts = tuple[str, list[tuple[str, int]]]  # (host, its (port, speed) in leaf-side order)
+SERVICE_PAIR_BASE = 1000  # service leaf pair k is pair SERVICE_PAIR_BASE + k (compute leaf pairs count from 1)
 
 
 @dataclass(slots=True)
@@ -657,27 +659,35 @@ class LeafPairs:
 
     b: Builder
     network: Network
-    prefix: str  # leaf names: <prefix>01, <prefix>02, ...
+    prefix: str  # leaf names: <prefix>01, <prefix>02, ... (service leaves: <service_prefix>01, ...)
     switch: str
     sides: int
     leaves: list[str]
     up_ports: dict[str, list[int]]
+    service_prefix: str = ""
+    made: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})  # leaves made, by service
 
     def place(self, group: list[HostPorts], down: int, downs: list[int], ups: list[int], service: bool) -> None:
+        """Leaves for `group`. Service leaves (storage and management nodes) are numbered apart from the
+        compute servers' leaves, their pairs from SERVICE_PAIR_BASE + 1: adding servers adds leaves
+        after the last one and renames, re-pairs or re-numbers no service leaf (service leaves numbered
+        after the compute leaves were renamed by every new scalable unit)."""
         # an endpoint with more ports than sides (dual-homed storage under single-homed servers)
         # takes several downlinks per leaf
         b, sides = self.b, self.sides
+        prefix = self.service_prefix if service and self.service_prefix else self.prefix
         i = 0
         while True:
             names = []
             for s in range(sides):
-                n = len(self.leaves) + 1
+                self.made[service] += 1
+                n = self.made[service]
                 leaf = b.switch(
-                    f"{self.prefix}{n:02d}",
+                    f"{prefix}{n:02d}",
                     self.switch,
                     self.network,
                     Role.LEAF,
-                    pair=(n - 1) // sides + 1,
+                    pair=(n - 1) // sides + 1 + (SERVICE_PAIR_BASE if service else 0),
                     side=s,
                     service=service,
                 )
@@ -750,7 +760,7 @@ def build_frontend(
     sides = fe.ports_per_server
     leaves: list[str] = []
     up_ports: dict[str, list[int]] = {}
-    pairs = LeafPairs(b, Network.FRONTEND, "fe-leaf", fe.switch, sides, leaves, up_ports)
+    pairs = LeafPairs(b, Network.FRONTEND, "fe-leaf", fe.switch, sides, leaves, up_ports, "fe-svc")
 
     def place(group: list[HostPorts], service: bool) -> None:
         pairs.place(group, down, downs, ups, service)
@@ -824,7 +834,7 @@ def build_storage(b: Builder, design: Design, servers: list[str], storage: list[
     downs, ups = _layout(model, speed, down, up_speed, up)
     leaves: list[str] = []
     up_ports: dict[str, list[int]] = {}
-    pairs = LeafPairs(b, Network.STORAGE, "stor-leaf", fab.switch, sides, leaves, up_ports)
+    pairs = LeafPairs(b, Network.STORAGE, "stor-leaf", fab.switch, sides, leaves, up_ports, "stor-svc")
     pairs.place([(h, [(p, speed) for p in srv_ports]) for h in servers], down, downs, ups, service=False)
     # the storage servers' leaves: as much downlink as uplink bandwidth (1:1), the same uplink count so
     # one spine layer serves both kinds of leaf

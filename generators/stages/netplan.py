@@ -4,10 +4,14 @@ from ``plan.netplan``.
 
 Scheme (documented in the README):
 - ASNs (RFC 7938): cores share one ASN, the spines of pod p share ``spine_asn_base + p`` (a 2-tier
-  frontend is pod 1), leaf fe-leafNN has ``leaf_asn_base + NN``. OOB: the aggregation pair shares
+  frontend is pod 1), leaf fe-leafNN has ``leaf_asn_base + NN``, service leaf fe-svcNN
+  ``leaf_asn_base - NN``. OOB: the aggregation pair shares
   ``oob.network.asn_base``, access switch oobNN has ``asn_base + NN``.
-- Loopbacks: router ids from the start of ``addressing.loopbacks``, VTEPs (OSes that source VXLAN
-  from a loopback of their own) from its middle, so a VTEP does not move when the router count does.
+- Loopbacks: router ids in three equal regions of ``addressing.loopbacks``' lower half (the whole pool
+  without VTEPs): frontend leaves (service leaves from the region's end), frontend spines (cores from
+  the end), OOB access switches (aggregation switches from the end); VTEPs (OSes that source VXLAN
+  from a loopback of their own) from its middle. A loopback depends on its router's kind and number
+  only, so growing the site moves none.
 - Network k is the provider's ``infra`` VRF (k = 0: management nodes and servers no tenant rents) or
   the k-th tenant. It owns a hosts VLAN, a storage VLAN, a VRF with an L3VNI, and one subnet from each
   of ``addressing.tenants`` and ``addressing.storage``. Nothing of one network is shared with another
@@ -307,24 +311,46 @@ def _assign_asns(plan: Plan, design: Design) -> Routers:
     oob_routers = [d for d in plan.devices if d.kind == "switch" and d.network == "oob"]
     asn: dict[str, int] = {}
     bgp = design.frontend.bgp
-    leaf_no = 0
+    # compute leaves count up from the base, service leaves (fe-svcNN) down from it: adding either
+    # kind never renumbers the other
+    leaf_no = {False: 0, True: 0}
     for d in fe:
         if d.role == "leaf":
-            leaf_no += 1
-            asn[d.name] = bgp.leaf_asn_base + leaf_no
+            service = bool(d.attrs.get("service"))
+            leaf_no[service] += 1
+            asn[d.name] = bgp.leaf_asn_base + (-1 if service else 1) * leaf_no[service]
         elif d.role == "spine":
             asn[d.name] = bgp.spine_asn_base + int(d.attrs.get("pod", 1))
         else:
             asn[d.name] = bgp.core_asn
-    access_no = 0
     onet = design.oob.network
     for d in oob_routers:
-        if d.role == "leaf":
-            access_no += 1
-            asn[d.name] = onet.asn_base + access_no
-        else:
-            asn[d.name] = onet.asn_base
+        # an access switch's number is its rack's slot on the floor (stages/oob.py), not its rank
+        asn[d.name] = onet.asn_base + (int(d.attrs["index"]) if d.role == "leaf" else 0)
     return Routers(fe, oob_routers, asn)
+
+
+# router ids: the loopback pool's part for router ids (its lower half when VTEPs take the upper one)
+# in three regions (LOOPBACK_SHARES), each holding two kinds of router, one counting up from the region's start and
+# one down from its end. A router's loopback is a function of its kind and its number among its kind,
+# never of how many routers of other kinds there are: growing the site adds loopbacks, moves none.
+LOOPBACK_REGIONS: tuple[tuple[str, str], ...] = (
+    ("frontend leaf", "frontend service leaf"),
+    ("frontend spine", "frontend core"),
+    ("OOB access switch", "OOB aggregation switch"),
+)
+# the regions' shares of the router ids: an OOB access switch's number is its rack's slot on the floor
+# (sparse: rows x positions), so its region is twice the others
+LOOPBACK_SHARES = (1, 1, 2)
+
+
+def _router_kind(d: Device) -> tuple[int, bool]:
+    """(region, counts down from the region's end) of a router's loopback."""
+    if d.network == "oob":
+        return 2, d.role != "leaf"
+    if d.role == "leaf":
+        return 0, bool(d.attrs.get("service"))
+    return 1, d.role == "core"
 
 
 def _assign_loopbacks(design: Design, routers: Routers) -> list[Problem]:
@@ -339,17 +365,39 @@ def _assign_loopbacks(design: Design, routers: Routers) -> list[Problem]:
     half = size // 2
     # each half from its second address (x.x.0.1, x.x.8.1 in a /20), never the pool's broadcast
     room, vtep_room = (half - 1, size - half - 2) if vtep_leaves else (size - 2, 0)
-    if len(every) > room or len(vtep_leaves) > vtep_room:
-        need = 2 * (max(len(every), len(vtep_leaves)) + 2) if vtep_leaves else len(every) + 2
+    unit = room // sum(LOOPBACK_SHARES)
+    size_of = [share * unit for share in LOOPBACK_SHARES]
+    start = [1 + sum(size_of[:r]) for r in range(len(LOOPBACK_REGIONS))]
+    numbers: dict[str, int] = {}  # a router's number among its kind, from 0
+    count: dict[tuple[int, bool], int] = defaultdict(int)
+    for d in every:
+        kind = _router_kind(d)
+        numbers[d.name] = count[kind]
+        if d.network == "oob" and d.role == "leaf":
+            numbers[d.name] = int(d.attrs["index"]) - 1  # its rack's slot on the floor, not its rank
+        count[kind] = max(count[kind] + 1, numbers[d.name] + 1)
+    used = [count[(r, False)] + count[(r, True)] for r in range(len(LOOPBACK_REGIONS))]
+    full = [r for r in range(len(LOOPBACK_REGIONS)) if used[r] > size_of[r]]
+    if full or len(vtep_leaves) > vtep_room:
+        most = max(-(-used[r] // LOOPBACK_SHARES[r]) for r in range(len(LOOPBACK_REGIONS)))
+        per_part = sum(LOOPBACK_SHARES) * most + 1
+        need = 2 * (max(per_part, len(vtep_leaves) + 1) + 1) if vtep_leaves else per_part + 2
+        what = "; ".join(f"{' and '.join(LOOPBACK_REGIONS[r])}: {used[r]:,}" for r in full)
         vteps = f" and {len(vtep_leaves):,} VTEPs (a half of the pool each)" if vtep_leaves else ""
         return [
             Problem(
                 "addressing.loopbacks",
-                f"{lo_pool} has {size - 2:,} addresses but {len(every):,} routers{vteps} need a loopback",
+                f"{lo_pool} cannot hold the loopbacks: its router ids, {' / '.join(f'{n:,}' for n in size_of)} "
+                f"for the {len(LOOPBACK_REGIONS)} kinds of router{vteps}, are too few "
+                f"({what or f'{len(vtep_leaves):,} VTEPs'})",
                 f"use a larger pool, e.g. /{_prefix_for(need)}",
             )
         ]
-    routers.loopbacks = {d.name: f"{host(lo_pool, i + 1)}/32" for i, d in enumerate(every)}
+    for d in every:
+        region, down = _router_kind(d)
+        n = numbers[d.name]
+        i = start[region] + (size_of[region] - 1 - n if down else n)
+        routers.loopbacks[d.name] = f"{host(lo_pool, i)}/32"
     routers.vteps = {d.name: f"{host(lo_pool, half + 1 + i)}/32" for i, d in enumerate(vtep_leaves)}
     return []
 
@@ -361,6 +409,7 @@ def _allocate_networks(plan: Plan, design: Design) -> tuple[Tenancy, list[Proble
     members = tenant_members(design)
     owner = {h: t for t, hs in members.items() for h in hs}
     hosts_of: dict[str, list[str]] = {n.name: [] for n in nets}
+    mgmt_nodes = {d.name: d.kind == "management" for d in plan.devices}
     for d in plan.devices:
         if d.kind == "server":
             hosts_of[owner.get(d.name, INFRA)].append(d.name)
@@ -368,22 +417,35 @@ def _allocate_networks(plan: Plan, design: Design) -> tuple[Tenancy, list[Proble
             hosts_of[INFRA].append(d.name)
     storage = [d.name for d in plan.devices if d.kind == "storage"]
     sports = design.storage.ports_per_server
-    tpool, spool = Pool("addressing.tenants", ad.tenants), Pool("addressing.storage", ad.storage)
     net_out: list[dict[str, Any]] = []
     host_addr: dict[str, dict[str, str]] = {}
     storage_addr: dict[str, dict[str, list[str]]] = defaultdict(dict)
-    failed = False
     for n in nets:
         hs = hosts_of[n.name]
-        hnet = tpool.take(f"{n.name} hosts ({len(hs)})", prefix_for_hosts(RESERVED_HOSTS + len(hs)))
-        snet = spool.take(
-            f"{n.name} storage ({len(storage)} x {sports})", prefix_for_hosts(RESERVED_HOSTS + len(storage) * sports)
+        hnet, p1 = _block(
+            ("addressing.tenants", ad.tenants), ("addressing.hosts_prefix", ad.hosts_prefix), n, "hosts", len(hs)
         )
+        snet, p2 = _block(
+            ("addressing.storage", ad.storage),
+            ("addressing.storage_prefix", ad.storage_prefix),
+            n,
+            "storage",
+            len(storage) * sports,
+        )
+        problems += p1 + p2
         if hnet is None or snet is None:
-            failed = True
             continue
-        for i, h in enumerate(hs):
-            host_addr[h] = {"vrf": n.vrf, "address": with_len(host(hnet, RESERVED_HOSTS + 1 + i), hnet)}
+        # servers count up from the reserved addresses, management nodes down from the subnet's last
+        # address: adding servers never renumbers a management node, nor the other way round
+        up = down = 0
+        for h in hs:
+            if mgmt_nodes.get(h):
+                down += 1
+                i = hnet.num_addresses - 1 - down
+            else:
+                up += 1
+                i = RESERVED_HOSTS + up
+            host_addr[h] = {"vrf": n.vrf, "address": with_len(host(hnet, i), hnet)}
         for j, s in enumerate(storage):
             storage_addr[s][n.vrf] = [
                 with_len(host(snet, RESERVED_HOSTS + 1 + j * sports + p), snet) for p in range(sports)
@@ -411,10 +473,37 @@ def _allocate_networks(plan: Plan, design: Design) -> tuple[Tenancy, list[Proble
                 },
             }
         )
-    if failed:
-        # report the pool that ran out (and how much it needed), not every network that missed it
-        problems += [p.problem() for p in (tpool, spool) if p.next > int(p.network.broadcast_address) + 1]
     return Tenancy(net_out, host_addr, dict(storage_addr)), problems
+
+
+def _block(
+    pool: tuple[str, IPv4Network], size: tuple[str, int], n: NetworkIds, what: str, members: int
+) -> tuple[IPv4Network | None, list[Problem]]:
+    """Network `n`'s subnet: the n.index-th block of `size` in `pool`, whatever the other networks hold
+    (carving subnets sized to their members one after the other renumbered every later network, and
+    widened a subnet under its hosts, when a network grew)."""
+    (pool_field, net), (size_field, prefix) = pool, size
+    need = prefix_for_hosts(RESERVED_HOSTS + members)
+    if need < prefix:
+        return None, [
+            Problem(
+                size_field,
+                f"a /{prefix} holds {(1 << (32 - prefix)) - 2 - RESERVED_HOSTS:,} {what} addresses but "
+                f"{n.name} needs {members:,}",
+                f"use /{need} or shorter",
+            )
+        ]
+    blocks = 1 << max(0, prefix - net.prefixlen) if prefix >= net.prefixlen else 0
+    if n.index >= blocks:
+        return None, [
+            Problem(
+                pool_field,
+                f"{net} cannot hold the /{prefix} {what} subnet of network {n.index + 1} ({n.name}): it "
+                f"holds {blocks:,} (network k takes the k-th /{prefix})",
+                f"use /{prefix - n.index.bit_length()} or shorter (or a longer {size_field})",
+            )
+        ]
+    return IPv4Network((int(net.network_address) + n.index * (1 << (32 - prefix)), prefix)), []
 
 
 def _store(
@@ -431,7 +520,8 @@ def _store(
     assert mtu is not None  # frontend.vendor is an OS that serves the frontend, and each such row has its MTU
     plan.netplan = NetPlan(
         scheme={
-            "asn": "RFC 7938: one ASN per leaf (leaf_asn_base + NN), per pod spine layer (spine_asn_base + pod), "
+            "asn": "RFC 7938: one ASN per leaf (leaf_asn_base + NN, service leaf fe-svcNN: base - NN), "
+            "per pod spine layer (spine_asn_base + pod), "
             "one for the cores; OOB aggregation pair shares asn_base, access switch NN has asn_base + NN",
             "reserved_hosts": RESERVED_HOSTS,
         },
@@ -550,23 +640,42 @@ def _plan_oob(
                 "BMCs and management ports get separate VLANs",
             )
         ]
-    bpool, mpool = Pool("addressing.bmc", ad.bmc), Pool("addressing.management", ad.management)
     access = [d for d in plan.devices if d.kind == "switch" and d.network == "oob" and d.role == "leaf"]
     subnets: dict[str, dict[str, Any]] = {}
     position: dict[str, dict[str, int]] = {}
+    problems: list[Problem] = []
+    # every access switch's subnets are the n-th block of the pools, n its number (its rack's slot on
+    # the floor), so a switch added anywhere renumbers no other switch's BMCs and ports
+    plen = max((prefix_for_hosts(1 + len(access_ports(catalog, d.model))) for d in access), default=32)
     for d in access:
         ports = access_ports(catalog, d.model)
         position[d.name] = {p: i for i, p in enumerate(ports)}
-        plen = prefix_for_hosts(1 + len(ports))
-        b, m = bpool.take(f"{d.name} BMCs", plen), mpool.take(f"{d.name} management", plen)
-        if b is None or m is None:
+        k = int(d.attrs["index"]) - 1
+        nets = []
+        for field_, pool in (("addressing.bmc", ad.bmc), ("addressing.management", ad.management)):
+            blocks = 1 << max(0, plen - pool.prefixlen)
+            if k >= blocks or plen < pool.prefixlen:
+                if not any(p.field == field_ for p in problems):
+                    need = plen - (max(int(a.attrs["index"]) for a in access) - 1).bit_length()
+                    problems.append(
+                        Problem(
+                            field_,
+                            f"{pool} cannot hold a /{plen} for OOB access switch number "
+                            f"{max(int(a.attrs['index']) for a in access):,} (each switch's subnet is the "
+                            "block of its number, its rack's slot on the floor)",
+                            f"give {field_} a shorter prefix, e.g. /{need}",
+                        )
+                    )
+                continue
+            nets.append(IPv4Network((int(pool.network_address) + k * (1 << (32 - plen)), plen)))
+        if len(nets) < 2:
             continue
+        b, m = nets
         subnets[d.name] = {
             "os": catalog.switches[d.model].os,
             "bmc": {"vlan": onet.bmc_vlan, "subnet": str(b), "gateway": str(host(b, 1))},
             "mgmt": {"vlan": onet.mgmt_vlan, "subnet": str(m), "gateway": str(host(m, 1))},
         }
-    problems = [p.problem() for p in (bpool, mpool) if p.next > int(p.network.broadcast_address) + 1]
     if problems:
         return {}, problems
     ports_out: list[dict[str, Any]] = []

@@ -7,15 +7,25 @@ the racks it serves, so its ports follow the racks, not the device list.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from generators.model.catalog import Catalog
 from generators.model.design import Design
 from generators.model.plan import Device
 from generators.model.sections import OobFacts
 from generators.model.vocabulary import Network, Role, Tier
-from generators.stages.fabric import Builder, eligible, native_speed, number_width
+from generators.stages.fabric import Builder, eligible, native_speed
 
 Endpoint = tuple[str, str]  # (device, its management port) on the out-of-band network
+# a port kept in a group for an aggregation switch's management port (placement keeps them in the block
+# of the rack the aggregation switches stand in; build_oob fills them)
+AGG_SLOT: Endpoint = ("", "")
+
+
+def sizing_group(groups: list[list[Endpoint | None]], agg_group: int) -> int:
+    """The group the aggregation switches' management ports are still to be added to: -1 when placement
+    already kept their ports (AGG_SLOT) in their rack's block."""
+    return -1 if agg_group < 0 or AGG_SLOT in groups[agg_group] else agg_group
 
 
 def oob_port(catalog: Catalog, dev: Device) -> str | None:
@@ -57,11 +67,28 @@ def oob_sizing(catalog: Catalog, design: Design, sizes: list[int], agg_group: in
     return per_pair, n_pairs
 
 
-def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], agg_group: int) -> OobFacts:
+@dataclass(frozen=True, slots=True)
+class Host:
+    """Where a group's access switches stand: the host rack's name, and the numbers kept for them (the
+    first; placement.oob.switch_numbers gives each window of the floor its own)."""
+
+    rack: str
+    first: int
+
+
+def build_oob(
+    b: Builder, design: Design, groups: list[list[Endpoint | None]], agg_group: int, hosts: list[Host]
+) -> OobFacts:
     """Access switches and their aggregation pairs, for placement's rack-local `groups` (one or more
     access switches per group, tagged with attrs["group"]): an endpoint takes the access port of its
     position in the group, `None` leaves that port free. The aggregation switches' own management
-    ports join group `agg_group`, the group of the rack they will stand in, after its endpoints."""
+    ports join group `agg_group`, the group of the rack they will stand in, after its endpoints.
+
+    An access switch is named after the rack it stands in (`oob-<rack>`, the rack's second and later
+    switches `oob-<rack>-2`, ...) and numbered by that rack's slot on the floor (attrs["index"]: its
+    ASN, loopback and subnets follow), never by how many switches come before it: a grown site adds
+    switches and renames or renumbers none (an ordinal oob07 became oob08 when a rack was added in an
+    earlier row)."""
     oob = design.oob
     model = b.catalog.switches[oob.switch]
     agg_key = oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
@@ -73,25 +100,34 @@ def build_oob(b: Builder, design: Design, groups: list[list[Endpoint | None]], a
     downs = eligible(model, down_speed, "down")
     ups = [i for i in eligible(model, up_speed, "up") if i not in set(downs)][: oob.uplinks_per_switch]
     agg_ports = eligible(agg_model, up_speed, "down")
-    per_pair, n_pairs = oob_sizing(b.catalog, design, [len(g) for g in groups], agg_group)
+    extra_group = sizing_group(groups, agg_group)
+    per_pair, n_pairs = oob_sizing(b.catalog, design, [len(g) for g in groups], extra_group)
     aggs = [
         b.switch(f"oob-agg{i + 1}", agg_key, Network.OOB, Role.SPINE, index=i + 1, pair=i // 2 + 1)
         for i in range(2 * n_pairs)
     ]
-    n_sw = sum(
-        math.ceil((len(g) + (2 * n_pairs if gi == agg_group else 0)) / len(downs)) for gi, g in enumerate(groups)
-    )
     if aggs:
-        groups[agg_group] += [(a.name, agg_model.mgmt_port) for a in aggs]
+        mine = [(a.name, agg_model.mgmt_port) for a in aggs]
+        grp = groups[agg_group]
+        for k, ep in enumerate(grp):
+            if ep == AGG_SLOT:
+                grp[k] = mine.pop(0) if mine else None
+        grp += mine
+    for g in groups:  # kept slots no aggregation switch took (none when placement sized them)
+        g[:] = [None if ep == AGG_SLOT else ep for ep in g]
     agg_next = [0] * len(aggs)
     leaf_ports = _service_leaf_ports(b, up_speed) if oob.uplink == "frontend" else {}
     service = list(leaf_ports)
     uplink_no = cursor = 0
-    w = number_width(n_sw)
+    used: dict[str, int] = {}
     n = 0
     for gi, group in enumerate(groups):
+        host = hosts[gi]
         for c in range(math.ceil(len(group) / len(downs))):
-            sw = b.switch(f"oob{n + 1:0{w}d}", oob.switch, Network.OOB, Role.LEAF, index=n + 1, group=gi)
+            j = used.get(host.rack, 0)
+            used[host.rack] = j + 1
+            name = f"oob-{host.rack}" if j == 0 else f"oob-{host.rack}-{j + 1}"
+            sw = b.switch(name, oob.switch, Network.OOB, Role.LEAF, index=host.first + c, group=gi)
             for k, ep in enumerate(group[c * len(downs) : (c + 1) * len(downs)]):
                 if ep is None:
                     continue

@@ -239,8 +239,8 @@ def slurm_blocks(plan: Plan) -> tuple[list[SlurmBlock], list[int]]:
     by_su: dict[int, list[str]] = {}
     for d in servers:
         by_su.setdefault(int(d.attrs.get("su", 1)), []).append(d.name)
-    w = len(str(max(by_su, default=1)))
-    blocks = [SlurmBlock(f"su{su:0{w}d}", nodes) for su, nodes in sorted(by_su.items())]
+    # unpadded, as the leaves are named (placement is stable as a site grows, names too: issue 43)
+    blocks = [SlurmBlock(f"su{su}", nodes) for su, nodes in sorted(by_su.items())]
     base = min((len(b.nodes) for b in blocks), default=0)
     return blocks, block_sizes(base, len(blocks))
 

@@ -13,7 +13,7 @@ measures the routes and picks the media from what it finds here. The layout is b
   and leaf racks a block has, and the default spine position, is the `backend.placement` strategy's
   (`strategies`: one class each);
 * central racks (backend cores, frontend spines and service leaves, OOB aggregation, storage,
-  management) fill the free positions of the middle block's network row, then rows of their own.
+  management) fill the free positions of the first block's network row, then rows of their own.
 
 Rows are either generated (`site.floor.row_positions` per row, blocks in columns so the hall stays
 roughly square) or given in `site.rows`, filled in order. Keep-outs block the positions they cover.
@@ -35,7 +35,7 @@ from generators.model.plan import Device, Plan
 from generators.model.sections import PlanWarning
 from generators.model.vocabulary import Kind, Role
 from generators.stages.fabric import Builder
-from generators.stages.oob import build_oob, oob_sizing
+from generators.stages.oob import Host, build_oob, oob_sizing, sizing_group
 from generators.stages.placement.checks import check_racks, check_rows
 from generators.stages.placement.contents import all_racks, rack_contents
 from generators.stages.placement.cooling import add_cdus, cooling_section
@@ -47,10 +47,11 @@ from generators.stages.placement.floor import (
     outline,
     row_geometry,
 )
-from generators.stages.placement.oob import oob_groups
+from generators.stages.placement.oob import oob_groups, switch_numbers
 from generators.stages.placement.racks import (
     Item,
     limits,
+    max_pdus_per_rack,
     pdu_feed,
     pdu_name,
     rack_pdus,
@@ -89,8 +90,9 @@ def place(plan: Plan, catalog: Catalog) -> None:
         racks = all_racks(contents)
         name_racks(racks, src.rows)
         add_cdus(plan, racks, design, catalog)
-        groups, group_racks, agg_group = oob_groups(racks, contents.agg_rack, plan, catalog, design, lim)
-        need = 2 * oob_sizing(catalog, design, [len(g) for g in groups], agg_group)[1]
+        og = oob_groups(racks, contents.agg_rack, plan, catalog, design, lim)
+        groups, agg_group = og.groups, og.agg_group
+        need = 2 * oob_sizing(catalog, design, [len(g) for g in groups], sizing_group(groups, agg_group))[1]
         if need == n_aggs:
             break
         n_aggs = need
@@ -100,13 +102,16 @@ def place(plan: Plan, catalog: Catalog) -> None:
     # devices into racks and units
     by_name = {d.name: d for d in plan.devices}
     b = Builder(catalog, plan.devices, plan.links, by_name)
-    info = build_oob(b, design, groups, agg_group)
+    numbers = switch_numbers(og, [r.positions for r in src.rows], lim.endpoints + max_pdus_per_rack(design, catalog))
+    info = build_oob(
+        b, design, groups, agg_group, [Host(h.name, first) for h, (first, _) in zip(og.hosts, numbers, strict=True)]
+    )
     unit_of: dict[str, tuple[str, int]] = {}
     for r in racks:
         for it, u in stack_units(r, site.rack.units, lim):
             unit_of[it.name] = (r.name, u)
-    # each group's access switch stands in the middle rack of the group, in the unit kept free for it
-    host = {gi: grp[len(grp) // 2] for gi, grp in enumerate(group_racks)}
+    # each group's access switch stands in its host rack (placement.oob), in the unit kept free for it
+    host = dict(enumerate(og.hosts))
     oob_model = catalog.switches[design.oob.switch]
     top = site.rack.units - oob_model.rack_units + 1
     hosted: dict[str, int] = defaultdict(int)  # a rack system's rack hosts several, stacked down from the top

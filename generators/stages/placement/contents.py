@@ -11,13 +11,14 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design
 from generators.model.errors import DesignError
 from generators.model.geometry import device_size
-from generators.model.plan import Plan
+from generators.model.plan import Device, Plan
 from generators.stages.placement.racks import (
     Block,
     Item,
     Limits,
     Rack,
     pack,
+    role_limits,
 )
 from generators.stages.placement.strategies import STRATEGIES, BackendInputs
 
@@ -75,10 +76,10 @@ def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_a
     STRATEGIES[design.backend.placement].racks(
         BackendInputs(plan, design, lim, item, leaves, servers, su_block, block_of_server, blocks, cap)
     )
-    spines = [d for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "spine"]
+    spines = _by_index([d for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "spine"])
     for b in range(n_blocks):
         mine = [[item(s.name)] for s in spines if pod_block.get(s.attrs.get("pod", 1), 0) == b]
-        blocks[b].spines = pack(mine, lim, "spine", b)
+        blocks[b].spines = pack(mine, role_limits(lim, design, catalog, "spine"), "spine", b)
     cores = [[item(d.name)] for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "core"]
 
     # frontend: leaves serving compute servers go to their servers' block
@@ -89,25 +90,50 @@ def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_a
     fe = [d for d in devs if d.kind == "switch" and d.network == "frontend"]
     for b in range(n_blocks):
         mine = [[item(d.name)] for d in fe if d.role == "leaf" and fe_block.get(d.name) == b]
-        blocks[b].others = pack(mine, lim, "frontend", b)
+        blocks[b].others = pack(mine, role_limits(lim, design, catalog, "frontend"), "frontend", b)
     agg_model = catalog.switches[
         design.oob.aggregation_switch or design.frontend.spine_switch or design.frontend.switch
     ]
-    central_fe = [[item(d.name)] for d in fe if not (d.role == "leaf" and d.name in fe_block)]
+    # the central frontend rack(s): service leaves, the OOB aggregation switches, then the spines and
+    # cores, which grow with the site, last (so a grown site adds spines above the others)
     aggs = [Item(f"oob-agg{i + 1}", agg_model.rack_units, agg_model.power_w / 1000) for i in range(n_aggs)]
+    central_fe = [[item(d.name)] for d in fe if d.role == "leaf" and d.name not in fe_block]
     central_fe += [[a] for a in aggs]
-    central: list[Rack] = pack(cores, lim, "core")
-    fe_racks = pack(central_fe, lim, "frontend")
+    central_fe += [[item(d.name)] for d in fe if d.role != "leaf"]
+    central: list[Rack] = pack(cores, role_limits(lim, design, catalog, "core"), "core")
+    fe_racks = pack(central_fe, role_limits(lim, design, catalog, "frontend"), "frontend")
     central += fe_racks
     # a dedicated storage fabric's leaves and spines: network racks of their own, beside the storage
     # servers they serve (rack role storage, so the PDU rules of the storage racks apply)
-    central += pack([[item(d.name)] for d in devs if d.kind == "switch" and d.network == "storage"], lim, "storage")
+    # the storage fabric's switches: the service leaves and spines, whose counts a scalable unit does not
+    # change, below the leaves (a pair per unit), which a grown site appends above them
+    stor = [d for d in devs if d.kind == "switch" and d.network == "storage"]
+    stor = sorted(stor, key=lambda d: 0 if d.attrs.get("service") else 1 if d.role == "spine" else 2)
+    central += pack([[item(d.name)] for d in stor], role_limits(lim, design, catalog, "storage"), "storage")
     for kind in ("storage", "management"):
-        for r in pack([[item(d.name)] for d in devs if d.kind == kind], lim, kind):
+        for r in pack([[item(d.name)] for d in devs if d.kind == kind], role_limits(lim, design, catalog, kind), kind):
             r.layout = "bottom"
             central.append(r)
     agg_rack = next((r for r in fe_racks if any(a in r.items for a in aggs)), None)
     return Contents(blocks, central, agg_rack)
+
+
+def _by_index(spines: list[Device]) -> list[Device]:
+    """Spines in the order they stack: pod by pod, by their index within their plane (or rail group), the planes
+    interleaved (plane1-spine01, plane2-spine01, plane1-spine02, ...). A scalable unit adds the same
+    number of spines to every plane, at the end of each: plane by plane, plane1's new spines pushed
+    every plane2 spine up a slot; interleaved, they come after every spine that stands."""
+    first: dict[str, int] = {}
+    for d in spines:
+        first.setdefault(str(d.attrs.get("plane", "")), len(first))
+    return sorted(
+        spines,
+        key=lambda d: (
+            int(d.attrs.get("pod", 0)),
+            int(d.attrs.get("index", 0)),
+            first[str(d.attrs.get("plane", ""))],
+        ),
+    )
 
 
 def _system_racks(

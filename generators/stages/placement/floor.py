@@ -64,13 +64,15 @@ class RowSource:
         return row
 
 
-def _fill_cooled(src: RowSource, racks: list[Rack], cool: CduRows) -> None:
+def _fill_cooled(src: RowSource, racks: list[Rack], cool: CduRows, max_rows: int | None = None) -> list[Rack]:
     """System racks into rows in groups of `cool.per`, each group's CDUs standing at its end, so a group
     and the CDUs on its loop share a row. A group is not split across rows while a fresh row would
-    take it whole."""
+    take it whole. At most `max_rows` rows; returns the racks left over."""
     k = 0
-    while k < len(racks):
+    taken = 0
+    while k < len(racks) and (max_rows is None or taken < max_rows):
         row = src.take()
+        taken += 1
         free = row.free()
         i = 0
         while k < len(racks):
@@ -94,26 +96,55 @@ def _fill_cooled(src: RowSource, racks: list[Rack], cool: CduRows) -> None:
                 cdu.row, cdu.position = row.index, pos
                 cool.made.append(cdu)
             i += g + cool.cdus
+    return racks[k:]
 
 
-def _fill_rows(src: RowSource, racks: list[Rack], cool: CduRows | None = None) -> None:
-    """Racks into consecutive rows, in order, skipping blocked positions."""
+def _fill_rows(
+    src: RowSource, racks: list[Rack], cool: CduRows | None = None, max_rows: int | None = None
+) -> list[Rack]:
+    """Racks into consecutive rows, in order, skipping blocked positions; at most `max_rows` rows.
+    Returns the racks left over."""
     if cool is not None:
-        _fill_cooled(src, racks, cool)
-        return
+        return _fill_cooled(src, racks, cool, max_rows)
     k = 0
-    while k < len(racks):
+    taken = 0
+    while k < len(racks) and (max_rows is None or taken < max_rows):
         row = src.take()
+        taken += 1
         free = row.free()
         for pos in free:
             if k >= len(racks):
                 break
             racks[k].row, racks[k].position = row.index, pos
             k += 1
+    return racks[k:]
+
+
+def _claim(slot: dict[int, Rack], racks: list[Rack], start: int, step: int, n: int) -> list[Rack]:
+    """Racks into the free slots from `start` on, one `step` at a time (+1 rightward, -1 leftward), up to
+    the row's ends; returns the racks that found no slot. A rack's slot depends only on the racks of
+    its kind before it, so growing a kind adds racks beyond the last one and moves none."""
+    i = start
+    rest = list(racks)
+    while rest and 0 <= i < n:
+        if i not in slot:
+            slot[i] = rest.pop(0)
+        i += step
+    return rest
 
 
 def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack]) -> list[Rack]:
-    """The block's network row; returns the racks (of block.others and tail) that did not fit."""
+    """The block's network row; returns the racks (of block.others and tail) that did not fit.
+
+    Every kind of rack grows from a fixed anchor of the row, away from the others, so adding scalable
+    units (more leaf racks, spine racks, frontend leaf racks) or central racks never moves a rack that
+    stands: the anchor `a` is the middle of the row ((free positions - 1) // 2, counted in the free
+    positions); `end` mode: leaf racks rightward from `a`, spine racks leftward from the row's end,
+    the block's frontend leaf racks rightward from the row's start, the central racks leftward from
+    `a - 1`; `start` mirrors the spine and frontend sides; `middle`: spine racks rightward from `a`,
+    leaf racks alternately leftward from `a - 1` and rightward after the spine racks, frontend leaf
+    racks from the start, central racks from the end.
+    A kind that meets another continues in the free slots on its other side, then in rows of its own."""
     leaves, spines = block.leaves, block.spines
     core = len(leaves) + len(spines)
     row = src.take(want=core + len(block.others))
@@ -126,28 +157,43 @@ def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack]) -> l
             f"{len(leaves)} leaf and {len(spines)} spine racks side by side",
             "use longer rows",
         )
+    a = (n - 1) // 2
+    for kind in (leaves, spines, block.others, tail):
+        for i, r in enumerate(kind):
+            r.seq = i
     slot: dict[int, Rack] = {}
     if mode == "middle":
-        h = (len(leaves) + 1) // 2
-        seq = leaves[:h] + spines + leaves[h:]
-        start = (n - len(seq)) // 2
-        for i, r in enumerate(seq):
-            slot[start + i] = r
+        # the playbook's virtual modular switch: the spine racks between the two halves of the leaf
+        # racks, leaf racks alternately left (leftward) and right (rightward) of them. Growing the leaf
+        # racks moves none; a growth that adds a spine rack moves the right-hand half one position (the
+        # review lists the moves): reserving empty positions would stretch the short copper runs the
+        # layout is for
+        left = _claim(slot, spines, a, 1, n)
+        left = _claim(slot, leaves[0::2], a - 1, -1, n) + left
+        left = _claim(slot, leaves[1::2], a + len(spines), 1, n) + left
+        fe_start, fe_step, c_start, c_step = 0, 1, n - 1, -1
     else:
-        s0 = 0 if mode == "start" else n - len(spines)
-        for i, r in enumerate(spines):
-            slot[s0 + i] = r
-        lo, hi = (len(spines), n) if mode == "start" else (0, n - len(spines))
-        start = min(max((n - len(leaves)) // 2, lo), hi - len(leaves))
-        for i, r in enumerate(leaves):
-            slot[start + i] = r
-    order = range(n - 1, -1, -1) if mode == "start" else range(n)
-    rest = list(block.others) + list(tail)
-    for i in order:
-        if not rest:
-            break
-        if i not in slot:
-            slot[i] = rest.pop(0)
+        s0, s_step = (0, 1) if mode == "start" else (n - 1, -1)
+        left = _claim(slot, spines, s0, s_step, n)
+        left = _claim(slot, leaves, a, 1, n) + left
+        fe_start, fe_step = (n - 1, -1) if mode == "start" else (0, 1)
+        c_start, c_step = a - 1, -1
+    # the frontend and central racks claim their sides before a leaf or spine rack that found no slot on
+    # its own side does, as far as the row has room for those (n - core): a grown block's extra leaf
+    # racks then take the slots beyond the central racks, not the central racks' own (which moved them
+    # one position when a unit was added to helios-576 with rows long enough)
+    room = n - core
+    rest: list[Rack] = []
+    for kind, start, step in ((list(block.others), fe_start, fe_step), (list(tail), c_start, c_step)):
+        k = min(room, len(kind))
+        missed = _claim(slot, kind[:k], start, step, n)
+        room -= k - len(missed)
+        rest += missed + kind[k:]
+    # what found no slot on its side takes the first free slots left of the anchor, then right of it
+    left = _claim(slot, left, a, -1, n)
+    left = _claim(slot, left, a, 1, n)
+    assert not left  # core <= n: every leaf and spine rack has a slot
+    rest = _claim(slot, rest, 0, 1, n)
     for i, r in slot.items():
         r.row, r.position = row.index, free[i]
     return rest
@@ -286,17 +332,20 @@ def arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[
     src = RowSource(design, blocked)
     cool = cdu_rows(design, catalog)
     blocks = contents.blocks
-    mid = len(blocks) // 2 if len(blocks) > 1 else 0
     for b in blocks:
         first = len(src.rows)
-        comp = b.compute
-        # split the compute racks in two halves at a scalable-unit boundary near the middle
-        half = (len(comp) + 1) // 2
-        _fill_rows(src, comp[:half], cool)
-        overflow = _network_row(src, b, mode, contents.central if b.index == mid else [])
+        # one row of compute racks before the block's network row, the rest after it: the network row
+        # is the block's second row whatever its size, so growing the block adds compute racks after
+        # the last one (and rows at the end) and never moves the network row or a rack that stands
+        for i, r in enumerate(b.compute):
+            r.seq = i
+        after = _fill_rows(src, list(b.compute), cool, max_rows=1)
+        # the central racks stand in the first block's network row: a unit that adds a block adds it
+        # after the others and never moves them (in the middle block they moved whenever one was added)
+        overflow = _network_row(src, b, mode, contents.central if b.index == 0 else [])
         if overflow:
             _fill_rows(src, overflow)
-        _fill_rows(src, comp[half:], cool)
+        _fill_rows(src, after, cool)
         src.groups.append(list(range(first, len(src.rows))))
     contents.cdus = cool.made if cool is not None else []
     return src

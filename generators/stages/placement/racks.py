@@ -34,6 +34,7 @@ class Rack:
     layout: str = "centre"  # how items stack: bottom, centre, tor
     pdus: int | None = None  # None: by role (site.rack.pdus); 0: a rack system's rack, fed by its power shelves
     mgmt_switches: int = 0  # a rack system's in-rack management switches: its own OOB access switches
+    seq: int = 0  # its place among the racks of its kind as they grow (placement.floor): the first is 0
 
     @property
     def kw(self) -> float:
@@ -109,9 +110,21 @@ def limits(design: Design, catalog: Catalog) -> Limits:
     )
 
 
+def role_limits(lim: Limits, design: Design, catalog: Catalog, role: str) -> Limits:
+    """A rack of `role`'s limits: what its PDUs carry with a feed (2N) or a PDU (N+1) down, if less than
+    its power budget (site.rack.pdus set low), less the out-of-band switch's share. `pack` fills racks to
+    these, so a rack it fills passes the power checks (placement.checks) however many items follow."""
+    oob_kw = design.site.rack.power_kw - lim.kw
+    feed = pdu_capacity_kw(design, catalog, pdus_per_rack(design, catalog, role))
+    return Limits(lim.units, min(lim.kw, feed - oob_kw), lim.endpoints)
+
+
 def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> list[Rack]:
     """Fill racks in order, keeping each group (e.g. one scalable unit's leaves) in one rack when it
-    fits. Racks of single items are then balanced so 32 spines become 16 + 16, not 23 + 9."""
+    fits. Each rack is filled before the next is started, so an item's rack depends only on the items
+    before it: a grown site appends items (more spines, leaves, storage servers) and moves none. Racks
+    are not balanced (32 spines may be 23 + 9, not 16 + 16): a balanced split depends on the total, and
+    moved standing spines when a scalable unit was added (issue 43)."""
     racks: list[list[Item]] = []
     cur: list[Item] = []
 
@@ -139,17 +152,6 @@ def pack(groups: list[list[Item]], lim: Limits, role: str, block: int = -1) -> l
             cur.append(it)
     if cur:
         racks.append(cur)
-    if racks and all(len(g) == 1 for g in groups):
-        items = [g[0] for g in groups]
-        n = len(racks)
-        size, extra = divmod(len(items), n)
-        chunks, k = [], 0
-        for i in range(n):
-            step = size + (1 if i < extra else 0)
-            chunks.append(items[k : k + step])
-            k += step
-        if all(fits(c) for c in chunks):
-            racks = chunks
     return [Rack(role, r, block) for r in racks]
 
 

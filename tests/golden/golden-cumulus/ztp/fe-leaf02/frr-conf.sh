@@ -5,5 +5,5 @@
 # config_db.json with a config reload, which restarts bgp on that file.
 set -euo pipefail
 mkdir -p /etc/sonic/frr
-curl --fail --silent --show-error --retry 5 -o /etc/sonic/frr/frr.conf.ztp "http://10.64.0.9:8080/frontend/fe-leaf02/frr.conf"
+curl --fail --silent --show-error --retry 5 -o /etc/sonic/frr/frr.conf.ztp "http://10.64.15.254:8080/frontend/fe-leaf02/frr.conf"
 mv /etc/sonic/frr/frr.conf.ztp /etc/sonic/frr/frr.conf

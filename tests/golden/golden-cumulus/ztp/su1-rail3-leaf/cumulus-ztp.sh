@@ -5,8 +5,8 @@
 # switch's NVUE configuration with its startup.yaml and applies it; exit 0 marks ZTP complete.
 set -euo pipefail
 exec >>/var/log/autoprovision 2>&1
-date "+%FT%T railyard ztp: su1-rail3-leaf from http://10.64.0.9:8080/backend/su1-rail3-leaf/startup.yaml"
-curl --fail --silent --show-error --retry 5 -o /tmp/railyard-startup.yaml "http://10.64.0.9:8080/backend/su1-rail3-leaf/startup.yaml"
+date "+%FT%T railyard ztp: su1-rail3-leaf from http://10.64.15.254:8080/backend/su1-rail3-leaf/startup.yaml"
+curl --fail --silent --show-error --retry 5 -o /tmp/railyard-startup.yaml "http://10.64.15.254:8080/backend/su1-rail3-leaf/startup.yaml"
 nv config replace /tmp/railyard-startup.yaml
 nv config apply --assume-yes
 exit 0
