@@ -2,9 +2,9 @@
 
 The default is designs/spectrumx-8plane-131k.yaml: 131,072 GPUs, every 800G NIC broken out into 8
 planes of 100G, each plane a two-tier fabric of 512 x 100G switches (6,144 switches, ~2.1M backend
-links, every artifact); designs/quadplane-131k.yaml is its 4-plane 200G sibling. At full size both
-are refused today by the tray fill check (every plane's spines share one network row; see the design
-files), which the script prints; `--set compute.count=2048` (16,384 GPUs) is the largest that passes.
+links, every artifact); designs/quadplane-131k.yaml is its 4-plane 200G sibling. Both compile whole,
+each plane in a network row of its own (site.network_rows: per_plane); `--set compute.count=2048`
+(16,384 GPUs) measures a cut-down site.
 After the figures it prints the backend the compile built, read from the head of its plan.json (the `networks` section
 comes third, after a few kB): tiers, planes, leaves and spines, the ports a leaf uses, and the lowest
 bisection ratio of any plane. CPU seconds are the compile's own and its render child's (user + system, from

@@ -405,3 +405,92 @@ def test_the_push_writes_and_compares_the_plane_custom_field(eight: Plan) -> Non
     assert _diff(body, have) == ["custom_fields"]
     have["custom_fields"] = {KEY_FIELD: leaf.key, PLANE_FIELD: "plane3"}
     assert _diff(body, have) == []
+
+
+# The floor of a multi-plane site (site.network_rows: per_plane, as both 131k designs set it): each plane
+# has a network row of its own, holding its leaf and spine racks, so its leaf-spine fibers stay in that
+# row's trays. At the full 131,072 GPUs each plane has ~131k of them: in one network row shared by every
+# plane (per_block) ~1M would fill its trays 256%, above the 50% limit (bench/multiplane.py compiles it).
+
+
+def test_each_plane_has_a_network_row_of_its_own(eight: Plan) -> None:
+    devs = eight.index()
+    racks = {r.name: r for r in eight.racks}
+    plane_of_rack: dict[str, set[str]] = {}
+    for d in eight.devices:
+        if d.network == "backend" and d.kind == "switch":
+            assert d.rack is not None
+            plane_of_rack.setdefault(d.rack, set()).add(d.attrs["plane"])
+    # no rack holds two planes' switches, and a plane's leaf and spine racks all stand in one row
+    assert {len(p) for p in plane_of_rack.values()} == {1}
+    row_of_plane: dict[str, set[str]] = {}
+    for rack, (plane,) in plane_of_rack.items():
+        row_of_plane.setdefault(plane, set()).add(racks[rack].row)
+    assert sorted(row_of_plane, key=lambda p: int(p[5:])) == [f"plane{p}" for p in range(1, 9)]
+    assert {len(rows) for rows in row_of_plane.values()} == {1}
+    assert len({next(iter(rows)) for rows in row_of_plane.values()}) == 8
+    # the plane rows hold both kinds of its switches: every leaf-spine cable runs within its plane's row
+    for c in eight.cables or []:
+        lk = eight.links[c.links[0]]
+        if lk.network == "backend" and lk.tier == "leaf-spine":
+            a, b = devs[lk.a_device], devs[lk.b_device]
+            assert a.rack is not None and b.rack is not None
+            assert racks[a.rack].row == racks[b.rack].row in row_of_plane[a.attrs["plane"]]
+
+
+def test_a_row_per_plane_takes_the_leaf_spine_fibers_out_of_one_rows_trays(eight: Plan) -> None:
+    shared = compile_file(EIGHT, [*EIGHT_SMALL, "site.network_rows=per_block"])[0]
+    assert shared.trays is not None and eight.trays is not None
+
+    # the same backend cables, the fullest tray segment fuller in one shared network row than in eight
+    def backend(plan: Plan) -> int:
+        return sum(c.network == "backend" for c in plan.cables or [])
+
+    assert backend(shared) == backend(eight) > 0
+    per_block = max(s.fill for s in shared.trays.segments)
+    per_plane = max(s.fill for s in eight.trays.segments)
+    assert per_plane * 4 < per_block, (per_plane, per_block)
+    # trays an eighth of the design's: the shared row is refused, naming the field and both fixes; a row
+    # per plane fits
+    thin = ("site.tray.levels=1", "site.tray.depth_mm=150")
+    assert per_plane * 8 < 0.5 < per_block * 8
+    with pytest.raises(DesignError) as exc:
+        compile_file(EIGHT, [*EIGHT_SMALL, "site.network_rows=per_block", *thin])
+    p = exc.value.problems[0]
+    assert p.field == "site.tray.width_mm" and "full (limit 50%" in p.message
+    assert "site.tray.levels" in p.hint and "site.network_rows: per_plane" in p.hint
+    fits = compile_file(EIGHT, [*EIGHT_SMALL, *thin])[0]
+    assert fits.trays is not None and max(s.fill for s in fits.trays.segments) <= 0.5
+    # a row per plane does not lift the check: trays far too small are still refused
+    with pytest.raises(DesignError) as exc:
+        compile_file(EIGHT, [*EIGHT_SMALL, "site.tray.levels=1", "site.tray.depth_mm=50", "site.tray.width_mm=300"])
+    p = exc.value.problems[0]
+    assert p.field == "site.tray.width_mm" and "site.network_rows" not in p.hint
+
+
+def test_a_row_per_plane_needs_planes(cli: Callable[..., object], tmp_path: object) -> None:
+    with pytest.raises(DesignError) as exc:
+        compile_file(DESIGNS / "h100-256.yaml", ["site.network_rows=per_plane"])
+    assert [p.field for p in exc.value.problems] == ["site.network_rows"]
+    assert "backend.planes" in exc.value.problems[0].message
+    out = tmp_path / "out"  # type: ignore[operator]
+    r = cli("compile", DESIGNS / "h100-256.yaml", "--out", out, "--set", "site.network_rows=per_plane")
+    assert r.exit_code == 2 and "site.network_rows" in r.output, r.output  # type: ignore[attr-defined]
+    assert "Traceback" not in r.output and not out.exists()  # type: ignore[attr-defined]
+
+
+def test_growing_a_multi_plane_site_moves_no_plane_switch_or_server(eight: Plan) -> None:
+    from tests.test_growth import moved
+
+    # one more unit of 256 servers: each plane's new leaf racks join its own row beside the standing ones
+    head = compile_file(EIGHT, [*EIGHT_SMALL[1:], "compute.count=768"])[0]
+    assert len(head.networks.backend.plane_bisection or []) == 8
+    assert head.networks.backend.leaves == eight.networks.backend.leaves * 3 // 2
+    devs = eight.index()
+    gone = moved(eight, head)
+    # nothing of the backend or the compute racks moves (the central frontend racks re-balance as the
+    # frontend spines grow: a layout of every design, not of the plane rows)
+    assert not [n for n in gone if devs[n].network == "backend" or devs[n].kind == "server"], gone
+    racks = {r.name: r.row for r in eight.racks}
+    assert {racks[r.name] for r in eight.racks if r.role in ("leaf", "spine")} <= {r.row for r in head.racks}
+    assert all((r.name, r.row) in {(h.name, h.row) for h in head.racks} for r in eight.racks if r.role != "frontend")

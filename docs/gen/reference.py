@@ -251,6 +251,10 @@ OUTPUTS: dict[str, str] = {
     "by fill, keep-outs, scale and legend",
     "floor.html": "the floor map as one self-contained page with a search box (device, rack or cable id; "
     "`floor.html#q=gpu057`)",
+    "failure-domains.csv": "a multi-plane backend (`backend.planes`): one row per kind of failure (a leaf, "
+    "a spine, a core, a plane, a leaf, spine or core rack), its worst member: the switches it takes down, "
+    "the GPUs losing backend bandwidth and those cut off beyond their leaf, the worst GPU's share kept, and "
+    "the planes' bisection max-flow left and its share ([Fabric](fabric.md))",
     "cabling/cables.csv": "one row per link: cable id, label, network, tier, both ends (rack, unit, device, "
     "port), media, part, length, reach, transceivers",
     "cabling/internal.csv": "rack-scale systems: each rack's NVLink backplane, listed and never routed",

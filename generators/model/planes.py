@@ -21,7 +21,12 @@ def link_plane(devs: dict[str, Device], lk: Link) -> str:
     return device_plane(devs[lk.a_device]) or device_plane(devs[lk.b_device])
 
 
+def plane_order(p: str) -> int:
+    """Sort key of a plane name, in number order (plane2 before plane10); no plane ("") first."""
+    return int(p.removeprefix("plane") or 0)
+
+
 def planes(devs: dict[str, Device]) -> list[str]:
     """The plan's planes, in number order (plane2 before plane10)."""
     found = {device_plane(d) for d in devs.values()} - {""}
-    return sorted(found, key=lambda p: int(p.removeprefix("plane")))
+    return sorted(found, key=plane_order)

@@ -158,6 +158,21 @@ class PlaneBisection(Record):
 
 
 @dataclass(slots=True)
+class FailureDomain(Record):
+    """What one failure of a multi-plane backend takes away (stages/failures.py): the worst member of its
+    kind, measured on the graph with its switches removed."""
+
+    scenario: str  # leaf, spine, core, plane, leaf rack, spine rack, core rack
+    failed: str  # the switch, plane or rack
+    switches: int  # backend switches it takes down
+    gpus_losing_bandwidth: int  # GPUs whose backend bandwidth drops
+    gpus_cut_off: int  # of those, GPUs left with none
+    worst_gpu_bandwidth_kept: float  # the worst GPU's share of its backend bandwidth kept
+    bisection_gbps: int  # the planes' max-flow across their bisections, summed, after
+    bisection_kept: float  # over the same before
+
+
+@dataclass(slots=True)
 class SubnetManagerPort(Record):
     node: str  # the management node
     port: str
@@ -199,6 +214,8 @@ class BackendFacts(Record):
     bisection: Bisection | None = omitted()
     # a multi-plane backend: each plane's own bisection (the planes never meet, so each is proven alone)
     plane_bisection: list[PlaneBisection] | None = omitted()
+    # a multi-plane backend: what one switch, plane or rack of switches takes away (stages/failures.py)
+    failure_domains: list[FailureDomain] | None = omitted()
     spare_ports: int | None = omitted()
 
 

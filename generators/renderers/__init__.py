@@ -36,6 +36,7 @@ def render_plan_json(plan: Plan) -> dict[str, str]:
 def _load() -> list[Renderer]:
     from generators.renderers.bom import render_bom
     from generators.renderers.cabling import render_cabling
+    from generators.renderers.failures import render_failures
     from generators.renderers.floor import render_floor
     from generators.renderers.hosts import render_hosts
     from generators.renderers.netbox_csv import render_netbox_csv
@@ -59,6 +60,7 @@ def _load() -> list[Renderer]:
     found += [render_slurm, render_backend, render_storage, render_hosts]
     found += [render_cabling, render_floor, render_labels, render_rows]
     found.append(render_bom)  # DIR/bom.csv, bom.json, bom.html
+    found.append(render_failures)  # DIR/failure-domains.csv: a multi-plane backend's failure domains
     globals().update({r.__name__: r for r in found})
     return found
 
@@ -122,6 +124,7 @@ SHARE_ORDER = (
     "render_slurm",
     "render_bom",
     "render_storage_tenants",
+    "render_failures",
     "render_storage",
 )
 

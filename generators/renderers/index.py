@@ -21,6 +21,11 @@ PARTS: dict[str, tuple[str, str]] = {
     "bom.json": ("the bill of materials as JSON", ""),
     "floor.html": ("the floor: rows, racks, trays and what stands where (floor.svg: the drawing alone)", ""),
     "floor.svg": ("the floor drawing", ""),
+    "failure-domains.csv": (
+        "a multi-plane backend: what one switch, one plane or one rack of switches takes away (GPUs losing "
+        "bandwidth, bisection kept)",
+        "",
+    ),
     "plan.json": (
         "the compiled plan every file here comes from: devices, links, cables, racks, each stage's facts",
         "",

@@ -915,14 +915,20 @@ def _fill_trays(catalog: Catalog, design: Design, w: Wiring, bundles: list[Bundl
             worst.append(seg)
     if worst:
         worst.sort(key=lambda s: (-s.fill, s.id))
+        fix = (
+            "use wider or deeper trays (site.tray.width_mm, depth_mm), more levels (site.tray.levels), or "
+            "more cross trays (site.tray.cross_every)"
+        )
+        if design.backend.planes and design.site.network_rows == "per_block":
+            # every plane's leaf-spine fibers in one network row's trays: a row per plane divides them
+            fix += ", or give each plane a network row of its own (site.network_rows: per_plane)"
         raise DesignError(
             [
                 Problem(
                     "site.tray.width_mm",
                     f"tray segment {s.id} at {s.a_mm}..{s.b_mm} mm is {s.fill:.0%} full "
                     f"(limit {tray.fill_limit:.0%} of {capacity:,} mm2)",
-                    "use wider or deeper trays (site.tray.width_mm, depth_mm), more levels (site.tray.levels), or "
-                    "more cross trays (site.tray.cross_every)",
+                    fix,
                 )
                 for s in worst[:MAX_REPORTED]
             ]

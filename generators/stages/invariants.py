@@ -20,6 +20,7 @@ from generators.model.plan import Device, Plan
 from generators.model.ports import backend_ports, host_port_speeds, port_table
 from generators.model.sections import Bisection, OobFacts, PlaneBisection
 from generators.stages.bisection import TIER, CapacityGraph, max_flow
+from generators.stages.failures import failure_domains
 
 MAX_REPORTED = 5  # problems of one kind shown before "and N more"
 
@@ -81,10 +82,14 @@ def check(plan: Plan, catalog: Catalog) -> None:
     bw = _measure_leaves(plan, devs, nic_ports)
     _check_ratios(plan, bw, c)
     _check_rails(plan, devs, bw, c)
-    bisection = _check_graph(plan, devs, bw, c)
+    bisection, g = _check_graph(plan, devs, bw, c)
     if c.problems:
         raise DesignError(c.problems)
     _annotate(plan, catalog, used, bw, bisection)
+    be = plan.networks.backend
+    if be.plane_bisection:
+        # each plane proven: what one switch, plane or rack of switches takes away
+        be.failure_domains = failure_domains(plan, catalog, g, nic_ports, be.plane_bisection)
 
 
 def _backend_nic_ports(plan: Plan, catalog: Catalog) -> list[str]:
@@ -341,9 +346,12 @@ def _check_rails(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
             )
 
 
-def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collector) -> Bisection | None:
+def _check_graph(
+    plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collector
+) -> tuple[Bisection | None, CapacityGraph]:
     """Connectivity, and full bisection for non-blocking backends. They need a wiring that fits the
-    switches, so they run only once the port checks pass; returns the bisection measured."""
+    switches, so they run only once the port checks pass; returns the bisection measured and the
+    backend's switch graph."""
     be = plan.design.backend
     g = _capacity_graph(plan, "backend")
     wiring_ok = not (c.kinds["port-count"] or c.kinds["double"] or c.kinds["speed"])
@@ -387,7 +395,7 @@ def _check_graph(plan: Plan, devs: dict[str, Device], bw: Bandwidth, c: _Collect
                 f"{bisection.demand_gbps}G needed: the fabric is not non-blocking",
                 "add spines or uplinks",
             )
-    return bisection
+    return bisection, g
 
 
 def _annotate(

@@ -770,6 +770,15 @@ class Site(_Model):
         description="where the backend spine racks stand in their network row; default per "
         "backend.placement: middle (virtual modular switch, top-of-rack) or end (dedicated racks)",
     )
+    # left out of the dump when unset, so plan.json of a design that does not set it is unchanged
+    network_rows: Literal["per_block", "per_plane"] = Field(
+        default="per_block",
+        exclude_if=lambda v: v == "per_block",
+        description="per_block: a block's backend leaf and spine racks share one network row; per_plane: "
+        "each network plane (backend.planes) has a network row of its own in each block, its leaf racks "
+        "and spine racks side by side, so a plane's leaf-spine fibers run in its own row's trays (a "
+        "two-tier multi-plane site of 100k+ GPUs carries a million of them)",
+    )
 
 
 class Cabling(_Model):
@@ -874,6 +883,11 @@ class Design(_Model):
             raise ValueError(
                 "backend.plane_split: nic_port breaks every NIC port out into backend.planes planes; set "
                 "planes (e.g. 2 or 4) with spine_grouping: per_plane"
+            )
+        if self.site.network_rows == "per_plane" and self.backend.planes is None:
+            raise ValueError(
+                "site.network_rows: per_plane gives each network plane a row of its own; it needs "
+                "backend.planes (with spine_grouping: per_plane), or leave it per_block"
             )
         if (self.backend.topology == "top_of_rack") != (self.backend.placement == "top_of_rack"):
             raise ValueError("backend.placement: top_of_rack placement goes with (and only with) topology top_of_rack")

@@ -12,6 +12,7 @@ from generators.model.design import Design
 from generators.model.errors import DesignError
 from generators.model.geometry import device_size
 from generators.model.plan import Device, Plan
+from generators.model.planes import device_plane, plane_order
 from generators.stages.placement.racks import (
     Block,
     Item,
@@ -77,9 +78,16 @@ def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_a
         BackendInputs(plan, design, lim, item, leaves, servers, su_block, block_of_server, blocks, cap)
     )
     spines = _by_index([d for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "spine"])
+    # with a network row per plane, each plane's spines in racks of their own (`Rack.plane`)
+    by_plane = design.site.network_rows == "per_plane"
     for b in range(n_blocks):
-        mine = [[item(s.name)] for s in spines if pod_block.get(s.attrs.get("pod", 1), 0) == b]
-        blocks[b].spines = pack(mine, role_limits(lim, design, catalog, "spine"), "spine", b)
+        block_spines = [s for s in spines if pod_block.get(s.attrs.get("pod", 1), 0) == b]
+        for plane in sorted({device_plane(s) if by_plane else "" for s in block_spines}, key=plane_order):
+            ones = [[item(s.name)] for s in block_spines if (device_plane(s) if by_plane else "") == plane]
+            racks = pack(ones, role_limits(lim, design, catalog, "spine"), "spine", b)
+            for r in racks:
+                r.plane = plane
+            blocks[b].spines += racks
     cores = [[item(d.name)] for d in devs if d.kind == "switch" and d.network == "backend" and d.role == "core"]
 
     # frontend: leaves serving compute servers go to their servers' block

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from generators.model.catalog import Catalog
 from generators.model.design import Design
 from generators.model.errors import DesignError, Problem
+from generators.model.planes import plane_order
 from generators.stages.placement.contents import Contents
 from generators.stages.placement.racks import (
     Block,
@@ -133,8 +134,9 @@ def _claim(slot: dict[int, Rack], racks: list[Rack], start: int, step: int, n: i
     return rest
 
 
-def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack]) -> list[Rack]:
-    """The block's network row; returns the racks (of block.others and tail) that did not fit.
+def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack], stretch: bool = True) -> list[Rack]:
+    """The block's network row; returns the racks (of block.others and tail) that did not fit. A generated
+    row is stretched to hold the leaf and spine racks and, with `stretch`, block.others too.
 
     Every kind of rack grows from a fixed anchor of the row, away from the others, so adding scalable
     units (more leaf racks, spine racks, frontend leaf racks) or central racks never moves a rack that
@@ -147,7 +149,7 @@ def _network_row(src: RowSource, block: Block, mode: str, tail: list[Rack]) -> l
     A kind that meets another continues in the free slots on its other side, then in rows of its own."""
     leaves, spines = block.leaves, block.spines
     core = len(leaves) + len(spines)
-    row = src.take(want=core + len(block.others))
+    row = src.take(want=core + (len(block.others) if stretch else 0))
     free = row.free()
     n = len(free)
     if core > n:
@@ -342,7 +344,25 @@ def arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[
         after = _fill_rows(src, list(b.compute), cool, max_rows=1)
         # the central racks stand in the first block's network row: a unit that adds a block adds it
         # after the others and never moves them (in the middle block they moved whenever one was added)
-        overflow = _network_row(src, b, mode, contents.central if b.index == 0 else [])
+        tail = contents.central if b.index == 0 else []
+        if design.site.network_rows == "per_plane":
+            # a network row per plane, in plane order, each with the plane's leaf and spine racks; the
+            # block's frontend racks and the central racks take the first plane's free positions, then
+            # rows of their own (the plane rows keep one length, so their cross trays line up). The rows
+            # are as many as the planes, which growth does not change, so a plane's row never moves
+            overflow = []
+            planes = sorted({r.plane for r in b.leaves + b.spines}, key=plane_order) or [""]
+            for k, plane in enumerate(planes):
+                mine = Block(
+                    b.index,
+                    [],
+                    [r for r in b.leaves if r.plane == plane],
+                    [r for r in b.spines if r.plane == plane],
+                    b.others if k == 0 else [],
+                )
+                overflow += _network_row(src, mine, mode, tail if k == 0 else [], stretch=False)
+        else:
+            overflow = _network_row(src, b, mode, tail)
         if overflow:
             _fill_rows(src, overflow)
         _fill_rows(src, after, cool)

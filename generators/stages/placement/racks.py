@@ -35,6 +35,7 @@ class Rack:
     pdus: int | None = None  # None: by role (site.rack.pdus); 0: a rack system's rack, fed by its power shelves
     mgmt_switches: int = 0  # a rack system's in-rack management switches: its own OOB access switches
     seq: int = 0  # its place among the racks of its kind as they grow (placement.floor): the first is 0
+    plane: str = ""  # a backend leaf or spine rack's network plane (site.network_rows: per_plane), else ""
 
     @property
     def kw(self) -> float:

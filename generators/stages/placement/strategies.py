@@ -18,6 +18,7 @@ from typing import ClassVar, Literal
 from generators.model.design import Design
 from generators.model.errors import DesignError
 from generators.model.plan import Device, Plan
+from generators.model.planes import device_plane, plane_order
 from generators.stages.placement.racks import Block, Item, Limits, Rack, pack
 
 SpinePosition = Literal["start", "middle", "end"]
@@ -77,13 +78,19 @@ class DedicatedRacks(Strategy):
                 x.blocks[b].compute.append(
                     Rack("compute", [x.item(s.name) for s in members[k : k + x.per_rack]], b, layout="bottom")
                 )
-        # leaf racks: a scalable unit's leaves together
-        by_su_leaves: dict[int, list[Item]] = defaultdict(list)
+        # leaf racks: a scalable unit's leaves together; with a network row per plane, a unit's leaves of
+        # one plane together, no rack holding two planes (each plane's racks stand in its own row)
+        by_plane = x.design.site.network_rows == "per_plane"
+        by_su_leaves: dict[tuple[str, int], list[Item]] = defaultdict(list)
         for lf in x.leaves:
-            by_su_leaves[lf.attrs["su"]].append(x.item(lf.name))
+            by_su_leaves[(device_plane(lf) if by_plane else "", lf.attrs["su"])].append(x.item(lf.name))
         for b in range(len(x.blocks)):
-            groups = [by_su_leaves[su] for su in sorted(by_su_leaves) if x.su_block[su] == b]
-            x.blocks[b].leaves = pack(groups, x.lim, "leaf", b)
+            for plane in sorted({p for p, _ in by_su_leaves}, key=plane_order):
+                groups = [g for (p, su), g in sorted(by_su_leaves.items()) if p == plane and x.su_block[su] == b]
+                racks = pack(groups, x.lim, "leaf", b)
+                for r in racks:
+                    r.plane = plane
+                x.blocks[b].leaves += racks
 
 
 class VirtualModularSwitch(DedicatedRacks):
