@@ -232,3 +232,18 @@ def test_a_design_that_cannot_be_fed_is_refused_by_field(
     assert r.exit_code == 2, text  # type: ignore[attr-defined]
     assert says in text and fix in text
     assert "Traceback" not in text and not out.exists()  # nothing half-written
+
+
+def test_netbox_hands_over_each_sidecar_on_its_position(compiled: Compiled) -> None:
+    # the sidecars are managed devices: in the NetBox import, on the rack record of their row position,
+    # with their management port on the out-of-band network (power panels and feeds are not built yet)
+    plan = compiled(KYBER)
+    files = rendered_files(compiled, KYBER)
+    power = required(plan.power, "power")
+    rows = [line.split(",") for line in files["netbox/08-devices.csv"].splitlines()[1:]]
+    cars = {r[0]: r for r in rows if r[1] == "power-sidecar"}
+    assert set(cars) == {c.name for c in power.sidecars}
+    for c in power.sidecars:
+        assert (cars[c.name][3], cars[c.name][6]) == (c.model, c.rack)
+    oob = {p["device"] for p in required(plan.netplan, "netplan").oob["ports"]}
+    assert {c.name for c in power.sidecars} <= oob
