@@ -320,14 +320,48 @@ class Rack(_Strict):
     price: Price
 
 
+def _unset(v: object) -> bool:
+    return v is None
+
+
 class Pdu(_Strict):
-    """A rack power distribution unit. PDUs are managed devices: their network port joins the OOB network."""
+    """A rack power distribution unit, a rack system's power shelf, or an 800 VDC power sidecar. All are
+    managed devices: their network port joins the OOB network.
+
+    A power sidecar (placement in_row) is a rack-sized power rack standing on a row position of its own
+    beside the compute racks it feeds: it converts the facility's AC (or medium voltage) to `output_vdc`
+    and feeds up to `racks` compute racks over DC busway. A power shelf that takes `input_vdc` (800 VDC
+    from sidecars) is what lets a rack system run on them. The fields below are left out of the dump when
+    unset, so plan.json of designs whose PDUs and shelves name none is unchanged."""
 
     description: str
     capacity_kw: float = Field(gt=0)  # continuous load one PDU may carry (already derated)
     rack_units: int = Field(default=0, ge=0)  # 0 = vertical, mounted in the rear zero-U channel
     mgmt_port: str = "net"
+    # rack: in a rack (a PDU or shelf); in_row: a power sidecar on a row position of its own
+    placement: Literal["rack", "in_row"] = Field(default="rack", exclude_if=lambda v: v == "rack")
+    input_vdc: int | None = Field(default=None, gt=0, exclude_if=_unset)  # a DC-input shelf: the DC it takes
+    output_vdc: int | None = Field(default=None, gt=0, exclude_if=_unset)  # the DC it puts out (busbar, busway)
+    psus: int | None = Field(default=None, ge=1, exclude_if=_unset)  # a shelf's or sidecar's PSUs (rectifiers)
+    psu_kw: float | None = Field(default=None, gt=0, exclude_if=_unset)  # one PSU's rating
+    racks: int | None = Field(default=None, ge=1, exclude_if=_unset)  # a sidecar: compute racks its outputs feed
+    weight_kg: float | None = Field(default=None, gt=0, exclude_if=_unset)  # a sidecar: as it loads the floor
     price: Price
+
+    @model_validator(mode="after")
+    def _sidecar_fields(self) -> Pdu:
+        if (self.psus is None) != (self.psu_kw is None):
+            raise ValueError("psus and psu_kw: give both (the PSUs and one PSU's rating) or neither")
+        if self.placement == "in_row":
+            missing = [f for f in ("output_vdc", "racks", "weight_kg") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(
+                    f"an in_row power sidecar needs {', '.join(missing)} (the DC it puts out, the compute "
+                    "racks it feeds, its weight on the floor)"
+                )
+            if self.rack_units:
+                raise ValueError("an in_row power sidecar stands on a row position of its own: rack_units must be 0")
+        return self
 
 
 class Cdu(_Strict):
@@ -534,6 +568,11 @@ class RackSystem(_Strict):
     nvlink_ports_per_gpu: int = Field(ge=1)
     power_shelf: str  # pdus: one power shelf (capacity_kw, rack_units, mgmt_port)
     power_shelves: int = Field(ge=1)
+    # the voltage of the rack's busbar (the shelves' output), for the busbar current I = P / V; left out of
+    # the dump when unset, so plan.json of a rack system without it is unchanged
+    busbar_vdc: int | None = Field(default=None, gt=0, exclude_if=_unset)
+    # the facility water the rack's liquid loop takes (a Kyber-class rack: 45 C); left out of the dump when unset
+    coolant_inlet_c: float | None = Field(default=None, gt=0, le=80, exclude_if=_unset)
     mgmt_switch: str  # switches: the in-rack management switches, the rack's out-of-band access switches
     mgmt_switches: int = Field(ge=1, le=4)
     rack_units: int = Field(ge=10, le=60)  # the rack's height, e.g. an MGX 48U rack
@@ -710,6 +749,10 @@ def _check_rack_system(cat: Catalog, key: str, rs: RackSystem) -> None:
             raise ValueError(f"{at}.{field_}: {sw_key!r} is not a switch of technology {tech} in switches")
     if rs.power_shelf not in cat.pdus:
         raise ValueError(f"{at}.power_shelf: unknown power shelf {rs.power_shelf!r} (a pdus entry)")
+    if cat.pdus[rs.power_shelf].placement != "rack":
+        raise ValueError(
+            f"{at}.power_shelf: {rs.power_shelf!r} is a power sidecar on the floor, not a shelf in the rack"
+        )
     ports = cat.switches[rs.nvlink_switch].ports * rs.nvlink_switches
     gpu_links = rs.trays * tray.gpus * rs.nvlink_ports_per_gpu
     if gpu_links != ports:

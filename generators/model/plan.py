@@ -26,6 +26,7 @@ from generators.model.sections import (
     Networks,
     PlanShapeError,
     PlanWarning,
+    Power,
     Rack,
     Record,
     SlurmFacts,
@@ -104,6 +105,7 @@ class Plan:
     cabling: CablingTotals | None = None  # cabling
     cooling: Cooling | None = None  # placement (site.cooling only)
     netplan: NetPlan | None = None  # network plan
+    power: Power | None = None  # placement (site.power: 800vdc only)
     backend_net: BackendNet | None = None  # network plan of a RoCE backend
     slurm: SlurmFacts | None = None  # Slurm
     infiniband: InfinibandFacts | None = None  # InfiniBand (backend on InfiniBand only)
@@ -204,6 +206,7 @@ SECTIONS: dict[str, type[Record]] = {
     "infiniband": InfinibandFacts,
     "infiniband_storage": InfinibandFacts,
     "netplan": NetPlan,
+    "power": Power,
     "racks": Rack,
     "slurm": SlurmFacts,
     "trays": Trays,

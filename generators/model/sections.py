@@ -413,6 +413,48 @@ class Cooling(Record):
     mw: float  # racks and CDUs: what the site feeds
 
 
+@dataclass(slots=True)
+class SidecarPlacement(Record):
+    name: str  # "sidecar-<position>": named by the row position it stands on
+    model: str
+    rack: str  # the row position it stands on
+    serves: list[str]  # the racks of its group, on the group's 800 VDC busway
+    load_kw: float  # the group's draw, shared with the group's other sidecars
+    capacity_kw: float
+
+
+@dataclass(slots=True)
+class RackPower(Record):
+    """How one rack-system rack is fed on 800 VDC: the current at its DC input and on its busbar (I = P / V),
+    its power shelves and their PSUs, what they carry with one shelf down (N+1), the sidecars feeding it."""
+
+    rack: str
+    kw: float
+    feed_vdc: int
+    feed_a: float
+    busbar_vdc: int | None
+    busbar_a: float | None
+    shelf: str
+    shelves: int
+    shelf_kw: float
+    psus: int | None  # PSUs (converters) of all its shelves; None: the catalog does not say
+    n1_kw: float  # the shelves less one carry this
+    sidecars: list[str]
+
+
+@dataclass(slots=True)
+class Power(Record):
+    """800 VDC power (site.power: 800vdc): the sidecars on the floor, whom they feed, each rack's feed."""
+
+    architecture: str
+    sidecar: str  # catalog key
+    redundancy: str  # N, N+1
+    racks_per_sidecar: int
+    sidecars: list[SidecarPlacement]
+    racks: list[RackPower]
+    kw: float  # the fed racks' draw
+
+
 # -------------------------------------------------------------------------------------- cabling
 
 

@@ -33,6 +33,7 @@ class Role(StrEnum):
     NVLINK = "nvlink"  # a rack system's NVLink switch tray
     PDU = "pdu"
     POWER_SHELF = "power-shelf"
+    POWER_SIDECAR = "power-sidecar"  # an 800 VDC power sidecar on a row position (kind pdu)
     CDU = "cdu"
 
 

@@ -352,6 +352,9 @@ def render_rack_sheets(
         return c
 
     heat = {h.rack: h for h in plan.cooling.racks} if plan.cooling is not None else {}
+    # on 800 VDC: a rack's feed (sidecars, current, shelves) and a sidecar position's sidecar
+    feeds = {f.rack: f for f in plan.power.racks} if plan.power is not None else {}
+    cars = {c.rack: c for c in plan.power.sidecars} if plan.power is not None else {}
     # a multi-plane backend's sheets show each cable's plane (a column only there, so the sheets of a
     # single-plane design are as they were)
     has_planes = plan.design.backend.planes is not None
@@ -403,6 +406,8 @@ def render_rack_sheets(
             rack=rack,
             redundancy=plan.design.site.rack.power_redundancy,
             heat=heat.get(name),
+            feed=feeds.get(name),
+            sidecar=cars.get(name),
             site=floor.site,
             design=plan.design.name,
             elevation=_elevation(rack, devs, catalog),

@@ -113,7 +113,7 @@ def row_power(plan: Plan) -> list[dict[str, Any]]:
     floor = required(plan.floor, "floor")
     racks: dict[str, list[Any]] = defaultdict(list)
     for r in plan.racks:
-        if r.role != "cdu":  # an in-row CDU's position draws facility power, not a rack budget
+        if r.role not in ("cdu", "sidecar"):  # an in-row CDU or sidecar draws facility power, not a rack budget
             racks[r.row].append(r)
     heat = {h.row: h for h in plan.cooling.rows} if plan.cooling is not None else {}
     out: list[dict[str, Any]] = []
@@ -139,6 +139,12 @@ def row_power(plan: Plan) -> list[dict[str, Any]]:
 def _rack_title(plan: Plan, r: Any) -> str:
     """A rack's tooltip: power and units; with a cooling plan its liquid/air split and weight, and for a
     CDU position whom it cools."""
+    car = {c.rack: c for c in plan.power.sidecars}.get(r.name) if plan.power is not None else None
+    if r.role == "sidecar" and car is not None:
+        return (
+            f"{r.name}: power sidecar {car.name} ({car.model}), feeds {', '.join(car.serves)} at 800 VDC: "
+            f"{car.load_kw:g} kW shared, {car.capacity_kw:g} kW each"
+        )
     if plan.cooling is not None:
         cdu = {c.rack: c for c in plan.cooling.cdus}.get(r.name)
         if r.role == "cdu" and cdu is not None:
@@ -159,7 +165,12 @@ def _rack_title(plan: Plan, r: Any) -> str:
 
 
 def _feeds(plan: Plan, r: Any) -> str:
-    """How a rack is fed: its PDUs and their redundancy (none for a rack system's, fed by its power shelves)."""
+    """How a rack is fed: its PDUs and their redundancy (none for a rack system's, fed by its power shelves;
+    on 800 VDC, by its sidecars)."""
+    if plan.power is not None:
+        fed = {p.rack: p for p in plan.power.racks}.get(r.name)
+        if fed is not None:
+            return f", 800 VDC from {', '.join(fed.sidecars)} ({fed.feed_a:g} A)"
     return f", {r.pdus} PDUs {plan.design.site.rack.power_redundancy}" if r.pdus else ""
 
 
@@ -301,7 +312,7 @@ def _legend(plan: Plan, bounds: Bounds, keepouts: set[bool]) -> list[str]:
     """Every kind drawn, in a column right of the drawing: rack roles, keep-outs, tray shades, route."""
     roles = {r.role for r in plan.racks}
     entries: list[tuple[str, str, str]] = [
-        ("in-row CDU" if role == "cdu" else f"{role} rack", c, "rect")
+        ({"cdu": "in-row CDU", "sidecar": "power sidecar (800 VDC)"}.get(role, f"{role} rack"), c, "rect")
         for role, c in ROLE_COLOR.items()
         if role in roles
     ]
@@ -393,7 +404,8 @@ def render_floor(plan: Plan) -> dict[str, str]:
         width_m=f"{(max(xs) - min(xs)) / 1000:g}",
         depth_m=f"{(max(ys) - min(ys)) / 1000:g}",
         rows=rows,
-        racks=sum(1 for r in plan.racks if r.role != "cdu"),
+        racks=sum(1 for r in plan.racks if r.role not in ("cdu", "sidecar")),
+        power=plan.power,
         kw=f"{sum(p['kw'] for p in rows):,.1f}",
         cooling=plan.cooling,
         budget_kw=f"{sum(p['budget_kw'] for p in rows):,.1f}",

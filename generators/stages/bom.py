@@ -203,6 +203,15 @@ def system_racks(plan: Plan) -> set[str]:
     return {d.rack for d in plan.devices if d.network == "nvlink" and d.rack is not None}
 
 
+def _shelf_note(catalog: Catalog, key: str, n: int) -> str:
+    """What a rack's shelves hold when the catalog says: their PSUs and the DC they take (none said: "")."""
+    shelf = catalog.pdus[key]
+    parts = [f"{shelf.psus * n} PSUs of {shelf.psu_kw:g} kW"] if shelf.psus and shelf.psu_kw else []
+    if shelf.input_vdc is not None:
+        parts.append(f"{shelf.input_vdc} VDC in")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def _system_lines(out: _Lines, design: Design, catalog: Catalog) -> dict[str, Any]:
     """A rack system is one line per rack at the system's price: its trays, NVLink switch trays and
     backplane, power shelves and management switches are in it, not priced again."""
@@ -212,7 +221,8 @@ def _system_lines(out: _Lines, design: Design, catalog: Catalog) -> dict[str, An
     desc = (
         f"{rs.description}: {rs.trays} x {rs.tray}, {rs.nvlink_switches} x {rs.nvlink_switch} and the "
         f"{rs.scale_up_name} backplane ({rs.nvlink_links} links, {rs.nvlink_cables} copper cables), "
-        f"{rs.power_shelves} x {rs.power_shelf}, {rs.mgmt_switches} x {rs.mgmt_switch}, {rs.rack_units}U rack"
+        f"{rs.power_shelves} x {rs.power_shelf}{_shelf_note(catalog, rs.power_shelf, rs.power_shelves)}, "
+        f"{rs.mgmt_switches} x {rs.mgmt_switch}, {rs.rack_units}U rack"
     )
     out.add("compute", "server", key, desc, racks, rs.price, unit="rack")
     return {
@@ -296,14 +306,25 @@ def _switch_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
 def _rack_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
     sold = system_racks(plan)
     # an in-row CDU's row position is the CDU itself, not an enclosure
-    racks = [r for r in plan.racks or [] if r.name not in sold and r.role != "cdu"]
+    # (and a power sidecar's is the sidecar)
+    racks = [r for r in plan.racks or [] if r.name not in sold and r.role not in ("cdu", "sidecar")]
     model_key = plan.floor.rack_model if plan.floor is not None else None
     if racks and model_key:
         rk = catalog.racks[model_key]
         out.add("rack", "rack", model_key, rk.description, len(racks), rk.price)
-    for key, n in sorted(Counter(d.model for d in plan.devices if d.kind == "pdu" and d.role != "power-shelf").items()):
+    in_racks = [d for d in plan.devices if d.kind == "pdu" and d.role not in ("power-shelf", "power-sidecar")]
+    rack_pdus = Counter(d.model for d in in_racks)
+    for key, n in sorted(rack_pdus.items()):
         pdu = catalog.pdus[key]
         out.add("rack", "pdu", key, pdu.description, n, pdu.price)
+    if plan.power is not None:
+        # the sidecars on the floor: the placement's count (per group of racks, the spare included)
+        sc = catalog.pdus[plan.power.sidecar]
+        desc = (
+            f"{sc.description}; on the floor beside the racks it feeds, 1 per {plan.power.racks_per_sidecar} "
+            f"rack(s) of each group, {plan.power.redundancy}"
+        )
+        out.add("rack", "pdu", plan.power.sidecar, desc, len(plan.power.sidecars), sc.price)
     for key, n in sorted(Counter(d.model for d in plan.devices if d.kind == "cdu").items()):
         cdu = catalog.cdus[key]
         out.add("rack", "cdu", key, cdu.description, n, cdu.price)

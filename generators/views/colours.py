@@ -16,4 +16,6 @@ ROLE_COLOR = {
     "storage": "#c9b458",
     "management": "#a0a0a0",
     "cdu": "#3fb8c8",
+    "sidecar": "#e8b12f",  # an 800 VDC power sidecar's position
+    "power-sidecar": "#e8b12f",  # the sidecar device (NetBox role)
 }

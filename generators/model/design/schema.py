@@ -722,6 +722,27 @@ class Cooling(_Model):
     )
 
 
+class Power(_Model):
+    """How the racks are powered: 415-480 VAC whips to each rack's PDUs or power shelves (ac), or 800 VDC
+    from power sidecars standing on row positions beside the rack-system racks they feed (800vdc)."""
+
+    architecture: Literal["ac", "800vdc"] = Field(
+        description="ac: 415-480 VAC whips to each rack (its PDUs, or a rack system's AC power shelves); "
+        "800vdc: power sidecars on the floor convert AC to 800 VDC for rack systems whose power shelves take it"
+    )
+    sidecar: str | None = catalog_key(
+        "pdus",
+        None,
+        "800vdc: the catalog power sidecar (a pdus entry with placement in_row); its capacity_kw and "
+        "racks say how many racks one feeds",
+    )
+    redundancy: Literal["N", "N+1"] = Field(
+        default="N+1",
+        description="800vdc: N+1, one spare sidecar per group of racks, so the group stays fed with one "
+        "sidecar down; N: none",
+    )
+
+
 class Tray(_Model):
     """Overhead cable trays along the rows and across the aisles."""
 
@@ -763,6 +784,11 @@ class Site(_Model):
         default=None,
         exclude_if=lambda v: v is None,
         description="liquid cooling (CDUs) for liquid-cooled racks; required by a rack system with a liquid share",
+    )
+    power: Power | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="the power architecture (415-480 VAC whips or 800 VDC sidecars); default: AC",
     )
     slack: Slack = Field(default=Slack(), description="cable slack added to routes")
     spine_rack_position: Literal["middle", "start", "end"] | None = Field(

@@ -37,6 +37,7 @@ STARTS: dict[tuple[str, str], str] = {
     ("roce", "vr-nvl72"): "vr-nvl72-576",
     ("roce", "mi355x-8gpu-lc"): "mi355x-1024-roce",
     ("roce", "helios"): "helios-576",
+    ("roce", "vru-kyber-nvl144"): "vru-kyber-800vdc-1152",
     # MRC's planes of 100G ports; the start keeps the shipped design's plane split at a size that compiles
     ("roce", "hgx-b200-800gbe"): "spectrumx-8plane-131k",
 }

@@ -204,6 +204,7 @@ def check_against_catalog(design: Design, catalog: Catalog) -> list[tuple[tuple[
 
     _check_site(design, catalog, bad, known)
     _check_rack_system(design, catalog, bad)
+    _check_power(design, catalog, bad)
     _check_tenants(design, bad)
     if design.compute.system is not None and not any(p[0] == "tenants" for p, _, _ in out):
         _check_whole_racks(design, catalog, bad)
@@ -674,6 +675,86 @@ def _check_rack_system(design: Design, catalog: Catalog, bad: Any) -> None:
             f"{design.backend.topology} for a {c.system} rack: its trays' NICs are rails "
             "(NIC i of every tray on rail i)",
             "set backend.topology: rail_optimized",
+        )
+
+
+def sidecars(catalog: Catalog) -> list[str]:
+    """The catalog's power sidecars (pdus entries standing on the floor)."""
+    return sorted(k for k, p in catalog.pdus.items() if p.placement == "in_row")
+
+
+def _check_power(design: Design, catalog: Catalog, bad: Any) -> None:
+    """site.power: 800 VDC sidecars feed only a rack system whose power shelves take 800 VDC, one
+    sidecar carries at least one rack, and a rack system with DC-input shelves is not left on AC."""
+    power, system = design.site.power, design.compute.system
+    rs = catalog.rack_systems.get(system) if system is not None else None
+    shelf = catalog.pdus.get(rs.power_shelf) if rs is not None else None
+    if catalog.pdus.get(design.site.rack.pdu) is not None and catalog.pdus[design.site.rack.pdu].placement != "rack":
+        bad(
+            "site.rack.pdu",
+            f"{design.site.rack.pdu} is a power sidecar that stands on the floor, not a rack PDU",
+            "name a rack PDU here, and the sidecar in site.power.sidecar",
+        )
+    dc_in = shelf is not None and shelf.input_vdc is not None
+    if power is None or power.architecture == "ac":
+        if dc_in:
+            assert shelf is not None and rs is not None and system is not None
+            bad(
+                "site.power" if power is None else "site.power.architecture",
+                f"the {system} rack's power shelves ({rs.power_shelf}) take {shelf.input_vdc} VDC, not AC",
+                f"set site.power: {{architecture: 800vdc, sidecar: <one of {', '.join(sidecars(catalog))}>}}",
+            )
+        if power is not None and power.sidecar is not None:
+            bad(
+                "site.power.sidecar",
+                "a sidecar feeds 800 VDC, but architecture is ac",
+                "remove it or set architecture: 800vdc",
+            )
+        return
+    if system is None or rs is None or shelf is None:
+        bad(
+            "site.power.architecture",
+            f"800vdc feeds rack systems' DC-input power shelves; {design.compute.server} servers take AC",
+            "remove site.power (AC), or use a rack system whose power shelf takes 800 VDC (compute.system)",
+        )
+        return
+    if shelf.input_vdc != 800:
+        dc = [k for k, r in catalog.rack_systems.items() if catalog.pdus[r.power_shelf].input_vdc == 800]
+        bad(
+            "site.power.architecture",
+            f"the {system} rack has no 800 VDC input: its power shelves ({rs.power_shelf}) take "
+            f"{'AC' if shelf.input_vdc is None else f'{shelf.input_vdc} VDC'}",
+            "set site.power.architecture: ac, or use a rack system with 800 VDC shelves "
+            f"({', '.join(dc) or 'none in the catalog'})",
+        )
+        return
+    if power.sidecar is None:
+        bad(
+            "site.power.sidecar",
+            "800vdc needs the power sidecar that feeds the racks",
+            f"set site.power.sidecar to one of {', '.join(sidecars(catalog)) or 'the catalog sidecars'}",
+        )
+        return
+    sc = catalog.pdus.get(power.sidecar)
+    if sc is None or sc.placement != "in_row":
+        bad(
+            "site.power.sidecar",
+            f"{power.sidecar!r} is not a power sidecar (a pdus entry with placement: in_row)",
+            f"use one of: {', '.join(sidecars(catalog)) or 'none in the catalog: add one'}",
+        )
+        return
+    if sc.output_vdc != shelf.input_vdc:
+        bad(
+            "site.power.sidecar",
+            f"{power.sidecar} puts out {sc.output_vdc} VDC; the {system} rack's shelves take {shelf.input_vdc} VDC",
+            "use a sidecar of the shelves' input voltage",
+        )
+    kw = rs.power_kw(catalog)
+    if kw > sc.capacity_kw + 1e-9:
+        bad(
+            "site.power.sidecar",
+            f"a {system} rack draws {kw:g} kW, over the {sc.capacity_kw:g} kW one {power.sidecar} feeds",
+            "use a larger sidecar (site.power.sidecar) or a catalog sidecar of more capacity_kw",
         )
 
 

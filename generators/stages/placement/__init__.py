@@ -48,6 +48,7 @@ from generators.stages.placement.floor import (
     row_geometry,
 )
 from generators.stages.placement.oob import oob_groups, switch_numbers
+from generators.stages.placement.power import add_sidecars, power_section
 from generators.stages.placement.racks import (
     Item,
     limits,
@@ -90,6 +91,7 @@ def place(plan: Plan, catalog: Catalog) -> None:
         racks = all_racks(contents)
         name_racks(racks, src.rows)
         add_cdus(plan, racks, design, catalog)
+        add_sidecars(plan, racks, design)
         og = oob_groups(racks, contents.agg_rack, plan, catalog, design, lim)
         groups, agg_group = og.groups, og.agg_group
         need = 2 * oob_sizing(catalog, design, [len(g) for g in groups], sizing_group(groups, agg_group))[1]
@@ -124,7 +126,7 @@ def place(plan: Plan, catalog: Catalog) -> None:
     for d in plan.devices:
         if d.name in unit_of:
             d.rack, d.unit = unit_of[d.name]
-            if d.kind == "cdu" and catalog.cdus[d.model].placement == "in_row":
+            if (d.kind == "cdu" and catalog.cdus[d.model].placement == "in_row") or d.role == Role.POWER_SIDECAR:
                 d.unit = None  # it is the whole position, not a unit in a rack
     # PDUs: zero-U, in the rear channels; 2N: A and B feeds alternately, N+1: a feed each (pdu_feed)
     for r in racks:
@@ -150,6 +152,7 @@ def place(plan: Plan, catalog: Catalog) -> None:
             )
         )
     check_rows(racks, src.rows, design, catalog, plan.cooling)
+    plan.power = power_section(racks, design, catalog)
     plan.networks.oob = info
     plan.racks = [rack_record(r, src.rows, design, catalog) for r in sorted(racks, key=lambda r: (r.row, r.position))]
     plan.floor = floor_record(src.rows, design, room, rack_model_key(design, catalog))

@@ -15,6 +15,7 @@ from generators.stages.placement.floor import (
     RowGeom,
 )
 from generators.stages.placement.racks import (
+    FLOOR_UNITS,
     Rack,
     pdu_capacity_kw,
     pdu_field,
@@ -87,7 +88,7 @@ def check_rows(
         kw_row[r.row] += r.kw
         air_row[r.row] += air
     for i in sorted(kw_row):
-        name, n = rows[i].name, sum(1 for r in racks if r.row == i and r.role != "cdu")
+        name, n = rows[i].name, sum(1 for r in racks if r.row == i and r.role not in FLOOR_UNITS)
         if fl.row_power_kw is not None and kw_row[i] > fl.row_power_kw + 1e-9:
             problems.append(
                 Problem(

@@ -30,6 +30,7 @@ class Contents:
     central: list[Rack]
     agg_rack: Rack | None  # the rack of the OOB aggregation switches (None: oob.uplink: frontend)
     cdus: list[Rack] = field(default_factory=list)  # in-row CDU positions, made as the rows are filled
+    sidecars: list[Rack] = field(default_factory=list)  # power sidecar positions, made as the rows are filled
 
 
 def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_aggs: int) -> Contents:
@@ -177,5 +178,5 @@ def all_racks(c: Contents) -> list[Rack]:
     out: list[Rack] = []
     for b in c.blocks:
         out += b.compute + b.leaves + b.spines + b.others
-    out += c.central + c.cdus
+    out += c.central + c.cdus + c.sidecars
     return out

@@ -13,6 +13,7 @@ from generators.stages.placement.floor import (
     RowGeom,
 )
 from generators.stages.placement.racks import (
+    FLOOR_UNITS,
     Item,
     Rack,
     cdu_rows,
@@ -54,6 +55,8 @@ def heat_of(r: Rack, design: Design, catalog: Catalog) -> tuple[float, float, fl
         return liquid, r.kw - liquid, rs.weight_kg + extra
     if r.role == "cdu" and design.site.cooling is not None:
         return 0.0, 0.0, catalog.cdus[design.site.cooling.cdu].weight_kg
+    if r.role == "sidecar" and design.site.power is not None and design.site.power.sidecar is not None:
+        return 0.0, 0.0, catalog.pdus[design.site.power.sidecar].weight_kg  # converts, its heat is not modelled
     return 0.0, r.kw, None
 
 
@@ -135,7 +138,7 @@ def cooling_section(racks: list[Rack], rows: list[RowGeom], design: Design, cata
         row_heat.append(
             RowHeat(
                 row.name,
-                sum(1 for r in ordered if r.row == row.index and r.role != "cdu"),
+                sum(1 for r in ordered if r.row == row.index and r.role not in FLOOR_UNITS),
                 round(sum(h.kw for h in mine), 3),
                 round(sum(h.liquid_kw for h in mine), 3),
                 round(sum(h.air_kw for h in mine), 3),

@@ -66,9 +66,10 @@ class RowSource:
 
 
 def _fill_cooled(src: RowSource, racks: list[Rack], cool: CduRows, max_rows: int | None = None) -> list[Rack]:
-    """System racks into rows in groups of `cool.per`, each group's CDUs standing at its end, so a group
-    and the CDUs on its loop share a row. A group is not split across rows while a fresh row would
-    take it whole. At most `max_rows` rows; returns the racks left over."""
+    """System racks into rows in groups of `cool.per`, each group's CDUs and then its power sidecars
+    standing at its end, so a group, the CDUs on its loop and the sidecars feeding it share a row. A group
+    is not split across rows while a fresh row would take it whole. At most `max_rows` rows; returns the
+    racks left over."""
     k = 0
     taken = 0
     while k < len(racks) and (max_rows is None or taken < max_rows):
@@ -78,25 +79,33 @@ def _fill_cooled(src: RowSource, racks: list[Rack], cool: CduRows, max_rows: int
         i = 0
         while k < len(racks):
             g = min(cool.per, len(racks) - k)
-            if g + cool.cdus > len(free) - i:
+            units = cool.cdus + cool.sidecars  # the group's in-row CDUs, then its power sidecars
+            if g + units > len(free) - i:
                 if i > 0:
                     break  # the next row takes the group whole
-                g = len(free) - cool.cdus
+                g = len(free) - units
                 if g < 1:
+                    what = " and ".join(
+                        x
+                        for x in (
+                            f"{cool.cdus} in-row CDUs" if cool.cdus else "",
+                            f"{cool.sidecars} power sidecars" if cool.sidecars else "",
+                        )
+                        if x
+                    )
                     raise DesignError.one(
                         "site.rows" if src.manual else "site.floor.row_positions",
-                        f"row {row.name} has {len(free)} free positions: too few for one "
-                        f"rack and its {cool.cdus} in-row CDUs",
+                        f"row {row.name} has {len(free)} free positions: too few for one rack and its {what}",
                         "use longer rows",
                     )
             for pos in free[i : i + g]:
                 racks[k].row, racks[k].position = row.index, pos
                 k += 1
-            for pos in free[i + g : i + g + cool.cdus]:
-                cdu = Rack("cdu", [], racks[k - 1].block, layout="bottom", pdus=0)
-                cdu.row, cdu.position = row.index, pos
-                cool.made.append(cdu)
-            i += g + cool.cdus
+            for j, pos in enumerate(free[i + g : i + g + units]):
+                unit = Rack("cdu" if j < cool.cdus else "sidecar", [], racks[k - 1].block, layout="bottom", pdus=0)
+                unit.row, unit.position = row.index, pos
+                (cool.made if j < cool.cdus else cool.made_sidecars).append(unit)
+            i += g + units
     return racks[k:]
 
 
@@ -368,4 +377,5 @@ def arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[
         _fill_rows(src, after, cool)
         src.groups.append(list(range(first, len(src.rows))))
     contents.cdus = cool.made if cool is not None else []
+    contents.sidecars = cool.made_sidecars if cool is not None else []
     return src

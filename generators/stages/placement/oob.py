@@ -10,6 +10,7 @@ from generators.model.design import Design
 from generators.model.plan import Plan
 from generators.stages.oob import AGG_SLOT, Endpoint, oob_port
 from generators.stages.placement.racks import (
+    FLOOR_UNITS,
     Limits,
     Rack,
     max_pdus_per_rack,
@@ -68,14 +69,14 @@ def oob_groups(
     # management switches), keep a group each.
     row_max: dict[int, int] = defaultdict(int)
     for r in ordered:
-        if r.role != "cdu" and not r.mgmt_switches:
+        if r.role not in FLOOR_UNITS and not r.mgmt_switches:
             row_max[r.row] = max(row_max[r.row], counts[r.name])
     # a row of compute racks holds racks of one size (servers per rack is fixed by power and units), so
     # its window is as many racks as one switch takes; the other rows' racks fill as the site grows (a
     # leaf rack takes the next unit's leaves, up to a switch's ports), so each has a switch of its own
     compute_row = {r.row: True for r in ordered}
     for r in ordered:
-        if r.role not in ("compute", "cdu"):
+        if r.role != "compute" and r.role not in FLOOR_UNITS:
             compute_row[r.row] = False
     window = {row: max(1, min(limit_racks, ports // m)) if m and compute_row[row] else 1 for row, m in row_max.items()}
     group_racks: list[list[Rack]] = []
@@ -84,9 +85,9 @@ def oob_groups(
     split: dict[int, list[Endpoint]] = {}  # group -> its share of a rack system's rack
     for r in ordered:
         prev = group_racks[-1][-1] if group_racks else None
-        if r.role == "cdu" and prev is not None and prev.row == r.row and (len(group_racks) - 1) in split:
-            # an in-row CDU's management port goes to the management switch of the rack beside it (a CDU
-            # position has no access switch of its own)
+        if r.role in FLOOR_UNITS and prev is not None and prev.row == r.row and (len(group_racks) - 1) in split:
+            # an in-row CDU's or power sidecar's management port goes to the management switch of the rack
+            # beside it (such a position has no access switch of its own)
             split[len(group_racks) - 1] += per_rack[r.name]
             continue
         if r.mgmt_switches:

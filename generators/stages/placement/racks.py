@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from generators.model.catalog import Catalog
 from generators.model.design import Design, RackRole
@@ -210,19 +210,55 @@ def pdu_name(design: Design, rack: str, k: int) -> str:
     return f"pdu-{rack}-{feed}{n}"
 
 
+# positions of a row that are not racks: in-row CDUs and power sidecars, standing at the end of the group of
+# rack-system racks they serve
+FLOOR_UNITS: frozenset[str] = frozenset({"cdu", "sidecar"})
+
+
 @dataclass(slots=True)
 class CduRows:
-    """In-row cooling: each group of `per` system racks of a row is followed by `spares + 1` CDU positions."""
+    """In-row units: each group of `per` system racks of a row is followed by `cdus` CDU positions (its
+    in-row CDUs, spare included) and then `sidecars` power sidecar positions (site.power: 800vdc)."""
 
     per: int
     cdus: int
     made: list[Rack]
+    sidecars: int = 0
+    made_sidecars: list[Rack] = field(default_factory=list)
+
+
+def sidecar_racks(design: Design, catalog: Catalog) -> int | None:
+    """Rack-system racks one power sidecar feeds (its outputs, as its capacity allows); None: no sidecars."""
+    power, system = design.site.power, design.compute.system
+    if power is None or power.architecture != "800vdc" or power.sidecar is None or system is None:
+        return None
+    sc = catalog.pdus[power.sidecar]
+    assert sc.racks is not None  # an in_row sidecar names its outputs (catalog.Pdu)
+    kw = catalog.rack_systems[system].power_kw(catalog)
+    return max(1, min(sc.racks, int((sc.capacity_kw + 1e-9) // kw)))
 
 
 def cdu_rows(design: Design, catalog: Catalog) -> CduRows | None:
+    """The row groups of a rack-system design with in-row CDUs or power sidecars; None: neither. With both,
+    the group is the CDU's (a sidecar group is no larger, as the sidecars are counted per CDU group)."""
     cool, system = design.site.cooling, design.compute.system
-    if cool is None or system is None or catalog.cdus[cool.cdu].placement != "in_row":
+    if system is None:
         return None
-    cdu = catalog.cdus[cool.cdu]
-    per = cool.racks_per_cdu or max(1, int(cdu.capacity_kw // catalog.rack_systems[system].liquid_kw(catalog)))
-    return CduRows(per, 2 if cool.redundancy == "N+1" else 1, [])
+    fed = sidecar_racks(design, catalog)
+    in_row = cool is not None and catalog.cdus[cool.cdu].placement == "in_row"
+    if not in_row and fed is None:
+        return None
+    if in_row:
+        assert cool is not None
+        cdu = catalog.cdus[cool.cdu]
+        per = cool.racks_per_cdu or max(1, int(cdu.capacity_kw // catalog.rack_systems[system].liquid_kw(catalog)))
+        cdus = 2 if cool.redundancy == "N+1" else 1
+    else:
+        assert fed is not None
+        per, cdus = fed, 0
+    sidecars = 0
+    if fed is not None:
+        power = design.site.power
+        assert power is not None
+        sidecars = -(-per // fed) + (1 if power.redundancy == "N+1" else 0)
+    return CduRows(per, cdus, [], sidecars)
