@@ -11,11 +11,13 @@ rack is added), the change is the one stated, and the review lists it (tests/tes
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from generators.model.plan import Plan
 from generators.views.addresses import addresses
+from tests.conftest import DESIGNS
 
 # a rack system's scalable unit is 8 racks (576 GPUs); a cut-down base is a site's first phase, its tenant
 # renting the unit that stands (the shipped designs' second tenants rent units that do not exist yet)
@@ -161,3 +163,36 @@ def test_the_comparison_sees_a_move(compiled: Callable[..., Plan]) -> None:
     assert racks == {"r02-09"}, racks  # the right-hand leaf rack, nothing else
     assert {b[0] for _, b in moved(base, head).values()} == {"r02-10"}
     assert changed_identities(base, head).keys() >= {"moved", "cables"}
+
+
+# h100-1024-reference as a three-tier fabric of four one-unit pods: a block (network row) per pod
+THREE_TIER = ("backend.tiers=3", "backend.sus_per_pod=1")
+
+
+def test_central_racks_stand_in_the_block_the_design_names(compiled: Callable[..., Plan]) -> None:
+    """site.central_block puts the cores (and storage, frontend spines, management) in that pod's
+    network row, for a site planned whole (h100-16k: the middle of 16 pods, so the pods' trunks do not
+    all crowd the first pod's trays); unset, the first pod's row, which adding pods never moves."""
+
+    def rows(plan: Plan) -> tuple[set[str], dict[int, str]]:
+        cores = {d.rack.split("-")[0] for d in plan.devices if d.role == "core" and d.rack}
+        spines = {
+            int(d.attrs["pod"]): d.rack.split("-")[0]
+            for d in plan.devices
+            if d.role == "spine" and d.network == "backend" and d.rack
+        }
+        return cores, spines
+
+    cores, spines = rows(compiled("h100-1024-reference", *THREE_TIER))
+    assert len(spines) == 4 and cores == {spines[1]}
+    cores, spines = rows(compiled("h100-1024-reference", *THREE_TIER, "site.central_block=2"))
+    assert cores == {spines[2]}
+
+
+def test_a_central_block_beyond_the_design_is_refused(cli: Callable[..., Any]) -> None:
+    args = [a for s in (*THREE_TIER, "site.central_block=5") for a in ("--set", s)]
+    r = cli("validate", DESIGNS / "h100-1024-reference.yaml", *args)
+    assert r.exit_code == 2
+    text = r.stderr
+    assert "site.central_block: is 5 but the design has 4 blocks" in text and "Traceback" not in text
+    assert "use a number from 1 to 4" in text

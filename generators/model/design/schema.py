@@ -797,6 +797,15 @@ class Site(_Model):
         "backend.placement: middle (virtual modular switch, top-of-rack) or end (dedicated racks)",
     )
     # left out of the dump when unset, so plan.json of a design that does not set it is unchanged
+    central_block: int | None = Field(
+        default=None,
+        ge=1,
+        exclude_if=lambda v: v is None,
+        description="the block (1 = the first) whose network row holds the central racks: cores, storage, "
+        "frontend spines, management. Default 1, which adding blocks never moves. A site planned at its "
+        "final size may stand them mid-site (e.g. 9 of 16 pods) for shorter core trunks and emptier "
+        "trays; a fixed number, so blocks added later do not move them either",
+    )
     network_rows: Literal["per_block", "per_plane"] = Field(
         default="per_block",
         exclude_if=lambda v: v == "per_block",

@@ -13,7 +13,8 @@ measures the routes and picks the media from what it finds here. The layout is b
   and leaf racks a block has, and the default spine position, is the `backend.placement` strategy's
   (`strategies`: one class each);
 * central racks (backend cores, frontend spines and service leaves, OOB aggregation, storage,
-  management) fill the free positions of the first block's network row, then rows of their own.
+  management) fill the free positions of the network row of block `site.central_block` (the first unless set),
+  then rows of their own.
 
 Rows are either generated (`site.floor.row_positions` per row, blocks in columns so the hall stays
 roughly square) or given in `site.rows`, filled in order. Keep-outs block the positions they cover.

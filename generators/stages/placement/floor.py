@@ -343,6 +343,16 @@ def arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[
     src = RowSource(design, blocked)
     cool = cdu_rows(design, catalog)
     blocks = contents.blocks
+    central = (design.site.central_block or 1) - 1
+    if central >= len(blocks):
+        raise DesignError.one(
+            "site.central_block",
+            f"is {central + 1} but the design has {len(blocks)} block{'s' if len(blocks) != 1 else ''} "
+            "(a block is a pod of a three-tier fabric, else one per network row of scalable units)",
+            f"use a number from 1 to {len(blocks)}, or leave it out (1, the first block)"
+            if len(blocks) > 1
+            else "leave it out: the one block holds them",
+        )
     for b in blocks:
         first = len(src.rows)
         # one row of compute racks before the block's network row, the rest after it: the network row
@@ -351,9 +361,10 @@ def arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[
         for i, r in enumerate(b.compute):
             r.seq = i
         after = _fill_rows(src, list(b.compute), cool, max_rows=1)
-        # the central racks stand in the first block's network row: a unit that adds a block adds it
-        # after the others and never moves them (in the middle block they moved whenever one was added)
-        tail = contents.central if b.index == 0 else []
+        # the central racks stand in the network row of a block the design names (the first by default):
+        # a unit that adds a block adds it after the others and never moves them (a middle block
+        # computed from the count moved them whenever a block was added)
+        tail = contents.central if b.index == central else []
         if design.site.network_rows == "per_plane":
             # a network row per plane, in plane order, each with the plane's leaf and spine racks; the
             # block's frontend racks and the central racks take the first plane's free positions, then
