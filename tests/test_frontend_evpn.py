@@ -227,7 +227,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
         timings["routes"] = time.monotonic() - t0
 
         # routed traffic (a server to storage) crosses its tenant's L3VNI between the server's leaf and
-        # fe-leaf03, so each end must hold the other's router MAC. FRR 8.4's zebra can lose one while keeping
+        # fe-svc01, so each end must hold the other's router MAC. FRR 8.4's zebra can lose one while keeping
         # the routes (FRRouting/frr#12391, see netns_fabric.reimport_type5), and the convergence above is a
         # burst of the route changes that trigger it, as the move further down is. A leaf short of one
         # re-imports its tenant's EVPN routes (a warning) before the first routed ping
@@ -235,7 +235,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
             out: dict[str, list[str]] = {}
             for h, active in SERVERS.items():
                 if tenant_of[h] == vrf:
-                    for n, other in ((active, "fe-leaf03"), ("fe-leaf03", active)):
+                    for n, other in ((active, "fe-svc01"), ("fe-svc01", active)):
                         if vtep[other] not in remote_rmacs(fab, n, dps[n].vrfs[vrf] or 0):
                             out.setdefault(n, []).append(vtep[other])
             return dict(out)
@@ -259,7 +259,7 @@ def test_h100_256_frontend_evpn_in_namespaces(compiled: Callable[..., Plan], tmp
             peers = [o for o in SERVERS if o != h and tenant_of[o] == vrf]
             for target in [np_.hosts[o]["address"].split("/")[0] for o in peers] + [stor_addr[vrf].split("/")[0]]:
                 assert wait_until(lambda h=h, t=target: ping_from(hostns[h], t), timeout=15, interval=0.5), (
-                    f"{h} ({vrf}) cannot reach {target}; zebra's router MACs: {rmac_report((SERVERS[h], 'fe-leaf03'))}"
+                    f"{h} ({vrf}) cannot reach {target}; zebra's router MACs: {rmac_report((SERVERS[h], 'fe-svc01'))}"
                 )
 
         # isolation: nothing of another network (the other tenant, the provider's infra) answers, and

@@ -40,6 +40,14 @@ GROWTHS = [
     # one more row of compute racks (two units of 8 racks fill row r04)
     pytest.param("h100-1024-reference", (), ("compute.count=192",), id="1024-ref-one-row"),
     pytest.param("h100-1024-reference", ("compute.count=160",), ("compute.count=192",), id="1024-ref-160-192"),
+    # the network row after two compute rows (site.compute_rows_before_network): a fixed place, so a unit
+    # and a row added later stand after the last compute rack as before
+    pytest.param(
+        "h100-1024-reference",
+        ("site.compute_rows_before_network=2",),
+        ("site.compute_rows_before_network=2", "compute.count=192"),
+        id="1024-ref-network-row-third",
+    ),
     pytest.param("gb200-nvl72-1152", NVL72_1SU, NVL72_2SU, id="nvl72-one-unit"),
     pytest.param("h100-256", (), ("compute.count=64",), id="256-one-unit"),
     pytest.param("h100-256", (), ("compute.count=96",), id="256-one-row"),
@@ -196,3 +204,16 @@ def test_a_central_block_beyond_the_design_is_refused(cli: Callable[..., Any]) -
     text = r.stderr
     assert "site.central_block: is 5 but the design has 4 blocks" in text and "Traceback" not in text
     assert "use a number from 1 to 4" in text
+
+
+def test_the_network_row_stands_after_the_compute_rows_the_design_names(compiled: Callable[..., Plan]) -> None:
+    """site.compute_rows_before_network: the block's network row (its leaf racks) after that many compute
+    rows, the rest of its compute rows after it (deepseek-8plane-16k: 16 of 32, so no server is more than
+    an optic's 100 m from its leaves)."""
+    for before in (0, 1, 2):
+        plan = compiled("h100-1024-reference", f"site.compute_rows_before_network={before}")
+        rows = sorted({r.name.split("-")[0] for r in plan.racks})
+        leaf_rows = {r.name.split("-")[0] for r in plan.racks if r.role == "leaf"}
+        compute_rows = {r.name.split("-")[0] for r in plan.racks if r.role == "compute"}
+        assert leaf_rows == {rows[before]}, (before, leaf_rows)
+        assert set(rows[:before]) <= compute_rows and len(compute_rows) == 2  # 2 rows of 16, either side

@@ -226,7 +226,7 @@ def test_validate_prints_the_resolved_management_plane(cli: Callable[..., Any]) 
     r = cli("validate", DESIGNS / "h100-256.yaml", "--set", AAA[0])
     text = r.output
     assert r.exit_code == 0 and "ok: h100-256 is valid" in text
-    assert "NTP servers: 10.64.0.17, 10.64.0.18 (default: the OOB DHCP servers" in text
+    assert "NTP servers: 10.64.15.254, 10.64.15.253 (default: the OOB DHCP servers" in text
     assert "TACACS+: 10.9.0.1:49 (timeout 5 s), 10.9.0.2:4949 (timeout 5 s)" in text
     assert "RADIUS: none (local logins only)" in text and "SNMPv3 users: monitor (ro, authPriv SHA/AES-128)" in text
     assert "tacacs_key (railyard:tacacsKey)" in text and "BGP session authentication: TCP-MD5" in text

@@ -164,16 +164,9 @@ def test_growing_the_800vdc_site_moves_no_rack_or_sidecar(compiled: Compiled) ->
     b = {c.name: (c.rack, c.serves) for c in required(base.power, "power").sidecars}
     h = {c.name: (c.rack, c.serves) for c in required(head.power, "power").sidecars}
     assert all(h[n] == v for n, v in b.items())
-    # nothing in them moves. What does move is the per-plane spine stack of the backend's spine rack
-    # (plane2-spine*), as it does in vr-nvl72-1152's same growth with no sidecar at all: the placement of
-    # spines under spine_grouping: per_plane, not the power
-    moved = changed_identities(base, head)["moved"]
-    assert moved and all(m.startswith("plane2-spine") for m in moved), moved
-    vr = changed_identities(
-        compiled("vr-nvl72-1152", "compute.racks=8", "tenants=[{name: acme, scalable_units: [1]}]"),
-        compiled("vr-nvl72-1152"),
-    )["moved"]
-    assert sorted(m.split()[0] for m in moved) == sorted(m.split()[0] for m in vr)
+    # and nothing else moves either: the per-plane spines stack by stable keys (once plane2-spine* moved
+    # here, as in vr-nvl72-1152's same growth with no sidecar at all)
+    assert "moved" not in changed_identities(base, head)
 
 
 def test_existing_designs_stay_on_ac(compiled: Compiled) -> None:

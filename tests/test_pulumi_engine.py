@@ -701,7 +701,7 @@ def test_no_secret_value_in_any_stream_of_a_deploy(tmp_path):
     frr = out / "frontend/fe-leaf01/frr.conf"
     assert f"neighbor FABRIC password {SITE_SECRETS['bgp_password']}\n" in frr.read_text()
     assert stat.S_IMODE(frr.stat().st_mode) == 0o600
-    users = (out / "oob/oob01/users.sh").read_text()
+    users = (out / "oob/oob-r01-01/users.sh").read_text()
     crypt = re.search(r"^user admin \S+ '(\$6\$[^']+)'$", users, re.M)
     assert crypt and sha512_crypt.verify(SITE_SECRETS["switch_password"], crypt.group(1))
     st.run("config", "rm", "railyard:bgpPassword")

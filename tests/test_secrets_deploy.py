@@ -61,7 +61,7 @@ def test_compile_fills_the_deploy_folder_and_nothing_else(tmp_path: Path) -> Non
     assert set(compiled) == set(deployed)
     holding = {p for p, d in compiled.items() if referenced(d.decode("utf-8", "replace"))}
     assert len(holding) > 20 and "plan.json" not in holding
-    assert {"frontend/fe-leaf01/frr.conf", "frontend/fe-leaf01/users.sh", "oob/oob01/config_db.json"} <= holding
+    assert {"frontend/fe-leaf01/frr.conf", "frontend/fe-leaf01/users.sh", "oob/oob-r01-01/config_db.json"} <= holding
     for path, data in deployed.items():
         text = data.decode("utf-8", "replace")
         mode = stat.S_IMODE((deploy / path).stat().st_mode)

@@ -24,10 +24,10 @@ Compiled = Callable[..., Plan]
 
 def expected_tree(plan: Plan) -> dict[str, tuple[int, list[str], list[str]]]:
     """{switch: (level, child switches, nodes below)} worked out from device attributes, independently of
-    slurm_tree: a rail-optimized unit is one switch, then one spine switch (2 tiers) or pods + core."""
+    slurm_tree: a rail-optimized unit is one switch, then one spine switch (2 tiers) or pods + core. Unit
+    numbers are unpadded (su7, su64), as in the leaves' names."""
     servers = [d for d in plan.devices if d.kind == "server"]
     be = plan.networks.backend
-    w = len(str(be.scalable_units))
     out: dict[str, tuple[int, list[str], list[str]]] = {}
     if be.topology == "rail_optimized" and (be.leaves_per_rail or 1) > 1:
         # a unit's servers split over its rail's leaves: the k-th leaf of every rail is one group,
@@ -36,12 +36,12 @@ def expected_tree(plan: Plan) -> dict[str, tuple[int, list[str], list[str]]]:
             lk.a_device: lk.b_device for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"
         }
         for d in servers:
-            out.setdefault(f"su{d.attrs['su']:0{w}d}-{leaf_of[d.name].rsplit('-', 1)[-1]}", (0, [], []))[2].append(
+            out.setdefault(f"su{d.attrs['su']}-{leaf_of[d.name].rsplit('-', 1)[-1]}", (0, [], []))[2].append(
                 d.name
             )
     elif be.topology == "rail_optimized":
         for su in range(1, be.scalable_units + 1):
-            out[f"su{su:0{w}d}"] = (0, [], [d.name for d in servers if d.attrs["su"] == su])
+            out[f"su{su}"] = (0, [], [d.name for d in servers if d.attrs["su"] == su])
     else:
         leaf_of = {
             lk.a_device: lk.b_device for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"
@@ -55,7 +55,7 @@ def expected_tree(plan: Plan) -> dict[str, tuple[int, list[str], list[str]]]:
         pod_of_su = {d.attrs["su"]: d.attrs["pod"] for d in plan.devices if d.role == "leaf" and d.network == "backend"}
         pods = sorted(set(pod_of_su.values()))
         for q in pods:
-            sus = [f"su{su:0{w}d}" for su, p in sorted(pod_of_su.items()) if p == q]
+            sus = [f"su{su}" for su, p in sorted(pod_of_su.items()) if p == q]
             out[f"pod{q}"] = (1, sus, [n for s in sus for n in out[s][2]])
         out["core"] = (2, [f"pod{q}" for q in pods], [d.name for d in servers])
     return out

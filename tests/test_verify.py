@@ -88,11 +88,11 @@ def test_missing_link_names_both_ends(plan256: Plan, fabric: dict[str, NetNode])
     assert m.b.device == "spine02" and m.b.ib_port is not None
     assert m.planned_speed == "4xNDR"
     assert rep.faulty_links == 1 and not rep.extra and not rep.swapped
-    label = "r02-08.U26.1/21/1 -- r02-09.U25.1/9/1"
+    label = "r02-07.U26.1/21/1 -- r02-08.U25.1/9/1"
     (cid,) = [c.id for c in plan256.cables or [] if label in c.labels]
     # leaf-spine is a twin DAC here: one plug carries 1/21/1 and 1/21/2, and the report says so
     assert (
-        f"MISSING  su1-rail2-leaf 1/21/1 (IB port 41) [rack r02-08 U26] (one plug with 1/21/2, twin cable "
+        f"MISSING  su1-rail2-leaf 1/21/1 (IB port 41) [rack r02-07 U26] (one plug with 1/21/2, twin cable "
         f"{cid}) <-> spine02"
     ) in rep.text()
     assert re.fullmatch(r"C-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}", cid)
@@ -110,7 +110,7 @@ def test_cable_in_the_wrong_port_is_missing_plus_extra(plan256: Plan, fabric: di
     assert [(e.a.device, e.a.port, e.b.device, e.b.port, e.b.ib_port) for e in rep.extra] == [
         ("gpu005", "mlx5_0", "su1-rail0-leaf", "1/30/2", 60)
     ]
-    assert rep.extra[0].note == "gpu005 mlx5_0 was planned to su1-rail0-leaf 1/3/1 (IB port 5) [rack r02-08 U24]"
+    assert rep.extra[0].note == "gpu005 mlx5_0 was planned to su1-rail0-leaf 1/3/1 (IB port 5) [rack r02-07 U24]"
 
 
 def test_unknown_device_is_extra(plan256: Plan, fabric: dict[str, NetNode]) -> None:

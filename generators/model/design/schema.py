@@ -806,6 +806,15 @@ class Site(_Model):
         "final size may stand them mid-site (e.g. 9 of 16 pods) for shorter core trunks and emptier "
         "trays; a fixed number, so blocks added later do not move them either",
     )
+    compute_rows_before_network: int = Field(
+        default=1,
+        ge=0,
+        exclude_if=lambda v: v == 1,
+        description="rows of compute racks before each block's network row; the rest stand after it. "
+        "Default 1: growing a block adds compute racks after the last and moves no row. A block planned "
+        "at its final size may stand its network row mid-block (e.g. 16 of 32 compute rows) so no server "
+        "is farther from its leaf than the optics reach; a fixed number, so growth moves nothing either",
+    )
     network_rows: Literal["per_block", "per_plane"] = Field(
         default="per_block",
         exclude_if=lambda v: v == "per_block",

@@ -355,12 +355,13 @@ def arrange(contents: Contents, design: Design, catalog: Catalog, blocked: dict[
         )
     for b in blocks:
         first = len(src.rows)
-        # one row of compute racks before the block's network row, the rest after it: the network row
-        # is the block's second row whatever its size, so growing the block adds compute racks after
-        # the last one (and rows at the end) and never moves the network row or a rack that stands
+        # a fixed number of compute rows before the block's network row (one by default), the rest
+        # after it: the network row's place in the block does not depend on the block's size, so growing
+        # the block adds compute racks after the last one (and rows at the end) and never moves the
+        # network row or a rack that stands
         for i, r in enumerate(b.compute):
             r.seq = i
-        after = _fill_rows(src, list(b.compute), cool, max_rows=1)
+        after = _fill_rows(src, list(b.compute), cool, max_rows=design.site.compute_rows_before_network)
         # the central racks stand in the network row of a block the design names (the first by default):
         # a unit that adds a block adds it after the others and never moves them (a middle block
         # computed from the count moved them whenever a block was added)
