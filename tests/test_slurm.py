@@ -36,9 +36,7 @@ def expected_tree(plan: Plan) -> dict[str, tuple[int, list[str], list[str]]]:
             lk.a_device: lk.b_device for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"
         }
         for d in servers:
-            out.setdefault(f"su{d.attrs['su']}-{leaf_of[d.name].rsplit('-', 1)[-1]}", (0, [], []))[2].append(
-                d.name
-            )
+            out.setdefault(f"su{d.attrs['su']}-{leaf_of[d.name].rsplit('-', 1)[-1]}", (0, [], []))[2].append(d.name)
     elif be.topology == "rail_optimized":
         for su in range(1, be.scalable_units + 1):
             out[f"su{su}"] = (0, [], [d.name for d in servers if d.attrs["su"] == su])
