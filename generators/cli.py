@@ -265,6 +265,51 @@ def _waiting(what: str) -> None:
 _STALE_LINES_PER_FOLDER = 5
 
 
+# moves named in a refusal; the rest are counted (`railyard diff` lists them all)
+_MOVES_SHOWN = 10
+
+
+def _refuse_moves(plan: Plan, out: Path) -> None:
+    """What is built is never moved silently: when `out` holds railyard's output of the same site (its
+    plan.json, design name equal), a device of both that would stand in another rack or unit stops the
+    compile before anything is written, naming the moves."""
+    from generators.output import read_manifest
+    from generators.reports.diff import moves_between, placement, placement_of_plan_json
+
+    files = read_manifest(out, "--out")
+    if not files or "plan.json" not in files:
+        return
+    try:
+        doc = json.loads((out / "plan.json").read_bytes())
+    except (OSError, ValueError) as exc:
+        err_console.print(
+            f"[bold yellow]warning[/]: cannot read {out / 'plan.json'} ({exc.__class__.__name__}), so moves of "
+            "devices placed by the previous compile are not checked",
+            markup=True,
+        )
+        return
+    before = placement_of_plan_json(doc)
+    name = doc.get("design", {}).get("name") if isinstance(doc, dict) and isinstance(doc.get("design"), dict) else None
+    if before is None or name != plan.design.name:
+        return  # another site's (or an unreadable) output: nothing of this site stands there yet
+    moves = moves_between(before, placement(plan))
+    if not moves:
+        return
+    shown = ", ".join(
+        f"{m.device} {m.base_rack or '-'}{f' U{m.base_unit}' if m.base_unit is not None else ''} -> "
+        f"{m.head_rack or '-'}{f' U{m.head_unit}' if m.head_unit is not None else ''}"
+        for m in moves[:_MOVES_SHOWN]
+    )
+    more = f" and {len(moves) - _MOVES_SHOWN:,} more" if len(moves) > _MOVES_SHOWN else ""
+    raise DesignError.one(
+        "--out",
+        f"{len(moves):,} device{'s' if len(moves) != 1 else ''} of {plan.design.name} that {out}/plan.json "
+        f"places would move: {shown}{more}",
+        "if the site is not built yet or the moves are intended, run again with --allow-moves; "
+        "`railyard diff` lists each move as a work order; else change the design so they stay",
+    )
+
+
 def _wrote(done: Written, out: Path) -> None:
     by_folder: dict[str, list[str]] = {}
     for rel in done.removed:
@@ -439,11 +484,19 @@ def compile_(
             "--deploy", help="also write the files with their secrets filled in here (those 0600)", metavar="DIR"
         ),
     ] = None,
+    allow_moves: Annotated[
+        bool,
+        typer.Option(
+            "--allow-moves",
+            help="write although devices of the site already in DIR would stand in another rack or unit",
+        ),
+    ] = False,
 ) -> None:
     """Compile a design and write DIR/plan.json and every generated artifact, with DIR/index.html saying
     what each is. Only files railyard wrote (listed in DIR/.railyard-manifest.json) are ever replaced or
     removed. Credentials are placeholders there; --secrets FILE --deploy DIR2 writes the same files with
-    them filled in (docs: Day 0).
+    them filled in (docs: Day 0). A recompile of the same site that would move a device DIR's plan.json
+    has placed is refused unless --allow-moves (`railyard diff` lists the moves as work orders).
 
     Example: railyard compile designs/h100-256.yaml --out out/h100-256"""
     try:
@@ -451,6 +504,8 @@ def compile_(
         values = _deploy_values(secrets_file, deploy, out, force, design)
         with _progress(not (quiet or as_json), f"compiling {design.stem}") as step:
             plan, _, _ = compile_file(design, set_, catalog, step)
+            if not allow_moves:
+                _refuse_moves(plan, out)
             step(f"rendering and writing {out}/")
             if deploy is None or values is None:
                 # the renderers write straight into write_tree's staging folder (two processes on a large plan)

@@ -11,6 +11,7 @@ rack is added), the change is the one stated, and the review lists it (tests/tes
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -217,3 +218,31 @@ def test_the_network_row_stands_after_the_compute_rows_the_design_names(compiled
         compute_rows = {r.name.split("-")[0] for r in plan.racks if r.role == "compute"}
         assert leaf_rows == {rows[before]}, (before, leaf_rows)
         assert set(rows[:before]) <= compute_rows and len(compute_rows) == 2  # 2 rows of 16, either side
+
+
+def test_a_recompile_that_moves_what_stands_is_refused_unless_allowed(
+    cli: Callable[..., Any], compiled: Callable[..., Plan], tmp_path: Path
+) -> None:
+    """`compile` into a folder holding the same site's output: a growth that moves nothing writes; one
+    that moves a placed device (h100-1024-vms's right-hand leaf rack, the stated exception) is refused,
+    exit 2, naming the moves, nothing written, until --allow-moves says the moves are meant."""
+    out = tmp_path / "site"
+    vms = DESIGNS / "h100-1024-vms.yaml"
+    assert cli("compile", vms, "--out", out, "-q").exit_code == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    r = cli("compile", vms, "--out", out, "-q", "--set", "compute.count=160")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr
+    said = " ".join(r.stderr.split())
+    moves = moved(compiled("h100-1024-vms"), compiled("h100-1024-vms", "compute.count=160"))
+    assert f"--out: {len(moves)} devices of h100-1024-vms that {out}/plan.json places would move: " in said
+    (name, ((rack, unit), (to_rack, to_unit))) = sorted(moves.items(), key=lambda m: (m[1][0][0], m[1][0][1], m[0]))[0]
+    assert f"{name} {rack} U{unit} -> {to_rack} U{to_unit}" in said
+    assert f"and {len(moves) - 10} more" in said and "run again with --allow-moves" in said
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before, "a refusal wrote nothing"
+    r = cli("compile", vms, "--out", out, "-q", "--set", "compute.count=160", "--allow-moves")
+    assert r.exit_code == 0, r.stderr
+    # the reference design grows by a unit into its folder: nothing moves, nothing to allow
+    ref = DESIGNS / "h100-1024-reference.yaml"
+    assert cli("compile", ref, "--out", tmp_path / "ref", "-q").exit_code == 0
+    r = cli("compile", ref, "--out", tmp_path / "ref", "-q", "--set", "compute.count=160")
+    assert r.exit_code == 0, r.stderr

@@ -169,15 +169,46 @@ def design_changes(base: Plan, head: Plan) -> list[FieldChange]:
     return [FieldChange(k, b.get(k), h.get(k)) for k in order if b.get(k) != h.get(k)]
 
 
-def device_moves(base: Plan, head: Plan) -> list[DeviceMove]:
-    """Devices of both plans whose rack or unit differ, by rack then unit of where they stood."""
-    b, h = base.index(), head.index()
+# where a device stands: (kind, rack, unit) by name
+Placement = dict[str, tuple[str, str | None, int | None]]
+
+
+def placement(plan: Plan) -> Placement:
+    return {d.name: (str(d.kind), d.rack, d.unit) for d in plan.devices}
+
+
+def placement_of_plan_json(doc: object) -> Placement | None:
+    """The placement recorded in a plan.json (railyard.plan/1) already parsed, or None when it is not one:
+    only the devices' names, kinds, racks and units are read, so a plan of an older railyard still
+    answers where its devices stood."""
+    if not isinstance(doc, dict) or doc.get("schema") != "railyard.plan/1" or not isinstance(doc.get("devices"), list):
+        return None
+    out: Placement = {}
+    for d in doc["devices"]:
+        if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+            return None
+        rack, unit = d.get("rack"), d.get("unit")
+        out[d["name"]] = (
+            str(d.get("kind", "")),
+            rack if isinstance(rack, str) else None,
+            unit if isinstance(unit, int) else None,
+        )
+    return out
+
+
+def moves_between(base: Placement, head: Placement) -> list[DeviceMove]:
+    """Devices of both whose rack or unit differ, by rack then unit of where they stood."""
     out = [
-        DeviceMove(n, b[n].kind, b[n].rack, b[n].unit, h[n].rack, h[n].unit)
-        for n in set(b) & set(h)
-        if (b[n].rack, b[n].unit) != (h[n].rack, h[n].unit)
+        DeviceMove(n, base[n][0], base[n][1], base[n][2], head[n][1], head[n][2])
+        for n in base.keys() & head.keys()
+        if base[n][1:] != head[n][1:]
     ]
     return sorted(out, key=lambda m: (m.base_rack or "", m.base_unit or 0, m.device))
+
+
+def device_moves(base: Plan, head: Plan) -> list[DeviceMove]:
+    """Devices of both plans whose rack or unit differ, by rack then unit of where they stood."""
+    return moves_between(placement(base), placement(head))
 
 
 def _switch_models(plan: Plan) -> dict[str, Counter[str]]:
