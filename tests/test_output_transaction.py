@@ -25,7 +25,9 @@ from tests.conftest import DESIGNS, ROOT
 SMALL = DESIGNS / "h100-256.yaml"
 LARGE = DESIGNS / "h100-16k.yaml"
 # the same design with a change that rewrites most files (every cable's length, every rack position)
-VARIANT = ("--set", "site.floor.aisle_mm=1500", "--set", "backend.oversubscription=2:1")
+# a variant that moves 1,685 devices (2:1 halves the spines): these tests are about the folder, so the
+# compiles say the moves are meant (tests/test_growth.py tests the refusal)
+VARIANT = ("--set", "site.floor.aisle_mm=1500", "--set", "backend.oversubscription=2:1", "--allow-moves")
 RAILYARD = [sys.executable, "-m", "generators.cli"]
 # forces the commit in place (a folder whose parent railyard may not write: tests run as root, for whom
 # every folder is writable), then runs the CLI
@@ -260,7 +262,7 @@ def test_two_compiles_into_one_folder_take_turns(tmp_path: Path, large_outputs: 
     errs = [tmp_path / f"compile-{i}.err" for i in range(2)]
     with output._locked(out, None):
         procs = []
-        for args, err in zip(((), VARIANT), errs, strict=True):
+        for args, err in zip((("--allow-moves",), VARIANT), errs, strict=True):
             with err.open("w") as sink:
                 procs.append(
                     subprocess.Popen(
