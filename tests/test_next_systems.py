@@ -217,6 +217,15 @@ def test_helios_rack_is_one_ualink_domain_of_72_gpus(compiled: Compiled) -> None
     assert "UALink backplane" in bom and "NVLink" not in bom
     internal = next(v for k, v in files.items() if k.startswith("cabling/") and "internal" in k)
     assert "UALink backplane" in internal and "NVLink" not in internal
+    # and the compile's summary table names the switch trays' fabric UALink too
+    from rich.console import Console
+
+    from generators.reports.summary import summary_table
+
+    console = Console(width=200, record=True)
+    console.print(summary_table(plan))
+    table = console.export_text()
+    assert "switches: ualink" in table and "nvlink" not in table.lower()
     # 12 rails; a 64 x 800G leaf at 1:1 takes 32 down: a unit's 144 trays per rail on 6 leaves of 24;
     # each rail a fabric of its own over the fewest spines that take its leaves' 24 uplinks
     leaves, spines, down, up = _backend(plan)

@@ -36,8 +36,20 @@ def counts(plan: Plan) -> dict[str, Any]:
     }
 
 
+def _scale_up(plan: Plan) -> str:
+    """The rack system's scale-up fabric as its vendor names it (UALink on Helios): the plan's network
+    and role are `nvlink` for every rack system (one vocabulary), the table says what the site has."""
+    rs = plan.catalog.rack_systems.get(plan.design.compute.system or "")
+    return rs.scale_up if rs is not None else "nvlink"
+
+
 def summary_table(plan: Plan) -> Table:
     c = counts(plan)
+    scale_up = _scale_up(plan)
+
+    def named(word: str) -> str:
+        return scale_up if word == "nvlink" else word
+
     t = Table(title=f"railyard: {plan.design.name}", show_lines=False)
     t.add_column("what")
     t.add_column("network")
@@ -48,10 +60,10 @@ def summary_table(plan: Plan) -> Table:
     t.add_row("management nodes", "", str(c["management_nodes"]))
     for key, n in c["switches"].items():
         net, role = key.split("/")
-        t.add_row(f"switches: {role}", net, f"{n:,}")
+        t.add_row(f"switches: {named(role)}", named(net), f"{n:,}")
     for key, n in c["links"].items():
         net, tier = key.split("/")
-        t.add_row(f"links: {tier}", net, f"{n:,}")
+        t.add_row(f"links: {named(tier)}", named(net), f"{n:,}")
     # a dedicated storage fabric is a network of its own (its cost is the BoM's storage category)
     for net in (*NETWORKS, *(["storage"] if "storage" in plan.networks else [])):
         if net not in plan.networks:
