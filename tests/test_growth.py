@@ -25,6 +25,8 @@ from tests.conftest import DESIGNS
 ONE_TENANT = "tenants=[{name: acme, scalable_units: [1]}]"
 NVL72_1SU = ("compute.racks=8", ONE_TENANT)
 NVL72_2SU = (ONE_TENANT,)
+# h100-1024-reference as a three-tier fabric of four one-unit pods: a block (network row) per pod
+THREE_TIER = ("backend.tiers=3", "backend.sus_per_pod=1")
 
 
 # Every compiled shipped design (tests/conftest.py COMPILED_EXAMPLES less the `large` h100-16k and
@@ -38,6 +40,9 @@ GROWTHS = [
     # h100-1024-reference: one more scalable unit of 32 servers (128 -> 160), as the issue measured:
     # 148 devices moved, 1,106 cable labels and 229 addresses changed before
     pytest.param("h100-1024-reference", (), ("compute.count=160",), id="1024-ref-one-unit"),
+    # ... as a three-tier fabric, one more pod: its cores stand last among the central racks, so the
+    # frontend and storage racks beside them stay (23 devices moved before)
+    pytest.param("h100-1024-reference", THREE_TIER, (*THREE_TIER, "compute.count=160"), id="1024-ref-3tier-one-pod"),
     # one more row of compute racks (two units of 8 racks fill row r04)
     pytest.param("h100-1024-reference", (), ("compute.count=192",), id="1024-ref-one-row"),
     pytest.param("h100-1024-reference", ("compute.count=160",), ("compute.count=192",), id="1024-ref-160-192"),
@@ -172,10 +177,6 @@ def test_the_comparison_sees_a_move(compiled: Callable[..., Plan]) -> None:
     assert racks == {"r02-09"}, racks  # the right-hand leaf rack, nothing else
     assert {b[0] for _, b in moved(base, head).values()} == {"r02-10"}
     assert changed_identities(base, head).keys() >= {"moved", "cables"}
-
-
-# h100-1024-reference as a three-tier fabric of four one-unit pods: a block (network row) per pod
-THREE_TIER = ("backend.tiers=3", "backend.sus_per_pod=1")
 
 
 def test_central_racks_stand_in_the_block_the_design_names(compiled: Callable[..., Plan]) -> None:

@@ -109,9 +109,8 @@ def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_a
     central_fe = [[item(d.name)] for d in fe if d.role == "leaf" and d.name not in fe_block]
     central_fe += [[a] for a in aggs]
     central_fe += [[item(d.name)] for d in fe if d.role != "leaf"]
-    central: list[Rack] = pack(cores, role_limits(lim, design, catalog, "core"), "core")
     fe_racks = pack(central_fe, role_limits(lim, design, catalog, "frontend"), "frontend")
-    central += fe_racks
+    central: list[Rack] = list(fe_racks)
     # a dedicated storage fabric's leaves and spines: network racks of their own, beside the storage
     # servers they serve (rack role storage, so the PDU rules of the storage racks apply)
     # the storage fabric's switches: the service leaves and spines, whose counts a scalable unit does not
@@ -123,6 +122,9 @@ def rack_contents(plan: Plan, design: Design, catalog: Catalog, lim: Limits, n_a
         for r in pack([[item(d.name)] for d in devs if d.kind == kind], role_limits(lim, design, catalog, kind), kind):
             r.layout = "bottom"
             central.append(r)
+    # the backend cores last, farthest from the anchor: a pod added to a three-tier fabric adds cores, and
+    # racks placed after them would move (4 one-unit pods -> 5 moved 23 frontend and storage devices)
+    central += pack(cores, role_limits(lim, design, catalog, "core"), "core")
     agg_rack = next((r for r in fe_racks if any(a in r.items for a in aggs)), None)
     return Contents(blocks, central, agg_rack)
 
