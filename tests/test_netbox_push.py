@@ -179,7 +179,7 @@ def test_a_push_killed_half_way_completes_on_the_next_with_no_duplicates(
     # the re-run created what was missing, and every object is there once: every object NetBox holds,
     # tagged or not, is one of railyard's keys, and no key twice
     assert "railyard did create" in first_push.output
-    for e in ("dcim/devices", "dcim/cables", "ipam/ip-addresses", "dcim/racks", "ipam/prefixes"):
+    for e in ("dcim/devices", "dcim/cables", "ipam/ip-addresses", "dcim/racks", "ipam/prefixes", "dcim/power-feeds"):
         keys = [(o["custom_fields"] or {}).get(KEY_FIELD) for o in nb.all(e)]
         planned = sorted(o.key for o in want if o.endpoint == e)
         assert sorted(k or "" for k in keys) == planned, (e, len(keys), len(planned))
@@ -240,6 +240,16 @@ def test_a_fresh_netbox_gets_every_device_interface_and_cable(first_push: Any, n
         if ip["role"] is None or ip["role"]["value"] not in ("anycast", "vip")
     )
     assert "railyard did create" in first_push.output
+    # the power: a panel per row and feed, a feed per PDU whip, each on its rack as the inventory has it
+    feeds = {(f["custom_fields"] or {}).get(KEY_FIELD): f for f in nb.all("dcim/power-feeds", tag=TAG)}
+    want_feeds = {o.key: o.fields for o in inventory(plan) if o.endpoint == "dcim/power-feeds"}
+    assert feeds.keys() == want_feeds.keys() and len(feeds) == sum(d.role == "pdu" for d in plan.devices)
+    for key, f in feeds.items():
+        w = want_feeds[key]
+        got = (f["power_panel"]["name"], f["rack"]["name"], f["supply"]["value"], f["voltage"], f["amperage"])
+        assert got == (w["power_panel"].key, w["rack"].key, w["supply"], w["voltage"], w["amperage"]), key
+    panels = {p["name"] for p in nb.all("dcim/power-panels", tag=TAG)}
+    assert panels == {f"{r.row}-{x}" for r in plan.racks for x in "AB"}  # h100-256: 2N, feeds A and B
 
 
 def test_a_second_push_changes_nothing(first_push: Any, netbox: Any, env: dict[str, str]) -> None:

@@ -229,7 +229,7 @@ def test_a_design_that_cannot_be_fed_is_refused_by_field(
 
 def test_netbox_hands_over_each_sidecar_on_its_position(compiled: Compiled) -> None:
     # the sidecars are managed devices: in the NetBox import, on the rack record of their row position,
-    # with their management port on the out-of-band network (power panels and feeds are not built yet)
+    # with their management port on the out-of-band network (their panels and feeds: tests/test_netbox_power.py)
     plan = compiled(KYBER)
     files = rendered_files(compiled, KYBER)
     power = required(plan.power, "power")

@@ -358,6 +358,10 @@ OUTPUTS: dict[str, str] = {
     "netbox/14-vlans.csv": "NetBox import: VLANs",
     "netbox/15-prefixes.csv": "NetBox import: prefixes",
     "netbox/16-ip-addresses.csv": "NetBox import: IP addresses bound to their interfaces, primary and OOB set",
+    "netbox/17-power-panels.csv": "NetBox import: power panels, a row's AC feed side or a power sidecar's "
+    "800 VDC busway",
+    "netbox/18-power-feeds.csv": "NetBox import: power feeds, one per circuit into a rack (a PDU or shelf whip, a "
+    "sidecar's DC feed), with voltage, phase, amperage and utilization",
     "points.json": "explore: every point searched (`railyard.explore/1`): its choices, overrides (field path "
     "-> value), objectives and every metric, feasible, on the front, and the refusal (field, message, fix, "
     "where) that ruled it out",

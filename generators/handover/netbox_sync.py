@@ -57,6 +57,8 @@ OBJECT_TYPES = {
     "dcim/sites": "dcim.site",
     "dcim/locations": "dcim.location",
     "dcim/racks": "dcim.rack",
+    "dcim/power-panels": "dcim.powerpanel",
+    "dcim/power-feeds": "dcim.powerfeed",
     "dcim/manufacturers": "dcim.manufacturer",
     "dcim/device-roles": "dcim.devicerole",
     "dcim/device-types": "dcim.devicetype",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import math
 import re
 import string
 from collections.abc import Callable
@@ -346,6 +347,12 @@ class Pdu(_Strict):
     psu_kw: float | None = Field(default=None, gt=0, exclude_if=_unset)  # one PSU's rating
     racks: int | None = Field(default=None, ge=1, exclude_if=_unset)  # a sidecar: compute racks its outputs feed
     weight_kg: float | None = Field(default=None, gt=0, exclude_if=_unset)  # a sidecar: as it loads the floor
+    # its AC input (a PDU, or a rack system's AC power shelf): the whip's line voltage, rated current and
+    # phases, and whips per unit; the NetBox power feeds of the AC racks are made of these
+    input_vac: int | None = Field(default=None, gt=0, exclude_if=_unset)
+    input_a: int | None = Field(default=None, gt=0, exclude_if=_unset)
+    input_phases: Literal[1, 3] | None = Field(default=None, exclude_if=_unset)
+    whips: int = Field(default=1, ge=1, le=8, exclude_if=lambda v: v == 1)
     price: Price
 
     @model_validator(mode="after")
@@ -361,7 +368,15 @@ class Pdu(_Strict):
                 )
             if self.rack_units:
                 raise ValueError("an in_row power sidecar stands on a row position of its own: rack_units must be 0")
+        if len({self.input_vac is None, self.input_a is None, self.input_phases is None}) != 1:
+            raise ValueError("input_vac, input_a and input_phases: give all three (the AC whip) or none")
         return self
+
+    def whip_kw(self) -> float | None:
+        """One whip's nominal power (kW): V x A, times sqrt(3) when three-phase (V line to line)."""
+        if self.input_vac is None or self.input_a is None:
+            return None
+        return self.input_vac * self.input_a * (math.sqrt(3) if self.input_phases == 3 else 1) / 1000
 
 
 class Cdu(_Strict):

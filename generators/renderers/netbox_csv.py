@@ -184,6 +184,30 @@ STEPS: tuple[Step, ...] = (
             "is_oob",
         ),
     ),
+    # numbered after the first sixteen (so no file of a design without power objects is renamed); they
+    # refer only to the site, its locations and racks (steps 02-04)
+    Step(17, "power-panels", "dcim/power-panels", "csv", ("site", "location", "name", "description")),
+    Step(
+        18,
+        "power-feeds",
+        "dcim/power-feeds",
+        "csv",
+        (
+            "site",
+            "power_panel",
+            "location",
+            "rack",
+            "name",
+            "status",
+            "type",
+            "supply",
+            "phase",
+            "voltage",
+            "amperage",
+            "max_utilization",
+            "description",
+        ),
+    ),
 )
 STEP_OF = {s.endpoint: s for s in STEPS}
 
@@ -308,6 +332,16 @@ def translate(objects: list[NbObject], release: bool = False) -> Translation:
     simple("dcim/locations", "site", "name", "slug", "status", "description")
     simple("dcim/racks", *STEP_OF["dcim/racks"].columns)
     simple("dcim/manufacturers", "name", "slug")
+    simple("dcim/power-panels", "site", "location", "name", "description")
+    # a feed is found by its panel within its site, its rack within the site and location
+    for o in by_ep["dcim/power-feeds"]:
+        t = _Taker(o, names)
+        panel = names.obj(t.raw("power_panel"))
+        row = {"site": names(panel.fields["site"]), "power_panel": str(panel.fields["name"])}
+        row["location"] = names(names.obj(o.fields["rack"]).fields["location"])
+        row |= t(*STEP_OF["dcim/power-feeds"].columns[3:])
+        rows["dcim/power-feeds"].append(row)
+        t.done()
     simple("dcim/device-roles", "name", "slug", "color", "vm_role")
 
     # device types with their interface templates nested, in the inventory's order

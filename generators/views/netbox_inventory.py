@@ -27,6 +27,7 @@ the imports hand over the same site.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import sys
 from collections import defaultdict
@@ -38,6 +39,7 @@ from generators.model.plan import Device, Plan, required
 from generators.model.planes import device_plane, link_plane
 from generators.model.ports import End, port_ends
 from generators.model.sections import Cable
+from generators.model.vocabulary import Role
 from generators.views.addresses import HOST_BOND, Address, addresses, loopback_name, prefixes, tenant_rows, vrf_rows
 from generators.views.colours import COLOR, ROLE_COLOR
 from generators.views.netbox_model import (
@@ -219,6 +221,9 @@ def inventory(plan: Plan) -> list[NbObject]:
             },
         )
 
+    for o in _power(plan, site_ref, rack_row):
+        out[o.endpoint].append(o)
+
     # ---- manufacturers, roles, device types and their interfaces
     maps = port_ends(plan, catalog, plan.design)
     type_key = _device_type_keys(maps)
@@ -355,6 +360,110 @@ def inventory(plan: Plan) -> list[NbObject]:
     for o in [*_cables(plan, cables), *_ipam(plan, site_ref, addrs)]:
         out[o.endpoint].append(o)
     return [o for e in ENDPOINTS for o in out[e]]
+
+
+def _power(plan: Plan, site_ref: Ref, rack_row: dict[str, str]) -> Iterator[NbObject]:
+    """The site's power as NetBox models it: power panels, and one power feed per circuit into a rack.
+
+    AC (every rack on 415-480 VAC, and the PDU racks of an 800 VDC site): a panel per row and feed letter
+    (`r01-A`: the row's A-side distribution, busway or row PDU, that placement's feed letters name), and a
+    feed per whip: one per PDU (its feed letter and number, `pdu-r01-01-a1`), or per whip of a rack
+    system's AC power shelf (`pwr01-1-a`, `-b`, ... on feeds A, B, ...) when the catalog gives the shelf's
+    input. Voltage, phases and amperage are the catalog's whip; max utilization is the part's continuous
+    rating over the whips' nominal V x A (x sqrt 3), 80 % for the 415 V PDUs.
+
+    800 VDC (site.power): a panel per power sidecar (its DC busway), and a feed per (rack, sidecar) the
+    power section pairs, at the rack's feed voltage with its draw (I = P / V, rounded up) as amperage:
+    each is sized to carry the rack alone, as N+1 asks of the group's sidecars."""
+    cat = plan.catalog
+    site = str(site_ref.key)
+    panels: dict[str, dict[str, Any]] = {}
+    feeds: list[tuple[str, dict[str, Any]]] = []
+    dc = plan.power is not None
+
+    def panel(key: str, row: str, description: str) -> Ref:
+        panels.setdefault(
+            key,
+            {
+                "site": site_ref,
+                "location": Ref("dcim/locations", f"{site}/{row}"),
+                "name": key,
+                "description": description,
+            },
+        )
+        return Ref("dcim/power-panels", key)
+
+    for d in plan.devices:
+        if d.kind != "pdu" or d.rack is None or d.role == Role.POWER_SIDECAR or (dc and d.role != Role.PDU):
+            continue
+        part = cat.pdus[d.model]
+        whip_kw = part.whip_kw()
+        if whip_kw is None or part.input_vac is None or part.input_a is None:
+            continue  # the catalog does not give this shelf's AC input
+        row = rack_row[d.rack]
+        if "feed" in d.attrs:  # a PDU: one whip on its feed
+            whips = [(str(d.attrs["feed"]), d.name)]
+        else:  # an AC power shelf: its whips on feeds A, B, ...
+            whips = [("ABCDEFGH"[w], f"{d.name}-{'abcdefgh'[w]}") for w in range(part.whips)]
+        util = min(100, round(100 * part.capacity_kw / (part.whips * whip_kw)))
+        for letter, name in whips:
+            ref = panel(
+                f"{row}-{letter}",
+                row,
+                f"row {row} feed {letter}: the {part.input_vac} VAC distribution (busway or row PDU) "
+                f"of the row's {letter} whips",
+            )
+            feeds.append(
+                (
+                    f"{ref.key}/{name}",
+                    {
+                        "power_panel": ref,
+                        "rack": Ref("dcim/racks", d.rack),
+                        "name": name,
+                        "status": STATUS,
+                        "type": "primary" if letter == "A" else "redundant",
+                        "supply": "ac",
+                        "phase": "three-phase" if part.input_phases == 3 else "single-phase",
+                        "voltage": part.input_vac,
+                        "amperage": part.input_a,
+                        "max_utilization": util,
+                        "description": f"whip {letter} of {d.name} ({d.model})",
+                    },
+                )
+            )
+    if plan.power is not None:
+        for sc in plan.power.sidecars:
+            panel(
+                sc.name,
+                rack_row[sc.rack],
+                f"{sc.model} on {sc.rack}: {cat.pdus[sc.model].output_vdc} VDC busway of racks "
+                f"{', '.join(sc.serves)}, {sc.capacity_kw:g} kW",
+            )
+        for rp in plan.power.racks:
+            for k, sc_name in enumerate(rp.sidecars):
+                feeds.append(
+                    (
+                        f"{sc_name}/{rp.rack}",
+                        {
+                            "power_panel": Ref("dcim/power-panels", sc_name),
+                            "rack": Ref("dcim/racks", rp.rack),
+                            "name": rp.rack,
+                            "status": STATUS,
+                            "type": "primary" if k == 0 else "redundant",
+                            "supply": "dc",
+                            "phase": "single-phase",
+                            "voltage": rp.feed_vdc,
+                            "amperage": math.ceil(rp.feed_a),
+                            "max_utilization": 100,
+                            "description": f"{rp.kw:g} kW at {rp.feed_vdc} VDC ({rp.feed_a:g} A) to {rp.shelves} x "
+                            f"{rp.shelf}, from {sc_name} ({plan.power.redundancy} over {len(rp.sidecars)} sidecars)",
+                        },
+                    )
+                )
+    for key, fields in sorted(panels.items()):
+        yield NbObject("dcim/power-panels", key, fields, NO_LATE)
+    for key, fields in sorted(feeds):
+        yield NbObject("dcim/power-feeds", key, fields, NO_LATE)
 
 
 def _cables(plan: Plan, cables: list[Cable]) -> Iterator[NbObject]:

@@ -37,6 +37,8 @@ ENDPOINTS: tuple[str, ...] = (
     "ipam/vlans",  # before interfaces: access and trunk ports name their VLANs
     "dcim/locations",
     "dcim/racks",
+    "dcim/power-panels",  # a row's feed side (AC) or a power sidecar's busway (800 VDC)
+    "dcim/power-feeds",  # one per circuit into a rack: a PDU's or AC shelf's whip, a sidecar's DC feed
     "dcim/manufacturers",
     "dcim/device-roles",
     "dcim/device-types",
