@@ -22,7 +22,7 @@ pytestmark = pytest.mark.daemons
 
 DONE_WHEN = ["h100-1024-reference", "h100-1024-optimized", "h100-256"]
 # issue 41's systems: their SONiC frontend and OOB configs through the same tools
-NEXT_SYSTEMS = ["vr-nvl72-576", "vr-nvl72-1152", "mi355x-1024-roce", "helios-576"]
+NEXT_SYSTEMS = ["vr-nvl72-576", "vr-nvl72-1152", "mi355x-1024-roce", "helios-576", "vru-kyber-800vdc-1152"]
 
 
 def files_of(compiled: Callable[..., Plan], name: str) -> dict[str, str]:

@@ -36,6 +36,7 @@ from tests.conftest import DESIGNS, rendered_files
 Compiled = Callable[..., Plan]
 VR = ["vr-nvl72-576", "vr-nvl72-1152"]
 MI355X, HELIOS = "mi355x-1024-roce", "helios-576"
+KYBER = "vru-kyber-800vdc-1152"  # Vera Rubin Ultra (Kyber) racks on 800 VDC power sidecars
 
 
 def _system(plan: Plan) -> RackSystem:
@@ -256,7 +257,7 @@ def test_a_helios_rack_on_a_floor_rated_below_its_weight_is_refused(cli: Callabl
 
 
 def test_the_new_designs_appear_in_compare_sites(cli: Callable[..., object], compiled: Compiled) -> None:
-    names = [*VR, MI355X, HELIOS]
+    names = [*VR, MI355X, HELIOS, KYBER]
     r = cli("compare", "--sites", "--markdown", *[DESIGNS / f"{n}.yaml" for n in names])
     assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
     rows = [ln for ln in r.output.splitlines() if ln.startswith("| ") and not ln.startswith("| design")]  # type: ignore[attr-defined]
@@ -266,3 +267,4 @@ def test_the_new_designs_appear_in_compare_sites(cli: Callable[..., object], com
         plan = compiled(n)
         gpus = sum(plan.catalog.servers[d.model].gpus for d in plan.devices if d.kind == "server")
         assert cells[n][1] == f"{gpus:,}"
+        assert cells[n][6] == f"{len(plan.racks):,}"  # the sidecar positions of the 800 VDC site counted

@@ -41,6 +41,7 @@ SLURM_DESIGNS = [
     "vr-nvl72-1152",
     "mi355x-1024-roce",
     "helios-576",
+    "vru-kyber-800vdc-1152",  # 800 VDC power: the same rack blocks as any rack system
 ]
 IB_DESIGNS = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-optimized", "h100-256", "b300-xdr"]
 # No slurmd and no DNS for gpu001... here: cloud nodes are powered down and never resolved. The
