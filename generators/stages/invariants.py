@@ -90,6 +90,11 @@ def check(plan: Plan, catalog: Catalog) -> None:
     if be.plane_bisection:
         # each plane proven: what one switch, plane or rack of switches takes away
         be.failure_domains = failure_domains(plan, catalog, g, nic_ports, be.plane_bisection)
+    inside = catalog.switches[plan.design.backend.switch].planes
+    if inside and bisection is not None:
+        be.plane_bisection = _inside_plane_bisections(plan, inside, bw.down, c)
+        if c.problems:
+            raise DesignError(c.problems)
 
 
 def _backend_nic_ports(plan: Plan, catalog: Catalog) -> list[str]:
@@ -477,6 +482,39 @@ def _plane_bisections(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> 
         demand = min(sum(a.values()), sum(b.values()))
         value = int(max_flow(g, a, b, tier))
         out.append(PlaneBisection(plane, demand, value, round(value / demand, 4) if demand else 1.0))
+    return out
+
+
+def _inside_plane_bisections(plan: Plan, planes: int, down_bw: dict[str, int], c: _Collector) -> list[PlaneBisection]:
+    """The planes inside the backend's switches (Switch.planes): plane k is ASIC k of every box, joined by
+    lane k of every link, so its graph is the boxes' graph at a lane's share of each link's speed. Each
+    plane's bisection is measured on its own graph (first half of the leaves to the second, as the whole
+    fabric's), and at 1:1 each must carry its demand."""
+    tier = {d.name: TIER[d.role] for d in plan.devices if d.network == "backend" and d.role in TIER}
+    leaves = _bisection_planes(plan)[0]
+    half = len(leaves) // 2
+    devs = plan.index()
+    # every link carries one lane in each plane, so the planes' graphs are alike: built once
+    g = CapacityGraph()
+    for lk in plan.links:
+        if lk.network == "backend" and devs[lk.a_device].kind == devs[lk.b_device].kind == "switch":
+            g.add(lk.a_device, lk.b_device, lk.speed_gbps // planes)
+    out = []
+    for k in range(1, planes + 1):
+        a = {x: down_bw.get(x, 0) // planes for x in leaves[:half]}
+        b = {x: down_bw.get(x, 0) // planes for x in leaves[half:]}
+        demand = min(sum(a.values()), sum(b.values()))
+        value = int(max_flow(g, a, b, tier))
+        pb = PlaneBisection(f"plane{k}", demand, value, round(value / demand, 4) if demand else 1.0)
+        if ratio_value(plan.design.backend.oversubscription) == 1 and pb.ratio < 1:
+            c.add(
+                "bisection",
+                "backend.oversubscription",
+                f"{pb.plane} (inside the switches): max-flow across its bisection is {value}G of {demand}G "
+                "needed: the plane is not non-blocking",
+                "add spines or uplinks",
+            )
+        out.append(pb)
     return out
 
 
