@@ -314,3 +314,25 @@ def test_opensm_sweeps_one_plane_of_a_fabric_of_planes(tmp_path: Path) -> None:
         assert fab.lid("gpu001 mlx5_4") != fab.lid("gpu128 mlx5_4")
         with pytest.raises(LookupError):
             fab.node("gpu001 mlx5_0")  # plane1's port is in another subnet
+
+
+def test_planes_csv_maps_each_host_port_to_its_lane_in_every_plane(xdr: Plan, files: dict[str, str]) -> None:
+    rows = list(csv.DictReader(io.StringIO(files["infiniband/planes.csv"])))
+    hosts = [lk for lk in xdr.links if lk.network == "backend" and lk.tier == "server-leaf"]
+    assert len(rows) == 4 * len(hosts) == 4 * 1152
+    by_port: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for r in rows:
+        by_port.setdefault((r["host"], r["port"]), []).append(r)
+    nodes = {p: parse_ibnetdiscover(files[f"infiniband/{p}/topology.net"]) for p in PLANES}
+    for lk in hosts:
+        legs = by_port[(lk.a_device, lk.a_port)]
+        # one lane in each plane, all on the one box port the fiber plugs into
+        assert [r["plane"] for r in legs] == PLANES
+        assert {(r["switch"], r["switch_port"]) for r in legs} == {(lk.b_device, lk.b_port)}
+        for r in legs:
+            assert r["plane_node"] == f"{lk.a_device} {lk.a_port} {r['plane']}"
+            assert r["switch_asic"] == f"{lk.b_device} {r['plane']}"
+            hca = next(n for n in nodes[r["plane"]].values() if n.desc == r["plane_node"])
+            (link,) = hca.links.values()
+            assert link.peer_port == int(r["asic_port"])  # the plane's topology.net agrees
+    assert {r["subnet_prefix"] for r in rows} == {f"0xfe800000000000{k:02x}" for k in range(1, 5)}

@@ -28,6 +28,7 @@ from generators.stages.infiniband import (
     subnet_facts,
     tenant_owner,
 )
+from generators.text.csvtext import csv_text
 from generators.views.ibnetdiscover import format_records, ib_speed, node_ident
 
 
@@ -330,12 +331,16 @@ def render_backend(
     files: dict[str, str] = {}
     if facts.planes:
         # a multi-plane backend: every plane a subnet of its own, its files in infiniband/<plane>/
+        subnets = []
         for pf in facts.planes:
             sn = planned_subnet(plan, guids, port_guids, plane=pf.plane)
             parts = planned_partitions(plan, sn)
             folder = f"infiniband/{pf.plane}"
             files.update(_subnet_files(plan, sn, parts, folder, f"{OPENSM_DIR}/{pf.plane}"))
             files.update({f"{folder}/{rel}": text for rel, text in _ufm(parts).items()})
+            subnets.append(sn)
+        if inside_planes(plan):
+            files["infiniband/planes.csv"] = _planes_csv(plan, subnets)
     else:
         sn = planned_subnet(plan, guids, port_guids)
         parts = planned_partitions(plan, sn)
@@ -344,6 +349,40 @@ def render_backend(
     if guids is None:  # a fresh compile (not `verify --write-config`): the switches' management configs too
         files.update(management_files(plan, "backend", "infiniband"))
     return files
+
+
+def _planes_csv(plan: Plan, subnets: list[Subnet]) -> str:
+    """Planes inside the switches: every host port's lane in each plane, as that plane's subnet names it
+    (the HCA port and the switch ASIC port its lane meets), so a host's planes can be found in the four
+    OpenSM subnets. One row per host port and plane, in link order."""
+    prefix = {}
+    for sn in subnets:
+        facts = subnet_facts(plan, sn.network, sn.plane)
+        assert isinstance(facts, PlaneSubnetFacts)
+        prefix[sn.plane] = facts.subnet_prefix
+    rows = []
+    for lk in plan.links:
+        if lk.network != "backend" or lk.tier != "server-leaf":
+            continue
+        for sn in subnets:
+            hca, _ = sn.ends[(lk.a_device, lk.a_port)]
+            asic, ib_port = sn.ends[(lk.b_device, lk.b_port)]
+            rows.append(
+                [
+                    lk.a_device,
+                    lk.a_port,
+                    sn.plane,
+                    hca,
+                    f"0x{sn.port_guid(hca):016x}",
+                    lk.b_device,
+                    lk.b_port,
+                    asic,
+                    ib_port,
+                    prefix[sn.plane],
+                ]
+            )
+    header = ["host", "port", "plane", "plane_node", "plane_port_guid", "switch", "switch_port", "switch_asic"]
+    return csv_text([*header, "asic_port", "subnet_prefix"], rows)
 
 
 def render_storage(plan: Plan) -> dict[str, str]:
