@@ -336,3 +336,21 @@ def test_planes_csv_maps_each_host_port_to_its_lane_in_every_plane(xdr: Plan, fi
             (link,) = hca.links.values()
             assert link.peer_port == int(r["asic_port"])  # the plane's topology.net agrees
     assert {r["subnet_prefix"] for r in rows} == {f"0xfe800000000000{k:02x}" for k in range(1, 5)}
+
+
+def test_failure_domains_of_planes_inside_the_switches(xdr: Plan, files: dict[str, str]) -> None:
+    """A box takes its ASICs of all four planes; one plane takes a lane of every GPU's port and no box."""
+    be = xdr.networks.backend
+    assert be.failure_domains is not None and be.plane_bisection is not None
+    rows = {r.scenario: r for r in be.failure_domains}
+    assert list(rows) == ["leaf", "spine", "plane", "leaf rack", "spine rack"]
+    gpus = sum(1 for d in xdr.devices if d.kind == "server") * xdr.catalog.servers["dgx-b300"].gpus
+    # a leaf box is rail k of its unit's 72 servers: those GPUs (one NIC each) are cut off
+    assert (rows["leaf"].switches, rows["leaf"].gpus_losing_bandwidth, rows["leaf"].gpus_cut_off) == (1, 72, 72)
+    plane = rows["plane"]
+    per_plane = be.plane_bisection[0].max_flow_gbps
+    assert (plane.failed, plane.switches, plane.gpus_losing_bandwidth, plane.gpus_cut_off) == ("plane1", 0, gpus, 0)
+    assert plane.worst_gpu_bandwidth_kept == 0.75 and plane.bisection_gbps == 3 * per_plane
+    assert plane.bisection_kept == 0.75
+    csv_rows = list(csv.DictReader(io.StringIO(files["failure-domains.csv"])))
+    assert [r["failure"] for r in csv_rows] == list(rows)

@@ -251,7 +251,8 @@ OUTPUTS: dict[str, str] = {
     "by fill, keep-outs, scale and legend",
     "floor.html": "the floor map as one self-contained page with a search box (device, rack or cable id; "
     "`floor.html#q=gpu057`)",
-    "failure-domains.csv": "a multi-plane backend (`backend.planes`): one row per kind of failure (a leaf, "
+    "failure-domains.csv": "a multi-plane backend (`backend.planes`, or planes inside its switches): one row per "
+    "kind of failure (a leaf, "
     "a spine, a core, a plane, a leaf, spine or core rack), its worst member: the switches it takes down, "
     "the GPUs losing backend bandwidth and those cut off beyond their leaf, the worst GPU's share kept, and "
     "the planes' bisection max-flow left and its share ([Fabric](fabric.md))",

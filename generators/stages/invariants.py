@@ -18,7 +18,7 @@ from generators.model.design import attached_nodes, ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
 from generators.model.ports import backend_ports, host_port_speeds, port_table
-from generators.model.sections import Bisection, OobFacts, PlaneBisection
+from generators.model.sections import Bisection, FailureDomain, OobFacts, PlaneBisection
 from generators.stages.bisection import TIER, CapacityGraph, max_flow
 from generators.stages.failures import failure_domains
 
@@ -95,6 +95,7 @@ def check(plan: Plan, catalog: Catalog) -> None:
         be.plane_bisection = _inside_plane_bisections(plan, inside, bw.down, c)
         if c.problems:
             raise DesignError(c.problems)
+        be.failure_domains = _inside_plane_failures(plan, catalog, g, nic_ports, bisection, be.plane_bisection)
 
 
 def _backend_nic_ports(plan: Plan, catalog: Catalog) -> list[str]:
@@ -516,6 +517,40 @@ def _inside_plane_bisections(plan: Plan, planes: int, down_bw: dict[str, int], c
             )
         out.append(pb)
     return out
+
+
+def _inside_plane_failures(
+    plan: Plan,
+    catalog: Catalog,
+    g: CapacityGraph,
+    nic_ports: list[str],
+    bisection: Bisection,
+    planes: list[PlaneBisection],
+) -> list[FailureDomain]:
+    """Failure domains of a backend whose planes are inside its switches: a switch, or a rack of them,
+    takes its ASICs of every plane at once, so it is measured on the boxes' graph as one fabric; one plane
+    (ASIC k of every box, lane k of every link) takes no whole switch but a lane of every GPU's port: every
+    GPU keeps (planes - 1) / planes of its bandwidth, and the bisection the other planes carry."""
+    whole = PlaneBisection("", bisection.demand_gbps, bisection.max_flow_gbps, bisection.ratio)
+    rows = [r for r in failure_domains(plan, catalog, g, nic_ports, [whole]) if r.scenario != "plane"]
+    worst = max(planes, key=lambda pb: pb.max_flow_gbps)  # the first of equals
+    after = sum(pb.max_flow_gbps for pb in planes if pb is not worst)
+    before = sum(pb.max_flow_gbps for pb in planes)
+    # every GPU's port has a lane in the plane: all the GPUs behind the backend's server ports
+    hosts = {lk.a_device for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"}
+    gpus = sum(catalog.servers[d.model].gpus or 1 for d in plan.devices if d.kind == "server" and d.name in hosts)
+    plane = FailureDomain(
+        scenario="plane",
+        failed=worst.plane,
+        switches=0,
+        gpus_losing_bandwidth=gpus,
+        gpus_cut_off=0,
+        worst_gpu_bandwidth_kept=round((len(planes) - 1) / len(planes), 4),
+        bisection_gbps=after,
+        bisection_kept=round(after / before, 4) if before else 1.0,
+    )
+    at = sum(r.scenario in ("leaf", "spine", "core") for r in rows)
+    return [*rows[:at], plane, *rows[at:]]
 
 
 def _bisection(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> Bisection | None:
