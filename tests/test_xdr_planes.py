@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -291,6 +292,13 @@ def test_a_fabric_of_planes_gets_a_subnet_manager_in_every_plane(tmp_path: Path)
         assert sum(k == "Ca" for k, _ in sn.kind.values()) == len(hosts) == 128
         assert f"subnet_prefix {pf.subnet_prefix}" in files[f"infiniband/{pf.plane}/opensm.conf"]
     assert len({pf.subnet_prefix for pf in ib.planes}) == 8
+    # verify --plane: one plane's discovery against that plane's links; without it, the other planes missing
+    from generators.asbuilt.verify import verify_fabric
+
+    one = files["infiniband/plane3/topology.net"]
+    assert verify_fabric(plan, one, plane="plane3").ok
+    whole = verify_fabric(plan, one)
+    assert not whole.ok and whole.planned_links == 8 * whole.discovered_links
     assert not any(p.startswith("infiniband/") and p.count("/") == 1 and p.endswith(".conf") for p in files)
 
 
@@ -354,3 +362,38 @@ def test_failure_domains_of_planes_inside_the_switches(xdr: Plan, files: dict[st
     assert plane.bisection_kept == 0.75
     csv_rows = list(csv.DictReader(io.StringIO(files["failure-domains.csv"])))
     assert [r["failure"] for r in csv_rows] == list(rows)
+
+
+def test_verify_checks_one_plane_against_its_discovery(
+    files: dict[str, str], cli: Callable[..., object], tmp_path: Path
+) -> None:
+    """A plane is discovered apart (its own subnet): verify --plane compares it with that plane's lanes,
+    and finds a lane missing, or another plane's discovery given for it."""
+    design = DESIGNS / f"{NAME}.yaml"
+    net = tmp_path / "plane2.net"
+    net.write_text(files["infiniband/plane2/topology.net"])
+    r = cli("verify", design, "--ibnetdiscover", net, "--plane", "plane2", "--json")
+    assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
+    # gpu001's lane in plane2 unplugged: both ends of the record gone
+    text = files["infiniband/plane2/topology.net"]
+    gone = "\n".join(ln for ln in text.split("\n") if '"gpu001 mlx5_0 plane2"' not in ln or ln.startswith("Ca"))
+    hca = next(b for b in gone.split("\n\n") if '# "gpu001 mlx5_0 plane2"' in b)
+    net.write_text(gone.replace(hca, "\n".join(hca.split("\n")[:2])))
+    r = cli("verify", design, "--ibnetdiscover", net, "--plane", "plane2", "--json")
+    assert r.exit_code == 1, r.output  # type: ignore[attr-defined]
+    missing = [m for m in json.loads(r.output)["missing"]]  # type: ignore[attr-defined]
+    assert [(m["a"]["device"], m["a"]["port"], m["b"]["device"]) for m in missing] == [
+        ("gpu001", "mlx5_0", "su1-rail0-leaf")
+    ]
+    # plane1's discovery is not plane2: none of its nodes is a plane2 node
+    net.write_text(files["infiniband/plane1/topology.net"])
+    r = cli("verify", design, "--ibnetdiscover", net, "--plane", "plane2")
+    assert r.exit_code == 1 and "unknown devices" in r.output  # type: ignore[attr-defined]
+    # a plane the design does not have, and a discovery of planes inside the switches without --plane
+    bad: list[tuple[tuple[str, ...], str]] = [
+        (("--plane", "plane9"), "'plane9' is not a plane"),
+        ((), "planes are inside its switches"),
+    ]
+    for extra, words in bad:
+        r = cli("verify", design, "--ibnetdiscover", net, *extra)
+        assert r.exit_code == 2 and "--plane" in r.output and words in r.output, r.output  # type: ignore[attr-defined]
