@@ -676,6 +676,15 @@ def verify(
             "--node-name-map", help="GUID -> name map for devices whose node description is not set", metavar="FILE"
         ),
     ] = None,
+    plane: Annotated[
+        str | None,
+        typer.Option(
+            "--plane",
+            help="a multi-plane InfiniBand backend: the plane (its own subnet) the discovery is of, e.g. plane2",
+            show_default=False,
+            metavar="PLANE",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON on stdout")] = False,
     write_config: Annotated[
         Path | None,
@@ -729,6 +738,12 @@ def verify(
                 "--speed, --node-name-map and --write-config belong to --ibnetdiscover",
                 "leave them out with --lldp",
             )
+        if plane is not None and (lldp or write_config is not None):
+            raise DesignError.one(
+                "--plane",
+                "--plane reads one plane's ibnetdiscover; --write-config needs every plane's GUIDs",
+                "leave --plane out with --lldp or --write-config",
+            )
         if write_config is not None:
             check_out_dir(write_config, "--write-config", force, design)
         plan, _, _ = compile_file(design, set_)
@@ -736,7 +751,7 @@ def verify(
             report = run_verify_lldp(plan, lldp)
         else:
             assert ibnetdiscover is not None
-            report = run_verify(plan, ibnetdiscover, speed, node_name_map)
+            report = run_verify(plan, ibnetdiscover, speed, node_name_map, plane or "")
         if write_config is not None and ibnetdiscover is not None:
             done = write_as_built(plan, ibnetdiscover, write_config, node_name_map, force, design, _waiting)
         if progress is not None:

@@ -319,3 +319,37 @@ def test_backend_media_follow_the_playbook(compiled) -> None:
     assert sum(ln.quantity for ln in lines(vms, category="backend") if ln.part.startswith("MCP4Y10")) == 512
     assert qty(opt, category="backend", part="QM9700") == 40 == qty(ref, category="backend", part="QM9700") - 8
     assert sum(ln.quantity for ln in lines(opt, category="backend") if ln.part.startswith("MCP4Y10")) == 256
+
+
+@pytest.mark.parametrize(
+    ("design", "switch"),
+    [("b300-xdr", "Q3450-LD"), ("vr-nvl72-576", "SN6800-CL")],
+)
+def test_cpo_switch_laser_modules_are_frus_in_the_bom_and_in_the_rack_power(compiled, design: str, switch: str) -> None:
+    """A co-packaged-optics switch: no transceiver bought for its ports, its external laser modules a BoM
+    line of their own (modules per switch x switches, at the module's price), their draw in its rack's."""
+    from generators.model.geometry import device_size
+
+    plan = compiled(design, f"backend.switch={switch}")
+    sw = plan.catalog.switches[switch]
+    assert sw.lasers is not None
+    boxes = [d for d in plan.devices if d.network == "backend" and d.kind == "switch"]
+    assert boxes and {d.model for d in boxes} == {switch}
+    lines = {ln.part: ln for ln in plan.bom.lines if ln.category == "backend"}
+    assert lines[switch].quantity == len(boxes)
+    els = lines[sw.lasers.sku]
+    assert (els.kind, els.quantity, els.unit_usd) == ("laser", len(boxes) * sw.lasers.count, sw.lasers.price.usd)
+    assert f"{sw.lasers.count} per {switch}, {sw.lasers.power_w:g} W each" in els.description
+    # the switch side of every backend fiber is the switch's own optics: only the NICs' optics are bought
+    hosts = sum(1 for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf")
+    built_in = {k for k, x in plan.catalog.transceivers.items() if x.built_in}
+    for c in plan.cables:
+        if c.network == "backend":
+            assert c.b_transceiver in built_in, c
+    assert plan.cabling.transceivers["backend"] == hosts
+    assert not built_in & {ln.part for ln in plan.bom.lines}
+    # a switch draws its own power and its lasers'; its rack carries both
+    kw = (sw.power_w + sw.lasers.count * sw.lasers.power_w) / 1000
+    assert device_size(plan.catalog, boxes[0]) == (sw.rack_units, kw)
+    rack = next(rk for rk in plan.racks if rk.name == boxes[0].rack)
+    assert rack.power_kw >= kw * sum(d.rack == rack.name for d in boxes)

@@ -42,7 +42,10 @@ def _power_kw(plan: Plan, name: str) -> float:
     if d.kind == "storage":
         return cat.storage_servers[d.model].power_kw
     if d.kind == "switch":
-        return cat.switches[d.model].power_w / 1000
+        sw = cat.switches[d.model]
+        # a co-packaged-optics switch draws its external laser modules' power on top of its own
+        lasers = sw.lasers.count * sw.lasers.power_w if sw.lasers else 0.0
+        return (sw.power_w + lasers) / 1000
     if d.kind == "cdu" and cat.cdus[d.model].placement == "in_rack":
         return cat.cdus[d.model].power_kw  # on the rack's power; an in-row CDU is fed by the facility
     return 0.0

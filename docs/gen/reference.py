@@ -251,7 +251,8 @@ OUTPUTS: dict[str, str] = {
     "by fill, keep-outs, scale and legend",
     "floor.html": "the floor map as one self-contained page with a search box (device, rack or cable id; "
     "`floor.html#q=gpu057`)",
-    "failure-domains.csv": "a multi-plane backend (`backend.planes`): one row per kind of failure (a leaf, "
+    "failure-domains.csv": "a multi-plane backend (`backend.planes`, or planes inside its switches): one row per "
+    "kind of failure (a leaf, "
     "a spine, a core, a plane, a leaf, spine or core rack), its worst member: the switches it takes down, "
     "the GPUs losing backend bandwidth and those cut off beyond their leaf, the worst GPU's share kept, and "
     "the planes' bisection max-flow left and its share ([Fabric](fabric.md))",
@@ -320,6 +321,17 @@ OUTPUTS: dict[str, str] = {
     "infiniband/ufm/requests.json": "UFM sites: the PKey REST requests in order",
     "infiniband/ufm/<tenant>-create.json": "UFM: the request body that creates the tenant's PKey",
     "infiniband/ufm/<tenant>-members.json": "UFM: the request body that adds the tenant's ports to its PKey",
+    "infiniband/<plane>/opensm.conf": "a multi-plane InfiniBand backend: each plane's own OpenSM subnet (its "
+    "ftree roots, subnet managers and `subnet_prefix`; [Slurm and InfiniBand](slurm-infiniband.md))",
+    "infiniband/<plane>/partitions.conf": "the plane's partitions: the same tenant keys and servers in every plane",
+    "infiniband/<plane>/root_guids": "the plane's root switches (its own spines, or ASIC k of each spine box)",
+    "infiniband/<plane>/node-name-map": "GUID to plan name in the plane",
+    "infiniband/<plane>/topology.net": "the plane's expected fabric in ibnetdiscover format",
+    "infiniband/<plane>/ufm/requests.json": "UFM sites: the plane's PKey REST requests in order",
+    "infiniband/<plane>/ufm/<tenant>-create.json": "UFM: the request body that creates the tenant's PKey in the plane",
+    "infiniband/<plane>/ufm/<tenant>-members.json": "UFM: the body that adds the tenant's ports in the plane",
+    "infiniband/planes.csv": "planes inside the switches (a Q3450-LD): each host port's lane in every plane, as "
+    "that plane's subnet names it (HCA node, port GUID, switch ASIC and port, subnet prefix)",
     "infiniband/storage/opensm.conf": "a dedicated InfiniBand storage fabric's own OpenSM subnet",
     "infiniband/storage/partitions.conf": "the storage subnet's partitions: each tenant's key on its "
     "servers' storage ports",
@@ -393,6 +405,8 @@ def _runs() -> list[tuple[str, list[str]]]:
         if name != "h100-256":
             runs.append((name, ["compile", str(design.relative_to(ROOT)), "--out", "{out}", "-q"]))
     runs.append(("dgx-h100-superpod-4su", ["compile", "designs/dgx-h100-superpod-4su.yaml", "--out", "{out}", "-q"]))
+    # planes inside the switches: an InfiniBand subnet per plane (infiniband/<plane>/, planes.csv)
+    runs.append(("xdr-4plane-1152", ["compile", "designs/xdr-4plane-1152.yaml", "--out", "{out}", "-q"]))
     runs.append(("pack h100-256", ["cabling", "pack", "designs/h100-256.yaml", "--out", "{out}", "--html-only"]))
     # NICs broken out into planes: the host side's plane map and Network Operator template (cut to 16 servers)
     quad = ["compute.count=16", "backend.su_size=8", "storage.count=8", "storage.capacity_pb=2"]
@@ -433,6 +447,8 @@ def pattern_of(
     for i, part in enumerate(parts[:-1]):
         if part in devices:
             parts[i] = "<switch>" if devices[part] == "switch" else "<server>"
+        elif i == 1 and parts[0] == "infiniband" and re.fullmatch(r"plane\d+", part):
+            parts[i] = "<plane>"  # a multi-plane backend's subnet per plane
     stem, dot, ext = parts[-1].partition(".")
     if stem in racks:
         parts[-1] = "<rack>" + dot + ext

@@ -35,9 +35,10 @@ from generators.asbuilt.lldp import LldpParseError, Neighbour, parse_lldp
 from generators.model.errors import DesignError
 from generators.model.inputfile import DISCOVERY_LIMIT, LLDP_LIMIT, read_bytes
 from generators.model.plan import Plan
+from generators.model.planes import link_plane
 from generators.model.vocabulary import rank
 from generators.output import Written, write_tree
-from generators.stages.infiniband import switch_port_numbers
+from generators.stages.infiniband import backend_planes, inside_planes, switch_port_numbers
 from generators.text.escape import printable
 from generators.views.ibnetdiscover import NetNode, ib_speed
 
@@ -274,8 +275,12 @@ class _Namer:
     """Plan names for discovered ports, and report ports with IB number, rack and unit. Collects the
     discovered devices the plan does not know and the IB port numbers seen on them."""
 
-    def __init__(self, plan: Plan, node_names: Mapping[int, str] | None, infiniband: bool = True) -> None:
+    def __init__(
+        self, plan: Plan, node_names: Mapping[int, str] | None, infiniband: bool = True, suffix: str = ""
+    ) -> None:
         self.infiniband = infiniband
+        # one plane of planes inside the switches: its nodes are "<switch> plane<k>", "<host> <ibdev> plane<k>"
+        self.suffix = suffix
         self.catalog = plan.catalog
         self.idx = plan.index()
         self.locate = PlanLocator(plan)
@@ -311,6 +316,8 @@ class _Namer:
     def end_of(self, n: NetNode, p: int) -> tuple[End, bool]:
         """The plan's (device, port) for port p of a discovered node, and whether the plan knows it."""
         desc = self.node_names.get(n.guid, n.desc) if self.node_names else n.desc
+        if self.suffix and desc.endswith(self.suffix):
+            desc = desc.removesuffix(self.suffix)
         if n.kind == "Switch":
             name = switch_name(desc)
             d = self.idx.get(name)
@@ -366,12 +373,19 @@ class _Diff:
 
 
 def verify_fabric(
-    plan: Plan, discovered: str, *, expect_speed: str | None = None, node_names: Mapping[int, str] | None = None
+    plan: Plan,
+    discovered: str,
+    *,
+    expect_speed: str | None = None,
+    node_names: Mapping[int, str] | None = None,
+    plane: str = "",
 ) -> VerifyReport:
-    """Compare ibnetdiscover output to the plan's backend. `expect_speed` (e.g. '4xHDR') replaces the
-    planned link speed, for a rehearsal on a simulator that cannot run the real one."""
-    namer = _Namer(plan, node_names)
-    planned = _planned_links(plan, expect_speed)
+    """Compare ibnetdiscover output to the plan's backend, or to one `plane` of a multi-plane backend (each
+    plane its own subnet, discovered apart). `expect_speed` (e.g. '4xHDR') replaces the planned link
+    speed, for a rehearsal on a simulator that cannot run the real one."""
+    inside = bool(plane) and inside_planes(plan)
+    namer = _Namer(plan, node_names, suffix=f" {plane}" if inside else "")
+    planned = _planned_links(plan, expect_speed, plane, inside)
     found, lopsided = _discover(namer, discovered)
     rep = VerifyReport(plan.design.name, len(planned), len(found), covered=set(planned))
     diff = _Diff.of(planned, found)
@@ -385,13 +399,16 @@ def verify_fabric(
     return rep
 
 
-def _planned_links(plan: Plan, expect_speed: str | None) -> Planned:
+def _planned_links(plan: Plan, expect_speed: str | None, plane: str = "", inside: bool = False) -> Planned:
+    """The backend's links (of `plane`: its switches' links, or every link's lane in it when the planes are
+    inside the switches, one lane wide)."""
     planned: Planned = {}
+    devs = plan.index()
     for lk in plan.links:
-        if lk.network != "backend":
+        if lk.network != "backend" or (plane and not inside and link_plane(devs, lk) != plane):
             continue
         a, b = (lk.a_device, lk.a_port), (lk.b_device, lk.b_port)
-        planned[frozenset((a, b))] = (a, b, expect_speed or ib_speed(lk.speed_gbps))
+        planned[frozenset((a, b))] = (a, b, expect_speed or ib_speed(lk.speed_gbps, 1 if inside else 4))
     return planned
 
 
@@ -534,7 +551,7 @@ def _report_one_sided(rep: VerifyReport, namer: _Namer, lopsided: list[_Lopsided
 
 
 def run_verify(
-    plan: Plan, discovered: Path, speed: str | None = None, node_name_map: Path | None = None
+    plan: Plan, discovered: Path, speed: str | None = None, node_name_map: Path | None = None, plane: str = ""
 ) -> VerifyReport:
     """`railyard verify`: read the files, turn unreadable input into a DesignError naming the option."""
     if plan.networks.backend.technology != "infiniband":
@@ -543,11 +560,25 @@ def run_verify(
             "verify reads ibnetdiscover output: the backend is not InfiniBand",
             "use it on InfiniBand designs",
         )
+    planes = backend_planes(plan)
+    if plane and plane not in planes:
+        raise DesignError.one(
+            "--plane",
+            f"{plane!r} is not a plane of {plan.design.name}"
+            + (f" (its planes: {', '.join(planes)})" if planes else ": its backend is one subnet"),
+            "name one of its planes, or leave --plane out" if planes else "leave --plane out",
+        )
+    if not plane and planes and inside_planes(plan):
+        raise DesignError.one(
+            "--plane",
+            f"{plan.design.name}'s planes are inside its switches, each a subnet discovered apart",
+            f"run verify once per plane with its discovery: --plane {planes[0]} ... --plane {planes[-1]}",
+        )
     if speed is not None and not re.fullmatch(r"\d+x[A-Z]+", speed):
         raise DesignError.one("--speed", f"{speed!r} is not an InfiniBand link speed", "write e.g. 4xNDR or 4xHDR")
     text, names = read_discovery(discovered, node_name_map)
     try:
-        return verify_fabric(plan, text, expect_speed=speed, node_names=names)
+        return verify_fabric(plan, text, expect_speed=speed, node_names=names, plane=plane)
     except NetParseError as exc:
         raise DesignError.one(
             "--ibnetdiscover", f"{discovered}: {exc}", "pass the unmodified output of `ibnetdiscover`"

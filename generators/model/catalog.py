@@ -134,6 +134,19 @@ class PortGroup(_Strict):
         )
 
 
+class LaserModules(_Strict):
+    """A co-packaged-optics switch's external laser sources (ELS): field-replaceable modules on its front
+    panel that feed light to the optical engines beside the ASICs. Bought with the switch, spares apart:
+    the BoM lists them as a line of their own (quantity per switch x switches) and their draw adds to
+    the switch's (Switch.draw_w)."""
+
+    sku: str
+    description: str
+    count: int = Field(ge=1)  # modules per switch
+    power_w: float = Field(gt=0)  # one module's draw
+    price: Price  # one module
+
+
 class Switch(_Strict):
     vendor: str
     sku: str
@@ -145,13 +158,25 @@ class Switch(_Strict):
     os: OsName  # a row of generators.model.netos
     port_groups: list[PortGroup] = Field(min_length=1)
     rack_units: int = Field(ge=1)
-    power_w: float = Field(gt=0)  # typical with optics, for rack power budgets
+    power_w: float = Field(gt=0)  # typical with optics, for rack power budgets (a CPO switch: without its lasers)
     mgmt_port: str = "mgmt0"
+    # a co-packaged-optics switch's external laser modules (FRUs); left out of the dump when unset
+    lasers: LaserModules | None = Field(default=None, exclude_if=lambda v: v is None)
+    # switching planes inside the box: every port's lanes go one to each of `planes` ASICs, so the box
+    # is `planes` switches of `count` x (speed / planes) ports, one per network plane, each port's lane k
+    # in plane k (Quantum-X800 Q3450-LD: 4). A host port on it runs planarized (one lane per plane), and
+    # each plane is an InfiniBand subnet of its own. Left out of the dump when unset
+    planes: int | None = Field(default=None, ge=2, le=8, exclude_if=lambda v: v is None)
     price: Price
 
     @property
     def ports(self) -> int:
         return sum(g.count for g in self.port_groups)
+
+    @property
+    def draw_w(self) -> float:
+        """What the switch draws in its rack: its own power plus its external laser modules'."""
+        return self.power_w + (self.lasers.count * self.lasers.power_w if self.lasers else 0.0)
 
     def port_names(self) -> list[str]:
         """Every front-panel port's name, in port order (cages numbered on across the groups)."""
@@ -186,6 +211,15 @@ class Switch(_Strict):
         return self.model_copy(
             update={"port_groups": groups, "description": f"{self.description} (ports split {n} x {speed}G)"}
         )
+
+    @model_validator(mode="after")
+    def _planes_split_lanes(self) -> Switch:
+        if self.planes is not None and any(g.lanes is None or g.lanes % self.planes for g in self.port_groups):
+            raise ValueError(
+                f"planes: {self.planes} ASICs each take one share of every port's lanes; give every port group "
+                f"lanes that {self.planes} divides"
+            )
+        return self
 
     @model_validator(mode="after")
     def _unique_ports(self) -> Switch:

@@ -31,7 +31,7 @@ def device_size(catalog: Catalog, dev: Device) -> tuple[int, float]:
         return s.rack_units, s.power_kw
     if dev.kind == "switch":
         sw = catalog.switches[dev.model]
-        return sw.rack_units, sw.power_w / 1000
+        return sw.rack_units, sw.draw_w / 1000
     if dev.kind == "pdu":
         return catalog.pdus[dev.model].rack_units, 0.0
     if dev.kind == "cdu":

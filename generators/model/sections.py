@@ -191,7 +191,8 @@ class BackendFacts(Record):
     leaves_per_rail: int | None = omitted()  # only when more than 1
     rails_per_leaf: int | None = omitted()  # only when more than 1
     switch_model: str | None = omitted()  # the model as its ports run (Catalog.switch_at), when split
-    # network planes (spine_grouping: per_plane), each a fabric of its own; only when set
+    # network planes (spine_grouping: per_plane), each a fabric of its own, or the planes inside the
+    # backend's switches (catalog Switch.planes: every link one lane in each); only when set
     planes: int | None = omitted()
     # backend.plane_split nic_port: every NIC port broken out into the planes (speed_gbps is a leg's)
     nic_split: bool | None = omitted()
@@ -704,10 +705,27 @@ class PartitionFact(Record):
 
 
 @dataclass(slots=True)
-class InfinibandFacts(Record):
+class PlaneSubnetFacts(Record):
+    """One network plane of a multi-plane InfiniBand backend: a subnet of its own (the planes share no
+    switch, so no subnet manager reaches two of them), with its own subnet prefix, roots, subnet managers
+    and partitions."""
+
+    plane: str  # plane1, plane2, ...
+    subnet_prefix: str  # "0xfe80000000000001": the plane's GID prefix, unique per plane
     root_switches: list[str]
     subnet_managers: list[SubnetManager]
     partitions: list[PartitionFact]
+
+
+@dataclass(slots=True)
+class InfinibandFacts(Record):
+    # a multi-plane backend: every plane's roots and subnet managers, and the partitions over all planes
+    # (each tenant's ports summed); the planes themselves in `planes`
+    root_switches: list[str]
+    subnet_managers: list[SubnetManager]
+    partitions: list[PartitionFact]
+    # a multi-plane backend (backend.planes, or planes inside its switches): one subnet per plane; only then
+    planes: list[PlaneSubnetFacts] | None = omitted()
 
 
 @dataclass(slots=True)

@@ -26,7 +26,7 @@ from generators.model.storage import HA_MIN_SERVERS, size_storage
 BOM_SCHEMA = Bom.SCHEMA
 CATEGORIES = ("compute", "rack", "backend", "frontend", "oob", "storage", "management", "software")
 NETWORK_CATEGORIES = ("backend", "frontend", "oob")
-KINDS = ("server", "component", "rack", "pdu", "cdu", "switch", "transceiver", "cable", "license")
+KINDS = ("server", "component", "rack", "pdu", "cdu", "switch", "laser", "transceiver", "cable", "license")
 CATEGORY_TITLES = {
     "compute": "Compute servers",
     "rack": "Racks and PDUs",
@@ -123,7 +123,7 @@ class _Lines:
                 key=lambda kv: (
                     cat[kv[1].category],
                     kind[kv[1].kind],
-                    kv[1].part if kv[1].kind in ("switch", "transceiver", "cable") else "",
+                    kv[1].part if kv[1].kind in ("switch", "laser", "transceiver", "cable") else "",
                     seen[kv[0]],
                 ),
             )
@@ -298,6 +298,14 @@ def _switch_lines(out: _Lines, plan: Plan, catalog: Catalog) -> None:
     for (network, model_key), n in sorted(counts.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         sw = catalog.switches[model_key]
         out.add(network or "oob", "switch", model_key, sw.description, n, sw.price, sku=sw.sku)
+        if sw.lasers is not None:
+            # a co-packaged-optics switch's external laser modules: field-replaceable, so a line of their own
+            ls = sw.lasers
+            what = (
+                f"{ls.description}: {ls.count} per {model_key}, {ls.power_w:g} W each "
+                f"({ls.count * ls.power_w:g} W per switch, in its rack's power)"
+            )
+            out.add(network or "oob", "laser", ls.sku, what, n * ls.count, ls.price, sku=ls.sku)
 
 
 # ------------------------------------------------------------------------------ racks, cables, optics

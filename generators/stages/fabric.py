@@ -578,7 +578,9 @@ def build_backend(b: Builder, design: Design, servers: list[str]) -> BackendFact
         leaves_per_rail=n_lpr if n_lpr > 1 else None,
         rails_per_leaf=k_rails if k_rails > 1 else None,
         switch_model=sw_key if sw_key != be.switch else None,
-        planes=be.planes if be.spine_grouping == "per_plane" else None,
+        # planes of the fabric's own (per_plane spines), or inside its switches (a box whose ports' lanes
+        # go one to each of its ASICs, Switch.planes: every link carries one lane of each plane)
+        planes=be.planes if be.spine_grouping == "per_plane" else b.catalog.switches[be.switch].planes,
         nic_split=True if be.plane_split == "nic_port" else None,
         scalable_units=n_su,
         su_size=su_size,

@@ -28,8 +28,9 @@ from generators.model.catalog import Catalog
 from generators.model.design import Design, management_model, tenant_members
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Plan, required
+from generators.model.planes import device_plane, link_plane, plane_order
 from generators.model.ports import port_table
-from generators.model.sections import InfinibandFacts, PartitionFact, PlanWarning, SubnetManager
+from generators.model.sections import InfinibandFacts, PartitionFact, PlaneSubnetFacts, PlanWarning, SubnetManager
 from generators.model.vocabulary import RANK, Role, rank
 from generators.stages.fabric import eligible
 
@@ -93,6 +94,7 @@ class Subnet:
     as_built: bool = False  # GUIDs from a discovered fabric rather than derived from names
     hca_port_guid: dict[str, int] = field(default_factory=dict)  # as-built HCA port GUIDs by description
     network: str = "backend"  # the plan network this subnet is: the backend, or a dedicated storage fabric
+    plane: str = ""  # a multi-plane backend: the plane this subnet is (each plane a subnet of its own)
 
     def port_guid(self, desc: str, port: int = 1) -> int:
         """A switch's ports share its node GUID; an HCA port's GUID is as discovered, else node GUID +
@@ -133,6 +135,33 @@ def infiniband_networks(plan: Plan) -> list[str]:
     return [n for n in ("backend", "storage") if is_infiniband(plan, n)]
 
 
+def backend_planes(plan: Plan) -> list[str]:
+    """The backend's network planes, each an InfiniBand subnet of its own: the planes of a multi-plane
+    fabric (its switches carry `plane`), or the planes inside its switches (Switch.planes: plane k is
+    ASIC k of every box, lane k of every link); [] for a single fabric. The planes share no switch, so
+    no subnet manager can reach two of them: every plane has its own SM, LIDs and subnet prefix."""
+    if not is_infiniband(plan):
+        return []
+    found = sorted({device_plane(d) for d in plan.devices if d.network == "backend"} - {""}, key=plane_order)
+    if found:
+        return found
+    inside = plan.catalog.switches[plan.design.backend.switch].planes
+    return [f"plane{k}" for k in range(1, inside + 1)] if inside else []
+
+
+def inside_planes(plan: Plan) -> bool:
+    """Whether the backend's planes are inside its switches (Switch.planes), not fabrics of their own."""
+    return bool(plan.catalog.switches[plan.design.backend.switch].planes) and not any(
+        device_plane(d) for d in plan.devices if d.network == "backend"
+    )
+
+
+def subnet_prefix(plane: str) -> str:
+    """A plane's GID subnet prefix: the link-local default with the plane number in its low byte, so no two
+    planes share one (hosts tell fabrics apart by it; one prefix on two planes makes MPI take them for one)."""
+    return f"0xfe800000000000{plane_order(plane):02x}" if plane else "0xfe80000000000000"
+
+
 def switch_port_numbers(catalog: Catalog, model: str) -> dict[str, int]:
     """Front-panel port name -> IB port number. Quantum-2 numbers ports 1..64 in cage order (cage c,
     sub-port s is 2(c-1)+s), which is the order of the catalog's port table."""
@@ -151,14 +180,25 @@ class _Nodes:
     hca_ports: dict[str, int]
 
 
-def _nodes(plan: Plan, guids: Mapping[str, int] | None, port_guids: Mapping[str, int] | None, network: str) -> _Nodes:
+def _nodes(
+    plan: Plan,
+    guids: Mapping[str, int] | None,
+    port_guids: Mapping[str, int] | None,
+    network: str,
+    plane: str = "",
+) -> _Nodes:
+    """The nodes of `network`, or of one plane of a multi-plane backend: a fabric plane's links (those of
+    its switches), or, for planes inside the switches, every link's lane in `plane`, whose ends are ASIC
+    `plane` of each box and the host port's leg in it (node descriptions "<name> <plane>")."""
     catalog = plan.catalog
     idx = plan.index()
     numbers: dict[str, dict[str, int]] = {}
     kinds: dict[str, tuple[str, int]] = {}
     ends: dict[tuple[str, str], tuple[str, int]] = {}
+    inside = bool(plane) and inside_planes(plan)
+    suffix = f" {plane}" if inside else ""
     for lk in plan.links:
-        if lk.network != network:
+        if lk.network != network or (plane and not inside and link_plane(idx, lk) != plane):
             continue
         for dev, port in ((lk.a_device, lk.a_port), (lk.b_device, lk.b_port)):
             if (dev, port) in ends:
@@ -168,10 +208,10 @@ def _nodes(plan: Plan, guids: Mapping[str, int] | None, port_guids: Mapping[str,
                 nums = numbers.get(d.model)
                 if nums is None:
                     nums = numbers[d.model] = switch_port_numbers(catalog, d.model)
-                ends[(dev, port)] = (dev, nums[port])
-                kinds[dev] = ("Switch", d.ports)
+                ends[(dev, port)] = (dev + suffix, nums[port])
+                kinds[dev + suffix] = ("Switch", d.ports)
             else:
-                desc = ca_desc(dev, port)
+                desc = ca_desc(dev, port) + suffix
                 ends[(dev, port)] = (desc, 1)
                 kinds[desc] = ("Ca", 1)
     if guids is None:
@@ -185,14 +225,14 @@ def _nodes(plan: Plan, guids: Mapping[str, int] | None, port_guids: Mapping[str,
                 "map every node description of the plan to its as-built GUID",
             )
         guid_of = {k: guids[k] for k in kinds}
-    order = {d.name: i for i, d in enumerate(plan.devices)}
+    order = {d.name + suffix: i for i, d in enumerate(plan.devices)}
     switches = sorted((d for d, (k, _) in kinds.items() if k == "Switch"), key=order.__getitem__)
     hca_ports = {d: g for d, g in (port_guids or {}).items() if d in kinds}
     return _Nodes(kinds, guid_of, ends, switches, hca_ports)
 
 
 def _subnet(
-    nodes: _Nodes, roots: list[str], hosts: list[tuple[str, str, bool]], as_built: bool, network: str
+    nodes: _Nodes, roots: list[str], hosts: list[tuple[str, str, bool]], as_built: bool, network: str, plane: str = ""
 ) -> Subnet:
     """The subnet of `nodes` with its roots and its subnet-manager hosts ((device, node, on switch)),
     the SM host first in the node order: ibsim and OpenSM attach to the first node."""
@@ -211,17 +251,23 @@ def _subnet(
         *(s for s in nodes.switches if s != first),
         *(c for c, (k, _) in nodes.kinds.items() if k != "Switch" and c != first),
     ]
-    return Subnet(ordered, nodes.kinds, nodes.guid_of, nodes.ends, roots, sm, as_built, nodes.hca_ports, network)
+    return Subnet(ordered, nodes.kinds, nodes.guid_of, nodes.ends, roots, sm, as_built, nodes.hca_ports, network, plane)
 
 
-def subnet(plan: Plan, network: str = "backend") -> Subnet:
-    """The stage's choice for the backend (or the dedicated storage fabric, `network`) as an InfiniBand
-    subnet: its ftree roots are its top tier, its subnet managers run on the backend-attached management
-    nodes, else embedded in the first two roots. GUIDs are the name-derived placeholders."""
-    nodes = _nodes(plan, None, None, network)
+def subnet(plan: Plan, network: str = "backend", plane: str = "") -> Subnet:
+    """The stage's choice for the backend (or the dedicated storage fabric, `network`; or one `plane` of a
+    multi-plane backend) as an InfiniBand subnet: its ftree roots are its top tier, its subnet managers run
+    on the backend-attached management nodes, else embedded in the first two roots. GUIDs are the
+    name-derived placeholders."""
+    nodes = _nodes(plan, None, None, network, plane)
     idx = plan.index()
-    top = max((rank(idx[s].role) for s in nodes.switches), default=0)
-    roots = [s for s in nodes.switches if rank(idx[s].role) == top] if top > RANK[Role.LEAF] else []
+    suffix = f" {plane}" if plane and inside_planes(plan) else ""
+
+    def role(desc: str) -> str:
+        return idx[desc.removesuffix(suffix) if suffix else desc].role
+
+    top = max((rank(role(s)) for s in nodes.switches), default=0)
+    roots = [s for s in nodes.switches if rank(role(s)) == top] if top > RANK[Role.LEAF] else []
     order = {d.name: i for i, d in enumerate(plan.devices)}
     sm_names = {d.name for d in plan.devices if d.kind == "management" and d.attrs.get("subnet_manager")}
     hosts = sorted(
@@ -231,8 +277,8 @@ def subnet(plan: Plan, network: str = "backend") -> Subnet:
     if not hosts:
         # management.backend_attached: 0: the SM runs embedded in managed switches; the top tier sees
         # the whole subnet at equal distance, so the first two roots host master and standby
-        hosts = [(s, s, True) for s in (roots or nodes.switches)[:2]]
-    return _subnet(nodes, roots, hosts, False, network)
+        hosts = [(s.removesuffix(suffix) if suffix else s, s, True) for s in (roots or nodes.switches)[:2]]
+    return _subnet(nodes, roots, hosts, False, network, plane)
 
 
 def planned_subnet(
@@ -240,18 +286,25 @@ def planned_subnet(
     guids: Mapping[str, int] | None = None,
     port_guids: Mapping[str, int] | None = None,
     network: str = "backend",
+    plane: str = "",
 ) -> Subnet:
     """The subnet as the stage chose it (its roots and subnet managers, from the plan's section). `guids`
     (node description -> node GUID) and `port_guids` (HCA description -> port GUID), from a discovered
-    fabric, replace the name-derived placeholders; `guids` must cover every node."""
-    facts = subnet_facts(plan, network)
+    fabric, replace the name-derived placeholders; `guids` must cover every node (of the `plane`)."""
+    facts = subnet_facts(plan, network, plane)
     hosts = [(m.device, m.node, m.on_switch) for m in facts.subnet_managers]
-    return _subnet(_nodes(plan, guids, port_guids, network), facts.root_switches, hosts, guids is not None, network)
+    nodes = _nodes(plan, guids, port_guids, network, plane)
+    return _subnet(nodes, facts.root_switches, hosts, guids is not None, network, plane)
 
 
-def subnet_facts(plan: Plan, network: str = "backend") -> InfinibandFacts:
-    """The stage's section for `network`: plan.infiniband (the backend) or plan.infiniband_storage."""
-    return required(plan.infiniband if network == "backend" else plan.infiniband_storage, f"infiniband ({network})")
+def subnet_facts(plan: Plan, network: str = "backend", plane: str = "") -> InfinibandFacts | PlaneSubnetFacts:
+    """The stage's section for `network`: plan.infiniband (the backend) or plan.infiniband_storage; for
+    a `plane` of a multi-plane backend, that plane's subnet."""
+    facts = required(plan.infiniband if network == "backend" else plan.infiniband_storage, f"infiniband ({network})")
+    if not plane:
+        return facts
+    found = next((p for p in facts.planes or [] if p.plane == plane), None)
+    return required(found, f"infiniband ({network} {plane})")
 
 
 # ---------------------------------------------------------------------------------------- partitions
@@ -323,7 +376,7 @@ def planned_partitions(plan: Plan, sn: Subnet) -> list[Partition]:
     ports_of = _ports_of(sn)
     index = {t.name: i for i, t in enumerate(plan.design.tenants)}
     out = []
-    for p in subnet_facts(plan, sn.network).partitions:
+    for p in subnet_facts(plan, sn.network, sn.plane).partitions:
         servers = hostlist.expand_hostlist(p.servers) if p.servers else []
         if p.name == "Default":
             out.append(_default(sn, servers))
@@ -489,6 +542,28 @@ def _facts(sn: Subnet, parts: list[Partition]) -> InfinibandFacts:
     )
 
 
+def _plane_facts(per_plane: list[tuple[str, Subnet, list[Partition]]]) -> InfinibandFacts:
+    """A multi-plane backend's section: each plane's subnet, and over them all the roots, the subnet
+    managers and the partitions (a tenant's key the same in every plane, its ports summed)."""
+    planes = []
+    for p, sn, parts in per_plane:
+        f = _facts(sn, parts)
+        planes.append(PlaneSubnetFacts(p, subnet_prefix(p), f.root_switches, f.subnet_managers, f.partitions))
+    merged: dict[str, PartitionFact] = {}
+    for pf in planes:
+        for part in pf.partitions:
+            old = merged.get(part.name)
+            merged[part.name] = (
+                PartitionFact(part.name, part.pkey, part.ports + old.ports, part.servers) if old else part
+            )
+    return InfinibandFacts(
+        root_switches=[r for pf in planes for r in pf.root_switches],
+        subnet_managers=[m for pf in planes for m in pf.subnet_managers],
+        partitions=list(merged.values()),
+        planes=planes,
+    )
+
+
 def check(plan: Plan, catalog: Catalog) -> None:
     """Compiler stage: refuse a plan whose InfiniBand partitions would not isolate tenants, and record
     each subnet's roots, subnet managers and partitions (plan.infiniband for the backend,
@@ -498,6 +573,18 @@ def check(plan: Plan, catalog: Catalog) -> None:
     facts: dict[str, InfinibandFacts] = {}
     sizes: dict[str, Subnet] = {}
     for network in infiniband_networks(plan):
+        planes = backend_planes(plan) if network == "backend" else []
+        if planes:
+            # one subnet per plane: its own SM, roots and partitions (the same keys and servers in each)
+            per_plane = []
+            for p in planes:
+                sn = subnet(plan, network, p)
+                parts = partitions(plan, sn)
+                problems += isolation_problems(parts, owner)
+                per_plane.append((p, sn, parts))
+                sizes.setdefault(network, sn)
+            facts[network] = _plane_facts(per_plane)
+            continue
         sn = subnet(plan, network)
         parts = partitions(plan, sn)
         problems += isolation_problems(parts, owner)

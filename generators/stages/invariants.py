@@ -18,7 +18,7 @@ from generators.model.design import attached_nodes, ratio_value
 from generators.model.errors import DesignError, Problem
 from generators.model.plan import Device, Plan
 from generators.model.ports import backend_ports, host_port_speeds, port_table
-from generators.model.sections import Bisection, OobFacts, PlaneBisection
+from generators.model.sections import Bisection, FailureDomain, OobFacts, PlaneBisection
 from generators.stages.bisection import TIER, CapacityGraph, max_flow
 from generators.stages.failures import failure_domains
 
@@ -90,6 +90,12 @@ def check(plan: Plan, catalog: Catalog) -> None:
     if be.plane_bisection:
         # each plane proven: what one switch, plane or rack of switches takes away
         be.failure_domains = failure_domains(plan, catalog, g, nic_ports, be.plane_bisection)
+    inside = catalog.switches[plan.design.backend.switch].planes
+    if inside and bisection is not None:
+        be.plane_bisection = _inside_plane_bisections(plan, inside, bw.down, c)
+        if c.problems:
+            raise DesignError(c.problems)
+        be.failure_domains = _inside_plane_failures(plan, catalog, g, nic_ports, bisection, be.plane_bisection)
 
 
 def _backend_nic_ports(plan: Plan, catalog: Catalog) -> list[str]:
@@ -478,6 +484,73 @@ def _plane_bisections(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> 
         value = int(max_flow(g, a, b, tier))
         out.append(PlaneBisection(plane, demand, value, round(value / demand, 4) if demand else 1.0))
     return out
+
+
+def _inside_plane_bisections(plan: Plan, planes: int, down_bw: dict[str, int], c: _Collector) -> list[PlaneBisection]:
+    """The planes inside the backend's switches (Switch.planes): plane k is ASIC k of every box, joined by
+    lane k of every link, so its graph is the boxes' graph at a lane's share of each link's speed. Each
+    plane's bisection is measured on its own graph (first half of the leaves to the second, as the whole
+    fabric's), and at 1:1 each must carry its demand."""
+    tier = {d.name: TIER[d.role] for d in plan.devices if d.network == "backend" and d.role in TIER}
+    leaves = _bisection_planes(plan)[0]
+    half = len(leaves) // 2
+    devs = plan.index()
+    # every link carries one lane in each plane, so the planes' graphs are alike: built once
+    g = CapacityGraph()
+    for lk in plan.links:
+        if lk.network == "backend" and devs[lk.a_device].kind == devs[lk.b_device].kind == "switch":
+            g.add(lk.a_device, lk.b_device, lk.speed_gbps // planes)
+    out = []
+    for k in range(1, planes + 1):
+        a = {x: down_bw.get(x, 0) // planes for x in leaves[:half]}
+        b = {x: down_bw.get(x, 0) // planes for x in leaves[half:]}
+        demand = min(sum(a.values()), sum(b.values()))
+        value = int(max_flow(g, a, b, tier))
+        pb = PlaneBisection(f"plane{k}", demand, value, round(value / demand, 4) if demand else 1.0)
+        if ratio_value(plan.design.backend.oversubscription) == 1 and pb.ratio < 1:
+            c.add(
+                "bisection",
+                "backend.oversubscription",
+                f"{pb.plane} (inside the switches): max-flow across its bisection is {value}G of {demand}G "
+                "needed: the plane is not non-blocking",
+                "add spines or uplinks",
+            )
+        out.append(pb)
+    return out
+
+
+def _inside_plane_failures(
+    plan: Plan,
+    catalog: Catalog,
+    g: CapacityGraph,
+    nic_ports: list[str],
+    bisection: Bisection,
+    planes: list[PlaneBisection],
+) -> list[FailureDomain]:
+    """Failure domains of a backend whose planes are inside its switches: a switch, or a rack of them,
+    takes its ASICs of every plane at once, so it is measured on the boxes' graph as one fabric; one plane
+    (ASIC k of every box, lane k of every link) takes no whole switch but a lane of every GPU's port: every
+    GPU keeps (planes - 1) / planes of its bandwidth, and the bisection the other planes carry."""
+    whole = PlaneBisection("", bisection.demand_gbps, bisection.max_flow_gbps, bisection.ratio)
+    rows = [r for r in failure_domains(plan, catalog, g, nic_ports, [whole]) if r.scenario != "plane"]
+    worst = max(planes, key=lambda pb: pb.max_flow_gbps)  # the first of equals
+    after = sum(pb.max_flow_gbps for pb in planes if pb is not worst)
+    before = sum(pb.max_flow_gbps for pb in planes)
+    # every GPU's port has a lane in the plane: all the GPUs behind the backend's server ports
+    hosts = {lk.a_device for lk in plan.links if lk.network == "backend" and lk.tier == "server-leaf"}
+    gpus = sum(catalog.servers[d.model].gpus or 1 for d in plan.devices if d.kind == "server" and d.name in hosts)
+    plane = FailureDomain(
+        scenario="plane",
+        failed=worst.plane,
+        switches=0,
+        gpus_losing_bandwidth=gpus,
+        gpus_cut_off=0,
+        worst_gpu_bandwidth_kept=round((len(planes) - 1) / len(planes), 4),
+        bisection_gbps=after,
+        bisection_kept=round(after / before, 4) if before else 1.0,
+    )
+    at = sum(r.scenario in ("leaf", "spine", "core") for r in rows)
+    return [*rows[:at], plane, *rows[at:]]
 
 
 def _bisection(plan: Plan, g: CapacityGraph, down_bw: dict[str, int]) -> Bisection | None:

@@ -14,7 +14,7 @@ from pydantic_core import ErrorDetails
 from generators.model.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 from generators.model.design.resolved import backend_speed, resolve_system, with_management_on_fabric
 from generators.model.design.schema import Design
-from generators.model.design.validation import check_against_catalog, check_plane_split
+from generators.model.design.validation import check_against_catalog, check_inside_planes, check_plane_split
 from generators.model.errors import DesignError, Problem, did_you_mean
 from generators.model.yamlload import SourceMap, apply_overrides, load_with_extends, where
 
@@ -60,7 +60,7 @@ def validate_design(
         raise DesignError(problems) from None
     catalog = load_catalog(catalog_path or DEFAULT_CATALOG, design.catalog.tables(), src)
     design = resolve_system(design, catalog, src)
-    issues = check_plane_split(design, catalog)
+    issues = check_inside_planes(design, catalog) or check_plane_split(design, catalog)
     if not issues and design.backend.plane_split == "nic_port" and design.backend.planes is not None:
         # the server as its NIC ports run broken out into the planes: every stage reads the split ports
         catalog = catalog.with_nic_planes(design.compute.server, design.backend.planes)

@@ -284,6 +284,53 @@ def check_plane_split(design: Design, catalog: Catalog) -> list[tuple[tuple[str,
     return out
 
 
+def check_inside_planes(design: Design, catalog: Catalog) -> list[tuple[tuple[str, ...], str, str]]:
+    """A backend switch with planes inside (Switch.planes: every port's lanes one to each of its ASICs,
+    Quantum-X800 Q3450-LD) makes every link carry one lane in each plane: the host ports run planarized,
+    all their lanes, one per plane, and the fabric is one set of boxes, not planes of its own."""
+    b = design.backend
+    sw = catalog.switches.get(b.switch)
+    if sw is None or sw.planes is None:
+        return []
+    out: list[tuple[tuple[str, ...], str, str]] = []
+    k = sw.planes
+    inside = f"{b.switch} has its {k} planes inside (each port's lanes go one to each of its {k} ASICs)"
+    if b.planes is not None:
+        out.append(
+            (
+                ("backend", "planes"),
+                f"{inside}, so its fabric is one set of boxes whose every link carries the {k} planes; "
+                "backend.planes builds planes of separate switches",
+                "leave backend.planes, plane_split and spine_grouping: per_plane out: the planes come with the switch",
+            )
+        )
+        return out
+    srv = catalog.servers.get(design.compute.server)
+    nic = catalog.nics.get(srv.backend.nic) if srv is not None and srv.backend is not None else None
+    if srv is not None and srv.backend is not None and nic is not None and (nic.lanes is None or nic.lanes % k):
+        lanes = "no lanes in the catalog" if nic.lanes is None else f"{nic.lanes} lanes per port"
+        out.append(
+            (
+                ("backend", "switch"),
+                f"{inside}, but {srv.backend.nic} (the backend NIC of {design.compute.server}) has {lanes}: "
+                f"it cannot run planarized, one lane in each of the {k} planes",
+                f"a NIC whose ports have a multiple of {k} lanes (ConnectX-8: 4 x 200G), or a switch without "
+                "planes inside (Q3400)",
+            )
+        )
+    native = {g.speed_gbps for g in sw.port_groups}
+    if b.speed is not None and b.speed not in native:
+        out.append(
+            (
+                ("backend", "speed"),
+                f"{b.speed}G: a port of {b.switch} runs all its lanes, one per plane, at "
+                f"{'/'.join(f'{s}G' for s in sorted(native))}; fewer lanes would leave planes without the port",
+                "leave backend.speed out",
+            )
+        )
+    return out
+
+
 def _check_backend_speed(design: Design, catalog: Catalog, bad: Any) -> None:
     """backend.speed is one the backend NICs and the backend switch's ports both run (whole or split)."""
     b = design.backend
