@@ -32,6 +32,7 @@ from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, 
 from generators.reports.diff import moves_between, moves_listed, placement_of_entries
 
 CONFIG_KEY = "railyard:allowMoves"
+PLACEMENT_T = "pulumi-python:dynamic/railyard:Placement"  # the resource's type, as the state names it
 
 
 def digest(devices: Mapping[str, str]) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from components.artifact import BLOBS, OWNERS, entry_text, parse_entry, summary
+from components.moves import PLACEMENT_T
 from components.site import SECRET_SUFFIX, group_name, place, rack_index
 from generators.compiler import compile_file
 from generators.model.plan import Plan
@@ -724,9 +725,6 @@ def test_no_secret_value_in_any_stream_of_a_deploy(tmp_path):
                 for name, value in SITE_SECRETS.items():
                     assert value.encode() not in data, f"{name} in {f}"
     st.run("destroy", "--yes", "--skip-preview", check=False)
-
-
-PLACEMENT_T = "pulumi-python:dynamic/railyard:Placement"
 
 
 def test_a_change_that_moves_deployed_devices_fails_until_allowed(tmp_path):
