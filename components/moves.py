@@ -8,8 +8,8 @@ at h100-16k, kept once, as inputs; its outputs hold only a count and a digest). 
 provider's check() the inputs the state holds (what was last deployed) beside the new ones, so the
 check compares the two with the compiler's own helpers (moves_between) and, on moves, fails the
 preview or `up` naming the first ones, their count and the fix (`railyard:allowMoves`). Every
-FileGroup depends on this resource, so no file is deployed before the check passed (the Site's staging
-in the deploy folder's `.railyard/`, written by every `up` before any resource, is rewritten by the next).
+FileGroup depends on this resource, so no file is deployed before the check passed, nor the deploy
+folder's owners record rewritten (components/site.py writes it once this resource is done).
 
 A first deployment (no inputs in the state), a stack made before this resource existed (it is created,
 nothing compared), and a stack pointed at another design (a different site, as compile treats

@@ -179,13 +179,16 @@ class Site(pulumi.ComponentResource):
         if problems := secrets.missing(needs, values):
             raise DesignError(problems)
         self.owner = layout.owner()
-        if stores_blobs(out_dir):
-            write_owners(Path(out_dir), self.owner)  # before any provider step of this run can read it
         # where each device stands; its check refuses moves of what the last `up` placed (components.moves),
-        # and every group waits for it, so a refused run writes no file
+        # and every group waits for it, so a refused run deploys no file
         self.placement = PlacementRecord(
             "placement", layout.name, layout.placement, allow_moves, pulumi.ResourceOptions(parent=self)
         )
+        owners_written: pulumi.Output[Any] | None = None
+        if stores_blobs(out_dir):
+            # once the Placement check passed (a refused run leaves the last deployment's record) and
+            # before any group is registered, so before any provider step of this run can read it
+            owners_written = self.placement.id.apply(lambda _: write_owners(Path(out_dir), self.owner))
         sections: dict[str, pulumi.Resource] = {}
 
         def parent_of(pl: Placement) -> pulumi.Resource:
@@ -207,9 +210,11 @@ class Site(pulumi.ComponentResource):
                 contents: Mapping[str, pulumi.Input[str]] = {
                     p: _filled(p, t, set(g.needs[p]), values) if p in g.needs else t for p, t in g.texts.items()
                 }
-                self.groups[gname] = FileGroup(gname, out_dir, contents, secret=True, opts=opts_)
+                self.groups[gname] = FileGroup(gname, out_dir, contents, secret=True, opts=opts_, after=owners_written)
             else:
-                self.groups[gname] = FileGroup(gname, out_dir, g.texts, entries=g.entries, opts=opts_)
+                self.groups[gname] = FileGroup(
+                    gname, out_dir, g.texts, entries=g.entries, opts=opts_, after=owners_written
+                )
         _prune_when_deployed(out_dir, list(self.groups.values()))
         self.register_outputs({"artifacts": len(self.owner), "groups": len(self.groups)})
 
