@@ -634,9 +634,11 @@ class FileGroup(pulumi.dynamic.Resource, module="railyard", name="FileGroup"):
         secret: bool = False,
         opts: pulumi.ResourceOptions | None = None,
         entries: Mapping[str, str] | None = None,
+        after: pulumi.Output[Any] | None = None,
     ) -> None:
         """`entries` (path -> entry_text, a public group only) registers files already staged by an
-        earlier run, whose contents are in the deploy folder's blob store: `contents` is then ignored."""
+        earlier run, whose contents are in the deploy folder's blob store: `contents` is then ignored.
+        `after`: an Output the group is registered only once it resolved (its `dir` input waits for it)."""
         files: pulumi.Input[dict[str, Any]]
         self.entries: dict[str, str] | None = None  # a public group's entries, as registered
         if secret:
@@ -654,5 +656,6 @@ class FileGroup(pulumi.dynamic.Resource, module="railyard", name="FileGroup"):
             if len(texts) != len(contents):
                 raise TypeError(f"FileGroup {name}: only a secret group takes Outputs as contents")
             files = self.entries = _stage(dir, texts)
-        props = {"dir": dir, "group": name, "mode": SECRET_MODE if secret else PUBLIC_MODE, "files": files}
+        where: pulumi.Input[str] = dir if after is None else after.apply(lambda _: dir)
+        props = {"dir": where, "group": name, "mode": SECRET_MODE if secret else PUBLIC_MODE, "files": files}
         super().__init__(FileGroupProvider(), name, props, opts)

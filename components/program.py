@@ -4,6 +4,8 @@ Stack config (namespace `railyard`):
   design     design YAML, relative to the project directory (required)
   outDir     where the artifacts are written (default deploy/<stack>)
   overrides  optional list of `path=value` what-if overrides, as `railyard compile --set`
+  allowMoves true: deploy although devices the last `up` placed would stand in another rack or unit
+             (default false: such a run fails naming the moves, components/moves.py)
   switchPassword, snmpAuthPassword, snmpPrivPassword, bgpPassword, tacacsKey, radiusKey, bmcPassword,
   snmpCommunity, and any <camelCase> secret a design names (management.users[].password_secret)
              secrets (`pulumi config set --secret ...`), needed only when an artifact refers to them
@@ -93,6 +95,7 @@ def build(
     overrides: list[str] | None = None,
     secret_values: Mapping[str, pulumi.Output[str]] | None = None,
     name: str | None = None,
+    allow_moves: bool = False,
 ) -> Site:
     """The Site of a design: from the compiled-site cache when this design, catalog and railyard were
     compiled before (components.sitecache), else compiled and rendered, then recorded for the next run."""
@@ -106,12 +109,12 @@ def build(
                     f"railyard: {design.name} with this catalog and railyard is in the site cache "
                     f"({key[:12]}): nothing compiled (RAILYARD_SITE_CACHE=off compiles)"
                 )
-                return Site(name or layout.name, layout, str(out_dir), secret_values)
+                return Site(name or layout.name, layout, str(out_dir), secret_values, allow_moves=allow_moves)
         from generators.renderers import render_all  # a cache hit renders nothing
 
         plan = compile_loaded(loaded, catalog, src)
         layout = site_layout(plan, render_all(plan))
-        site = Site(name or layout.name, layout, str(out_dir), secret_values)
+        site = Site(name or layout.name, layout, str(out_dir), secret_values, allow_moves=allow_moves)
     except DesignError as exc:
         # RunError: the CLI prints the message alone, without a Python traceback
         raise pulumi.RunError(f"the design is not valid:\n{exc}") from None
@@ -177,7 +180,7 @@ def main() -> None:
     overrides: Any = cfg.get_object("overrides") or []
     if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
         raise pulumi.RunError("railyard:overrides must be a list of path=value strings")
-    site = build(design, out_dir, overrides, secret_config(cfg))
+    site = build(design, out_dir, overrides, secret_config(cfg), allow_moves=cfg.get_bool("allowMoves") or False)
     for out, key in OUTPUTS.items():
         pulumi.export(out, site.facts[key])
     pulumi.export("outDir", str(out_dir))

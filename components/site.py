@@ -33,9 +33,11 @@ from typing import Any
 import pulumi
 
 from components.artifact import FileGroup, prune_blobs, stores_blobs, write_owners
+from components.moves import Placement as PlacementRecord
 from generators.model import secrets
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
+from generators.reports.diff import placement, placement_entries
 from generators.reports.facts import site_facts
 
 SITE_T = "railyard:site:Site"
@@ -117,10 +119,12 @@ class GroupSpec:
 
 @dataclass(frozen=True, slots=True)
 class SiteLayout:
-    """What the Site registers: the stack's facts and its FileGroups by name (sorted)."""
+    """What the Site registers: the stack's facts, its FileGroups by name (sorted), and where each
+    device stands (generators.reports.diff.placement_entries), which components.moves records."""
 
     facts: dict[str, Any]
     groups: dict[str, GroupSpec]
+    placement: dict[str, str]
 
     @property
     def name(self) -> str:
@@ -146,6 +150,7 @@ def site_layout(plan: Plan, files: Mapping[str, str]) -> SiteLayout:
     return SiteLayout(
         site_facts(plan, files),
         {name: GroupSpec(here, texts, needs) for name, (here, texts, needs) in sorted(groups.items())},
+        placement_entries(placement(plan)),
     )
 
 
@@ -155,6 +160,7 @@ class Site(pulumi.ComponentResource):
     groups: dict[str, FileGroup]  # group name -> its resource
     owner: dict[str, str]  # path -> the name of the group holding it
     facts: dict[str, Any]
+    placement: PlacementRecord  # where each device stands, as deployed (components.moves)
 
     def __init__(
         self,
@@ -163,6 +169,7 @@ class Site(pulumi.ComponentResource):
         out_dir: str,
         secret_values: Mapping[str, pulumi.Output[str]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        allow_moves: bool = False,
     ) -> None:
         super().__init__(SITE_T, name, None, opts)
         self.facts = layout.facts
@@ -172,8 +179,16 @@ class Site(pulumi.ComponentResource):
         if problems := secrets.missing(needs, values):
             raise DesignError(problems)
         self.owner = layout.owner()
+        # where each device stands; its check refuses moves of what the last `up` placed (components.moves),
+        # and every group waits for it, so a refused run deploys no file
+        self.placement = PlacementRecord(
+            "placement", layout.name, layout.placement, allow_moves, pulumi.ResourceOptions(parent=self)
+        )
+        owners_written: pulumi.Output[Any] | None = None
         if stores_blobs(out_dir):
-            write_owners(Path(out_dir), self.owner)  # before any provider step of this run can read it
+            # once the Placement check passed (a refused run leaves the last deployment's record) and
+            # before any group is registered, so before any provider step of this run can read it
+            owners_written = self.placement.id.apply(lambda _: write_owners(Path(out_dir), self.owner))
         sections: dict[str, pulumi.Resource] = {}
 
         def parent_of(pl: Placement) -> pulumi.Resource:
@@ -188,14 +203,18 @@ class Site(pulumi.ComponentResource):
 
         self.groups = {}
         for gname, g in layout.groups.items():
-            opts_ = pulumi.ResourceOptions(parent=parent_of(g.where), aliases=group_aliases(gname, g.where))
+            opts_ = pulumi.ResourceOptions(
+                parent=parent_of(g.where), aliases=group_aliases(gname, g.where), depends_on=[self.placement]
+            )
             if g.needs:
                 contents: Mapping[str, pulumi.Input[str]] = {
                     p: _filled(p, t, set(g.needs[p]), values) if p in g.needs else t for p, t in g.texts.items()
                 }
-                self.groups[gname] = FileGroup(gname, out_dir, contents, secret=True, opts=opts_)
+                self.groups[gname] = FileGroup(gname, out_dir, contents, secret=True, opts=opts_, after=owners_written)
             else:
-                self.groups[gname] = FileGroup(gname, out_dir, g.texts, entries=g.entries, opts=opts_)
+                self.groups[gname] = FileGroup(
+                    gname, out_dir, g.texts, entries=g.entries, opts=opts_, after=owners_written
+                )
         _prune_when_deployed(out_dir, list(self.groups.values()))
         self.register_outputs({"artifacts": len(self.owner), "groups": len(self.groups)})
 

@@ -6,7 +6,8 @@ each time: at h100-16k that was most of a no-change `up` (issue 18). What the pr
 compiled design is a SiteLayout, in which a public group needs only its files' entries (path -> sha256,
 size, lines): their contents are in the deploy folder's blob store since the run that staged them. So
 after a run the program records the layout (public groups as entries, secret groups as their texts with
-placeholders, which are filled from the stack's secrets on every run) under a key, and the next run
+placeholders, which are filled from the stack's secrets on every run; where each device stands, which
+components.moves checks) under a key, and the next run
 with the same key registers the record instead of compiling.
 
 The key is the SHA-256 of everything the compiled site is a function of: the validated design (after
@@ -35,8 +36,9 @@ import orjson
 from components.artifact import BLOBS, SECRET_MODE, is_sha256, parse_entry, stored_blob, write_atomic
 from components.site import SECRET_SUFFIX, GroupSpec, Placement, SiteLayout
 from generators.cachedir import cache_folder
+from generators.reports.diff import placement_of_entries
 
-FORMAT = "railyard.site-cache/2"
+FORMAT = "railyard.site-cache/3"  # 3: with the placement components.moves records
 KEEP = 16  # records kept (the newest by use): a few stacks and design variants
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("generators", "components")
@@ -107,7 +109,9 @@ def save(key: str, layout: SiteLayout, entries: Mapping[str, Mapping[str, str]])
         else:
             rec["entries"] = dict(entries[name])
         groups[name] = rec
-    data = orjson.dumps({"format": FORMAT, "key": key, "facts": layout.facts, "groups": groups})
+    data = orjson.dumps(
+        {"format": FORMAT, "key": key, "facts": layout.facts, "groups": groups, "placement": layout.placement}
+    )
     with contextlib.suppress(OSError):
         write_atomic(path, data, SECRET_MODE, durable=False)
         _prune(path.parent)
@@ -146,7 +150,9 @@ def load(key: str, out_dir: str | None) -> SiteLayout | None:
                 if not name.endswith(SECRET_SUFFIX) or set(needs) != set(rec["texts"]):
                     return None
                 groups[name] = GroupSpec(where, dict(rec["texts"]), needs)
-        layout = SiteLayout(doc["facts"], groups)
+        if placement_of_entries(doc["placement"]) is None:
+            return None
+        layout = SiteLayout(doc["facts"], groups, dict(doc["placement"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     if out_dir is not None and not _blobs_present(Path(out_dir), layout):

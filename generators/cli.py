@@ -265,16 +265,12 @@ def _waiting(what: str) -> None:
 _STALE_LINES_PER_FOLDER = 5
 
 
-# moves named in a refusal; the rest are counted (`railyard diff` lists them all)
-_MOVES_SHOWN = 10
-
-
 def _refuse_moves(plan: Plan, out: Path) -> None:
     """What is built is never moved silently: when `out` holds railyard's output of the same site (its
     plan.json, design name equal), a device of both that would stand in another rack or unit stops the
     compile before anything is written, naming the moves."""
     from generators.output import read_manifest
-    from generators.reports.diff import moves_between, placement, placement_of_plan_json
+    from generators.reports.diff import moves_between, moves_listed, placement, placement_of_plan_json
 
     files = read_manifest(out, "--out")
     if not files or "plan.json" not in files:
@@ -295,16 +291,10 @@ def _refuse_moves(plan: Plan, out: Path) -> None:
     moves = moves_between(before, placement(plan))
     if not moves:
         return
-    shown = ", ".join(
-        f"{m.device} {m.base_rack or '-'}{f' U{m.base_unit}' if m.base_unit is not None else ''} -> "
-        f"{m.head_rack or '-'}{f' U{m.head_unit}' if m.head_unit is not None else ''}"
-        for m in moves[:_MOVES_SHOWN]
-    )
-    more = f" and {len(moves) - _MOVES_SHOWN:,} more" if len(moves) > _MOVES_SHOWN else ""
     raise DesignError.one(
         "--out",
         f"{len(moves):,} device{'s' if len(moves) != 1 else ''} of {plan.design.name} that {out}/plan.json "
-        f"places would move: {shown}{more}",
+        f"places would move: {moves_listed(moves)}",
         "if the site is not built yet or the moves are intended, run again with --allow-moves; "
         "`railyard diff` lists each move as a work order; else change the design so they stay",
     )

@@ -11,6 +11,7 @@ from pulumi.runtime import mocks, rpc
 
 from components import program
 from components.artifact import BLOBS, OWNERS, entry_text, sha256_text, store_blob, summary
+from components.moves import PLACEMENT_T
 from components.site import (
     FOLDER_T,
     GROUP_T,
@@ -24,6 +25,7 @@ from components.site import (
 )
 from generators.model.secrets import config_key, fill_files, placeholder, referenced
 from generators.renderers import render_all
+from generators.reports.diff import placement, placement_entries
 from tests.pulumi_engine import SECRET_KEY, SITE_SECRETS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +49,7 @@ class Recorder(mocks.MockMonitor):
             "object": json.loads(json.dumps(_struct(request.object))),
             "secret_outputs": list(request.additionalSecretOutputs),
             "aliases": [a.urn for a in request.aliases] + list(request.aliasURNs),
+            "dependencies": list(request.dependencies),
             "stack_trace": [(f.pc.uri, f.pc.line) for f in request.stackTrace.frames],
             "source_position": (request.sourcePosition.uri, request.sourcePosition.line),
         }
@@ -187,6 +190,16 @@ def test_every_device_file_lands_under_its_rack(monitor, compiled, h100_256_file
     # the owners record the providers read: path -> group, as registered
     assert json.loads((tmp_path / OWNERS).read_text())["paths"] == held
     assert len(groups) < len(files) / 4
+    # the Site's Placement record (components/moves.py): where each device stands; every group waits for
+    # it, so a run it refuses deploys no file
+    ((urn, record),) = _by_name(monitor, PLACEMENT_T).values()
+    assert record["name"] == "placement" and record["parent"] == reg[groups["."][0]]["parent"]
+    assert {k: v for k, v in record["object"].items() if k != "__provider"} == {
+        "design": "h100-256",
+        "devices": placement_entries(placement(plan)),
+        "allowMoves": False,
+    }
+    assert all(reg[u]["dependencies"] == [urn] for u, _ in groups.values())
 
 
 def test_aliases_cover_the_other_section_type(monitor, compiled, h100_256_files, tmp_path):

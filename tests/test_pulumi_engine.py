@@ -19,11 +19,13 @@ from pathlib import Path
 import pytest
 
 from components.artifact import BLOBS, OWNERS, entry_text, parse_entry, summary
+from components.moves import PLACEMENT_T
 from components.site import SECRET_SUFFIX, group_name, place, rack_index
 from generators.compiler import compile_file
 from generators.model.plan import Plan
 from generators.model.secrets import config_key, fill_files, referenced
 from generators.renderers import render_all
+from generators.reports.diff import moves_between, placement, placement_entries
 from tests.pulumi_engine import (
     ARTIFACT_T,
     GROUP_T,
@@ -38,6 +40,7 @@ from tests.pulumi_engine import (
     snapshot,
     step_ops,
 )
+from tests.test_pulumi_moves import MOVER
 
 pytestmark = pytest.mark.engine
 SITE_T, NETWORK_T, FOLDER_T, RACK_T = (f"railyard:site:{t}" for t in ("Site", "Network", "Folder", "Rack"))
@@ -632,7 +635,11 @@ def test_preview_diff_of_a_design_change_is_bounded(tmp_path):
     diff = st.run("preview", "--diff").stdout
     lines = diff.splitlines()
     assert len(lines) < 3000, f"{len(lines)} lines"
-    assert f"~ {len(groups & set(was.values()) & set(now.values()))} to update" in diff
+    # the groups of changed files and the Placement record (components/moves.py): 2:1 has fewer switches
+    vms = ROOT / "designs/h100-1024-vms.yaml"
+    placed = [placement_entries(placement(compile_file(vms, o)[0])) for o in ([], ["backend.oversubscription=2:1"])]
+    assert placed[0] != placed[1]
+    assert f"~ {len(groups & set(was.values()) & set(now.values())) + 1} to update" in diff
     # each changed file is named with its new hash (a secret group's are not: its map is encrypted), an
     # unchanged one is not named, and no file's text is there
     for path in changed:
@@ -718,3 +725,60 @@ def test_no_secret_value_in_any_stream_of_a_deploy(tmp_path):
                 for name, value in SITE_SECRETS.items():
                     assert value.encode() not in data, f"{name} in {f}"
     st.run("destroy", "--yes", "--skip-preview", check=False)
+
+
+def test_a_change_that_moves_deployed_devices_fails_until_allowed(tmp_path):
+    """Issue 43 on the Pulumi path: the stack records where each device stands (components/moves.py).
+    A stack made before that record existed gains it without a group touched; a design change that moves
+    deployed devices (h100-256 with its network row first) fails `preview` and `up` naming the first
+    moves and their count, writing nothing, until `railyard:allowMoves` is set; the state records the
+    new placement, and removing the flag again changes nothing."""
+    out = tmp_path / "site"
+    st = Stack(tmp_path, {"railyard:design": "designs/h100-256.yaml", "railyard:outDir": str(out)})
+    st.up()
+    base, head = (compile_file(ROOT / "designs/h100-256.yaml", o)[0] for o in ([], [*MOVER]))
+    (record,) = st.resources(PLACEMENT_T)
+    assert record["inputs"]["devices"] == placement_entries(placement(base))
+    assert set(record["outputs"]) == {"design", "count", "digest", "__provider"}, "the map is kept once"
+
+    # a stack of an earlier railyard: no Placement, no group depending on it; the next run creates it alone
+    state = st.export()
+    res = state["deployment"]["resources"]
+    state["deployment"]["resources"] = [r for r in res if r["type"] != PLACEMENT_T]
+    for r in state["deployment"]["resources"]:
+        r["dependencies"] = [d for d in r.get("dependencies", []) if d != record["urn"]]
+        for prop, deps in r.get("propertyDependencies", {}).items():
+            r["propertyDependencies"][prop] = [d for d in deps if d != record["urn"]]
+    (tmp_path / "before.json").write_text(json.dumps(state))
+    st.run("stack", "import", "--file", str(tmp_path / "before.json"))
+    assert st.resources(PLACEMENT_T) == []
+    preview = st.preview()
+    assert step_ops(preview) == {} and step_ops(preview, PLACEMENT_T) == {"placement": "create"}
+    files = snapshot(out, store=True)
+    st.up()
+    assert unchanged(files, snapshot(out, store=True)) == []
+
+    # the network row first moves the compute racks: refused by preview and up, nothing written
+    moves = moves_between(placement(base), placement(head))
+    first = moves[0]
+    named = f"{first.device} {first.base_rack} U{first.base_unit} -> {first.head_rack} U{first.head_unit}"
+    st.configure({"railyard:overrides": [*MOVER]})
+    for args in (("preview",), ("up", "--yes", "--skip-preview")):
+        failed = st.run(*args, check=False)
+        said = " ".join((failed.stdout + failed.stderr).split())
+        assert failed.returncode != 0, args
+        assert f"{len(moves)} devices of h100-256 that the stack's last deployment placed would move: {named}" in said
+        assert f"and {len(moves) - 10} more" in said and "pulumi config set railyard:allowMoves true" in said
+        assert "Traceback" not in said
+    # nor the owners record a later destroy would read (the blob store may have gained copies: pruned later)
+    assert unchanged(files, snapshot(out, store=True)) == [], "a refused up deploys nothing"
+    assert set(snapshot(out)) == {p for p in files if not p.startswith(".railyard/")}
+    assert st.resources(PLACEMENT_T)[0]["inputs"]["devices"] == placement_entries(placement(base))
+
+    # allowed: it deploys, the state records the new placement, and the flag's removal is no change
+    st.configure({"railyard:allowMoves": "true"})
+    st.up()
+    assert {p: c for p, (c, _, _) in snapshot(out).items()} == rendered("h100-256", *MOVER)
+    assert st.resources(PLACEMENT_T)[0]["inputs"]["devices"] == placement_entries(placement(head))
+    st.run("config", "rm", "railyard:allowMoves")
+    st.run("preview", "--expect-no-changes")

@@ -13,9 +13,12 @@ import pytest
 
 from components import program, sitecache
 from components.artifact import BLOBS, parse_entry
+from components.moves import PLACEMENT_T
 from components.site import GROUP_T
+from generators.compiler import compile_file
 from generators.model.design import load_design
 from generators.model.secrets import placeholder
+from generators.reports.diff import placement, placement_entries
 from tests.pulumi_engine import SECRET_KEY, SITE_SECRETS
 from tests.test_pulumi_components import Mocks, Recorder, _by_name, run
 
@@ -31,14 +34,16 @@ def cache(tmp_path, monkeypatch):
 
 
 def registered(preview: bool, fn) -> dict[str, dict]:
-    """Group name -> the inputs it was registered with, running fn under fresh mocks."""
+    """Group name -> the inputs it was registered with, running fn under fresh mocks; and under
+    PLACEMENT_T the Placement record's (components/moves.py), which a recorded site registers too."""
     mon = Recorder(Mocks())
     pulumi.runtime.set_mocks(Mocks(), project="railyard", stack="unit", preview=preview, monitor=mon)
     try:
         run(fn)
     finally:
         pulumi.runtime.set_all_config({})
-    return {name: r["object"] for name, (_, r) in _by_name(mon, GROUP_T).items()}
+    (placed,) = (r["object"] for _, r in _by_name(mon, PLACEMENT_T).values())
+    return {name: r["object"] for name, (_, r) in _by_name(mon, GROUP_T).items()} | {PLACEMENT_T: placed}
 
 
 def build(out: Path, overrides: list[str] | None = None, secrets: dict | None = None):
@@ -63,6 +68,8 @@ def test_an_unchanged_design_registers_the_recorded_site_without_compiling(cache
     second = registered(False, build(out))
     assert second == first, "the same groups with the same entries"
     assert registered(True, build(out)) == first, "a preview runs from the record too"
+    # the record keeps where each device stands, which a stack's guard against moves compares
+    assert first[PLACEMENT_T]["devices"] == placement_entries(placement(compile_file(DESIGN)[0]))
 
 
 def test_what_the_site_depends_on_is_in_the_key(cache, tmp_path):

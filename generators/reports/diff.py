@@ -171,6 +171,8 @@ def design_changes(base: Plan, head: Plan) -> list[FieldChange]:
 
 # where a device stands: (kind, rack, unit) by name
 Placement = dict[str, tuple[str, str | None, int | None]]
+# moves a refusal names (compile's, the Pulumi stack's); the rest are counted, `railyard diff` lists them all
+MOVES_SHOWN = 10
 
 
 def placement(plan: Plan) -> Placement:
@@ -194,6 +196,40 @@ def placement_of_plan_json(doc: object) -> Placement | None:
             unit if isinstance(unit, int) else None,
         )
     return out
+
+
+def placement_entries(where: Placement) -> dict[str, str]:
+    """A placement as the Pulumi stack records it (components/moves.py): device -> `rack U<unit>`
+    (`rack` alone without a unit, `-` unplaced), sorted; the kind is left out, it never moves."""
+    return {
+        name: f"{rack or '-'}{f' U{unit}' if unit is not None else ''}"
+        for name, (_, rack, unit) in sorted(where.items())
+    }
+
+
+def placement_of_entries(entries: object) -> Placement | None:
+    """The placement placement_entries recorded (kinds empty), or None when `entries` is not one."""
+    if not isinstance(entries, Mapping):
+        return None
+    out: Placement = {}
+    for name, text in entries.items():
+        m = re.fullmatch(r"(\S+)(?: U(\d+))?", text) if isinstance(name, str) and isinstance(text, str) else None
+        if m is None:
+            return None
+        out[name] = ("", None if m[1] == "-" else m[1], None if m[2] is None else int(m[2]))
+    return out
+
+
+def moves_listed(moves: Sequence[DeviceMove], shown: int = MOVES_SHOWN) -> str:
+    """The first `shown` moves, `device rack Uunit -> rack Uunit`, and how many more: what a refusal names."""
+
+    def at(rack: str | None, unit: int | None) -> str:
+        return f"{rack or '-'}{f' U{unit}' if unit is not None else ''}"
+
+    listed = ", ".join(
+        f"{m.device} {at(m.base_rack, m.base_unit)} -> {at(m.head_rack, m.head_unit)}" for m in moves[:shown]
+    )
+    return listed + (f" and {len(moves) - shown:,} more" if len(moves) > shown else "")
 
 
 def moves_between(base: Placement, head: Placement) -> list[DeviceMove]:
