@@ -90,3 +90,20 @@ def test_an_object_without_a_record_or_with_a_foreign_one_is_never_an_edit() -> 
         have["description"] = "changed by hand"
         assert "description" in _diff(body, have)
         assert _edits(rack.endpoint, rack.key, rack, body, have) == [], record
+
+
+def test_tagged_vlans_netbox_lists_in_another_order_are_no_edit() -> None:
+    """NetBox answers a trunk's VLANs in an order of its own: the record holds them as a set, so a
+    design that changes the trunk is an update, not a revert of the site team's."""
+    objs, ids = _objects()
+    trunk = next(o for o in objs if o.endpoint == "dcim/interfaces" and len(o.fields.get("tagged_vlans", [])) >= 2)
+    body = _body(trunk, ids, tag_id=1, site="dc1")
+    have = _as_netbox(body)
+    have["tagged_vlans"] = [{"id": v} for v in reversed(body["tagged_vlans"])]
+    assert _diff(body, have) == []
+    fewer = NbObject(trunk.endpoint, trunk.key, {**trunk.fields, "tagged_vlans": trunk.fields["tagged_vlans"][:1]})
+    new = _body(fewer, ids, tag_id=1, site="dc1")
+    assert "tagged_vlans" in _diff(new, have)
+    assert _edits(fewer.endpoint, fewer.key, fewer, new, have) == []
+    have["tagged_vlans"] = have["tagged_vlans"][:1]  # the site team dropped one VLAN by hand
+    assert [e.field for e in _edits(trunk.endpoint, trunk.key, trunk, body, have)] == ["tagged_vlans"]

@@ -199,7 +199,9 @@ def test_an_edit_in_netbox_is_named_and_refused_unless_overwrite(
         ("dcim/cables", key, "length"),
     ]
     dry = _push(netbox, A, "--dry-run")
-    assert dry.exit_code == 1 and "would revert" in dry.output and "railyard would create 0, update 2" in dry.output
+    said = " ".join(dry.output.split())
+    assert dry.exit_code == 1 and "2 NetBox edits a push would revert; without --overwrite it refuses" in said, said
+    assert f"dcim/cables {key}: length" in said and "railyard would create 0, update 2 and delete 0" in said, said
     # the other site's push is not held up by site A's edits
     other = _push(netbox, B)
     assert other.exit_code == 0 and "create 0, update 0 and delete 0" in other.output, other.output

@@ -382,7 +382,7 @@ class PushReport:
     def _edits_text(self, how: str) -> str:
         head = {
             "refused": "NetBox edits this push would revert (NetBox -> design):",
-            "would revert": "NetBox edits this push would revert without --overwrite refusing (NetBox -> design):"
+            "would revert": "NetBox edits a push would revert; without --overwrite it refuses (NetBox -> design):"
             if not self.overwrite
             else "NetBox edits this push would revert (--overwrite; NetBox -> design):",
             "reverted": "NetBox edits this push reverted (--overwrite; NetBox -> design):",
@@ -486,7 +486,9 @@ _UNTRACKED = frozenset({"tags", "custom_fields", "sites"}) | CREATE_ONLY
 
 def _record(body: dict[str, Any]) -> str:
     """What railyard writes to an object's owned fields, as a digest per field (PUSHED_FIELD)."""
-    return json.dumps({k: _digest(v) for k, v in sorted(body.items()) if k not in _UNTRACKED}, separators=(",", ":"))
+    return json.dumps(
+        {k: _digest(_ordered(k, v)) for k, v in sorted(body.items()) if k not in _UNTRACKED}, separators=(",", ":")
+    )
 
 
 def _digest(v: Any) -> str:
@@ -509,6 +511,11 @@ def _canon(v: Any) -> Any:
     if isinstance(v, dict):
         return {str(k): _canon(x) for k, x in v.items()}
     return str(v)
+
+
+def _ordered(name: str, v: Any) -> Any:
+    """A many-to-many field's ids in one order (NetBox answers them in an order of its own)."""
+    return sorted(v, key=str) if name in UNORDERED and isinstance(v, list) else v
 
 
 def _pushed(have: dict[str, Any]) -> dict[str, str]:
@@ -554,7 +561,7 @@ def _edits(endpoint: str, key: str, obj: NbObject, body: dict[str, Any], have: d
     pushed = _pushed(have)
     out = []
     for k in _diff(body, have):
-        if k in _UNTRACKED or k not in pushed or _digest(_norm(have.get(k))) == pushed[k]:
+        if k in _UNTRACKED or k not in pushed or _digest(_ordered(k, _norm(have.get(k)))) == pushed[k]:
             continue
         out.append(Edit(endpoint, key, k, _shown(have.get(k)), _shown(obj.fields.get(k))))
     return out
