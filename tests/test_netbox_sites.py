@@ -96,7 +96,7 @@ def nb(netbox: Any) -> Iterator[Client]:
 def elsewhere(nb: Client) -> dict[str, int]:
     """What the session's NetBox held before: railyard devices and cables of other sites."""
     tagged = bool(nb.all("extras/tags", slug=TAG))  # a NetBox no railyard push has seen has no tag
-    return {e: len(nb.all(e, tag=TAG)) if tagged else 0 for e in ("dcim/devices", "dcim/cables")}
+    return {e: len(nb.all(e, tag=TAG)) if tagged else 0 for e in ("dcim/devices", "dcim/cables", "dcim/power-feeds")}
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,14 @@ def test_two_sites_in_one_netbox_keep_every_device_and_cable(both: Any, elsewher
     assert "railyard site nbs-b (NetBox also holds " in both.output and "nbs-a" in both.output.split("\n")[0]
     for site, name in ((A, "nbs-a"), (B, "nbs-b")):
         want = inventory(_plan(site))
-        for e in ("dcim/devices", "dcim/cables", "dcim/racks", "ipam/prefixes", "ipam/ip-addresses"):
+        for e in (
+            "dcim/devices",
+            "dcim/cables",
+            "dcim/racks",
+            "dcim/power-feeds",
+            "ipam/prefixes",
+            "ipam/ip-addresses",
+        ):
             keys = {o.key for o in want if o.endpoint == e}
             assert set(_site_objects(nb, e, name)) == keys, (name, e)
         # the devices stand in their own NetBox site

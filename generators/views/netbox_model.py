@@ -32,6 +32,8 @@ SITE_SCOPED: frozenset[str] = frozenset(
         "dcim/sites",
         "dcim/locations",
         "dcim/racks",
+        "dcim/power-panels",
+        "dcim/power-feeds",
         "dcim/devices",
         "dcim/interfaces",
         "dcim/cables",
