@@ -48,7 +48,8 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings=HELP,
     help="Compile a GPU cluster design into cable plans, configs, topology and a BoM.\n\n"
-    "Exit codes: 0 done, 1 faults found (verify, netbox pull) or NetBox refused, 2 bad input (the message "
+    "Exit codes: 0 done, 1 faults found (verify, netbox pull; netbox push: NetBox edits it would revert) or "
+    "NetBox refused, 2 bad input (the message "
     "names the field and a fix), 70 a railyard bug.",
 )
 
@@ -1403,6 +1404,23 @@ def netbox_push(
     design: DesignArg,
     url: UrlOpt,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print what would change; write nothing")] = False,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="put the design's values back over fields changed in NetBox since the last push "
+            "(without it such a push names them and writes nothing)",
+        ),
+    ] = False,
+    edits: Annotated[
+        Path | None,
+        typer.Option(
+            "--edits",
+            help="write the fields changed in NetBox since the last push (NetBox's and the design's value) "
+            "to this JSON file, to take them into the design",
+            dir_okay=False,
+        ),
+    ] = None,
     set_: SetOpt = None,
     catalog: CatalogOpt = None,
     workers: WorkersOpt = WORKERS,
@@ -1410,16 +1428,31 @@ def netbox_push(
     read_timeout: ReadTimeoutOpt = READ_TIMEOUT,
     connect_timeout: ConnectTimeoutOpt = CONNECT_TIMEOUT,
 ) -> None:
-    """Create or update the whole site in NetBox (racks, device types, devices, interfaces, cables,
-    addresses); delete only what railyard pushed before and the design no longer has.
+    """Create or update the design's site in NetBox (racks, device types, devices, interfaces, cables,
+    addresses); delete only what railyard pushed before for this site and the design no longer has.
+    Many railyard sites share one NetBox: each push changes only its own site's objects. A field the
+    site team changed in NetBox since the last push is named (NetBox -> design) and the push writes
+    nothing, exit 1, unless --overwrite.
 
-    Example: railyard netbox push site.yaml --url https://netbox.example.com --dry-run"""
+    Example: railyard netbox push site.yaml --url https://netbox.example.com --dry-run --edits edits.json"""
     _need_netbox_extra()
     from generators.handover.netbox_sync import push
     from generators.views.netbox_inventory import inventory
 
+    if edits is not None:
+        try:
+            check_out_file(edits, "--edits")  # before compiling and asking NetBox
+        except DesignError as exc:
+            _fail(exc)
+            return
+
     def job(plan: Plan, client: Client) -> None:
-        out_console.print(push(inventory(plan), client, dry_run=dry_run).text(), end="", markup=False)
+        report = push(inventory(plan), client, dry_run=dry_run, overwrite=overwrite)
+        out_console.print(report.text(), end="", markup=False)
+        if edits is not None:
+            write_file(edits, json.dumps(report.to_dict(), indent=2) + "\n", "--edits")
+        if report.edits and not overwrite:
+            raise typer.Exit(1)
 
     _with_netbox(design, url, set_, catalog, workers, (connect_timeout, read_timeout, timeout), job)
 

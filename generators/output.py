@@ -53,8 +53,13 @@ FILE_MODE = 0o644
 DIR_MODE = 0o755
 PRIVATE_FILE_MODE = 0o600  # a deploy folder's files holding secrets, and its manifest
 PRIVATE_DIR_MODE = 0o700
-# how `railyard diff` output begins (markdown, json): an existing file may be replaced only if it is one
-REVIEW_HEADS = ("# railyard design review:", '{\n  "schema": "railyard.review/')
+# how `railyard diff` output (markdown, json) and `netbox push --edits` begin: an existing file may be
+# replaced only if it is one
+REVIEW_HEADS = (
+    "# railyard design review:",
+    '{\n  "schema": "railyard.review/',
+    '{\n  "schema": "railyard.netbox-edits/',
+)
 
 
 @dataclass

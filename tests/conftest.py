@@ -192,7 +192,11 @@ SLOWEST_FIRST = (
     "test_docs",
     "test_bom",
 )
-SHARED_SCOPES = {"tests/test_netbox_push.py": "netbox", "tests/test_netbox_service.py": "netbox"}
+SHARED_SCOPES = {
+    "tests/test_netbox_push.py": "netbox",
+    "tests/test_netbox_service.py": "netbox",
+    "tests/test_netbox_sites.py": "netbox",
+}
 
 
 def _scope(nodeid: str) -> str:

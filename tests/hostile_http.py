@@ -262,7 +262,7 @@ def _retry_then_ok(status: int, **headers: str) -> Case:
 
 
 def _deadlock_post(h: Handler, method: str, n: int, body: Any) -> bool:
-    if method == "POST" and n == 3:  # after the tag and the custom field: the first list of objects
+    if method == "POST" and n == 5:  # after the tag and the 3 custom fields: the first list of objects
         h.send(500, DEADLOCK)
         return True
     return False
@@ -291,9 +291,9 @@ CASES: dict[str, Case] = {
     "wrong_id": _first_get(lambda h: _page(h, [{"id": "one", "slug": "dc1"}], None)),
     "wrong_tags": _first_get(lambda h: _page(h, [{"id": 1, "tags": "railyard"}], None)),
     "wrong_custom_fields": _first_get(lambda h: _page(h, [{"id": 1, "custom_fields": ["railyard_id"]}], None)),
-    "post_answers_object": _nth_post(3, lambda h: h.send(201, {"id": 5, "note": "one object for a list"})),
-    "post_answers_fewer": _nth_post(3, lambda h: h.send(201, [])),
-    "refused_later": _nth_post(12, lambda h: h.send(400, {"dcim.cable": ["duplicate"]})),
+    "post_answers_object": _nth_post(5, lambda h: h.send(201, {"id": 5, "note": "one object for a list"})),
+    "post_answers_fewer": _nth_post(5, lambda h: h.send(201, [])),
+    "refused_later": _nth_post(14, lambda h: h.send(400, {"dcim.cable": ["duplicate"]})),
     "post_answers_no_id": _first_post(lambda h: h.send(201, {"name": "railyard"})),
     "redirect": _first_get(lambda h: h.send(302, b"", "text/html", Location="https://127.0.0.1:1/login/?next=/api/")),
     "deep": _first_get(_deep),

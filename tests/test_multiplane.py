@@ -390,20 +390,21 @@ def test_8plane_nic_legs_reach_8_planes_with_the_plane_on_every_label_row_and_ne
 def test_the_push_writes_and_compares_the_plane_custom_field(eight: Plan) -> None:
     from generators.handover.netbox_sync import _body, _diff, _Ids
     from generators.views.netbox_inventory import inventory
-    from generators.views.netbox_model import KEY_FIELD, PLANE_FIELD, Ref
+    from generators.views.netbox_model import KEY_FIELD, PLANE_FIELD, PUSHED_FIELD, SITE_FIELD, Ref
 
     objs = inventory(eight)
     ids = _Ids()
     for o in objs:  # as a dry run numbers the objects it would create
         ids.placeholder(o.endpoint, o.key)
     leaf = next(o for o in objs if o.endpoint == "dcim/devices" and o.key.startswith("plane3-"))
-    body = _body(leaf, ids, tag_id=7)
-    assert body["custom_fields"] == {KEY_FIELD: leaf.key, PLANE_FIELD: "plane3"} and body["tags"] == [7]
+    body = _body(leaf, ids, tag_id=7, site="dc1")
+    book = {KEY_FIELD: leaf.key, SITE_FIELD: "dc1", PUSHED_FIELD: body["custom_fields"][PUSHED_FIELD]}
+    assert body["custom_fields"] == {**book, PLANE_FIELD: "plane3"} and body["tags"] == [7]
     assert body["role"] == ids.ids[tuple(leaf.fields["role"])] and isinstance(leaf.fields["role"], Ref)
     # a switch NetBox holds without its plane (a push before planes) is updated; with it, left alone
-    have = {**body, "tags": [{"id": 7}], "custom_fields": {KEY_FIELD: leaf.key}}
+    have = {**body, "tags": [{"id": 7}], "custom_fields": book}
     assert _diff(body, have) == ["custom_fields"]
-    have["custom_fields"] = {KEY_FIELD: leaf.key, PLANE_FIELD: "plane3"}
+    have["custom_fields"] = {**book, PLANE_FIELD: "plane3"}
     assert _diff(body, have) == []
 
 

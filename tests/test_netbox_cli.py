@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -36,3 +37,18 @@ def test_nothing_listening_at_the_url_exits_2_with_the_address() -> None:
     res = _run({"NETBOX_TOKEN": "nbt_x.y"}, "netbox", "push", DESIGN, "--url", f"http://127.0.0.1:{port}")
     assert res.exit_code == 2, res.output
     assert f"cannot reach NetBox at http://127.0.0.1:{port}/api/" in res.output and "Traceback" not in res.output
+
+
+def test_an_edits_file_that_is_not_railyards_exits_2_before_asking_netbox(tmp_path: Path) -> None:
+    """--edits replaces only a file it wrote (or a new one): a folder or someone's file is refused,
+    naming the option, before the design is compiled or NetBox asked."""
+    mine = tmp_path / "notes.json"
+    mine.write_text('{"mine": true}\n')
+    for path, said in ((tmp_path, "is a directory"), (mine, "it exists and is not a railyard")):
+        res = _run(
+            {"NETBOX_TOKEN": "nbt_x.y"}, "netbox", "push", DESIGN, "--url", "http://127.0.0.1:1", "--edits", str(path)
+        )
+        assert res.exit_code == 2, res.output
+        assert "--edits" in res.output and said in " ".join(res.output.split()), res.output
+        assert "cannot reach NetBox" not in res.output and "Traceback" not in res.output
+    assert mine.read_text() == '{"mine": true}\n'

@@ -183,7 +183,7 @@ def test_a_refusal_a_retry_cures_is_retried_and_the_push_completes(case: str, sa
     assert made and int(made[1].replace(",", "")) > 3000, run.out
     if case == "deadlock_then_ok":
         posts = [(path, body) for method, path, _, body in seen if method == "POST"]
-        assert posts.count(posts[2]) == 2, posts[:6]  # the rolled-back list request went again, once
+        assert posts.count(posts[4]) == 2, posts[:8]  # the rolled-back list request went again, once
 
 
 # ------------------------------------------------------------------------------------ secrets

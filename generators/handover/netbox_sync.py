@@ -1,7 +1,15 @@
 """Push railyard's NetBox inventory into a real NetBox over its REST API, idempotently.
 
-What railyard writes carries the tag `railyard` and its stable key in the custom field
-`railyard_id`; that pair is the whole bookkeeping, kept in NetBox itself:
+What railyard writes carries the tag `railyard`, its stable key in the custom field `railyard_id`,
+the site it belongs to in `railyard_site` (the objects of a site; tenants, manufacturers, roles,
+device types, RIRs, ASNs and VRFs are shared by the sites) and a digest per owned field of what it
+wrote in `railyard_pushed`; that is the whole bookkeeping, kept in NetBox itself:
+- a push reads and changes only its own site's objects, so many railyard sites share one NetBox; the
+  shared ones it creates, and changes or deletes only while no other railyard site is there (an ASN
+  names every site that uses it); the objects of railyard's single-site layout (no `railyard_site`)
+  are this site's when their site is, and are patched into its scope, never deleted and re-made;
+- a field whose NetBox value is no longer what railyard recorded was changed in NetBox since (the
+  site team's edit): a push that would put it back names it and writes nothing, unless `overwrite`;
 - an object railyard wants and NetBox lacks is created; one whose owned fields differ is patched
   (fields railyard does not name, and `status` after creation, stay as the site team set them); one
   that matches is left alone;
@@ -21,7 +29,9 @@ of thousands, and NetBox's workers share them.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import math
 import re
 import threading
@@ -45,7 +55,18 @@ from generators.handover.http import (
     check,
     escape,
 )
-from generators.views.netbox_model import ENDPOINTS, KEY_FIELD, PLANE_FIELD, TAG, NbObject, Ref, Termination
+from generators.views.netbox_model import (
+    ENDPOINTS,
+    KEY_FIELD,
+    PLANE_FIELD,
+    PUSHED_FIELD,
+    SITE_FIELD,
+    SITE_SCOPED,
+    TAG,
+    NbObject,
+    Ref,
+    Termination,
+)
 
 _HEX6 = re.compile(r"[0-9a-fA-F]{6}")
 BATCH = 100  # objects per list request: NetBox validates each in one transaction
@@ -96,7 +117,7 @@ NetBoxError = HttpError
 _REF = {"id": Req(int)}
 _OBJECT = {
     "id": Req(int),
-    "custom_fields": Opt({KEY_FIELD: Opt(str)}),
+    "custom_fields": Opt({KEY_FIELD: Opt(str), SITE_FIELD: Opt(str), PUSHED_FIELD: Opt(str)}),
     "tags": [{"id": Req(int), "slug": Opt(str)}],
     "slug": Opt(str),
     "name": Opt(str),
@@ -244,6 +265,27 @@ class Client(JsonClient):
 # ------------------------------------------------------------------------------------ the plan
 
 
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """A field of a railyard object the site team changed in NetBox since railyard's last push, which
+    this push would put back: NetBox's value and the design's, as text."""
+
+    endpoint: str
+    key: str
+    field: str
+    netbox: str
+    design: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "endpoint": self.endpoint,
+            "key": self.key,
+            "field": self.field,
+            "netbox": self.netbox,
+            "design": self.design,
+        }
+
+
 @dataclass(slots=True)
 class EndpointPlan:
     create: list[NbObject] = field(default_factory=list)
@@ -253,6 +295,10 @@ class EndpointPlan:
     unchanged: int = 0
     shared: int = 0  # the site's own objects railyard refers to
     moves: list[tuple[str, str, str]] = field(default_factory=list)  # devices: (key, from, to) rack and unit
+    migrated: int = 0  # objects of the single-site layout (no site scope yet) this push claims for its site
+    # shared objects (device types, roles, ...) that differ from this design but stay as NetBox holds
+    # them, because other railyard sites use them: (key, fields)
+    kept: list[tuple[str, list[str]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -261,6 +307,20 @@ class PushReport:
     dry_run: bool
     requests: int = 0
     seconds: float = 0.0
+    site: str = ""
+    others: list[str] = field(default_factory=list)  # the other railyard sites this NetBox holds
+    edits: list[Edit] = field(default_factory=list)  # NetBox's changes since the last push this one reverts
+    overwrite: bool = False
+    refused: bool = False  # edits found and no --overwrite: nothing written
+
+    def to_dict(self) -> dict[str, Any]:
+        """The edits as a document the site team's values can be taken from (`--edits FILE`)."""
+        return {
+            "schema": "railyard.netbox-edits/1",
+            "site": self.site,
+            "applied": bool(self.edits) and self.overwrite and not self.dry_run,
+            "edits": [e.to_dict() for e in self.edits],
+        }
 
     def totals(self) -> Counter[str]:
         c: Counter[str] = Counter()
@@ -275,8 +335,17 @@ class PushReport:
         return t["create"] + t["update"] + t["delete"]
 
     def text(self) -> str:
+        if self.refused:
+            return self._edits_text("refused") + (
+                f"railyard wrote nothing: NetBox holds {len(self.edits):,} edit(s) made since railyard's last push "
+                "of this site; run again with --overwrite to put the design's values back, or take NetBox's "
+                "values into the design (--edits FILE lists them as JSON)\n"
+            )
         verb = "would" if self.dry_run else "did"
-        rows = [f"{'endpoint':28} {'create':>7} {'update':>7} {'delete':>7} {'same':>7}"]
+        rows = [
+            f"railyard site {self.site}" + (f" (NetBox also holds {', '.join(self.others)})" if self.others else "")
+        ]
+        rows.append(f"{'endpoint':28} {'create':>7} {'update':>7} {'delete':>7} {'same':>7}")
         for ep, p in self.endpoints.items():
             if p.create or p.update or p.adopt or p.delete or p.unchanged:
                 rows.append(
@@ -292,10 +361,35 @@ class PushReport:
             # a move is a work order for the site team, not one more "update": name each
             rows.append(f"{len(moves):,} devices {verb} move (from -> to):")
             rows += [f"  {key}: {a} -> {b}" for key, a, b in moves]
+        migrated = sum(p.migrated for p in self.endpoints.values())
+        if migrated:
+            rows.append(f"{migrated:,} objects of the single-site layout {verb} move into site {self.site}'s scope")
+        kept = [(e, key, f) for e, p in self.endpoints.items() for key, f in p.kept]
+        if kept:
+            rows.append(
+                f"{len(kept):,} shared objects differ from this design and stay as NetBox holds them "
+                "(other railyard sites use them):"
+            )
+            rows += [f"  {e} {key}: {', '.join(f)}" for e, key, f in kept]
+        if self.edits:
+            rows.append(self._edits_text("would revert" if self.dry_run else "reverted").rstrip("\n"))
         if not self.dry_run:
             objs = t["create"] + t["update"] + t["delete"] + t["unchanged"]
             rate = objs / self.seconds if self.seconds else math.inf
             rows.append(f"{self.requests:,} requests in {self.seconds:.1f} s ({rate:,.0f} objects/s)")
+        return "\n".join(rows) + "\n"
+
+    def _edits_text(self, how: str) -> str:
+        head = {
+            "refused": "NetBox edits this push would revert (NetBox -> design):",
+            "would revert": "NetBox edits a push would revert; without --overwrite it refuses (NetBox -> design):"
+            if not self.overwrite
+            else "NetBox edits this push would revert (--overwrite; NetBox -> design):",
+            "reverted": "NetBox edits this push reverted (--overwrite; NetBox -> design):",
+        }[how]
+        n = len(self.edits)
+        rows = [f"{n:,} {head.replace('edits', 'edit') if n == 1 else head}"]
+        rows += [f"  {e.endpoint} {e.key}: {e.field} {e.netbox} -> {e.design}" for e in self.edits]
         return "\n".join(rows) + "\n"
 
 
@@ -342,9 +436,10 @@ def _termination(t: Any) -> tuple[str, str]:
 class _Ids:
     """(endpoint, key) -> NetBox id; a dry run hands out negative placeholders for objects to create."""
 
-    def __init__(self) -> None:
+    def __init__(self, lenient: bool = False) -> None:
         self.ids: dict[tuple[str, str], int] = {}
         self._next = -1
+        self.lenient = lenient  # an object NetBox lacks gets a placeholder (the edits' look-ahead)
 
     def placeholder(self, endpoint: str, key: str) -> int:
         self.ids[(endpoint, key)] = self._next
@@ -356,6 +451,8 @@ class _Ids:
             try:
                 return self.ids[(v.endpoint, v.key)]
             except KeyError:
+                if self.lenient:
+                    return self.placeholder(v.endpoint, v.key)
                 raise NetBoxError(
                     f"{where}: refers to {v.endpoint} {v.key!r}, which railyard did not push "
                     "(a railyard bug: please report it)"
@@ -369,14 +466,105 @@ class _Ids:
         return v
 
 
-def _body(obj: NbObject, ids: _Ids, tag_id: int) -> dict[str, Any]:
+def _body(obj: NbObject, ids: _Ids, tag_id: int, site: str) -> dict[str, Any]:
     body = {k: ids.resolve(v, f"{obj.endpoint} {obj.key}") for k, v in obj.fields.items()}
     if obj.endpoint in UNTAGGED:
         return body
     body["tags"] = [tag_id]
-    # railyard's key, and the inventory's own custom fields (a multi-plane backend's plane)
-    body["custom_fields"] = {KEY_FIELD: obj.key, **body.get("custom_fields", {})}
+    # railyard's key (and site), what this push writes, and the inventory's own custom fields (a
+    # multi-plane backend's plane)
+    book = {KEY_FIELD: obj.key, PUSHED_FIELD: _record(body)}
+    if obj.endpoint in SITE_SCOPED:
+        book[SITE_FIELD] = site
+    body["custom_fields"] = {**book, **body.get("custom_fields", {})}
     return body
+
+
+# fields no record tracks: railyard's bookkeeping, and an ASN's sites (every railyard site using it)
+_UNTRACKED = frozenset({"tags", "custom_fields", "sites"}) | CREATE_ONLY
+
+
+def _record(body: dict[str, Any]) -> str:
+    """What railyard writes to an object's owned fields, as a digest per field (PUSHED_FIELD)."""
+    return json.dumps(
+        {k: _digest(_ordered(k, v)) for k, v in sorted(body.items()) if k not in _UNTRACKED}, separators=(",", ":")
+    )
+
+
+def _digest(v: Any) -> str:
+    """A short digest of a value in the normal form _same compares by (NetBox's answer normalised by
+    _norm, or the body railyard sends): equal values, equal digests."""
+    return hashlib.sha256(json.dumps(_canon(v), sort_keys=True).encode()).hexdigest()[:10]
+
+
+def _canon(v: Any) -> Any:
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, int | float):
+        return int(v) if float(v).is_integer() else round(float(v), 6)
+    if isinstance(v, str):
+        return v.lower() if _HEX6.fullmatch(v) else v
+    if isinstance(v, list):
+        if v and all(isinstance(t, dict) and "object_id" in t for t in v):  # cable ends: a set
+            return sorted(map(_termination, v))
+        return [_canon(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _canon(x) for k, x in v.items()}
+    return str(v)
+
+
+def _ordered(name: str, v: Any) -> Any:
+    """A many-to-many field's ids in one order (NetBox answers them in an order of its own)."""
+    return sorted(v, key=str) if name in UNORDERED and isinstance(v, list) else v
+
+
+def _pushed(have: dict[str, Any]) -> dict[str, str]:
+    """The record of railyard's last push on a NetBox object ({} when it has none, or not one railyard
+    could have written)."""
+    text = (have.get("custom_fields") or {}).get(PUSHED_FIELD)
+    try:
+        rec = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return {}
+    return {k: v for k, v in rec.items() if isinstance(v, str)} if isinstance(rec, dict) else {}
+
+
+def _shown(v: Any) -> str:
+    """A value as the site team reads it: a NetBox object by name (an interface as `device:port`),
+    a railyard reference by key."""
+    if isinstance(v, Ref):
+        return v.key
+    if isinstance(v, Termination):
+        return v.interface.key
+    if isinstance(v, dict):
+        if isinstance(v.get("object"), dict):  # a cable end
+            return _shown(v["object"])
+        dev = v.get("device")
+        if isinstance(dev, dict) and v.get("name"):
+            return f"{dev.get('name')}:{v['name']}"
+        for k in ("value", "name", "display", "address", "prefix", "id"):
+            if k in v:
+                return _shown(v[k])
+        return escape(json.dumps(v, sort_keys=True), (), limit=200)
+    if isinstance(v, list):
+        return "[" + ", ".join(sorted(_shown(x) for x in v)) + "]"
+    if v is None or v == "":
+        return "(empty)" if v == "" else "(none)"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return escape(str(v), (), limit=200)
+
+
+def _edits(endpoint: str, key: str, obj: NbObject, body: dict[str, Any], have: dict[str, Any]) -> list[Edit]:
+    """The fields of `have` NetBox changed since railyard's last push (their digest is no longer the
+    one railyard recorded) that this push would change: a change of the design alone is no edit."""
+    pushed = _pushed(have)
+    out = []
+    for k in _diff(body, have):
+        if k in _UNTRACKED or k not in pushed or _digest(_ordered(k, _norm(have.get(k)))) == pushed[k]:
+            continue
+        out.append(Edit(endpoint, key, k, _shown(have.get(k)), _shown(obj.fields.get(k))))
+    return out
 
 
 def _owned(body: dict[str, Any]) -> dict[str, Any]:
@@ -428,8 +616,10 @@ def _send(c: Client, method: str, endpoint: str, rows: list[Any]) -> list[Any]:
     return [o for a in answers for o in (a or [])]
 
 
-def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
-    """The `railyard` tag and the `railyard_id` custom field on every object type railyard writes."""
+def _ensure_bookkeeping(c: Client, dry_run: bool) -> tuple[int, bool]:
+    """The `railyard` tag, the `railyard_id` and `railyard_pushed` custom fields on every object type
+    railyard writes and `railyard_site` on those of a site; NetBox's id of the tag, and whether
+    `railyard_site` was there before (without it, NetBox holds no site-scoped railyard object)."""
     tags = c.all("extras/tags", slug=TAG)
     tag_id: int  # NetBox's id of the tag (-1 in a dry run without one)
     if tags:
@@ -448,11 +638,37 @@ def _ensure_bookkeeping(c: Client, dry_run: bool) -> int:
     _ensure_field(
         c, KEY_FIELD, "railyard id", "railyard's stable key of this object (its design compiles to it)", types, dry_run
     )
-    return tag_id
+    scoped = _ensure_field(
+        c,
+        SITE_FIELD,
+        "railyard site",
+        "the railyard site this object belongs to (a push changes only its own site's objects)",
+        sorted(OBJECT_TYPES[e] for e in SITE_SCOPED),
+        dry_run,
+    )
+    _ensure_field(
+        c,
+        PUSHED_FIELD,
+        "railyard pushed",
+        "what railyard last wrote here (a digest per field): a push names the fields changed in NetBox since",
+        types,
+        dry_run,
+        filter_logic="disabled",
+    )
+    return tag_id, scoped
 
 
-def _ensure_field(c: Client, name: str, label: str, description: str, types: list[str], dry_run: bool) -> None:
-    """A text custom field railyard writes, on at least `types` (made, or its object types widened)."""
+def _ensure_field(
+    c: Client,
+    name: str,
+    label: str,
+    description: str,
+    types: list[str],
+    dry_run: bool,
+    filter_logic: str = "exact",
+) -> bool:
+    """A text custom field railyard writes, on at least `types` (made, or its object types widened);
+    whether it was there before."""
     fields_ = c.all("extras/custom-fields", name=name)
     if not fields_:
         if not dry_run:
@@ -466,15 +682,17 @@ def _ensure_field(c: Client, name: str, label: str, description: str, types: lis
                     "object_types": types,
                     "description": description,
                     "ui_editable": "no",
-                    "filter_logic": "exact",
+                    "filter_logic": filter_logic,
                 },
             )
-    elif set(types) - set(fields_[0].get("object_types", [])) and not dry_run:
+        return False
+    if set(types) - set(fields_[0].get("object_types", [])) and not dry_run:
         c.request(
             "PATCH",
             f"extras/custom-fields/{fields_[0]['id']}/",
             {"object_types": sorted(set(types) | set(fields_[0].get("object_types", [])))},
         )
+    return True
 
 
 # what finds an object again (interface templates have no tags or custom fields, sites no device:
@@ -493,14 +711,69 @@ def _fields(want: dict[str, NbObject]) -> str:
     return ",".join(sorted(names))
 
 
-def _existing(c: Client, endpoint: str, fields: str) -> dict[str, dict[str, Any]]:
-    """railyard's objects at this endpoint, by key (a tagged object without a key is not railyard's
-    doing, e.g. a copy a user tagged: it is left alone)."""
+@dataclass(slots=True)
+class _Scope:
+    """Which railyard objects this push may change: its own site's, and the single-site layout's when
+    that was this site; the other railyard sites NetBox holds keep theirs and share the shared ones."""
+
+    site: str
+    field: bool  # SITE_FIELD exists: site-scoped objects are asked for by it
+    legacy: bool  # NetBox holds this site's objects of the single-site layout (no SITE_FIELD): claimed
+    others: list[str]
+
+
+def _scope(c: Client, site: str, slug: str, field_: bool) -> _Scope:
+    def first(**params: str) -> tuple[int, dict[str, Any] | None]:
+        path = f"dcim/devices/?{urlencode({'limit': 1, 'tag': TAG, **params})}"
+        page = c.request("GET", path)
+        check(page, _PAGE, f"NetBox's answer to GET {path}")
+        return int(page.get("count") or 0), (page["results"][0] if page["results"] else None)
+
+    def site_of(device: dict[str, Any] | None) -> dict[str, Any]:
+        s = device.get("site") if isinstance(device, dict) else None
+        return s if isinstance(s, dict) else {}
+
+    if field_:
+        n_legacy, one = first(**{f"cf_{SITE_FIELD}__empty": "true"})
+        n_other, other = first(**{f"cf_{SITE_FIELD}__n": site, f"cf_{SITE_FIELD}__empty": "false"})
+    else:  # no railyard object has a site yet: every one is of the single-site layout
+        (n_legacy, one), (n_other, other) = first(), (0, None)
+    legacy = bool(n_legacy) and site_of(one).get("slug") == slug
+    others = {
+        str(k)
+        for o in c.all("dcim/sites", tag=TAG)
+        if (k := (o.get("custom_fields") or {}).get(KEY_FIELD)) and k != site
+    }
+    if n_other:  # a railyard site in a site NetBox had before (untagged)
+        others.add(str(site_of(other).get("name") or "a site NetBox had before"))
+    if n_legacy and not legacy:
+        others.add(str(site_of(one).get("name") or "a site of railyard's single-site layout"))
+    return _Scope(site, field_, legacy, sorted(others))
+
+
+def _existing(c: Client, endpoint: str, fields: str, scope: _Scope) -> dict[str, dict[str, Any]]:
+    """railyard's objects at this endpoint that this push may change, by key: every one of a shared
+    endpoint, this site's of a site-scoped one (a tagged object without a key is not railyard's doing,
+    e.g. a copy a user tagged: it is left alone)."""
+    if endpoint not in SITE_SCOPED:
+        found = c.all(endpoint, tag=TAG, fields=fields)
+    else:
+        found = c.all(endpoint, tag=TAG, fields=fields, **{f"cf_{SITE_FIELD}": scope.site}) if scope.field else []
+        if scope.legacy:
+            empty = {f"cf_{SITE_FIELD}__empty": "true"} if scope.field else {}
+            found += c.all(endpoint, tag=TAG, fields=fields, **empty)
+    mine = {scope.site, ""} if scope.legacy else {scope.site}
     keyed: dict[str, dict[str, Any]] = {}
-    for o in c.all(endpoint, tag=TAG, fields=fields):
-        key = (o.get("custom_fields") or {}).get(KEY_FIELD)
-        if key:
-            keyed[key] = o
+    for o in found:
+        cf = o.get("custom_fields") or {}
+        key = cf.get(KEY_FIELD)
+        if not key:
+            continue
+        if endpoint in SITE_SCOPED and (cf.get(SITE_FIELD) or "") not in mine:
+            continue  # another site's, whatever the listing's filter did: never this push's to change
+        if key in keyed and not cf.get(SITE_FIELD):
+            continue  # the site's own copy wins over one of the single-site layout
+        keyed[key] = o
     return keyed
 
 
@@ -522,13 +795,15 @@ def _templates(c: Client, device_types: dict[str, dict[str, Any]], fields: str) 
     return out
 
 
-def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushReport:
+def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False, overwrite: bool = False) -> PushReport:
     """Make NetBox hold `objects` (see the module's docstring). A push that fails part-way says, in the
     error's notes, what it had written: each list request is one transaction in NetBox, so what is
-    written is whole objects, and the same push run again compares and completes it."""
+    written is whole objects, and the same push run again compares and completes it. A push that would
+    revert fields the site team changed in NetBox since the last push writes nothing (its report is
+    `refused` and names them) unless `overwrite`."""
     before = c.written.copy()
     try:
-        return _push(objects, c, dry_run)
+        return _push(objects, c, dry_run, overwrite)
     except HttpError as exc:
         done = c.written - before
         again = "once NetBox is idle (the request it left unanswered may still be applied)" if exc.unsure else ""
@@ -548,7 +823,7 @@ def push(objects: Iterable[NbObject], c: Client, dry_run: bool = False) -> PushR
         raise
 
 
-def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
+def _push(objects: Iterable[NbObject], c: Client, dry_run: bool, overwrite: bool) -> PushReport:
     start, requests = time.monotonic(), c.requests
     want: dict[str, dict[str, NbObject]] = defaultdict(dict)
     for o in objects:
@@ -559,7 +834,13 @@ def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
         if o.key in want[o.endpoint]:
             raise NetBoxError(f"{o.endpoint}: two objects with key {o.key!r} (a railyard bug: please report it)")
         want[o.endpoint][o.key] = o
-    tag_id = _ensure_bookkeeping(c, dry_run)
+    if len(want["dcim/sites"]) != 1:
+        raise NetBoxError(
+            f"dcim/sites: railyard pushes one site at a time, not {len(want['dcim/sites'])} (a railyard bug: "
+            "please report it)"
+        )
+    ((site, site_obj),) = want["dcim/sites"].items()
+    tag_id, field_ = _ensure_bookkeeping(c, dry_run)
     planed = sorted(
         OBJECT_TYPES[e]
         for e, objs in want.items()
@@ -567,15 +848,40 @@ def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
     )
     if planed:  # a multi-plane backend: its switches and cables carry their plane
         _ensure_field(c, PLANE_FIELD, "plane", "the network plane of a multi-plane backend (railyard)", planed, dry_run)
+    # a dry run into a NetBox without railyard's tag: no railyard object of any site is there
+    scope = (
+        _Scope(site, False, False, [])
+        if tag_id < 0
+        else _scope(c, site, str(site_obj.fields.get("slug") or ""), field_)
+    )
     order = [e for e in ENDPOINTS if e in OBJECT_TYPES]
     tagged = [e for e in order if e not in UNTAGGED]
     fields = {e: _fields(want[e]) for e in order}
-    have = dict(zip(tagged, c.parallel(lambda e: _existing(c, e, fields[e]), tagged), strict=True))
+    have = dict(zip(tagged, c.parallel(lambda e: _existing(c, e, fields[e], scope), tagged), strict=True))
     have["dcim/interface-templates"] = _templates(c, have["dcim/device-types"], fields["dcim/interface-templates"])
-    plans = {e: EndpointPlan() for e in order}
+    # a shared object (a device type, a role, ...) another railyard site uses is never changed or deleted
+    # by this one: its sites would each put their own version back, push after push
+    frozen = {e for e in order if scope.others and e not in SITE_SCOPED}
+    edits = _look_ahead(want, have, frozen, tag_id, site)
+    report = PushReport({e: EndpointPlan() for e in order}, dry_run, site=site, others=scope.others, edits=edits)
+    report.overwrite = overwrite
+    if edits and not overwrite and not dry_run:
+        report.refused = True
+        report.requests, report.seconds = c.requests - requests, time.monotonic() - start
+        return report
+    plans = report.endpoints
     # deletes first, children before parents: a freed port can take its new cable
     for e in reversed(order):
         gone = sorted((o["id"], k) for k, o in have[e].items() if k not in want[e])
+        if e in frozen:
+            # still used by another railyard site: an ASN only stops naming this site
+            for i, k in gone:
+                sites = [x for x in _norm(have[e][k].get("sites")) or [] if x != _site_id(have, site)]
+                if e == "ipam/asns" and sites != (_norm(have[e][k].get("sites")) or []):
+                    plans[e].update.append((i, NbObject(e, k, {}), ["sites"]))
+                    if not dry_run:
+                        _send(c, "PATCH", e, [{"id": i, "sites": sites}])
+            continue
         plans[e].delete = gone
         if not dry_run:
             _send(c, "DELETE", e, [{"id": i} for i, _ in gone])
@@ -584,8 +890,9 @@ def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
     for e in order:
         p = plans[e]
         by_natural = _natural_index(c, e, want[e], have[e], ids)
+        bodies: dict[int, dict[str, Any]] = {}
         for key, obj in want[e].items():
-            body = _body(obj, ids, tag_id)
+            body = _body(obj, ids, tag_id, site)
             cur = have[e].get(key)
             if cur is None and (nat := by_natural.get(key)) is not None:
                 if e in SHARED_BY_SLUG and TAG not in {t["slug"] for t in nat.get("tags", [])}:
@@ -601,14 +908,25 @@ def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
                     p.unchanged += 1
                 else:
                     p.adopt.append((nat["id"], obj))
+                    bodies[nat["id"]] = body
                 continue
             if cur is None:
                 p.create.append(obj)
                 continue
             ids.ids[(e, key)] = cur["id"]
+            if e == "ipam/asns":  # every railyard site using the ASN stays named on it
+                body["sites"] = sorted({*(_norm(cur.get("sites")) or []), *body["sites"]})
             changed = _diff(body, cur)
+            if e in frozen:
+                if set(changed) - {"sites", "custom_fields", "tags"}:
+                    p.kept.append((key, sorted(set(changed) - {"custom_fields", "tags"})))
+                changed = [k for k in changed if k == "sites"]  # only the ASN's sites: this site joins
+                body = {k: body[k] for k in changed}
             if changed:
                 p.update.append((cur["id"], obj, changed))
+                bodies[cur["id"]] = body
+                if not (cur.get("custom_fields") or {}).get(SITE_FIELD) and e in SITE_SCOPED:
+                    p.migrated += 1
                 if e == "dcim/devices" and {"rack", "position"} & set(changed):
                     p.moves.append((key, _where(cur.get("rack"), cur.get("position")), _where_obj(obj)))
             else:
@@ -619,7 +937,7 @@ def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
             for obj in p.create:
                 ids.placeholder(e, obj.key)
             continue
-        made = _send(c, "POST", e, [_body(o, ids, tag_id) for o in p.create])
+        made = _send(c, "POST", e, [_body(o, ids, tag_id, site) for o in p.create])
         for o, m in zip(p.create, made, strict=True):
             ids.ids[(e, o.key)] = m["id"]
             if o.late:
@@ -636,11 +954,42 @@ def _push(objects: Iterable[NbObject], c: Client, dry_run: bool) -> PushReport:
                 if e == "dcim/devices" and {"position", "rack", "face"} & set(changed)
             ],
         )
-        patches = [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o, _ in p.update]
-        patches += [{"id": i, **_owned(_body(o, ids, tag_id))} for i, o in p.adopt]
+        patches = [{"id": i, **_owned(bodies[i])} for i, _, _ in p.update if i in bodies]
+        patches += [{"id": i, **_owned(bodies[i])} for i, _ in p.adopt]
         _send(c, "PATCH", e, patches)
     _apply_late(c, late, have, ids, plans, dry_run)
-    return PushReport(plans, dry_run, c.requests - requests, time.monotonic() - start)
+    report.requests, report.seconds = c.requests - requests, time.monotonic() - start
+    return report
+
+
+def _site_id(have: dict[str, dict[str, dict[str, Any]]], site: str) -> int | None:
+    cur = have["dcim/sites"].get(site)
+    return int(cur["id"]) if cur is not None else None
+
+
+def _look_ahead(
+    want: dict[str, dict[str, NbObject]],
+    have: dict[str, dict[str, dict[str, Any]]],
+    frozen: set[str],
+    tag_id: int,
+    site: str,
+) -> list[Edit]:
+    """The site team's edits a push would revert, found before it writes anything: each object NetBox
+    holds, against the design with NetBox's ids (an object still to be made by a placeholder, which
+    differs from whatever NetBox holds)."""
+    ids = _Ids(lenient=True)
+    for e, found in have.items():
+        for key, o in found.items():
+            ids.ids[(e, key)] = o["id"]
+    out: list[Edit] = []
+    for e, objs in want.items():
+        if e in frozen or e in UNTAGGED:
+            continue
+        for key, obj in objs.items():
+            cur = have.get(e, {}).get(key)
+            if cur is not None:
+                out += _edits(e, key, obj, _body(obj, ids, tag_id, site), cur)
+    return sorted(out, key=lambda x: (ENDPOINTS.index(x.endpoint), x.key, x.field))
 
 
 def _where(rack: Any, position: Any) -> str:

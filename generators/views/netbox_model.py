@@ -18,6 +18,30 @@ KEY_FIELD = "railyard_id"
 # the network plane of a multi-plane backend's switches and cables (plane1, plane2, ...), a custom field
 # the push makes once a site has planes; railyard's own name, so it never meets a site's own `plane`
 PLANE_FIELD = "railyard_plane"
+# the railyard site (its dcim/sites key) an object belongs to: keys are unique within a site, and a push
+# reads, updates and deletes only its own site's objects, so many railyard sites share one NetBox
+SITE_FIELD = "railyard_site"
+# what railyard last wrote to the object's owned fields (a short digest per field), so a later push
+# tells a change made in NetBox since (the site team's) from a change of the design
+PUSHED_FIELD = "railyard_pushed"
+# endpoints whose objects belong to one site (scoped by SITE_FIELD); the others (tenants, manufacturers,
+# roles, device types and their interface templates, RIRs, ASNs, VRFs) have names NetBox holds unique
+# across sites, so railyard sites share them
+SITE_SCOPED: frozenset[str] = frozenset(
+    {
+        "dcim/sites",
+        "dcim/locations",
+        "dcim/racks",
+        "dcim/power-panels",
+        "dcim/power-feeds",
+        "dcim/devices",
+        "dcim/interfaces",
+        "dcim/cables",
+        "ipam/vlans",
+        "ipam/prefixes",
+        "ipam/ip-addresses",
+    }
+)
 
 # NetBox's cable type (dcim.choices.CableTypeChoices) of each medium of the cable plan
 NETBOX_TYPE = {
