@@ -127,7 +127,10 @@ def test_a_request_netbox_is_slow_to_answer_is_not_sent_twice(server: _Server) -
 
 
 def test_a_failure_drops_the_requests_not_yet_started(server: _Server) -> None:
-    # 8 requests over 2 workers: the first is refused at once, so only the one beside it still runs
+    # 8 requests over 2 workers: the first is refused once the second is in flight beside it (the server
+    # waits for that, so a busy machine's thread scheduling cannot leave the second unstarted), and only
+    # that one still runs
+    server.wait_for_two = True
     c = Client(f"http://127.0.0.1:{server.server_port}", "nbt_x.y", workers=2)
     items = [[{"n": i, "bad": i == 0, "slow": i > 0}] for i in range(8)]
     with pytest.raises(NetBoxError, match=r"HTTP 400"):
