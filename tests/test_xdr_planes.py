@@ -207,6 +207,17 @@ def test_each_plane_its_own_subnet_manager_config(xdr: Plan, files: dict[str, st
     assert {p.name: p.ports for p in ib.partitions} == {"Default": 8, "acme": 4 * 576, "globex": 4 * 576}
 
 
+def _plane_config(files: dict[str, str], plane: str, tmp_path: Path) -> Path:
+    """One plane's compiled OpenSM files (not UFM's) in a folder of their own, their /etc/opensm/<plane>
+    paths pointed at it, as an OpenSM of that plane reads them."""
+    ib = tmp_path / plane
+    ib.mkdir()
+    for rel, text in files.items():
+        if rel.startswith(f"infiniband/{plane}/") and "/ufm/" not in rel:
+            (ib / rel.rsplit("/", 1)[1]).write_text(text.replace(f"/etc/opensm/{plane}", str(ib)))
+    return ib
+
+
 def _for_ibsim(text: str) -> str:
     """ibsim 0.10 parses speeds up to HDR: simulate an XDR lane as an HDR one (routing ignores speed)."""
     return re.sub(r"\b(\d)xXDR\b", r"\1xHDR", text)
@@ -218,11 +229,7 @@ def test_opensm_runs_each_plane_as_a_subnet_of_its_own(
 ) -> None:
     """One plane's files on ibsim: OpenSM identifies it as a fat tree of its ASICs, gives every node of the
     plane (and nothing else) a LID, and the ports carry the plane's own subnet prefix."""
-    ib = tmp_path / plane
-    ib.mkdir()
-    for rel, text in files.items():
-        if rel.startswith(f"infiniband/{plane}/") and "/ufm/" not in rel:
-            (ib / rel.rsplit("/", 1)[1]).write_text(text.replace(f"/etc/opensm/{plane}", str(ib)))
+    ib = _plane_config(files, plane, tmp_path)
     (tmp_path / "sim.net").write_text(_for_ibsim(files[f"infiniband/{plane}/topology.net"]))
     with ibsim_fabric(tmp_path / "sim.net", tmp_path / "sim") as fab:
         run = fab.opensm(routing="ftree", extra_args=["-F", str(ib / "opensm.conf")])
@@ -305,11 +312,7 @@ def test_a_fabric_of_planes_gets_a_subnet_manager_in_every_plane(tmp_path: Path)
 def test_opensm_sweeps_one_plane_of_a_fabric_of_planes(tmp_path: Path) -> None:
     plan = _deepseek_small(tmp_path)
     files = render_all(plan)
-    ib = tmp_path / "plane5"
-    ib.mkdir()
-    for rel, text in files.items():
-        if rel.startswith("infiniband/plane5/") and "/ufm/" not in rel:
-            (ib / rel.rsplit("/", 1)[1]).write_text(text.replace("/etc/opensm/plane5", str(ib)))
+    ib = _plane_config(files, "plane5", tmp_path)
     net = re.sub(r"\b4xNDR\b", "4xHDR", files["infiniband/plane5/topology.net"])
     (tmp_path / "sim.net").write_text(net)
     with ibsim_fabric(tmp_path / "sim.net", tmp_path / "sim") as fab:
