@@ -105,6 +105,12 @@ def rendered_yaml(compiled: Callable[..., Plan], name: str, *overrides: str) -> 
     return _YAML[key]
 
 
+def site_cells(output: str) -> dict[str, list[str]]:
+    """`compare --sites --markdown`'s table: each design's name -> the rest of its row's cells."""
+    rows = [line for line in output.splitlines() if line.startswith("| ") and not line.startswith("| design")]
+    return {cells[0]: cells[1:] for cells in ([c.strip() for c in r.strip("|").split("|")] for r in rows)}
+
+
 @pytest.fixture
 def cli() -> Callable[..., object]:
     from generators.cli import app

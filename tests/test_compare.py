@@ -8,7 +8,7 @@ import pytest
 
 from generators.model.ports import port_ends
 from generators.reports.compare import compare_rows, size_note
-from tests.conftest import DESIGNS
+from tests.conftest import DESIGNS, site_cells
 
 NAMES = ["h100-1024-reference", "h100-1024-tor", "h100-1024-vms", "h100-1024-optimized"]
 PATHS = [DESIGNS / f"{n}.yaml" for n in NAMES]
@@ -113,17 +113,12 @@ def test_size_note_lists_each_size_once(compiled) -> None:
 SITE_NAMES = ["h100-1024-reference", "h100-1016-superpod", "h100-1024-tor", "h100-256"]
 
 
-def _site_cells(output: str) -> dict[str, list[str]]:
-    rows = [line for line in output.splitlines() if line.startswith("| ") and not line.startswith("| design")]
-    return {cells[0]: cells[1:] for cells in ([c.strip() for c in r.strip("|").split("|")] for r in rows)}
-
-
 def test_sites_table_reads_each_compiled_plan(cli, compiled) -> None:
     """One row per design, in the order given, each figure counted from the plan's own devices,
     links, cables and racks (a figure the table computed differently would disagree here)."""
     r = cli("compare", "--sites", "--markdown", *[DESIGNS / f"{n}.yaml" for n in SITE_NAMES])
     assert r.exit_code == 0, r.output
-    cells = _site_cells(r.output)
+    cells = site_cells(r.output)
     assert list(cells) == SITE_NAMES
     for name in SITE_NAMES:
         plan = compiled(name)

@@ -21,7 +21,7 @@ from generators.compiler import compile_file
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.renderers import render_all
-from tests.conftest import DESIGNS
+from tests.conftest import DESIGNS, site_cells
 
 SX = DESIGNS / "b300-spectrumx.yaml"
 SPLIT = ("compute.server=hgx-b300", "backend.plane_split=nic_port")
@@ -180,12 +180,7 @@ def test_compare_two_tier_planes_against_a_three_tier_tree(cli: Callable[..., ob
     drop the core layer and a third of the optics and cost less per endpoint, as the paper finds."""
     r = cli("compare", "--sites", "--markdown", DESIGNS / "h100-16k.yaml", DESIGNS / "deepseek-8plane-16k.yaml")
     assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
-    rows = {
-        c[0]: c[1:]
-        for line in r.output.splitlines()  # type: ignore[attr-defined]
-        if line.startswith("| ") and not line.startswith("| design")
-        for c in [[x.strip() for x in line.strip("|").split("|")]]
-    }
+    rows = site_cells(r.output)  # type: ignore[attr-defined]
     three, planes = rows["h100-16k"], rows["deepseek-8plane-16k"]
     assert three[1] == planes[1] == "16,384"
     assert three[2].endswith(" / 256") and planes[2] == "512 / 256 / 0"  # no core layer

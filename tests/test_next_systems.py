@@ -31,7 +31,7 @@ import pytest
 
 from generators.model.catalog import RackSystem
 from generators.model.plan import Plan, required
-from tests.conftest import DESIGNS, rendered_files
+from tests.conftest import DESIGNS, rendered_files, site_cells
 
 Compiled = Callable[..., Plan]
 VR = ["vr-nvl72-576", "vr-nvl72-1152"]
@@ -263,8 +263,7 @@ def test_the_new_designs_appear_in_compare_sites(cli: Callable[..., object], com
     names = [*VR, MI355X, HELIOS, KYBER]
     r = cli("compare", "--sites", "--markdown", *[DESIGNS / f"{n}.yaml" for n in names])
     assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
-    rows = [ln for ln in r.output.splitlines() if ln.startswith("| ") and not ln.startswith("| design")]  # type: ignore[attr-defined]
-    cells = {c[0]: c[1:] for c in ([x.strip() for x in row.strip("|").split("|")] for row in rows)}
+    cells = site_cells(r.output)  # type: ignore[attr-defined]
     assert list(cells) == names
     for n in names:
         plan = compiled(n)

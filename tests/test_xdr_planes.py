@@ -25,7 +25,7 @@ from generators.model.geometry import device_size
 from generators.model.plan import Plan
 from generators.renderers import render_all
 from generators.stages.infiniband import planned_subnet
-from tests.conftest import DESIGNS
+from tests.conftest import DESIGNS, site_cells
 from tests.realtools import ibsim_fabric, parse_ibnetdiscover
 
 NAME = "xdr-4plane-1152"
@@ -251,12 +251,7 @@ def test_compare_sites_sets_the_planes_beside_the_single_plane_site(cli: Callabl
     boxes and links, and only the NICs' optics bought."""
     r = cli("compare", "--sites", "--markdown", DESIGNS / "b300-xdr.yaml", DESIGNS / f"{NAME}.yaml")
     assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
-    rows = {
-        c[0]: c[1:]
-        for line in r.output.splitlines()  # type: ignore[attr-defined]
-        if line.startswith("| ") and not line.startswith("| design")
-        for c in [[x.strip() for x in line.strip("|").split("|")]]
-    }
+    rows = site_cells(r.output)  # type: ignore[attr-defined]
     one, four = rows["b300-xdr"], rows[NAME]
     assert one[1] == four[1] == "1,152" and one[2] == four[2] == "16 / 8 / 0" and one[3] == four[3]
     assert (one[-2], four[-2]) == ("1", "4")
