@@ -5,6 +5,8 @@ thread, a refusal raised after the requests in flight finish."""
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -152,3 +154,58 @@ def test_retry_after_is_read_as_seconds_or_a_date_and_backoff_is_bounded() -> No
     assert _retry_after(httpx.Headers({})) is None
     assert all(0.25 <= _backoff(1) <= 0.5 for _ in range(50))
     assert all(BACKOFF_CAP / 2 <= _backoff(12) <= BACKOFF_CAP for _ in range(50))
+
+
+class _ClosingHandler(BaseHTTPRequestHandler):
+    """gunicorn's worst case, every time: a request arriving on a connection that has sat idle past the
+    server's keep-alive (here 1.5 s) is dropped unread with a reset, as gunicorn's worker does when
+    its keep-alive timer fires just as the request comes in."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def handle_one_request(self) -> None:
+        idle_since = getattr(self, "answered_at", None)
+        self.raw_requestline = self.rfile.readline(65537)
+        if not self.raw_requestline:
+            self.close_connection = True
+            return
+        if idle_since is not None and time.monotonic() - idle_since >= 1.5:
+            # SO_LINGER 0: close() sends a reset, not a FIN
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            return
+        if not self.parse_request():
+            return
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.clients.add(self.client_address[1])  # type: ignore[attr-defined]
+        raw = json.dumps([{"id": o["n"] + 1000, **o} for o in body]).encode()
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+        self.wfile.flush()
+        self.answered_at = time.monotonic()
+
+
+def test_a_connection_idle_past_a_short_server_keep_alive_is_not_reused() -> None:
+    """A push pauses between endpoints; a POST sent after such a pause on the old connection would meet
+    gunicorn (2 s keep-alive) closing it, and railyard could not tell whether NetBox applied it. The
+    client opens a new connection after 1 s idle (KEEPALIVE_EXPIRY), so the POST goes through."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _ClosingHandler)
+    srv.daemon_threads = True
+    srv.clients = set()  # type: ignore[attr-defined]
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        c = Client(f"http://127.0.0.1:{srv.server_port}", "nbt_x.y", workers=1)
+        assert _send(c, "POST", "dcim/cables", [{"n": 1}])[0]["id"] == 1001
+        time.sleep(1.6)  # idle past the server's keep-alive: the state under test, not a wait
+        assert _send(c, "POST", "dcim/cables", [{"n": 2}])[0]["id"] == 1002
+        c.close()
+        assert len(srv.clients) == 2  # type: ignore[attr-defined]
+    finally:
+        srv.shutdown()
+        srv.server_close()

@@ -10,3 +10,9 @@ WORKERS = 4
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 120.0
 TOTAL_TIMEOUT = 600.0
+# seconds a kept-alive connection may sit idle before railyard opens a new one instead: below every
+# common server's keep-alive (gunicorn 2, Apache and uvicorn 5, nginx 75), so railyard never sends on a
+# connection the server is closing for idleness. gunicorn (NetBox's own server) drops such a request
+# unread with a reset, which for a POST leaves railyard unsure whether it was applied: a test session's
+# push of 3,000 objects failed that way once with the earlier 5 s.
+KEEPALIVE_EXPIRY = 1.0

@@ -38,7 +38,7 @@ import httpcore
 import httpx
 import orjson
 
-from generators.handover import CONNECT_TIMEOUT, READ_TIMEOUT, TOTAL_TIMEOUT
+from generators.handover import CONNECT_TIMEOUT, KEEPALIVE_EXPIRY, READ_TIMEOUT, TOTAL_TIMEOUT
 from generators.text.escape import printable
 
 MAX_BODY = 64 * 2**20  # bytes of one answer: a NetBox page of 1,000 full cables is ~5 MB
@@ -311,7 +311,7 @@ class _Transport(httpx.HTTPTransport):
             ssl_context=ssl_context,
             max_connections=connections,
             max_keepalive_connections=connections,
-            keepalive_expiry=5.0,
+            keepalive_expiry=KEEPALIVE_EXPIRY,
             network_backend=_Backend(),
         )
 
