@@ -140,16 +140,23 @@ class Stack:
         return proc
 
     def configure(self, config: dict[str, Any]) -> None:
+        """Set the stack's config in one `config set-all` (a list in a second one, by path, after its old
+        items are removed): each `pulumi` run costs a CLI start and a read and write of the stack file."""
+        scalars: list[str] = []
+        items: list[str] = []
         for key, value in config.items():
             secret = isinstance(value, Secret)
             if secret:
                 value = value.value
             if isinstance(value, list):
                 self.run("config", "rm", key, check=False)
-                for i, item in enumerate(value):
-                    self.run("config", "set", "--path", f"{key}[{i}]", str(item))
+                items += [arg for i, item in enumerate(value) for arg in ("--plaintext", f"{key}[{i}]={item}")]
             else:
-                self.run("config", "set", *(["--secret"] if secret else ["--plaintext"]), key, str(value))
+                scalars += ["--secret" if secret else "--plaintext", f"{key}={value}"]
+        if scalars:
+            self.run("config", "set-all", *scalars)
+        if items:
+            self.run("config", "set-all", "--path", *items)
 
     def up(self) -> float:
         t0 = time.perf_counter()

@@ -1,8 +1,9 @@
 """The real Pulumi engine on a local file backend, with default checkpointing (the state written after
-every step, as users run it): up, idempotence, drift, a design change that touches exactly the files
-it changes, destroy, 2,000+ files with secrets, files moving between groups, and stacks made by
-earlier railyards (content in the state; one resource per file) moving to today's FileGroups without
-a file rewritten or removed.
+every step, as users run it; only the setup `up` by a frozen one-resource-per-file program of an
+earlier railyard writes it once, at the end): up, idempotence, drift, a design change that touches
+exactly the files it changes, destroy, 2,000+ files with secrets, files moving between groups, and
+stacks made by earlier railyards (content in the state; one resource per file) moving to today's
+FileGroups without a file rewritten or removed.
 
 These fail (never skip) when the engine is missing: scripts/install-pulumi.sh finds or builds it.
 """
@@ -449,25 +450,42 @@ def test_stack_of_rack_groups_moves_to_row_groups_untouched(tmp_path):
 
 BEFORE_HASH = ROOT / "tests" / "engine_program_before_hash"
 BEFORE_GROUPS = ROOT / "tests" / "engine_program_before_groups"
+# h100-256 cut to one scalable unit of 4 servers, for the stacks of the one-resource-per-file programs:
+# still two rows (a compute rack, the network row), every network's switches, both tenants and secret
+# files, but ~150 files of ~1.6 MB (not 180 of 3 MB), each a resource whose every step writes the state
+SMALL = (
+    "compute.count=4",
+    "backend.su_size=4",
+    "tenants=[{name: acme, servers: [gpu001, gpu002]}, {name: globex, servers: [gpu003]}]",
+)
+# a change after the move: h100-256 is 2:1 already
+CHANGE = "backend.oversubscription=1:1"
+
+
+def frozen_stack(tmp_path: Path, config: dict, program: Path, main: Path | None = None) -> Stack:
+    """A stack `up`ped by a frozen program of an earlier railyard, with the state written once at the end
+    (PULUMI_SKIP_CHECKPOINTS: the same state, without rewriting it after each of its one-per-file
+    steps), then set back to the default checkpointing for the `up`s under test."""
+    st = Stack(tmp_path, config, main=main or program, pythonpath=program, skip_checkpoints=True)
+    st.up()
+    del st.env["PULUMI_SKIP_CHECKPOINTS"]
+    return st
 
 
 def test_stack_of_one_resource_per_file_moves_to_groups_untouched(tmp_path):
-    """A stack deployed by railyard before FileGroup (one FileArtifact per file; the frozen components/
-    of that commit, loaded by the program and the provider process under their real module names) moves
-    to today's program on its next `up`: one group created per component, every FileArtifact deleted
-    from the state, and on disk not one file rewritten (inode, mtime), removed or added. The deletes
+    """A stack of h100-256 cut to 4 servers (SMALL) deployed by railyard before FileGroup (one
+    FileArtifact per file; the frozen components/ of that commit, loaded by the program and the
+    provider process under their real module names) moves to today's program on its next `up`: one
+    group created per component, every FileArtifact deleted from the state, and on disk not one file
+    rewritten (inode, mtime), removed or added. The deletes
     run today's FileArtifactProvider, which leaves alone each path the owners record gives a group.
-    Then a no-change `up` and `preview --expect-no-changes` pass, and a change still deploys."""
+    Then a no-change `up` and `preview --expect-no-changes` pass, and a change (1:1) still deploys."""
     out = tmp_path / "site"
-    st = Stack(
-        tmp_path,
-        {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)},
-        main=BEFORE_GROUPS,
-        pythonpath=BEFORE_GROUPS,
-    )
-    st.up()
+    config = {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)}
+    st = frozen_stack(tmp_path, config | {"railyard:overrides": [*SMALL]}, BEFORE_GROUPS)
     old = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources(ARTIFACT_T)}
-    assert set(old) == set(rendered("h100-256")) and not st.resources(), "the frozen program is the per-file one"
+    assert set(old) == set(rendered("h100-256", *SMALL)), "the frozen program is the per-file one"
+    assert not st.resources()
     files = snapshot(out, store=True)
     state_before = len(st.run("stack", "export").stdout)
 
@@ -476,21 +494,22 @@ def test_stack_of_one_resource_per_file_moves_to_groups_untouched(tmp_path):
     assert set(step_ops(preview, ARTIFACT_T).values()) == {"delete"} and len(step_ops(preview, ARTIFACT_T)) == len(old)
     assert set(step_ops(preview).values()) == {"create"}
     ops = st.up_ops()
-    assert set(ops.values()) == {"create"} and set(ops) == set(grouping("h100-256", secret=True).values())
+    assert set(ops.values()) == {"create"} and set(ops) == set(grouping("h100-256", *SMALL, secret=True).values())
     after = snapshot(out, store=True)
     assert unchanged({p: v for p, v in files.items() if not p.startswith(".railyard/")}, after) == [], (
         "a deployed file was rewritten or removed"
     )
     assert {p for p in after if not p.startswith(".railyard/")} == {p for p in files if not p.startswith(".railyard/")}
-    assert st.resources(ARTIFACT_T) == [] and st.held() == grouping("h100-256")
+    assert st.resources(ARTIFACT_T) == [] and st.held() == grouping("h100-256", *SMALL)
     assert len(st.run("stack", "export").stdout) < state_before / 2
     assert st.up_ops() == {}
     assert unchanged(after, snapshot(out, store=True)) == []
     st.run("preview", "--expect-no-changes")
 
     # a change after the move deploys, writing only the changed files
-    st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
-    head = rendered("h100-256", "backend.oversubscription=2:1")
+    st.configure({"railyard:overrides": [*SMALL, CHANGE]})
+    head = rendered("h100-256", *SMALL, CHANGE)
+    assert head != rendered("h100-256", *SMALL)
     st.up()
     assert {p: c for p, (c, _, _) in snapshot(out).items()} == head
     st.run("destroy", "--yes", "--skip-preview")
@@ -498,18 +517,13 @@ def test_stack_of_one_resource_per_file_moves_to_groups_untouched(tmp_path):
 
 
 def test_stack_created_with_content_in_the_state_moves_to_groups_untouched(tmp_path):
-    """A stack made by railyard when each file's content was an input (two programs back) moves to
-    today's groups the same way: FileArtifacts deleted from the state, groups created, no file
-    rewritten, and afterwards no content in the state. Then a real change still deploys and the blob
-    store is pruned to the head's contents."""
+    """A stack of h100-256 cut to 4 servers (SMALL) made by railyard when each file's content was an
+    input (two programs back) moves to today's groups the same way: FileArtifacts deleted from the
+    state, groups created, no file rewritten, and afterwards no content in the state. Then a real change
+    (1:1) still deploys and the blob store is pruned to the head's contents."""
     out = tmp_path / "site"
-    st = Stack(
-        tmp_path,
-        {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)},
-        main=BEFORE_HASH,
-        pythonpath=BEFORE_HASH,
-    )
-    st.up()
+    config = {"railyard:design": str(ROOT / "designs/h100-256.yaml"), "railyard:outDir": str(out)}
+    st = frozen_stack(tmp_path, config | {"railyard:overrides": [*SMALL]}, BEFORE_HASH)
     old = st.resources(ARTIFACT_T)
     assert old and all("content" in r["inputs"] for r in old), "the frozen program must be the content-input one"
     files = snapshot(out, store=True)
@@ -524,8 +538,8 @@ def test_stack_created_with_content_in_the_state_moves_to_groups_untouched(tmp_p
     assert '"content"' not in exported, "content left in the state"
     st.run("preview", "--expect-no-changes")
 
-    st.configure({"railyard:overrides": ["backend.oversubscription=2:1"]})
-    head = rendered("h100-256", "backend.oversubscription=2:1")
+    st.configure({"railyard:overrides": [*SMALL, CHANGE]})
+    head = rendered("h100-256", *SMALL, CHANGE)
     st.up()
     assert {p: c for p, (c, _, _) in snapshot(out).items()} == head
     # once every group is deployed the store is pruned to the head's contents
@@ -535,25 +549,22 @@ def test_stack_created_with_content_in_the_state_moves_to_groups_untouched(tmp_p
 
 
 def test_a_secret_file_made_with_content_in_the_state_moves_to_its_secret_group(tmp_path):
-    """The same move for a file that embeds a credential (tests/engine_program, whose Site then is the
-    frozen one): it lands in the `oob#secret` group, whose map is encrypted; the secret is nowhere in
-    the state; the file is not rewritten; a hand edit is still drift that the next `up` restores."""
+    """The same move for a file that embeds a credential (tests/engine_program on h100-256 cut to 4
+    servers (SMALL), whose Site then is the frozen one): it lands in the `oob#secret` group, whose map
+    is encrypted; the secret is nowhere in the state; the file is not rewritten; a hand edit is still
+    drift that the next `up` restores."""
     out = tmp_path / "site"
     password = "Bmc-pa55word-91c2e4"
     program = ROOT / "tests" / "engine_program"
-    st = Stack(
-        tmp_path,
-        {
-            "railyard:design": "designs/h100-256.yaml",
-            "railyard:outDir": str(out),
-            "railyard:count": 3,
-            "railyard:racked": "true",
-            "railyard:bmcPassword": Secret(password),
-        },
-        main=program,
-        pythonpath=BEFORE_HASH,
-    )
-    st.up()
+    config = {
+        "railyard:design": "designs/h100-256.yaml",
+        "railyard:outDir": str(out),
+        "railyard:overrides": [*SMALL],
+        "railyard:count": 3,
+        "railyard:racked": "true",
+        "railyard:bmcPassword": Secret(password),
+    }
+    st = frozen_stack(tmp_path, config, BEFORE_HASH, main=program)
     creds = "oob/bmc-credentials.env"
     old = {r["urn"].rsplit("::", 1)[1]: r for r in st.resources(ARTIFACT_T)}
     assert old[creds]["inputs"]["content"].get(SECRET_KEY), "the frozen program must be the content-input one"

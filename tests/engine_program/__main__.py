@@ -3,7 +3,8 @@ through the same Site component and provider, so the engine is driven past 2,000
 before the renderers of every issue exist. `railyard:racked` groups the files of a device under the
 row of the rack placement put it in (true, as the real program does) or not (false: Site is given no
 device's rack), moving the synthetic per-server files between groups without changing a byte;
-`railyard:bmcPassword` (secret) fills one artifact that embeds a credential."""
+`railyard:bmcPassword` (secret) fills one artifact that embeds a credential; `railyard:overrides` (a
+list, optional) are the design's what-if overrides, as in the real program."""
 
 import copy
 from pathlib import Path
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 getattr(components.program, "lean_stack_traces", lambda: None)()
 cfg = pulumi.Config("railyard")
 count = cfg.require_int("count")
-plan = copy.deepcopy(compile_file(ROOT / cfg.require("design"))[0])
+plan = copy.deepcopy(compile_file(ROOT / cfg.require("design"), cfg.get_object("overrides") or [])[0])
 servers = [d for d in plan.devices if d.kind == "server"]
 if not cfg.require_bool("racked"):
     components.site.rack_index = lambda plan: ({r.name: r.row for r in plan.racks}, {})
