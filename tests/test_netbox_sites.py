@@ -4,7 +4,15 @@ sites (no `railyard_site`, no `railyard_pushed`: what a NetBox written by an old
 migrates on its next push without a delete; site B (golden-xdr, another system) goes in beside it;
 both keep every device and cable, and a second push of each changes nothing in NetBox's change log.
 A cable length and a rack description changed in NetBox are named and refused, then put back with
---overwrite. Whatever else the session's NetBox holds (test_netbox_push.py's h100-256) stays."""
+--overwrite. Whatever else the session's NetBox holds (test_netbox_push.py's h100-256) stays.
+
+Both sites are pushed cut down (SMALL): every rail on one backend leaf (backend.rails_per_leaf=8: one
+leaf, not eight), two storage servers and two management nodes, so A is ~1,900 NetBox objects instead
+of ~2,450 and B ~2,250 instead of ~3,390. NetBox spends ~90 ms of CPU per object written, and none of
+what is tested depends on the site's size: every object kind and every role of both designs is still
+pushed (servers, bonds and tenant VLANs, rail leaf, spines, frontend, storage, management, OOB access
+and aggregation, PDUs and feeds, prefixes and addresses), the migration patches every one of them in
+place, the two sites still share device names (gpu001...), and the edits are one cable and one rack."""
 
 from __future__ import annotations
 
@@ -24,6 +32,8 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.netbox
 TESTS = ROOT / "tests" / "designs"
+# every role of the golden designs, fewer of each (see the module's docstring)
+SMALL = ("backend.rails_per_leaf=8", "storage.count=2", "storage.capacity_pb=0.1", "management.count=2")
 # two sites with their own names and address pools (a NetBox holds one address once per VRF)
 A = (
     TESTS / "golden-eos.yaml",
@@ -35,6 +45,7 @@ A = (
         "addressing.tenants=10.0.0.0/11",
         "addressing.storage=10.40.0.0/16",
         "addressing.backend=172.21.0.0/16",
+        *SMALL,
     ),
 )
 B = (
@@ -47,6 +58,7 @@ B = (
         "addressing.tenants=10.192.0.0/11",
         "addressing.storage=10.160.0.0/16",
         "addressing.backend=172.22.0.0/16",
+        *SMALL,
     ),
 )
 
