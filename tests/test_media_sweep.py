@@ -15,6 +15,7 @@ import pytest
 
 from generators.compiler import compile_file
 from generators.model.catalog import Catalog
+from generators.model.design import load_design
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.model.ports import lane_rate, network_protocol, port_ends
@@ -89,7 +90,9 @@ def sweep(designs: list[str], placements: tuple[str, ...] = PLACEMENTS, slacks: 
 
 
 def own_placement(name: str) -> str:
-    return str(compile_file(DESIGNS / f"{name}.yaml", [])[0].design.backend.placement)
+    """The design's placement as shipped: its loaded (frozen) design, the one a compile's plan carries,
+    without compiling it again."""
+    return str(load_design(DESIGNS / f"{name}.yaml")[0].backend.placement)
 
 
 @pytest.mark.parametrize("name", COMPILED_EXAMPLES)

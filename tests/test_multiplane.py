@@ -21,7 +21,8 @@ from generators.compiler import compile_file
 from generators.model.errors import DesignError
 from generators.model.plan import Plan
 from generators.renderers import render_all
-from tests.conftest import DESIGNS, site_cells
+from generators.views.netbox_model import NbObject
+from tests.conftest import DESIGNS, rendered_files, site_cells
 
 SX = DESIGNS / "b300-spectrumx.yaml"
 SPLIT = ("compute.server=hgx-b300", "backend.plane_split=nic_port")
@@ -34,6 +35,12 @@ def _split(*extra: str) -> Plan:
 @pytest.fixture(scope="module")
 def split() -> Plan:
     return _split()
+
+
+@pytest.fixture(scope="module")
+def split_files(split: Plan) -> dict[str, str]:
+    """render_all(split), rendered once for the module's tests (which only read it)."""
+    return render_all(split)
 
 
 def test_nic_split_matches_the_hand_written_dual_plane(split: Plan, compiled: Callable[..., Plan]) -> None:
@@ -112,8 +119,10 @@ def test_a_nic_split_needs_planes() -> None:
     assert [p.field for p in exc.value.problems] == ["backend.plane_split"]
 
 
-def test_the_plane_on_every_cable_row_label_and_sheet(split: Plan, compiled: Callable[..., Plan]) -> None:
-    files = render_all(split)
+def test_the_plane_on_every_cable_row_label_and_sheet(
+    split: Plan, split_files: dict[str, str], compiled: Callable[..., Plan]
+) -> None:
+    files = split_files
     rows = list(csv.DictReader(io.StringIO(files["cabling/cables.csv"])))
     devs = split.index()
     assert {r["plane"] for r in rows if r["network"] == "backend"} == {"plane1", "plane2"}
@@ -131,7 +140,7 @@ def test_the_plane_on_every_cable_row_label_and_sheet(split: Plan, compiled: Cal
     html = files[sheet.removesuffix(".csv") + ".html"]
     assert "<th>plane</th>" in html
     # a single-plane design: the column is there, empty, and its labels and sheets carry no plane
-    single = render_all(compiled("h100-256"))
+    single = rendered_files(compiled, "h100-256")
     one = list(csv.DictReader(io.StringIO(single["cabling/cables.csv"])))
     assert {r["plane"] for r in one} == {""} and not any(r["label"].startswith("plane") for r in one)
     assert not any("<th>plane</th>" in t for p, t in single.items() if p.startswith("cabling/racks/"))
@@ -199,16 +208,15 @@ def test_every_plane_is_proven_non_blocking_on_its_own(split: Plan, compiled: Ca
         be = plan.networks.backend
         assert be.planes is not None and be.plane_bisection is not None
         assert [pb.plane for pb in be.plane_bisection] == [f"plane{p + 1}" for p in range(be.planes)]
+        # each plane's hosts' bandwidth: the backend server-leaf links' speeds, by their leaf's plane
+        devs = plan.index()
+        hosts: Counter[str] = Counter()
+        for lk in plan.links:
+            if lk.network == "backend" and lk.tier == "server-leaf":
+                hosts[devs[lk.b_device].attrs["plane"]] += lk.speed_gbps
         for pb in be.plane_bisection:
             # half the plane's hosts' bandwidth crosses its cut, all of it carried
-            hosts = sum(
-                lk.speed_gbps
-                for lk in plan.links
-                if lk.network == "backend"
-                and lk.tier == "server-leaf"
-                and plan.index()[lk.b_device].attrs["plane"] == pb.plane
-            )
-            assert pb.demand_gbps == hosts // 2 and pb.ratio == 1 and pb.max_flow_gbps == pb.demand_gbps
+            assert pb.demand_gbps == hosts[pb.plane] // 2 and pb.ratio == 1 and pb.max_flow_gbps == pb.demand_gbps
 
 
 # quadplane-131k cut to 16 servers in units of 8: the same parts, NICs and switches broken out
@@ -268,8 +276,10 @@ def test_breakout_cabling_one_optic_per_nic_each_leg_to_its_own_switch(quad: Pla
     assert bom["cx8-800g-osfp@4x200G"] == nics  # the card itself, once per NIC
 
 
-def test_host_side_plane_map_and_network_operator_template(split: Plan, compiled: Callable[..., Plan]) -> None:
-    files = render_all(split)
+def test_host_side_plane_map_and_network_operator_template(
+    split: Plan, split_files: dict[str, str], compiled: Callable[..., Plan]
+) -> None:
+    files = split_files
     devs = split.index()
     doc = yaml.safe_load(files["hosts/gpu001/planes.yaml"])
     assert [n["nic"] for n in doc["nics"]] == list(range(8))
@@ -289,7 +299,7 @@ def test_host_side_plane_map_and_network_operator_template(split: Plan, compiled
     assert sx["enabled"] is True and sx["multiplaneMode"] == "swplb" and sx["numberOfPlanes"] == 2
     assert tpl["spec"]["template"]["linkType"] == "Ethernet"
     # the hand-written dual-plane NIC (no plane_split) gets neither
-    ref = render_all(compiled("b300-spectrumx"))
+    ref = rendered_files(compiled, "b300-spectrumx")
     assert not [p for p in ref if p.endswith("planes.yaml") or "network-operator" in p]
 
 
@@ -306,6 +316,14 @@ MRC_RADIX, MRC_GPUS = 512, 131_072
 @pytest.fixture(scope="module")
 def eight() -> Plan:
     return compile_file(EIGHT, list(EIGHT_SMALL))[0]
+
+
+@pytest.fixture(scope="module")
+def eight_inventory(eight: Plan) -> list[NbObject]:
+    """The NetBox inventory of `eight`, made once for the module's tests (which only read it)."""
+    from generators.views.netbox_inventory import inventory
+
+    return inventory(eight)
 
 
 def test_8plane_131k_is_two_tiers_of_512_port_planes(eight: Plan) -> None:
@@ -343,8 +361,9 @@ def test_8plane_131k_is_two_tiers_of_512_port_planes(eight: Plan) -> None:
     assert all(pb.ratio == 1 and pb.max_flow_gbps == pb.demand_gbps > 0 for pb in be.plane_bisection)
 
 
-def test_8plane_nic_legs_reach_8_planes_with_the_plane_on_every_label_row_and_netbox_object(eight: Plan) -> None:
-    from generators.views.netbox_inventory import inventory
+def test_8plane_nic_legs_reach_8_planes_with_the_plane_on_every_label_row_and_netbox_object(
+    eight: Plan, eight_inventory: list[NbObject]
+) -> None:
     from generators.views.netbox_model import PLANE_FIELD
 
     devs = eight.index()
@@ -364,7 +383,7 @@ def test_8plane_nic_legs_reach_8_planes_with_the_plane_on_every_label_row_and_ne
             assert (r["a_transceiver"], r["b_transceiver"]) == ("OSFP-800G-DR8-8x100G", "OSFP-800G-DR8-8x100G")
     assert all(r["plane"] == "" for r in rows if r["network"] != "backend")
     # NetBox: every switch and cable of a plane carries it in the railyard_plane custom field, nothing else does
-    objs = inventory(eight)
+    objs = eight_inventory
     network = {c.id: c.network for c in eight.cables or []}
     for o in objs:
         cf = o.fields.get("custom_fields", {})
@@ -382,12 +401,11 @@ def test_8plane_nic_legs_reach_8_planes_with_the_plane_on_every_label_row_and_ne
     assert sum(o.endpoint == "dcim/cables" for o in planed) == len(backend)
 
 
-def test_the_push_writes_and_compares_the_plane_custom_field(eight: Plan) -> None:
+def test_the_push_writes_and_compares_the_plane_custom_field(eight_inventory: list[NbObject]) -> None:
     from generators.handover.netbox_sync import _body, _diff, _Ids
-    from generators.views.netbox_inventory import inventory
     from generators.views.netbox_model import KEY_FIELD, PLANE_FIELD, PUSHED_FIELD, SITE_FIELD, Ref
 
-    objs = inventory(eight)
+    objs = eight_inventory
     ids = _Ids()
     for o in objs:  # as a dry run numbers the objects it would create
         ids.placeholder(o.endpoint, o.key)

@@ -15,6 +15,7 @@ from generators.compiler import compile_file
 from generators.model.catalog import DEFAULT_CATALOG, load_catalog
 from generators.model.errors import DesignError
 from generators.model.netdesign import DEFAULT_SONIC_RELEASE
+from generators.model.netos import network_os
 from generators.model.plan import Plan
 from generators.model.ports import port_table
 from generators.model.secrets import fill_files
@@ -43,8 +44,14 @@ SONIC_VARIANTS = [("b300-spectrumx", "backend.switch=SN5600-800G")]
 
 
 def _sonic_files(plan: Plan) -> dict[str, str]:
-    # only what check.sh reads: the SONiC configs and plan.json (which maps hostnames to catalog models)
-    return {**render_plan_json(plan), **render_frontend(plan), **render_oob(plan), **render_backend(plan)}
+    # only what check.sh reads: the SONiC configs and plan.json (which maps hostnames to catalog models).
+    # The backend's files come from the renderer of its switches' OS (generators.vendors.render_backend);
+    # only SONiC's writes config_db.json, so an InfiniBand, Cumulus or EOS backend is not rendered (at
+    # h100-16k's size its files cost more than the rest together, and check.sh would skip them)
+    files = {**render_plan_json(plan), **render_frontend(plan), **render_oob(plan)}
+    if network_os(plan.catalog.switches[plan.networks.backend.switch].os).renderer == "sonic":
+        files.update(render_backend(plan))
+    return files
 
 
 def _db(plan: Plan, path: str) -> dict:
