@@ -231,3 +231,24 @@ def test_schema_agrees_with_the_loader(validator, sets: tuple[str, ...]) -> None
         unknown = [p for p in problems if p[1].startswith("unknown ") or p[1].endswith("is not an Ethernet switch")]
         if unknown:
             assert whole_errors, f"railyard refuses {'.'.join(unknown[0][0])} but the schema accepts {sets}"
+
+
+def test_a_kept_parse_is_a_copy_its_label_and_limits_are_part_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """parse_yaml_text keeps recent parses (every compile reads the catalog): a caller that changes
+    what it got does not change the next caller's, each label keeps its own source lines, a refusal
+    is refused again, and a lowered limit is not answered from a parse made under the old one."""
+    import generators.model.yamlload as yamlload
+
+    text = "a:\n  b: [1, 2]\n"
+    first, src = parse_yaml_text(text, "x.yaml")
+    first["a"]["b"].append(3)
+    src[("a",)] = "changed"
+    again, src_again = parse_yaml_text(text, "x.yaml")
+    assert again == {"a": {"b": [1, 2]}} and src_again[("a",)] == "x.yaml:2"
+    assert parse_yaml_text(text, "y.yaml")[1][("a", "b")] == "y.yaml:2"
+    for _ in range(2):
+        with pytest.raises(DesignError):
+            parse_yaml_text("a: [1, 2\n", "bad.yaml")
+    monkeypatch.setattr(yamlload, "MAX_DEPTH", 1)
+    with pytest.raises(DesignError):
+        parse_yaml_text(text, "x.yaml")
