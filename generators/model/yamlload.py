@@ -13,9 +13,9 @@ line, merge keys (`<<: *base`) are supported, and `extends:` chains are limited 
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import re
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -213,28 +213,18 @@ class _Walk:
 
 
 # The last parses, by (text, label, limits): every compile reads the parts catalog (designs/catalog.yaml),
-# whose parse was ~0.08 s of a small compile's ~0.14 s. A parse is a function of these alone; a refusal
-# (DesignError) is not kept, the least recently used goes first, and each caller gets a deep copy of its
-# own, which it may change.
-_PARSED: dict[tuple[str, str, int, int], tuple[Any, SourceMap]] = {}
-_PARSED_KEEP = 32
-_PARSED_LOCK = threading.Lock()
-
-
+# whose parse was ~0.08 s of a small compile's ~0.14 s. A parse is a function of these alone; lru_cache
+# keeps no refusal (DesignError), and each caller gets a deep copy of its own, which it may change.
 def parse_yaml_text(text: str, label: str) -> tuple[Any, SourceMap]:
-    key = (text, label, MAX_DEPTH, MAX_VALUES)
-    with _PARSED_LOCK:
-        kept = _PARSED.pop(key, None)
-        if kept is not None:  # the most recently used last: the catalog, read by every compile, stays
-            _PARSED[key] = kept
-    if kept is None:
-        kept = _parse_yaml_text(text, label)
-        with _PARSED_LOCK:
-            _PARSED[key] = kept
-            while len(_PARSED) > _PARSED_KEEP:
-                del _PARSED[next(iter(_PARSED))]
-    data, src = kept
+    data, src = _kept_parse(text, label, MAX_DEPTH, MAX_VALUES)
     return copy.deepcopy(data), dict(src)
+
+
+@functools.lru_cache(maxsize=32)
+def _kept_parse(text: str, label: str, max_depth: int, max_values: int) -> tuple[Any, SourceMap]:
+    # the limits are read by the parse itself; they are arguments so a parse made under other limits
+    # is not answered from the cache
+    return _parse_yaml_text(text, label)
 
 
 def _parse_yaml_text(text: str, label: str) -> tuple[Any, SourceMap]:
